@@ -1,0 +1,129 @@
+package server
+
+import (
+	"io/fs"
+	"syscall"
+	"time"
+)
+
+// Attr is what the core knows about a file, taken from lstat(2): it describes the
+// file itself, never a symlink's target.
+type Attr struct {
+	Mode   fs.FileMode // type bits and permissions (including setuid/setgid/sticky)
+	Size   int64
+	Ino    uint64
+	Dev    uint64
+	Nlink  uint32
+	UID    uint32
+	GID    uint32
+	Rdev   uint64
+	Blocks int64 // 512-byte blocks actually allocated
+	Atime  time.Time
+	Mtime  time.Time
+	Ctime  time.Time
+}
+
+// IsDir reports whether the attributes describe a directory.
+func (a Attr) IsDir() bool { return a.Mode.IsDir() }
+
+// IsSymlink reports whether the attributes describe a symbolic link.
+func (a Attr) IsSymlink() bool { return a.Mode&fs.ModeSymlink != 0 }
+
+func attrOf(fi fs.FileInfo) Attr {
+	a := Attr{Mode: fi.Mode(), Size: fi.Size(), Mtime: fi.ModTime(), Atime: fi.ModTime(), Ctime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		a = attrOfStat(st)
+		a.Mode = fi.Mode()
+	}
+	return a
+}
+
+func attrOfStat(st *syscall.Stat_t) Attr {
+	return Attr{
+		Mode:   modeOf(st.Mode),
+		Size:   st.Size,
+		Ino:    st.Ino,
+		Dev:    st.Dev,
+		Nlink:  uint32(st.Nlink),
+		UID:    st.Uid,
+		GID:    st.Gid,
+		Rdev:   st.Rdev,
+		Blocks: st.Blocks,
+		Atime:  time.Unix(st.Atim.Sec, st.Atim.Nsec),
+		Mtime:  time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
+		Ctime:  time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
+	}
+}
+
+// modeOf converts st_mode to an fs.FileMode the way the os package does.
+func modeOf(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		mode |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		mode |= fs.ModeDir
+	case syscall.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		mode |= fs.ModeSocket
+	}
+	if m&syscall.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&syscall.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&syscall.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+// unixPerm converts the permission part of an fs.FileMode to st_mode bits.
+func unixPerm(m fs.FileMode) uint32 {
+	p := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		p |= syscall.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		p |= syscall.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		p |= syscall.S_ISVTX
+	}
+	return p
+}
+
+// SetAttr says which attributes to change; nil fields are left alone.
+type SetAttr struct {
+	Mode     *fs.FileMode // permission bits, setuid, setgid, sticky; type bits are ignored
+	UID      *uint32
+	GID      *uint32
+	Size     *int64
+	Atime    *time.Time
+	Mtime    *time.Time
+	AtimeNow bool // set atime to the server's clock (NFS SET_TO_SERVER_TIME, 9P "now")
+	MtimeNow bool
+}
+
+// StatFS describes the filesystem holding the backing directory.
+type StatFS struct {
+	BlockSize   uint32
+	Blocks      uint64
+	BlocksFree  uint64
+	BlocksAvail uint64
+	Files       uint64
+	FilesFree   uint64
+	NameLen     uint32
+}
+
+// DirEntry is one directory entry with its lstat attributes.
+type DirEntry struct {
+	Name string
+	Attr Attr
+}

@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+	"time"
+)
+
+// ChangeOp says what a Change did to the namespace.
+type ChangeOp uint8
+
+const (
+	ChangeCreate ChangeOp = iota + 1 // a regular file, symlink, FIFO or hard link appeared at Path
+	ChangeWrite                      // Path's contents or size changed (coalesced, see FS)
+	ChangeRename                     // Path (a file or a whole directory) moved to NewPath
+	ChangeRemove                     // Path (a file or an empty directory) was removed
+)
+
+func (op ChangeOp) String() string {
+	switch op {
+	case ChangeCreate:
+		return "create"
+	case ChangeWrite:
+		return "write"
+	case ChangeRename:
+		return "rename"
+	case ChangeRemove:
+		return "remove"
+	}
+	return "unknown"
+}
+
+// Change is one event of the change stream that feeds the index.
+type Change struct {
+	Op      ChangeOp
+	Path    string
+	NewPath string // ChangeRename only
+	App     string // the acting app ("" = unattributed); on ChangeCreate it becomes created_by
+	Ino     uint64 // inode of the file created (ChangeCreate)
+	IsDir   bool   // the renamed or removed entry is a directory
+	Time    time.Time
+}
+
+// Sink receives the change stream. Apply is called synchronously, in namespace
+// order (the FS serialises namespace changes), after the change reached the disk; an
+// error is logged and left for the next start's reconcile to repair, because the
+// filesystem operation itself has already happened.
+type Sink interface {
+	Apply(ctx context.Context, c Change) error
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(ctx context.Context, c Change) error
+
+// Apply calls f.
+func (f SinkFunc) Apply(ctx context.Context, c Change) error { return f(ctx, c) }

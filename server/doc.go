@@ -1,0 +1,22 @@
+// Package server is the protocol-neutral core of semfs: every file operation that
+// the NFSv3 and 9P front ends perform goes through an *FS, which owns three
+// invariants.
+//
+//   - Containment. All access goes through one *os.Root opened on the backing
+//     directory. Paths are slash-separated, relative to that directory and made of
+//     validated components (no "", ".", "..", "/" or NUL inside a component). The
+//     last component of a path is never followed when it is a symlink: symlinks are
+//     stored and returned, and operations that would act on a symlink's target
+//     either act on the link itself (Lstat, Lchown, times, remove, rename) or fail
+//     with KindInvalid / KindNotSupported.
+//   - Identity. Front ends put what they learned from the connection (the mount's
+//     app, the caller's uid) into the context with WithIdentity; the FS decides the
+//     acting app (mount app, then a registered uid, then nobody). Requests never
+//     name their own app.
+//   - Errors. Every error returned is a *Error carrying Op, Kind and Path. Front
+//     ends map Kind to their status codes in one exhaustive switch each.
+//
+// Every namespace mutation is reported, in order and synchronously, to the Sink
+// (the index); data writes are coalesced into one Touch per path per quiet period
+// because NFSv3 has no close.
+package server

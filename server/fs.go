@@ -1,0 +1,258 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options configure an FS.
+type Options struct {
+	Sink       Sink          // receives the change stream; nil discards it
+	Registry   *Registry     // uid -> app bindings; nil: uids never attribute
+	Logger     *slog.Logger  // nil: slog.Default()
+	WriteQuiet time.Duration // how long a written path must stay quiet before its Touch (default 1s)
+}
+
+// FS is the containment-safe view of the backing directory shared by every front
+// end. All methods are safe for concurrent use. Namespace mutations (create, mkdir,
+// symlink, link, mknod, remove, rename) are serialised with each other together with
+// their Sink call, so the index sees them in the order the disk did; reads and data
+// writes run concurrently.
+type FS struct {
+	dir  string
+	root *os.Root
+	sink Sink
+	reg  *Registry
+	log  *slog.Logger
+
+	// gate is held shared by every operation that changes the backing directory
+	// and exclusively by Freeze, so a snapshot sees each change wholly or not at all.
+	gate sync.RWMutex
+	// ns serialises namespace mutations and their Sink calls.
+	ns sync.Mutex
+
+	touches *touchQueue
+}
+
+// New opens the backing directory dir, which must exist.
+func New(dir string, opts Options) (*FS, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, wrap("open backing directory", "", err)
+	}
+	f := &FS{dir: dir, root: root, sink: opts.Sink, reg: opts.Registry, log: opts.Logger}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
+	quiet := opts.WriteQuiet
+	if quiet <= 0 {
+		quiet = time.Second
+	}
+	f.touches = newTouchQueue(quiet, f.applyTouch)
+	return f, nil
+}
+
+// Dir returns the backing directory's host path (for logs and snapshots).
+func (f *FS) Dir() string { return f.dir }
+
+// Close flushes pending write notifications and releases the backing directory.
+func (f *FS) Close() error {
+	f.touches.close()
+	return f.root.Close()
+}
+
+// Registry returns the uid registry the FS attributes with (may be nil).
+func (f *FS) Registry() *Registry { return f.reg }
+
+// App resolves the acting app for ctx: the mount's app, else the app registered for
+// the caller's uid, else "" (unattributed; never guessed).
+func (f *FS) App(ctx context.Context) string {
+	id := IdentityFrom(ctx)
+	if id.MountApp != "" {
+		return id.MountApp
+	}
+	if id.HasUID && f.reg != nil {
+		if app, ok := f.reg.Lookup(id.UID); ok {
+			return app
+		}
+	}
+	return ""
+}
+
+// parent opens the directory holding p through the root, so that the last
+// component can be acted on with *at system calls that never follow it. The caller
+// closes the returned directory.
+func (f *FS) parent(op, p string) (*os.File, string, error) {
+	if p == "" {
+		return nil, "", E(op, KindInvalid, p, constError("the root has no parent"))
+	}
+	dir, name := Split(p)
+	d, err := f.root.Open(osName(dir))
+	if err != nil {
+		return nil, "", wrap(op, p, err)
+	}
+	return d, name, nil
+}
+
+// Lstat returns the attributes of p itself (a symlink is not followed).
+func (f *FS) Lstat(ctx context.Context, p string) (Attr, error) {
+	if p == "" {
+		fi, err := f.root.Stat(".")
+		if err != nil {
+			return Attr{}, wrap("lstat", p, err)
+		}
+		return attrOf(fi), nil
+	}
+	fi, err := f.root.Lstat(p)
+	if err != nil {
+		return Attr{}, wrap("lstat", p, err)
+	}
+	return attrOf(fi), nil
+}
+
+// ReadDir lists directory p, sorted by name, with each entry's lstat attributes.
+// An entry that vanishes while listing is left out.
+func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
+	d, err := f.root.Open(osName(p))
+	if err != nil {
+		return nil, wrap("readdir", p, err)
+	}
+	defer d.Close()
+	fi, err := d.Stat()
+	if err != nil {
+		return nil, wrap("readdir", p, err)
+	}
+	if !fi.IsDir() {
+		return nil, E("readdir", KindNotDir, p, nil)
+	}
+	var out []DirEntry
+	fd := int(d.Fd())
+	for {
+		names, err := d.Readdirnames(1024)
+		for _, name := range names {
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				continue
+			}
+			out = append(out, DirEntry{Name: name, Attr: attrOfUnixStat(&st)})
+		}
+		if err == io.EOF || len(names) == 0 {
+			break
+		}
+		if err != nil {
+			return nil, wrap("readdir", p, err)
+		}
+	}
+	slices.SortFunc(out, func(a, b DirEntry) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// Readlink returns the target of symlink p exactly as stored.
+func (f *FS) Readlink(ctx context.Context, p string) (string, error) {
+	t, err := f.root.Readlink(osName(p))
+	if err != nil {
+		return "", wrap("readlink", p, err)
+	}
+	return t, nil
+}
+
+// StatFS describes the filesystem holding the backing directory.
+func (f *FS) StatFS(ctx context.Context) (StatFS, error) {
+	d, err := f.root.Open(".")
+	if err != nil {
+		return StatFS{}, wrap("statfs", "", err)
+	}
+	defer d.Close()
+	var s unix.Statfs_t
+	if err := unix.Fstatfs(int(d.Fd()), &s); err != nil {
+		return StatFS{}, wrap("statfs", "", err)
+	}
+	return StatFS{
+		BlockSize: uint32(s.Bsize), Blocks: s.Blocks, BlocksFree: s.Bfree, BlocksAvail: s.Bavail,
+		Files: s.Files, FilesFree: s.Ffree, NameLen: uint32(s.Namelen),
+	}, nil
+}
+
+// Walk calls fn for every entry below p (depth first, names sorted), never
+// following symlinks. It is how the daemon reconciles the index at start.
+func (f *FS) Walk(ctx context.Context, p string, fn func(path string, a Attr) error) error {
+	ents, err := f.ReadDir(ctx, p)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cp := Join(p, e.Name)
+		if err := fn(cp, e.Attr); err != nil {
+			return err
+		}
+		if e.Attr.IsDir() {
+			if err := f.Walk(ctx, cp, fn); err != nil {
+				if KindOf(err) == KindNotFound {
+					continue // removed while walking
+				}
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Freeze runs fn while no change can reach the backing directory: in-flight changes
+// finish first and new ones wait until fn returns. Reads go on. It is the snapshot's
+// consistency barrier.
+func (f *FS) Freeze(ctx context.Context, fn func() error) error {
+	f.gate.Lock()
+	defer f.gate.Unlock()
+	f.touches.flush()
+	return fn()
+}
+
+// OpenRead opens p for reading whatever identity asks; used by snapshots, which run
+// under Freeze. p must be a regular file.
+func (f *FS) OpenRead(ctx context.Context, p string) (*os.File, error) {
+	d, name, err := f.parent("read", p)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	fd, err := unix.Openat(int(d.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, wrap("read", p, err)
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+func attrOfUnixStat(st *unix.Stat_t) Attr {
+	return Attr{
+		Mode:   modeOf(st.Mode),
+		Size:   st.Size,
+		Ino:    st.Ino,
+		Dev:    st.Dev,
+		Nlink:  uint32(st.Nlink),
+		UID:    st.Uid,
+		GID:    st.Gid,
+		Rdev:   st.Rdev,
+		Blocks: st.Blocks,
+		Atime:  time.Unix(st.Atim.Sec, st.Atim.Nsec),
+		Mtime:  time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
+		Ctime:  time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
+	}
+}

@@ -1,0 +1,410 @@
+package server
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// emit hands a change to the sink. Precondition: f.ns held, the change is on disk.
+func (f *FS) emit(ctx context.Context, c Change) {
+	if f.sink == nil {
+		return
+	}
+	if c.Time.IsZero() {
+		c.Time = time.Now()
+	}
+	if err := f.sink.Apply(ctx, c); err != nil {
+		f.log.Error("index update failed; the next start's reconcile repairs it",
+			"op", c.Op.String(), "path", c.Path, "newPath", c.NewPath, "err", err)
+	}
+}
+
+// mutate runs a namespace change under the snapshot gate and the namespace lock.
+func (f *FS) mutate(fn func() error) error {
+	f.gate.RLock()
+	defer f.gate.RUnlock()
+	f.ns.Lock()
+	defer f.ns.Unlock()
+	return fn()
+}
+
+// Create opens regular file p for reading and writing, creating it with mode perm
+// if it does not exist. With exclusive, an existing p is KindExists. A newly
+// created file is reported as ChangeCreate with the acting app, which becomes its
+// created_by; opening an existing file never changes who created it. A symlink at p
+// is never followed (KindExists when exclusive, KindInvalid otherwise).
+func (f *FS) Create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created bool, err error) {
+	err = f.mutate(func() error {
+		d, name, err := f.parent("create", p)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		flags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		fd, err := unix.Openat(int(d.Fd()), name, flags, unixPerm(perm))
+		if err == unix.EEXIST && !exclusive {
+			fd, err = unix.Openat(int(d.Fd()), name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+			if err != nil {
+				return wrap("create", p, err)
+			}
+			file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
+			return nil
+		}
+		if err != nil {
+			return wrap("create", p, err)
+		}
+		file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
+		created = true
+		var st unix.Stat_t
+		_ = unix.Fstat(fd, &st)
+		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: st.Ino})
+		return nil
+	})
+	return file, created, err
+}
+
+// Open opens an existing regular file p. flags take O_RDONLY, O_WRONLY or O_RDWR,
+// plus O_APPEND and O_TRUNC; creation flags are refused (use Create). p's last
+// component is never followed: opening a symlink is KindInvalid.
+func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
+	if flags&(os.O_CREATE|os.O_EXCL) != 0 {
+		return nil, E("open", KindInvalid, p, constError("open does not create; use create"))
+	}
+	acc := flags & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
+	write := acc != os.O_RDONLY
+	d, name, err := f.parent("open", p)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	sysFlags := acc | flags&(os.O_APPEND|os.O_TRUNC) | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	var file *File
+	open := func() error {
+		fd, err := unix.Openat(int(d.Fd()), name, sysFlags, 0)
+		if err != nil {
+			return wrap("open", p, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return wrap("open", p, err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+		case unix.S_IFDIR:
+			unix.Close(fd)
+			return E("open", KindIsDir, p, nil)
+		default:
+			unix.Close(fd)
+			return E("open", KindInvalid, p, constError("not a regular file"))
+		}
+		file = f.newFile(os.NewFile(uintptr(fd), p), p, write)
+		return nil
+	}
+	if flags&os.O_TRUNC != 0 && write {
+		f.gate.RLock()
+		err = open()
+		f.gate.RUnlock()
+		if err == nil {
+			f.touches.add(p)
+		}
+	} else {
+		err = open()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return file, nil
+}
+
+// Mkdir creates directory p. Directories have no index record of their own.
+func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (Attr, error) {
+	var a Attr
+	err := f.mutate(func() error {
+		d, name, err := f.parent("mkdir", p)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := unix.Mkdirat(int(d.Fd()), name, unixPerm(perm)); err != nil {
+			return wrap("mkdir", p, err)
+		}
+		a, err = fstatat(d, name, "mkdir", p)
+		return err
+	})
+	return a, err
+}
+
+// Symlink creates symlink p holding target verbatim. The target is never
+// resolved by the server; clients resolve it themselves, and os.Root refuses to
+// follow it out of the backing directory.
+func (f *FS) Symlink(ctx context.Context, target, p string) (Attr, error) {
+	if target == "" || len(target) > MaxPathLen {
+		return Attr{}, E("symlink", KindInvalid, p, constError("symlink target is empty or too long"))
+	}
+	var a Attr
+	err := f.mutate(func() error {
+		d, name, err := f.parent("symlink", p)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := unix.Symlinkat(target, int(d.Fd()), name); err != nil {
+			return wrap("symlink", p, err)
+		}
+		a, err = fstatat(d, name, "symlink", p)
+		if err == nil {
+			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.Ino})
+		}
+		return err
+	})
+	return a, err
+}
+
+// Mkfifo creates a named pipe p (the only special file the core creates; device
+// nodes would let a client reach host devices through the export).
+func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, error) {
+	var a Attr
+	err := f.mutate(func() error {
+		d, name, err := f.parent("mknod", p)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := unix.Mknodat(int(d.Fd()), name, unix.S_IFIFO|unixPerm(perm), 0); err != nil {
+			return wrap("mknod", p, err)
+		}
+		a, err = fstatat(d, name, "mknod", p)
+		if err == nil {
+			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.Ino})
+		}
+		return err
+	})
+	return a, err
+}
+
+// Link creates newPath as a hard link to the file at oldPath (a symlink is linked
+// itself, not its target). Directories cannot be linked. The new name gets its own
+// record, created by the acting app.
+func (f *FS) Link(ctx context.Context, oldPath, newPath string) (Attr, error) {
+	var a Attr
+	err := f.mutate(func() error {
+		od, oname, err := f.parent("link", oldPath)
+		if err != nil {
+			return err
+		}
+		defer od.Close()
+		nd, nname, err := f.parent("link", newPath)
+		if err != nil {
+			return err
+		}
+		defer nd.Close()
+		if err := unix.Linkat(int(od.Fd()), oname, int(nd.Fd()), nname, 0); err != nil {
+			if err == unix.EPERM {
+				if st, e := fstatat(od, oname, "link", oldPath); e == nil && st.IsDir() {
+					return E("link", KindIsDir, oldPath, nil)
+				}
+			}
+			return wrap("link", newPath, err)
+		}
+		a, err = fstatat(nd, nname, "link", newPath)
+		if err == nil {
+			f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: f.App(ctx), Ino: a.Ino})
+		}
+		return err
+	})
+	return a, err
+}
+
+// Remove removes p: a non-directory when dir is false (a directory is KindIsDir),
+// an empty directory when dir is true (a non-directory is KindNotDir). A symlink is
+// removed itself, never its target.
+func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
+	return f.mutate(func() error {
+		d, name, err := f.parent("remove", p)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		flags := 0
+		if dir {
+			flags = unix.AT_REMOVEDIR
+		}
+		if err := unix.Unlinkat(int(d.Fd()), name, flags); err != nil {
+			if !dir && (err == unix.EISDIR || err == unix.EPERM) {
+				if st, e := fstatat(d, name, "remove", p); e == nil && st.IsDir() {
+					return E("remove", KindIsDir, p, nil)
+				}
+			}
+			if err == unix.EEXIST {
+				err = unix.ENOTEMPTY
+			}
+			return wrap("remove", p, err)
+		}
+		f.touches.drop(p)
+		f.emit(ctx, Change{Op: ChangeRemove, Path: p, App: f.App(ctx), IsDir: dir})
+		return nil
+	})
+}
+
+// Rename moves oldPath to newPath, replacing a file (or an empty directory) there,
+// like rename(2). Neither last component is followed. Tags and created_by follow
+// the file; for a directory, everything below it.
+func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
+	if oldPath == newPath {
+		_, err := f.Lstat(ctx, oldPath)
+		return err
+	}
+	if newPath == "" || oldPath == "" {
+		return E("rename", KindInvalid, oldPath, constError("the root cannot be renamed or replaced"))
+	}
+	return f.mutate(func() error {
+		od, oname, err := f.parent("rename", oldPath)
+		if err != nil {
+			return err
+		}
+		defer od.Close()
+		nd, nname, err := f.parent("rename", newPath)
+		if err != nil {
+			return err
+		}
+		defer nd.Close()
+		st, err := fstatat(od, oname, "rename", oldPath)
+		if err != nil {
+			return err
+		}
+		if err := unix.Renameat(int(od.Fd()), oname, int(nd.Fd()), nname); err != nil {
+			if err == unix.EEXIST {
+				err = unix.ENOTEMPTY
+			}
+			return wrap("rename", oldPath, err)
+		}
+		f.touches.rename(oldPath, newPath)
+		f.emit(ctx, Change{Op: ChangeRename, Path: oldPath, NewPath: newPath, App: f.App(ctx), IsDir: st.IsDir()})
+		return nil
+	})
+}
+
+// SetAttr changes p's attributes and returns the new ones. Mode on a symlink is
+// KindNotSupported (Linux has no lchmod); times and owners act on the link itself;
+// Size on anything but a regular file is KindInvalid (KindIsDir for a directory).
+func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
+	f.gate.RLock()
+	defer f.gate.RUnlock()
+	var d *os.File
+	var name string
+	if p == "" {
+		rd, err := f.root.Open(".")
+		if err != nil {
+			return Attr{}, wrap("setattr", p, err)
+		}
+		d, name = rd, "."
+	} else {
+		var err error
+		d, name, err = f.parent("setattr", p)
+		if err != nil {
+			return Attr{}, err
+		}
+	}
+	defer d.Close()
+	dfd := int(d.Fd())
+	// An O_PATH descriptor pins the very inode named now; chmod and truncate then
+	// act through it, so a concurrent swap to a symlink cannot redirect them.
+	pfd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Attr{}, wrap("setattr", p, err)
+	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return Attr{}, wrap("setattr", p, err)
+	}
+	cur := attrOfUnixStat(&st)
+	proc := "/proc/self/fd/" + itoa(pfd)
+	if s.Size != nil {
+		switch {
+		case cur.IsDir():
+			return Attr{}, E("setattr", KindIsDir, p, nil)
+		case !cur.Mode.IsRegular():
+			return Attr{}, E("setattr", KindInvalid, p, constError("size applies to regular files only"))
+		case *s.Size < 0:
+			return Attr{}, E("setattr", KindInvalid, p, constError("negative size"))
+		}
+		wfd, err := unix.Open(proc, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return Attr{}, wrap("setattr", p, err)
+		}
+		err = unix.Ftruncate(wfd, *s.Size)
+		unix.Close(wfd)
+		if err != nil {
+			return Attr{}, wrap("setattr", p, err)
+		}
+		f.touches.add(p)
+	}
+	if s.UID != nil || s.GID != nil {
+		uid, gid := -1, -1
+		if s.UID != nil {
+			uid = int(*s.UID)
+		}
+		if s.GID != nil {
+			gid = int(*s.GID)
+		}
+		if err := unix.Fchownat(pfd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
+			return Attr{}, wrap("setattr", p, err)
+		}
+	}
+	if s.Mode != nil {
+		if cur.IsSymlink() {
+			return Attr{}, E("setattr", KindNotSupported, p, constError("symlinks have no mode of their own"))
+		}
+		if err := unix.Chmod(proc, unixPerm(*s.Mode)); err != nil {
+			return Attr{}, wrap("setattr", p, err)
+		}
+	}
+	if s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow {
+		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+		setTS := func(i int, t *time.Time, now bool) {
+			switch {
+			case now:
+				ts[i] = unix.Timespec{Nsec: unix.UTIME_NOW}
+			case t != nil:
+				ts[i] = unix.NsecToTimespec(t.UnixNano())
+			}
+		}
+		setTS(0, s.Atime, s.AtimeNow)
+		setTS(1, s.Mtime, s.MtimeNow)
+		if err := unix.UtimesNanoAt(dfd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return Attr{}, wrap("setattr", p, err)
+		}
+	}
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return Attr{}, wrap("setattr", p, err)
+	}
+	return attrOfUnixStat(&st), nil
+}
+
+func fstatat(d *os.File, name, op, p string) (Attr, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return Attr{}, wrap(op, p, err)
+	}
+	return attrOfUnixStat(&st), nil
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}

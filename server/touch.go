@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+)
+
+// touchQueue coalesces data writes into one ChangeWrite per path per quiet period.
+// NFSv3 has no close, so without it every 1 MiB WRITE would rewrite the index.
+type touchQueue struct {
+	quiet time.Duration
+	apply func(p string, at time.Time)
+
+	mu      sync.Mutex
+	pending map[string]time.Time // path -> last write
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func newTouchQueue(quiet time.Duration, apply func(string, time.Time)) *touchQueue {
+	q := &touchQueue{quiet: quiet, apply: apply, pending: map[string]time.Time{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go q.run()
+	return q
+}
+
+func (q *touchQueue) run() {
+	defer close(q.done)
+	t := time.NewTicker(q.quiet / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-q.stop:
+			return
+		case now := <-t.C:
+			q.flushOlder(now.Add(-q.quiet))
+		}
+	}
+}
+
+func (q *touchQueue) add(p string) {
+	q.mu.Lock()
+	q.pending[p] = time.Now()
+	q.mu.Unlock()
+}
+
+func (q *touchQueue) drop(p string) {
+	q.mu.Lock()
+	for k := range q.pending {
+		if k == p || strings.HasPrefix(k, p+"/") {
+			delete(q.pending, k)
+		}
+	}
+	q.mu.Unlock()
+}
+
+func (q *touchQueue) rename(oldPath, newPath string) {
+	q.mu.Lock()
+	for k, v := range q.pending {
+		if k == oldPath {
+			delete(q.pending, k)
+			q.pending[newPath] = v
+		} else if strings.HasPrefix(k, oldPath+"/") {
+			delete(q.pending, k)
+			q.pending[newPath+k[len(oldPath):]] = v
+		}
+	}
+	q.mu.Unlock()
+}
+
+func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := map[string]time.Time{}
+	for k, v := range q.pending {
+		if keep(k, v) {
+			out[k] = v
+			delete(q.pending, k)
+		}
+	}
+	return out
+}
+
+func (q *touchQueue) flushOlder(before time.Time) {
+	for p, at := range q.take(func(_ string, at time.Time) bool { return at.Before(before) }) {
+		q.apply(p, at)
+	}
+}
+
+func (q *touchQueue) flushPath(p string) {
+	for p, at := range q.take(func(k string, _ time.Time) bool { return k == p }) {
+		q.apply(p, at)
+	}
+}
+
+func (q *touchQueue) flush() {
+	for p, at := range q.take(func(string, time.Time) bool { return true }) {
+		q.apply(p, at)
+	}
+}
+
+func (q *touchQueue) close() {
+	close(q.stop)
+	<-q.done
+	q.flush()
+}
+
+// applyTouch sends a coalesced ChangeWrite. It takes the namespace lock so that it
+// is ordered with renames and removes of the same path.
+func (f *FS) applyTouch(p string, at time.Time) {
+	f.ns.Lock()
+	defer f.ns.Unlock()
+	f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})
+}
