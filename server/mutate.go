@@ -277,6 +277,11 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 		if err != nil {
 			return err
 		}
+		// rename(2) between two hard links of one file does nothing and leaves
+		// both names; the index must not move anything either.
+		if dst, err := fstatat(nd, nname, "rename", newPath); err == nil && dst.Ino == st.Ino && dst.Dev == st.Dev {
+			return nil
+		}
 		if err := unix.Renameat(int(od.Fd()), oname, int(nd.Fd()), nname); err != nil {
 			if err == unix.EEXIST {
 				err = unix.ENOTEMPTY
