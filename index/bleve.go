@@ -1,0 +1,228 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/token/ngram"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/single"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/tidwall/buntdb"
+)
+
+const (
+	bleveDir   = "bleve"
+	bleveGen   = "semfs.gen" // Bleve internal key: the buntdb generation it reflects
+	trigramTok = "semfs_trigram"
+)
+
+// bleveConfig: Bleve batches return once applied in memory (unsafe_batch); Bleve
+// persists them in the background. That is safe because buntdb, written and
+// synced first, is the source of truth: if the process dies before Bleve
+// persisted, the generations differ at the next Open and Bleve is rebuilt.
+func bleveConfig() map[string]interface{} {
+	return map[string]interface{}{"unsafe_batch": true}
+}
+
+func newMapping() (mapping.IndexMapping, error) {
+	im := bleve.NewIndexMapping()
+	if err := im.AddCustomTokenFilter(trigramTok, map[string]interface{}{
+		"type": ngram.Name, "min": 3.0, "max": 3.0,
+	}); err != nil {
+		return nil, err
+	}
+	if err := im.AddCustomAnalyzer(trigramTok, map[string]interface{}{
+		"type": custom.Name, "tokenizer": single.Name, "token_filters": []string{trigramTok},
+	}); err != nil {
+		return nil, err
+	}
+	fm := bleve.NewTextFieldMapping()
+	fm.Analyzer = trigramTok
+	fm.Store = false
+	fm.IncludeTermVectors = false
+	fm.IncludeInAll = false
+	fm.DocValues = false
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt(kwField, fm)
+	im.DefaultMapping = dm
+	im.DefaultAnalyzer = trigramTok
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+	return im, nil
+}
+
+func bleveDoc(path string, s *stored) map[string]interface{} {
+	return map[string]interface{}{kwField: bleveValues(haystack(path, s))}
+}
+
+// openBleve opens the Bleve index under dir and makes it reflect buntdb at
+// generation gen, rebuilding it from buntdb when it is missing, unreadable or at
+// another generation (a crash between the buntdb commit and Bleve's persist).
+// Precondition: x.db open, no concurrent use of x yet.
+func (x *Index) openBleve(gen uint64) error {
+	p := filepath.Join(x.dir, bleveDir)
+	idx, err := bleve.OpenUsing(p, bleveConfig())
+	if err == nil {
+		v, gerr := idx.GetInternal([]byte(bleveGen))
+		have, perr := strconv.ParseUint(string(v), 10, 64)
+		if gerr == nil && perr == nil && have == gen {
+			x.bl = idx
+			return nil
+		}
+		x.log.Warn("index: Bleve out of step with records (crash before Bleve persisted?); rebuilding from buntdb",
+			"dir", x.dir, "bleveGen", string(v), "recordsGen", gen)
+		_ = idx.Close()
+	} else if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
+		x.log.Warn("index: Bleve unreadable; rebuilding from buntdb", "dir", x.dir, "err", err)
+	} else if gen > 0 {
+		x.log.Warn("index: Bleve missing; rebuilding from buntdb", "dir", x.dir)
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return err
+	}
+	im, err := newMapping()
+	if err != nil {
+		return err
+	}
+	idx, err = bleve.NewUsing(p, im, scorch.Name, scorch.Name, bleveConfig())
+	if err != nil {
+		return err
+	}
+	x.bl = idx
+	n, err := x.rebuildBleve(gen)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		x.log.Info("index: rebuilt Bleve from buntdb", "dir", x.dir, "records", n)
+	}
+	return nil
+}
+
+// rebuildBleve indexes every record, in batches, and stamps the generation.
+func (x *Index) rebuildBleve(gen uint64) (int, error) {
+	const chunk = 2000
+	n := 0
+	from := recPrefix
+	for {
+		var items []kv
+		err := x.db.View(func(tx *buntdb.Tx) error {
+			return tx.AscendRange("", from, "r;", func(k, v string) bool {
+				if k == from && n > 0 {
+					return true // the last key of the previous chunk
+				}
+				items = append(items, kv{k, v})
+				return len(items) < chunk
+			})
+		})
+		if err != nil {
+			return n, err
+		}
+		b := x.bl.NewBatch()
+		for _, it := range items {
+			s, err := decodeStored(it.val)
+			if err != nil {
+				return n, fmt.Errorf("record %q: %w", it.key, err)
+			}
+			path := it.key[len(recPrefix):]
+			if err := b.Index(path, bleveDoc(path, s)); err != nil {
+				return n, err
+			}
+		}
+		n += len(items)
+		if len(items) < chunk {
+			b.SetInternal([]byte(bleveGen), []byte(strconv.FormatUint(gen, 10)))
+			return n, x.bl.Batch(b)
+		}
+		if err := x.bl.Batch(b); err != nil {
+			return n, err
+		}
+		from = items[len(items)-1].key
+	}
+}
+
+// applyBleve mirrors committed record changes into Bleve (nil = delete).
+// Precondition: x.mu held for writing. A failure leaves Bleve behind buntdb: the
+// index is marked degraded (queries fall back to the exhaustive scan) and the next
+// Open rebuilds Bleve because the generations differ.
+func (x *Index) applyBleve(docs map[string]*stored, gen uint64) {
+	b := x.bl.NewBatch()
+	for p, s := range docs {
+		if s == nil {
+			b.Delete(p)
+			continue
+		}
+		if err := b.Index(p, bleveDoc(p, s)); err != nil {
+			x.degrade(err)
+			return
+		}
+	}
+	b.SetInternal([]byte(bleveGen), []byte(strconv.FormatUint(gen, 10)))
+	if err := x.bl.Batch(b); err != nil {
+		x.degrade(err)
+	}
+}
+
+func (x *Index) degrade(err error) {
+	if x.degraded == nil {
+		x.log.Error("index: Bleve update failed; queries scan every record until restart", "dir", x.dir, "err", err)
+		x.degraded = err
+	}
+}
+
+// keywordCandidates returns the paths Bleve finds for the folded words: a superset
+// of the files where some word is a substring of some field.
+// Precondition: x.mu held for reading.
+func (x *Index) keywordCandidates(ctx context.Context, words []string) ([]string, error) {
+	if len(words) == 0 {
+		return nil, nil
+	}
+	seen := map[string]bool{}
+	var qs []query.Query
+	for _, w := range words {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		if n := len([]rune(w)); n < 3 {
+			q := bleve.NewRegexpQuery(shortWordRegexp(w))
+			q.SetField(kwField)
+			qs = append(qs, q)
+			continue
+		}
+		var conj []query.Query
+		for _, t := range trigrams(w) {
+			q := bleve.NewTermQuery(t)
+			q.SetField(kwField)
+			conj = append(conj, q)
+		}
+		qs = append(qs, bleve.NewConjunctionQuery(conj...))
+	}
+	total, err := x.bl.DocCount()
+	if err != nil {
+		return nil, err
+	}
+	if total == 0 {
+		return nil, nil
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), int(total), 0, false)
+	req.Score = bleve.ScoreNone
+	res, err := x.bl.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(res.Hits))
+	for i, h := range res.Hits {
+		out[i] = h.ID
+	}
+	return out, nil
+}

@@ -1,0 +1,318 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tidwall/buntdb"
+)
+
+// Create records that path was created by createdBy (an app name, "" when
+// unattributed) with inode ino. Idempotent: an existing record keeps its CreatedBy,
+// CreatedAt and tags; its inode is updated and UpdatedAt moves to at if later.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (x *Index) Create(path, createdBy string, ino uint64, at time.Time) error {
+	if err := checkPath("create", path); err != nil {
+		return err
+	}
+	if err := checkText("create", path, createdBy); err != nil {
+		return err
+	}
+	at = stamp(at)
+	return x.update("create", path, func(tx *buntdb.Tx, e *effects) error {
+		s, ok, err := getRecord(tx, path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if s.Ino == ino && !at.After(s.UpdatedAt) {
+				return nil
+			}
+			s.Ino = ino
+			if at.After(s.UpdatedAt) {
+				s.UpdatedAt = at
+			}
+			return e.putRecord(tx, path, s, false)
+		}
+		s = &stored{CreatedBy: createdBy, RelatedApps: []string{}, CreatedAt: at, UpdatedAt: at, Ino: ino}
+		return e.putRecord(tx, path, s, true)
+	})
+}
+
+// Touch records a write to path at time at: UpdatedAt becomes at unless it is
+// already later (change events may arrive out of order). ErrNotFound if the index
+// has no record of path.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (x *Index) Touch(path string, at time.Time) error {
+	if err := checkPath("touch", path); err != nil {
+		return err
+	}
+	at = stamp(at)
+	return x.update("touch", path, func(tx *buntdb.Tx, e *effects) error {
+		s, ok, err := getRecord(tx, path)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errorf("touch", KindNotFound, path, ErrNotFound)
+		}
+		// The size/mtime Reconcile last saw are stale now; forget them so the next
+		// Reconcile compares the file's mtime with UpdatedAt instead.
+		s.Seen = nil
+		if at.After(s.UpdatedAt) {
+			s.UpdatedAt = at
+		}
+		return e.putRecord(tx, path, s, false)
+	})
+}
+
+// Rename moves the record of oldPath and every record under oldPath+"/" to the
+// same place under newPath, replacing whatever the index held at newPath (and
+// under newPath+"/"). Tags, CreatedBy and CreatedAt follow the file; UpdatedAt of
+// each moved record becomes at (if later). Client-supplied vectors move as they
+// are; in-process vectors move too and are re-embedded in the background, since
+// the path is part of the tag text. Renaming a path onto itself, or one the index
+// holds nothing of, changes nothing; moving a directory into its own subtree (or
+// onto an ancestor) is KindInvalid.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (x *Index) Rename(oldPath, newPath string, at time.Time) error {
+	if err := checkPath("rename", oldPath); err != nil {
+		return err
+	}
+	if err := checkPath("rename", newPath); err != nil {
+		return err
+	}
+	if oldPath == newPath {
+		return nil
+	}
+	if strings.HasPrefix(newPath, oldPath+"/") || strings.HasPrefix(oldPath, newPath+"/") {
+		return errorf("rename", KindInvalid, oldPath, fmt.Errorf("%w: cannot move %q to %q", ErrInvalidPath, oldPath, newPath))
+	}
+	at = stamp(at)
+	return x.update("rename", oldPath, func(tx *buntdb.Tx, e *effects) error {
+		return moveTree(tx, e, oldPath, newPath, at)
+	})
+}
+
+// moveTree is Rename inside a transaction.
+func moveTree(tx *buntdb.Tx, e *effects, oldPath, newPath string, at time.Time) error {
+	recs, err := recordsUnder(tx, oldPath)
+	if err != nil {
+		return err
+	}
+	vecs, err := vectorsUnder(tx, oldPath)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 && len(vecs) == 0 {
+		return nil
+	}
+	if err := dropTree(tx, e, newPath); err != nil {
+		return err
+	}
+	return moveItems(tx, e, recs, vecs, func(p string) string { return newPath + p[len(oldPath):] }, at)
+}
+
+// moveItems moves the given records and vectors to target(path). Moved tagged
+// records are queued for re-embedding: their vectors' hashes name the old path.
+func moveItems(tx *buntdb.Tx, e *effects, recs, vecs []kv, target func(string) string, at time.Time) error {
+	for _, r := range recs {
+		p := r.key[len(recPrefix):]
+		s, err := decodeStored(r.val)
+		if err != nil {
+			return fmt.Errorf("record %q: %w", p, err)
+		}
+		if at.After(s.UpdatedAt) {
+			s.UpdatedAt = at
+		}
+		if err := e.deleteRecord(tx, p); err != nil {
+			return err
+		}
+		if err := e.putRecord(tx, target(p), s, true); err != nil {
+			return err
+		}
+		if s.tagged() {
+			e.dirty = append(e.dirty, target(p))
+		}
+	}
+	for _, v := range vecs {
+		p, model, _ := splitVecKey(v.key)
+		vv, err := decodeVector(v.val)
+		if err != nil {
+			return fmt.Errorf("vector %q: %w", v.key, err)
+		}
+		if err := e.deleteVectorKey(tx, v.key); err != nil {
+			return err
+		}
+		if err := e.putVector(tx, target(p), model, vv.kind, vv.hash, vv.values); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Remove drops the record of path and every record under path+"/", with their
+// vectors. Removing what the index does not hold is not an error.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (x *Index) Remove(path string) error {
+	if err := checkPath("remove", path); err != nil {
+		return err
+	}
+	return x.update("remove", path, func(tx *buntdb.Tx, e *effects) error {
+		return dropTree(tx, e, path)
+	})
+}
+
+func dropTree(tx *buntdb.Tx, e *effects, path string) error {
+	recs, err := recordsUnder(tx, path)
+	if err != nil {
+		return err
+	}
+	vecs, err := vectorsUnder(tx, path)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := e.deleteRecord(tx, r.key[len(recPrefix):]); err != nil {
+			return err
+		}
+	}
+	for _, v := range vecs {
+		if err := e.deleteVectorKey(tx, v.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Tag replaces the tags of path (task and related apps; apps are kept in the order
+// given, empty names dropped) and its tag embeddings: every vector stored for path
+// is replaced by the in-process embedding of the new tag text (when an embedder is
+// loaded and the file is tagged) and by v (when given). A v of the in-process
+// model takes the place of the in-process embedding. The record is created if the
+// index has none yet (the caller has checked the file exists), with an empty
+// CreatedBy. UpdatedAt becomes the time of tagging.
+//
+// Bad input (path, non-UTF-8 text, unknown model, wrong dims, NaN/Inf, zero
+// vector) is a KindInvalid error and changes nothing. The embedding is computed
+// before the write, outside the index lock; ctx bounds it.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (x *Index) Tag(ctx context.Context, path, task string, relatedApps []string, v *Vector) (Record, error) {
+	if err := checkPath("tag", path); err != nil {
+		return Record{}, err
+	}
+	if err := checkText("tag", path, task); err != nil {
+		return Record{}, err
+	}
+	if err := checkText("tag", path, relatedApps...); err != nil {
+		return Record{}, err
+	}
+	apps := make([]string, 0, len(relatedApps))
+	for _, a := range relatedApps {
+		if a != "" {
+			apps = append(apps, a)
+		}
+	}
+	if v != nil {
+		if err := x.checkClientVector("tag", path, v); err != nil {
+			return Record{}, err
+		}
+	}
+	var client []float32
+	if v != nil {
+		client = append([]float32(nil), v.Values...)
+	}
+	tagged := task != "" || len(apps) > 0
+	var own []float32
+	var ownHash uint64
+	if x.emb != nil && tagged && (v == nil || v.Model != x.emb.Name()) {
+		text := tagText(task, apps, path)
+		vec, err := x.embedOne(ctx, text)
+		if err != nil {
+			return Record{}, ioErr("tag", path, err)
+		}
+		own, ownHash = vec, textHash(text)
+	}
+	now := stamp(time.Now())
+	var rec Record
+	err := x.update("tag", path, func(tx *buntdb.Tx, e *effects) error {
+		s, ok, err := getRecord(tx, path)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			s = &stored{CreatedAt: now}
+		}
+		s.Task, s.RelatedApps = task, apps
+		if now.After(s.UpdatedAt) {
+			s.UpdatedAt = now
+		}
+		if err := e.putRecord(tx, path, s, true); err != nil {
+			return err
+		}
+		old, err := vectorsOf(tx, path)
+		if err != nil {
+			return err
+		}
+		for _, o := range old {
+			if err := e.deleteVectorKey(tx, o.key); err != nil {
+				return err
+			}
+		}
+		if own != nil {
+			if err := e.putVector(tx, path, x.emb.Name(), vecInProcess, ownHash, own); err != nil {
+				return err
+			}
+		}
+		if client != nil {
+			if err := e.putVector(tx, path, v.Model, vecClient, 0, client); err != nil {
+				return err
+			}
+		}
+		rec = s.record(path)
+		return nil
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+func (x *Index) checkClientVector(op, path string, v *Vector) error {
+	m, ok := x.models[v.Model]
+	if !ok {
+		return errorf(op, KindInvalid, path, fmt.Errorf("%w %q", ErrUnknownModel, v.Model))
+	}
+	if err := checkVector(v.Values, m.Dims); err != nil {
+		return errorf(op, KindInvalid, path, fmt.Errorf("model %q: %w", v.Model, err))
+	}
+	return nil
+}
+
+// embedOne embeds one text with the in-process embedder and checks what it got
+// back, so that a misbehaving model cannot store garbage.
+func (x *Index) embedOne(ctx context.Context, text string) ([]float32, error) {
+	out, err := x.embedMany(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func (x *Index) embedMany(ctx context.Context, texts []string) ([][]float32, error) {
+	out, err := x.emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed with %s: %w", x.emb.Name(), err)
+	}
+	if len(out) != len(texts) {
+		return nil, fmt.Errorf("embed with %s: %d vectors for %d texts", x.emb.Name(), len(out), len(texts))
+	}
+	for _, v := range out {
+		if err := checkVector(v, x.emb.Dims()); err != nil {
+			return nil, fmt.Errorf("embed with %s: %w", x.emb.Name(), err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,38 @@
+// Package index keeps semfs's per-file records and tags and answers the hybrid
+// keyword + embedding query.
+//
+// Storage, all under the directory given to Open:
+//
+//   - records.db (buntdb) is the source of truth: one JSON record per file path
+//     (createdBy, task, relatedApps, createdAt, updatedAt, ino) and the files'
+//     vectors, per model, as compact binary. Every write is one buntdb
+//     transaction, synced before the method returns.
+//   - bleve/ (Bleve, scorch) indexes the folded trigrams of each record's path,
+//     creator, task and apps. It only proposes keyword candidates; it is derived
+//     from buntdb and rebuilt from it whenever the two disagree at Open (a crash
+//     between the buntdb commit and Bleve's background persist), which is logged.
+//   - memory: every vector of every known model, contiguous per model, for the
+//     exhaustive similarity scan of each query.
+//
+// Invariants:
+//
+//   - Every record has a clean, relative, slash-separated path; a directory's
+//     subtree is exactly the records under dir+"/". Records exist for files only.
+//   - A write changes buntdb, Bleve and the in-memory vectors under one lock, so
+//     readers see all of it or none of it.
+//   - Query results equal the exhaustive rule documented on Query and in
+//     keyword.go; Bleve's tokenisation never changes an answer. A storage failure
+//     is an error, never an empty result.
+//   - Vectors are compared only with vectors of the same model. In-process
+//     vectors are computed from tag text (embed's tag text: task, related apps,
+//     path; never contents) and kept current in the background after a rename or
+//     a model change; client-supplied vectors are stored exactly as sent.
+//   - Bad input (path, text, vector, query) is a KindInvalid *Error and changes
+//     nothing.
+//
+// Concurrency: every exported method of *Index is safe for concurrent use.
+// Writes (Create, Touch, Rename, Remove, Tag, Reconcile) are serialised and
+// durable when they return; reads (Get, Query, Stats, Dump) run concurrently with
+// each other and see every write that returned before they started. Tag and Query
+// compute embeddings before taking the lock.
+package index

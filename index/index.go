@@ -1,0 +1,358 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/semfs/semfs/embed"
+	"github.com/tidwall/buntdb"
+)
+
+// Options configures Open and Load.
+type Options struct {
+	// Embedder computes tag and query embeddings in-process; nil = keyword-only
+	// unless the query carries its own vector.
+	Embedder embed.Embedder
+	// Models are the models whose client-supplied vectors are accepted, with their
+	// thresholds. nil means embed.MiniLM alone. The in-process embedder's model is
+	// added when absent; an entry of the same name overrides its threshold.
+	Models []embed.Model
+	// Logger receives the index's few log lines (rebuilds, keyword-only reason,
+	// re-embedding progress). nil discards them.
+	Logger *slog.Logger
+}
+
+// Index is the tag index of one backing directory. All methods are safe for
+// concurrent use; see each for its guarantee. Writers are serialised and each is
+// durable (buntdb synced) when it returns; readers see either all or nothing of a
+// write.
+type Index struct {
+	dir    string
+	log    *slog.Logger
+	emb    embed.Embedder
+	models map[string]embed.Model
+
+	// mu orders every access to db, bl, vecs and gen: writers hold it for writing
+	// across the buntdb commit, the Bleve batch and the in-memory vector update, so
+	// a reader holding it for reading sees the three in step.
+	mu       sync.RWMutex
+	db       *buntdb.DB
+	bl       bleve.Index
+	gen      uint64
+	vecs     map[string]*vecSet // by model name
+	closed   bool
+	degraded error // Bleve failed mid-run: queries scan buntdb
+
+	keywordOnly string // why queries without a vector are keyword-only; "" if not
+
+	re     *reembedder
+	stopBg context.CancelFunc
+	bgDone sync.WaitGroup
+}
+
+const recordsFile = "records.db"
+
+// Open opens (creating if needed) the index stored under dir. It loads every
+// vector into memory, rebuilds Bleve from buntdb if the two are out of step, and,
+// with an embedder, starts re-embedding in the background the tagged records whose
+// in-process vector is missing, stale or of another model.
+func Open(dir string, opts Options) (*Index, error) {
+	x, err := newIndex(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, ioErr("open", dir, err)
+	}
+	db, err := buntdb.Open(filepath.Join(dir, recordsFile))
+	if err != nil {
+		return nil, ioErr("open", dir, err)
+	}
+	x.db = db
+	fail := func(err error) (*Index, error) {
+		if x.bl != nil {
+			_ = x.bl.Close()
+		}
+		_ = db.Close()
+		return nil, ioErr("open", dir, err)
+	}
+	var cfg buntdb.Config
+	if err := db.ReadConfig(&cfg); err != nil {
+		return fail(err)
+	}
+	cfg.SyncPolicy = buntdb.Always // each change is durable when it returns
+	if err := db.SetConfig(cfg); err != nil {
+		return fail(err)
+	}
+	err = db.Update(func(tx *buntdb.Tx) error {
+		v, err := tx.Get(schemaKey)
+		switch {
+		case err == buntdb.ErrNotFound:
+			_, _, err = tx.Set(schemaKey, schemaVers, nil)
+			return err
+		case err != nil:
+			return err
+		case v != schemaVers:
+			return fmt.Errorf("index layout %q, this build reads %q", v, schemaVers)
+		}
+		x.gen, err = readGen(tx)
+		return err
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if err := x.loadVectors(); err != nil {
+		return fail(err)
+	}
+	if err := x.openBleve(x.gen); err != nil {
+		return fail(err)
+	}
+	x.start()
+	return x, nil
+}
+
+func newIndex(dir string, opts Options) (*Index, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	x := &Index{dir: dir, log: log, emb: opts.Embedder, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}}
+	models := opts.Models
+	if models == nil {
+		models = []embed.Model{embed.MiniLM}
+	}
+	for _, m := range models {
+		if m.Name == "" || m.Dims <= 0 {
+			return nil, errorf("open", KindInvalid, dir, fmt.Errorf("%w: model %q with %d dimensions", ErrUnknownModel, m.Name, m.Dims))
+		}
+		x.models[m.Name] = m
+	}
+	if x.emb != nil {
+		m, ok := x.models[x.emb.Name()]
+		if ok && m.Dims != x.emb.Dims() {
+			return nil, errorf("open", KindInvalid, dir, fmt.Errorf("%w: model %q has %d dimensions, embedder %d", ErrUnknownModel, m.Name, m.Dims, x.emb.Dims()))
+		}
+		if !ok {
+			x.models[x.emb.Name()] = embed.Model{Name: x.emb.Name(), Dims: x.emb.Dims(), Threshold: x.emb.Threshold()}
+		}
+	} else {
+		x.keywordOnly = "no in-process embedder loaded; queries without a client vector rank by keywords only"
+		log.Warn("index: keyword-only", "reason", x.keywordOnly)
+	}
+	return x, nil
+}
+
+// loadVectors reads every stored vector of a known model into memory. Vectors of
+// models this process does not know stay in buntdb untouched.
+func (x *Index) loadVectors() error {
+	return x.db.View(func(tx *buntdb.Tx) error {
+		var bad error
+		err := tx.AscendRange("", vecPrefix, "v;", func(k, v string) bool {
+			path, model, ok := splitVecKey(k)
+			m, known := x.models[model]
+			if !ok || !known {
+				return true
+			}
+			vv, err := decodeVector(v)
+			if err != nil || len(vv.values) != m.Dims {
+				bad = fmt.Errorf("vector %q: malformed or %d dims, model has %d", k, len(vv.values), m.Dims)
+				return false
+			}
+			x.set(model).put(path, vv.kind, vv.values)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		return bad
+	})
+}
+
+// set returns the vector set of model, creating it. Precondition: x.mu held for
+// writing (or x not yet shared).
+func (x *Index) set(model string) *vecSet {
+	s := x.vecs[model]
+	if s == nil {
+		s = newVecSet(x.models[model].Dims)
+		x.vecs[model] = s
+	}
+	return s
+}
+
+// Close stops background re-embedding, waits until Bleve has persisted everything
+// (so the next Open need not rebuild it) and closes the stores. Methods called
+// after Close return ErrClosed. Safe to call more than once.
+func (x *Index) Close() error {
+	x.stopBackground()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	var errs []error
+	if x.degraded == nil {
+		// A last batch carrying the generation, whose persisted callback tells us
+		// Bleve's background persister has caught up.
+		done := make(chan error, 1)
+		b := x.bl.NewBatch()
+		b.SetInternal([]byte(bleveGen), []byte(strconv.FormatUint(x.gen, 10)))
+		b.SetPersistedCallback(func(err error) { done <- err })
+		if err := x.bl.Batch(b); err != nil {
+			errs = append(errs, err)
+		} else {
+			select {
+			case err := <-done:
+				errs = append(errs, err)
+			case <-time.After(time.Minute):
+				errs = append(errs, errors.New("Bleve did not persist within a minute; it will be rebuilt at the next open"))
+			}
+		}
+	}
+	errs = append(errs, x.bl.Close(), x.db.Close())
+	if err := errors.Join(errs...); err != nil {
+		return ioErr("close", x.dir, err)
+	}
+	return nil
+}
+
+// Get returns the record at path. Read guarantee: sees every write that returned
+// before it was called.
+func (x *Index) Get(path string) (Record, error) {
+	if err := checkPath("get", path); err != nil {
+		return Record{}, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return Record{}, errorf("get", KindClosed, path, ErrClosed)
+	}
+	var rec Record
+	err := x.db.View(func(tx *buntdb.Tx) error {
+		s, ok, err := getRecord(tx, path)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errorf("get", KindNotFound, path, ErrNotFound)
+		}
+		rec = s.record(path)
+		return nil
+	})
+	return rec, ioErr("get", path, err)
+}
+
+// effects collects what a buntdb transaction changes in the derived state, applied
+// after the commit (and only if it commits).
+type effects struct {
+	docs  map[string]*stored // Bleve documents to index; nil = delete
+	vecs  []vecOp
+	dirty []string // paths for the background re-embedder
+}
+
+type vecOp struct {
+	path, model string
+	kind        byte
+	values      []float32 // nil = delete
+}
+
+func (e *effects) putRecord(tx *buntdb.Tx, path string, s *stored, reindex bool) error {
+	if _, _, err := tx.Set(recKey(path), s.encode(), nil); err != nil {
+		return err
+	}
+	if reindex {
+		e.docs[path] = s
+	}
+	return nil
+}
+
+func (e *effects) deleteRecord(tx *buntdb.Tx, path string) error {
+	if _, err := tx.Delete(recKey(path)); err != nil && err != buntdb.ErrNotFound {
+		return err
+	}
+	e.docs[path] = nil
+	return nil
+}
+
+func (e *effects) putVector(tx *buntdb.Tx, path, model string, kind byte, hash uint64, v []float32) error {
+	if _, _, err := tx.Set(vecKey(path, model), encodeVector(kind, hash, v), nil); err != nil {
+		return err
+	}
+	e.vecs = append(e.vecs, vecOp{path: path, model: model, kind: kind, values: v})
+	return nil
+}
+
+func (e *effects) deleteVectorKey(tx *buntdb.Tx, key string) error {
+	if _, err := tx.Delete(key); err != nil && err != buntdb.ErrNotFound {
+		return err
+	}
+	if p, m, ok := splitVecKey(key); ok {
+		e.vecs = append(e.vecs, vecOp{path: p, model: m})
+	}
+	return nil
+}
+
+// update runs fn in one buntdb write transaction and, once it has committed,
+// mirrors its effects into Bleve, the in-memory vectors and the re-embed queue.
+// An error from fn rolls everything back.
+func (x *Index) update(op, path string, fn func(tx *buntdb.Tx, e *effects) error) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return errorf(op, KindClosed, path, ErrClosed)
+	}
+	e := &effects{docs: map[string]*stored{}}
+	gen := x.gen
+	err := x.db.Update(func(tx *buntdb.Tx) error {
+		if err := fn(tx, e); err != nil {
+			return err
+		}
+		if len(e.docs) > 0 {
+			gen++
+			_, _, err := tx.Set(genKey, strconv.FormatUint(gen, 10), nil)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return ioErr(op, path, err)
+	}
+	if len(e.docs) > 0 {
+		x.gen = gen
+		if x.degraded == nil {
+			x.applyBleve(e.docs, gen)
+		}
+	}
+	for _, v := range e.vecs {
+		if _, known := x.models[v.model]; !known {
+			continue
+		}
+		if v.values == nil {
+			if s := x.vecs[v.model]; s != nil {
+				s.del(v.path)
+			}
+			continue
+		}
+		x.set(v.model).put(v.path, v.kind, v.values)
+	}
+	if x.re != nil && len(e.dirty) > 0 {
+		x.re.add(e.dirty...)
+	}
+	return nil
+}
+
+// view runs fn in a buntdb read transaction. Precondition: x.mu held for reading.
+func (x *Index) view(op, path string, fn func(tx *buntdb.Tx) error) error {
+	if x.closed {
+		return errorf(op, KindClosed, path, ErrClosed)
+	}
+	return ioErr(op, path, x.db.View(fn))
+}

@@ -1,0 +1,130 @@
+package index
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Record is the metadata the index keeps for one file. Results carry exactly this.
+type Record struct {
+	Path        string    `json:"path"`        // slash-separated, relative to the backing dir
+	CreatedBy   string    `json:"createdBy"`   // "" = unattributed
+	Task        string    `json:"task"`        // "" = untagged
+	RelatedApps []string  `json:"relatedApps"` // never nil: [] in JSON
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// Tagged reports whether the record carries tags (a task or a related app).
+func (r Record) Tagged() bool { return r.Task != "" || len(r.RelatedApps) > 0 }
+
+// Result is one query answer: the record and its score (keyword points + similarity).
+type Result struct {
+	Record
+	Score float64 `json:"score"`
+}
+
+// Vector is an embedding computed by a client (or the query's own vector). Model
+// must be one of Options.Models or the in-process embedder's model.
+type Vector struct {
+	Model  string    `json:"model"`
+	Values []float32 `json:"vector"`
+}
+
+// Query is a hybrid query. Limit <= 0 returns every match. Vector, when set, is
+// used instead of embedding Text in-process and is ranked against the stored
+// vectors of Vector.Model.
+type Query struct {
+	Text   string
+	Limit  int
+	Vector *Vector
+}
+
+// FileState is what the daemon sees on disk at start: regular files and symlinks only.
+type FileState struct {
+	Path    string
+	Ino     uint64
+	Size    int64
+	ModTime time.Time
+}
+
+// stored is the buntdb value of a record (the path is the key). Seen is the
+// size/mtime the last Reconcile observed; Touch clears it because a write through
+// the server makes it stale and the index is not told the new size.
+type stored struct {
+	CreatedBy   string    `json:"createdBy"`
+	Task        string    `json:"task"`
+	RelatedApps []string  `json:"relatedApps"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+	Ino         uint64    `json:"ino"`
+	Seen        *seen     `json:"seen,omitempty"`
+}
+
+type seen struct {
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mtime"`
+}
+
+func (s *stored) tagged() bool { return s.Task != "" || len(s.RelatedApps) > 0 }
+
+func (s *stored) record(path string) Record {
+	apps := s.RelatedApps
+	if apps == nil {
+		apps = []string{}
+	}
+	return Record{Path: path, CreatedBy: s.CreatedBy, Task: s.Task, RelatedApps: apps,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+}
+
+func (s *stored) encode() string {
+	if s.RelatedApps == nil {
+		s.RelatedApps = []string{}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		// Only unsupported types fail to marshal; stored has none.
+		panic("index: marshal record: " + err.Error())
+	}
+	return string(b)
+}
+
+func decodeStored(v string) (*stored, error) {
+	s := new(stored)
+	if err := json.Unmarshal([]byte(v), s); err != nil {
+		return nil, err
+	}
+	if s.RelatedApps == nil {
+		s.RelatedApps = []string{}
+	}
+	return s, nil
+}
+
+// stamp normalises a time for storage: UTC, no monotonic reading, so that a
+// record read back compares equal (==) to one built from the same input.
+func stamp(t time.Time) time.Time { return t.Round(0).UTC() }
+
+// checkPath accepts the clean, relative, slash-separated paths the server hands
+// out and nothing else, so that prefix operations (path + "/") are exact.
+func checkPath(op, p string) error {
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' || strings.IndexByte(p, 0) >= 0 {
+		return errorf(op, KindInvalid, p, ErrInvalidPath)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." {
+			return errorf(op, KindInvalid, p, ErrInvalidPath)
+		}
+	}
+	return nil
+}
+
+func checkText(op, path string, texts ...string) error {
+	for _, t := range texts {
+		if !utf8.ValidString(t) {
+			return errorf(op, KindInvalid, path, ErrInvalidText)
+		}
+	}
+	return nil
+}
