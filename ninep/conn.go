@@ -1,0 +1,225 @@
+package ninep
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"sync"
+
+	"github.com/hugelgupf/p9/linux"
+)
+
+// conn sits between a client's net.Conn and that connection's p9 server, as the
+// reader p9 receives T-messages from and the writer it sends R-messages to. It
+// follows the message framing in both directions and changes only what p9
+// cannot be told otherwise:
+//
+//   - Tversion: msize is capped at Options.MaxMsize.
+//   - Tattach: the aname is replaced by an attach token carrying the identity
+//     decided from the real aname and n_uname (see attach.go).
+//   - Txattrwalk, Txattrcreate, Tgetlock: answered here with Rlerror
+//     EOPNOTSUPP. p9 answers every xattr failure with EINVAL, which Linux passes
+//     on (exec of a file fails: the kernel reads security.capability and only
+//     treats ENODATA/EOPNOTSUPP as "none"), and p9 v0.4.1 does not know
+//     Tgetlock at all (EIO).
+//   - Tauth: answered with Rlerror ENOENT, diod's "no authentication needed",
+//     which diod's own tools require before they attach.
+//
+// Everything else passes through unchanged and uncopied. Replies the shim makes
+// itself are sent between two of p9's replies, never inside one; each of p9's
+// replies leaves in a single system call (p9 hands its writer header, body and
+// payload separately).
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	br  *bufio.Reader
+
+	// Reader state; p9 receives from one goroutine at a time.
+	left int    // bytes of a passed-through message not yet handed to p9
+	out  []byte // a rewritten message not yet handed to p9
+
+	wmu     sync.Mutex
+	wleft   int      // bytes of the reply p9 is writing that have not arrived yet
+	whead   []byte   // the first bytes of that reply, until its size is known
+	wbuf    []byte   // the reply assembled so far
+	pending [][]byte // replies of the shim waiting for p9's reply to end
+}
+
+func newConn(srv *Server, nc net.Conn) *conn {
+	return &conn{srv: srv, nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
+}
+
+// Read implements io.Reader for p9's receive loop.
+func (c *conn) Read(p []byte) (n int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.srv.log.Error("ninep: panic in connection reader; closing the connection", "panic", r, "stack", string(debug.Stack()))
+			n, err = 0, fmt.Errorf("ninep: internal error")
+		}
+	}()
+	for {
+		if len(c.out) > 0 {
+			n = copy(p, c.out)
+			c.out = c.out[n:]
+			return n, nil
+		}
+		if c.left > 0 {
+			if len(p) > c.left {
+				p = p[:c.left]
+			}
+			n, err = c.br.Read(p)
+			c.left -= n
+			if err == io.EOF && c.left > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, err
+		}
+		hdr, err := c.br.Peek(headerLen)
+		if err != nil {
+			if err == io.EOF && len(hdr) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		size := int(binary.LittleEndian.Uint32(hdr))
+		if size < headerLen {
+			return 0, errMalformed
+		}
+		switch hdr[4] {
+		case msgTversion, msgTauth, msgTattach, msgTxattrwalk, msgTxattrcreate, msgTgetlock:
+			if size > maxControlMsg {
+				return 0, errMalformed
+			}
+			msg := make([]byte, size)
+			if _, err := io.ReadFull(c.br, msg); err != nil {
+				return 0, io.ErrUnexpectedEOF
+			}
+			if c.out, err = c.control(msg); err != nil {
+				return 0, err
+			}
+		default:
+			c.left = size
+		}
+	}
+}
+
+// control handles one buffered message: it returns what p9 should receive in its
+// place (nil when the shim answered it).
+func (c *conn) control(msg []byte) ([]byte, error) {
+	tag := binary.LittleEndian.Uint16(msg[5:])
+	switch msg[4] {
+	case msgTversion:
+		// size[4] Tversion tag[2] msize[4] version[s]
+		if len(msg) < headerLen+4 {
+			return nil, errMalformed
+		}
+		if ms := binary.LittleEndian.Uint32(msg[headerLen:]); ms > c.srv.msize {
+			binary.LittleEndian.PutUint32(msg[headerLen:], c.srv.msize)
+		}
+		return msg, nil
+	case msgTattach:
+		// size[4] Tattach tag[2] fid[4] afid[4] uname[s] aname[s] n_uname[4]
+		r := wireReader{b: msg[headerLen:]}
+		fid, afid := r.u32(), r.u32()
+		uname, aname := r.str(), r.str()
+		nuname := uint32(noUID)
+		if len(r.b) >= 4 {
+			nuname = r.u32()
+		}
+		if r.bad {
+			return nil, errMalformed
+		}
+		w := newMessage(msgTattach, tag)
+		w.u32(fid)
+		w.u32(afid)
+		w.str(uname)
+		w.str(attachToken(c.srv.nonce, aname, nuname))
+		w.u32(nuname)
+		c.srv.log.Debug("ninep: Tattach", "remote", c.nc.RemoteAddr().String(), "aname", aname, "n_uname", nuname)
+		return w.finish(), nil
+	case msgTauth:
+		return nil, c.reply(rlerror(tag, uint32(linux.ENOENT)))
+	default: // Txattrwalk, Txattrcreate, Tgetlock
+		return nil, c.reply(rlerror(tag, uint32(linux.EOPNOTSUPP)))
+	}
+}
+
+// reply sends a reply of the shim's own: now if p9 is between replies, else
+// right after the one it is writing.
+func (c *conn) reply(msg []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wleft == 0 && len(c.whead) == 0 {
+		_, err := c.nc.Write(msg)
+		return err
+	}
+	c.pending = append(c.pending, msg)
+	return nil
+}
+
+// Write implements io.Writer for p9's sender, which writes one whole reply at a
+// time (under its own lock) as a few slices.
+func (c *conn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	total := len(p)
+	for len(p) > 0 {
+		if c.wleft == 0 {
+			// A reply starts: learn its size from its first four bytes.
+			k := min(4-len(c.whead), len(p))
+			c.whead = append(c.whead, p[:k]...)
+			c.wbuf = append(c.wbuf, p[:k]...)
+			p = p[k:]
+			if len(c.whead) < 4 {
+				break
+			}
+			size := int(binary.LittleEndian.Uint32(c.whead))
+			c.whead = c.whead[:0]
+			if size < headerLen {
+				return 0, errMalformed
+			}
+			c.wleft = size - 4
+			continue
+		}
+		k := min(c.wleft, len(p))
+		chunk := p[:k]
+		p = p[k:]
+		c.wleft -= k
+		if k >= 16<<10 {
+			// A read payload: send what is assembled and the payload together
+			// without copying it.
+			bufs := net.Buffers{c.wbuf, chunk}
+			if c.wleft == 0 {
+				bufs = append(bufs, c.pending...)
+				c.pending = nil
+			}
+			_, err := bufs.WriteTo(c.nc)
+			c.wbuf = c.wbuf[:0]
+			if err != nil {
+				return 0, err
+			}
+			continue
+		}
+		c.wbuf = append(c.wbuf, chunk...)
+		if c.wleft == 0 {
+			bufs := append(net.Buffers{c.wbuf}, c.pending...)
+			c.pending = nil
+			_, err := bufs.WriteTo(c.nc)
+			c.wbuf = c.wbuf[:0]
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	if cap(c.wbuf) > 256<<10 {
+		c.wbuf = nil
+	}
+	return total, nil
+}
+
+// Close implements io.Closer for p9 (it closes both directions when the
+// connection ends).
+func (c *conn) Close() error { return c.nc.Close() }

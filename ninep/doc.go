@@ -1,0 +1,21 @@
+// Package ninep serves the core's tree (server.FS) over 9P2000.L with
+// github.com/hugelgupf/p9's server, as a thin adapter. Its invariants:
+//
+//   - Every file operation is a core call by path, made with the identity of the
+//     attach the fid descends from; the package never touches the backing
+//     directory itself, so containment is the core's (os.Root, no symlink
+//     followed as a last component). Names from the wire are checked with
+//     server.CheckName; "." and ".." never reach the core.
+//   - Identity is decided once per Tattach from the aname ("/" or "" = whole tree,
+//     "@APP" = whole tree as APP, anything else refused with EACCES) and n_uname
+//     (resolved by the core's Registry on each call), and is carried by every fid
+//     walked from that attach. p9 drops both fields, so a per-connection shim
+//     (conn.go) rewrites the aname into an attach token (attach.go).
+//   - Errors reach clients as errnos from one exhaustive mapping of server.Kind
+//     (ErrnoOf); a panic in a request is answered EIO and logged, never kills a
+//     connection or the daemon.
+//   - Data a client got an Rwrite for is in the backing file; clunking a written
+//     fid closes its server.File, which sends the file's updatedAt to the index.
+//   - Unsupported operations fail cleanly: extended attributes and POSIX locks
+//     with EOPNOTSUPP, device and socket nodes with EPERM.
+package ninep

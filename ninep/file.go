@@ -1,0 +1,513 @@
+package ninep
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/server"
+)
+
+// Linux open flags as 9P2000.L carries them (P9_DOTL_*, equal to x86 Linux's).
+const (
+	dotlExcl    = 0o200
+	dotlTrunc   = 0o1000
+	atRemoveDir = 0x200 // unlinkat(2) AT_REMOVEDIR
+)
+
+// file is one fid's view of the tree: a core path plus the identity of the attach
+// it descends from. It holds no descriptor until Open or Create, so a fid that is
+// only walked and stat'ed costs nothing on the server; every call goes through
+// the core by path, which keeps all access inside the backing directory.
+//
+// Concurrency follows p9.File's contract; in addition path is guarded by mu
+// because Renamed (global guarantee) and Lock/StatFS/Close (no guarantee) may
+// overlap, and the open state is published atomically because p9 orders Open
+// before ReadAt/WriteAt/Readdir only through locks it takes shared.
+type file struct {
+	srv *Server
+	ctx context.Context // carries the attach's server.Identity into every core call
+
+	// attachNonce is set only on the transient root p9 hands to Tattach: walking
+	// it by an attach token (see conn.go) yields the attach's real root.
+	attachNonce string
+
+	mu   sync.RWMutex
+	path string // core path: "" is the root
+
+	open    atomic.Pointer[openFile]
+	dirOpen atomic.Bool
+
+	dmu  sync.Mutex
+	ents []p9.Dirent // directory snapshot of this open fid, see Readdir
+}
+
+// openFile is a regular file opened by Tlopen or Tlcreate.
+type openFile struct {
+	fl       *server.File
+	writable bool // the descriptor was opened for writing (truncate may use it)
+}
+
+var _ p9.File = (*file)(nil)
+
+func (f *file) p() string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.path
+}
+
+func (f *file) child(p string) *file {
+	return &file{srv: f.srv, ctx: f.ctx, path: p}
+}
+
+// guard turns a panic below a p9 handler into EIO for this request, logged with
+// its stack, so that one bad request never takes the connection or the daemon down.
+func (f *file) guard(op string, err *error) {
+	if r := recover(); r != nil {
+		f.srv.log.Error("ninep: panic in request; answered EIO", "op", op, "path", f.p(), "panic", r, "stack", string(debug.Stack()))
+		*err = linux.EIO
+	}
+}
+
+// walk resolves names one by one from f. "." and ".." are resolved lexically and
+// never above the attach root (p9's server refuses them on the wire; direct
+// callers such as p9's conformance suite use them).
+func (f *file) walk(names []string) ([]p9.QID, *file, server.Attr, error) {
+	if f.attachNonce != "" && len(names) == 1 && isAttachToken(names[0]) {
+		return f.attachRoot(names[0])
+	}
+	p := f.p()
+	var qids []p9.QID
+	var a server.Attr
+	var err error
+	if len(names) == 0 {
+		if a, err = f.srv.fs.Lstat(f.ctx, p); err != nil {
+			return nil, nil, a, toErrno(err)
+		}
+		return nil, f.child(p), a, nil
+	}
+	for i, name := range names {
+		switch name {
+		case ".":
+		case "..":
+			p, _ = server.Split(p)
+		default:
+			if err := server.CheckName("walk", name); err != nil {
+				return nil, nil, a, toErrno(err)
+			}
+			p = server.Join(p, name)
+		}
+		if a, err = f.srv.fs.Lstat(f.ctx, p); err != nil {
+			return nil, nil, a, toErrno(err)
+		}
+		if i < len(names)-1 && !a.IsDir() {
+			return nil, nil, a, linux.ENOTDIR
+		}
+		qids = append(qids, qidOf(a))
+	}
+	return qids, f.child(p), a, nil
+}
+
+// Walk implements p9.File.Walk.
+func (f *file) Walk(names []string) (qids []p9.QID, nf p9.File, err error) {
+	defer f.guard("walk", &err)
+	qids, c, _, err := f.walk(names)
+	if err != nil {
+		return nil, nil, err
+	}
+	return qids, c, nil
+}
+
+// WalkGetAttr implements p9.File.WalkGetAttr: p9's server walks with it, and
+// answering both from one lstat halves the work of every walk.
+func (f *file) WalkGetAttr(names []string) (qids []p9.QID, nf p9.File, mask p9.AttrMask, attr p9.Attr, err error) {
+	defer f.guard("walk", &err)
+	qids, c, a, err := f.walk(names)
+	if err != nil {
+		return nil, nil, p9.AttrMask{}, p9.Attr{}, err
+	}
+	return qids, c, attrMask, toAttr(a), nil
+}
+
+func (f *file) stat() (server.Attr, error) {
+	if of := f.open.Load(); of != nil {
+		// An open file may have been unlinked: fstat still answers.
+		return of.fl.Stat()
+	}
+	return f.srv.fs.Lstat(f.ctx, f.p())
+}
+
+// GetAttr implements p9.File.GetAttr.
+func (f *file) GetAttr(req p9.AttrMask) (qid p9.QID, mask p9.AttrMask, attr p9.Attr, err error) {
+	defer f.guard("getattr", &err)
+	a, err := f.stat()
+	if err != nil {
+		return p9.QID{}, p9.AttrMask{}, p9.Attr{}, toErrno(err)
+	}
+	return qidOf(a), attrMask, toAttr(a), nil
+}
+
+// SetAttr implements p9.File.SetAttr. A size change on a fid opened for writing
+// goes through its descriptor (so ftruncate works on an unlinked file and counts
+// as a write of that file); everything else goes through the core by path, which
+// acts on a symlink itself and never on its target.
+func (f *file) SetAttr(valid p9.SetAttrMask, attr p9.SetAttr) (err error) {
+	defer f.guard("setattr", &err)
+	s := toSetAttr(valid, attr)
+	if of := f.open.Load(); of != nil && of.writable && s.Size != nil {
+		if err := of.fl.Truncate(*s.Size); err != nil {
+			return toErrno(err)
+		}
+		s.Size = nil
+	}
+	if setAttrEmpty(s) {
+		return nil
+	}
+	_, err = f.srv.fs.SetAttr(f.ctx, f.p(), s)
+	return toErrno(err)
+}
+
+// Open implements p9.File.Open. Directories are opened for Readdir only; regular
+// files get a core descriptor. O_APPEND is not passed down: Linux's v9fs computes
+// append offsets itself, and the core writes at explicit offsets.
+func (f *file) Open(mode p9.OpenFlags) (qid p9.QID, iounit uint32, err error) {
+	defer f.guard("open", &err)
+	p := f.p()
+	a, err := f.srv.fs.Lstat(f.ctx, p)
+	if err != nil {
+		return p9.QID{}, 0, toErrno(err)
+	}
+	if a.IsDir() {
+		if mode.Mode() != p9.ReadOnly {
+			return p9.QID{}, 0, linux.EISDIR
+		}
+		f.dirOpen.Store(true)
+		return qidOf(a), 0, nil
+	}
+	flags := os.O_RDONLY
+	switch mode.Mode() {
+	case p9.WriteOnly:
+		flags = os.O_WRONLY
+	case p9.ReadWrite:
+		flags = os.O_RDWR
+	}
+	if mode&dotlTrunc != 0 {
+		flags |= os.O_TRUNC
+	}
+	fl, err := f.srv.fs.Open(f.ctx, p, flags)
+	if err != nil {
+		return p9.QID{}, 0, toErrno(err)
+	}
+	st, err := fl.Stat()
+	if err != nil {
+		fl.Close()
+		return p9.QID{}, 0, toErrno(err)
+	}
+	f.open.Store(&openFile{fl: fl, writable: flags&(os.O_WRONLY|os.O_RDWR) != 0})
+	return qidOf(st), 0, nil
+}
+
+// ReadAt implements p9.File.ReadAt.
+func (f *file) ReadAt(b []byte, off int64) (n int, err error) {
+	defer f.guard("read", &err)
+	of := f.open.Load()
+	if of == nil {
+		return 0, linux.EBADF
+	}
+	n, err = of.fl.ReadAt(b, off)
+	if n > 0 {
+		return n, nil // a short read is how 9P says end of file
+	}
+	return 0, toErrno(err)
+}
+
+// WriteAt implements p9.File.WriteAt. The data is in the backing file when this
+// returns, before p9 sends Rwrite: a client that loses its connection afterwards
+// loses nothing it was told was written.
+func (f *file) WriteAt(b []byte, off int64) (n int, err error) {
+	defer f.guard("write", &err)
+	of := f.open.Load()
+	if of == nil {
+		return 0, linux.EBADF
+	}
+	n, err = of.fl.WriteAt(b, off)
+	return n, toErrno(err)
+}
+
+// FSync implements p9.File.FSync. A directory has no core descriptor; namespace
+// changes are already on disk when the core reports them, so it succeeds.
+func (f *file) FSync() (err error) {
+	defer f.guard("fsync", &err)
+	if of := f.open.Load(); of != nil {
+		return toErrno(of.fl.Sync())
+	}
+	if f.dirOpen.Load() {
+		return nil
+	}
+	return linux.EBADF
+}
+
+// Close implements p9.File.Close (the last reference to the fid is gone: clunk,
+// remove, or the connection ending). Closing a written file sends its updatedAt
+// to the index at once.
+func (f *file) Close() (err error) {
+	defer f.guard("clunk", &err)
+	f.dmu.Lock()
+	f.ents = nil
+	f.dmu.Unlock()
+	if of := f.open.Swap(nil); of != nil {
+		return toErrno(of.fl.Close())
+	}
+	return nil
+}
+
+// perm converts the permission bits of a create request.
+func perm(m p9.FileMode) fs.FileMode {
+	p := fs.FileMode(m & 0o777)
+	if m&p9.Sticky != 0 {
+		p |= fs.ModeSticky
+	}
+	if m&0o2000 != 0 {
+		p |= fs.ModeSetgid
+	}
+	return p
+}
+
+// own gives a file the attach's uid and the gid the client asked for (Linux
+// computes it, including setgid directories), as a server running as each user
+// would. It is best effort: a server that may not chown leaves its own ids, which
+// is what such a server can honestly do.
+func (f *file) own(p string, a server.Attr, gid p9.GID) {
+	id := server.IdentityFrom(f.ctx)
+	var s server.SetAttr
+	if id.HasUID && id.UID != a.UID {
+		u := id.UID
+		s.UID = &u
+	}
+	if gid.Ok() && uint32(gid) != a.GID {
+		g := uint32(gid)
+		s.GID = &g
+	}
+	if s.UID == nil && s.GID == nil {
+		return
+	}
+	if _, err := f.srv.fs.SetAttr(f.ctx, p, s); err != nil {
+		f.srv.log.Debug("ninep: could not give a new file its creator's ids", "path", p, "err", err)
+	}
+}
+
+// Create implements p9.File.Create (Tlcreate). Without O_EXCL an existing file is
+// opened, as open(2) with O_CREAT does; with O_TRUNC it is then truncated.
+func (f *file) Create(name string, flags p9.OpenFlags, mode p9.FileMode, _ p9.UID, gid p9.GID) (nf p9.File, qid p9.QID, iounit uint32, err error) {
+	defer f.guard("create", &err)
+	if err := server.CheckName("create", name); err != nil {
+		return nil, p9.QID{}, 0, toErrno(err)
+	}
+	p := server.Join(f.p(), name)
+	fl, created, err := f.srv.fs.Create(f.ctx, p, perm(mode), flags&dotlExcl != 0)
+	if err != nil {
+		return nil, p9.QID{}, 0, toErrno(err)
+	}
+	if !created && flags&dotlTrunc != 0 {
+		if err := fl.Truncate(0); err != nil {
+			fl.Close()
+			return nil, p9.QID{}, 0, toErrno(err)
+		}
+	}
+	st, err := fl.Stat()
+	if err != nil {
+		fl.Close()
+		return nil, p9.QID{}, 0, toErrno(err)
+	}
+	if created {
+		f.own(p, st, gid)
+	}
+	c := f.child(p)
+	c.open.Store(&openFile{fl: fl, writable: true})
+	return c, qidOf(st), 0, nil
+}
+
+// Mkdir implements p9.File.Mkdir.
+func (f *file) Mkdir(name string, mode p9.FileMode, _ p9.UID, gid p9.GID) (qid p9.QID, err error) {
+	defer f.guard("mkdir", &err)
+	if err := server.CheckName("mkdir", name); err != nil {
+		return p9.QID{}, toErrno(err)
+	}
+	p := server.Join(f.p(), name)
+	a, err := f.srv.fs.Mkdir(f.ctx, p, perm(mode))
+	if err != nil {
+		return p9.QID{}, toErrno(err)
+	}
+	f.own(p, a, gid)
+	return qidOf(a), nil
+}
+
+// Symlink implements p9.File.Symlink. The target is stored verbatim and never
+// resolved by the server.
+func (f *file) Symlink(target, name string, _ p9.UID, gid p9.GID) (qid p9.QID, err error) {
+	defer f.guard("symlink", &err)
+	if err := server.CheckName("symlink", name); err != nil {
+		return p9.QID{}, toErrno(err)
+	}
+	p := server.Join(f.p(), name)
+	a, err := f.srv.fs.Symlink(f.ctx, target, p)
+	if err != nil {
+		return p9.QID{}, toErrno(err)
+	}
+	f.own(p, a, gid)
+	return qidOf(a), nil
+}
+
+// Link implements p9.File.Link.
+func (f *file) Link(target p9.File, name string) (err error) {
+	defer f.guard("link", &err)
+	t, ok := target.(*file)
+	if !ok {
+		return linux.EXDEV
+	}
+	if err := server.CheckName("link", name); err != nil {
+		return toErrno(err)
+	}
+	_, err = f.srv.fs.Link(f.ctx, t.p(), server.Join(f.p(), name))
+	return toErrno(err)
+}
+
+// Mknod implements p9.File.Mknod: named pipes (and plain files) only. Device
+// nodes would hand clients the host's devices and sockets mean nothing across 9P;
+// mknod(2) answers EPERM for node types a filesystem does not support.
+func (f *file) Mknod(name string, mode p9.FileMode, _, _ uint32, _ p9.UID, gid p9.GID) (qid p9.QID, err error) {
+	defer f.guard("mknod", &err)
+	if err := server.CheckName("mknod", name); err != nil {
+		return p9.QID{}, toErrno(err)
+	}
+	p := server.Join(f.p(), name)
+	var a server.Attr
+	switch mode.FileType() {
+	case p9.ModeNamedPipe:
+		a, err = f.srv.fs.Mkfifo(f.ctx, p, perm(mode))
+	case p9.ModeRegular, 0:
+		var fl *server.File
+		fl, _, err = f.srv.fs.Create(f.ctx, p, perm(mode), true)
+		if err == nil {
+			a, err = fl.Stat()
+			fl.Close()
+		}
+	default:
+		return p9.QID{}, linux.EPERM
+	}
+	if err != nil {
+		return p9.QID{}, toErrno(err)
+	}
+	f.own(p, a, gid)
+	return qidOf(a), nil
+}
+
+// RenameAt implements p9.File.RenameAt (Trenameat, and Trename through the parent).
+func (f *file) RenameAt(oldName string, newDir p9.File, newName string) (err error) {
+	defer f.guard("rename", &err)
+	nd, ok := newDir.(*file)
+	if !ok {
+		return linux.EXDEV
+	}
+	if err := server.CheckName("rename", oldName); err != nil {
+		return toErrno(err)
+	}
+	if err := server.CheckName("rename", newName); err != nil {
+		return toErrno(err)
+	}
+	return toErrno(f.srv.fs.Rename(f.ctx, server.Join(f.p(), oldName), server.Join(nd.p(), newName)))
+}
+
+// Rename implements p9.File.Rename; p9's server never calls it (it uses RenameAt
+// on the parent), but it is correct for direct callers.
+func (f *file) Rename(newDir p9.File, newName string) (err error) {
+	defer f.guard("rename", &err)
+	nd, ok := newDir.(*file)
+	if !ok {
+		return linux.EXDEV
+	}
+	if err := server.CheckName("rename", newName); err != nil {
+		return toErrno(err)
+	}
+	np := server.Join(nd.p(), newName)
+	if err := f.srv.fs.Rename(f.ctx, f.p(), np); err != nil {
+		return toErrno(err)
+	}
+	f.mu.Lock()
+	f.path = np
+	f.mu.Unlock()
+	return nil
+}
+
+// Renamed implements p9.File.Renamed: p9 tells every fid below a renamed entry
+// its new name, which keeps path-based fids pointing at the same file.
+func (f *file) Renamed(newDir p9.File, newName string) {
+	nd, ok := newDir.(*file)
+	if !ok {
+		return
+	}
+	np := server.Join(nd.p(), newName)
+	f.mu.Lock()
+	f.path = np
+	f.mu.Unlock()
+}
+
+// UnlinkAt implements p9.File.UnlinkAt.
+func (f *file) UnlinkAt(name string, flags uint32) (err error) {
+	defer f.guard("unlink", &err)
+	if err := server.CheckName("unlink", name); err != nil {
+		return toErrno(err)
+	}
+	return toErrno(f.srv.fs.Remove(f.ctx, server.Join(f.p(), name), flags&atRemoveDir != 0))
+}
+
+// Readlink implements p9.File.Readlink.
+func (f *file) Readlink() (target string, err error) {
+	defer f.guard("readlink", &err)
+	t, err := f.srv.fs.Readlink(f.ctx, f.p())
+	return t, toErrno(err)
+}
+
+// v9fsMagic is V9FS_MAGIC, the f_type Linux reports for 9p mounts.
+const v9fsMagic = 0x01021997
+
+// StatFS implements p9.File.StatFS.
+func (f *file) StatFS() (st p9.FSStat, err error) {
+	defer f.guard("statfs", &err)
+	s, err := f.srv.fs.StatFS(f.ctx)
+	if err != nil {
+		return p9.FSStat{}, toErrno(err)
+	}
+	return p9.FSStat{
+		Type: v9fsMagic, BlockSize: s.BlockSize, Blocks: s.Blocks, BlocksFree: s.BlocksFree,
+		BlocksAvailable: s.BlocksAvail, Files: s.Files, FilesFree: s.FilesFree, NameLength: s.NameLen,
+	}, nil
+}
+
+// Lock implements p9.File.Lock. POSIX record locks would need a lock manager
+// keyed by client and pid across connections; until then every request,
+// including unlock, is refused with EOPNOTSUPP so no client ever believes it
+// holds a lock it does not (Linux's v9fs then undoes its local lock).
+func (f *file) Lock(int, p9.LockType, p9.LockFlags, uint64, uint64, string) (p9.LockStatus, error) {
+	return p9.LockStatusError, linux.EOPNOTSUPP
+}
+
+// Extended attributes are not supported. On the wire the connection shim
+// answers Txattrwalk/Txattrcreate itself (see conn.go); these serve direct callers.
+
+// SetXattr implements p9.File.SetXattr.
+func (f *file) SetXattr(string, []byte, p9.XattrFlags) error { return linux.EOPNOTSUPP }
+
+// GetXattr implements p9.File.GetXattr.
+func (f *file) GetXattr(string) ([]byte, error) { return nil, linux.EOPNOTSUPP }
+
+// ListXattrs implements p9.File.ListXattrs.
+func (f *file) ListXattrs() ([]string, error) { return nil, linux.EOPNOTSUPP }
+
+// RemoveXattr implements p9.File.RemoveXattr.
+func (f *file) RemoveXattr(string) error { return linux.EOPNOTSUPP }

@@ -1,0 +1,175 @@
+package ninep
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/server"
+)
+
+// Options configure a Server.
+type Options struct {
+	Logger   *slog.Logger // nil: slog.Default()
+	MaxMsize uint32       // largest msize granted to a client; 0: 1 MiB (minimum 8 KiB)
+}
+
+// Server serves one server.FS over 9P2000.L to any number of listeners.
+// All methods are safe for concurrent use.
+type Server struct {
+	fs    *server.FS
+	log   *slog.Logger
+	msize uint32
+	nonce string // per-server secret in attach tokens (attach.go)
+
+	mu     sync.Mutex
+	closed bool
+	lns    map[net.Listener]struct{}
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+// NewServer returns a Server for fsys.
+func NewServer(fsys *server.FS, opts Options) *Server {
+	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize,
+		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	switch {
+	case s.msize == 0:
+		s.msize = 1 << 20
+	case s.msize < 8<<10:
+		s.msize = 8 << 10
+	}
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("ninep: no randomness for attach tokens: %v", err))
+	}
+	s.nonce = hex.EncodeToString(b[:])
+	return s
+}
+
+// Attacher returns the p9.Attacher whose Attach gives the anonymous root of the
+// whole tree, for running p9's own conformance suite (fsimpl/test) against the
+// File implementation directly. Serve does not need it.
+func (s *Server) Attacher() p9.Attacher { return attacher{s} }
+
+func (s *Server) newRoot() *file {
+	return &file{srv: s, ctx: server.WithIdentity(context.Background(), server.Identity{Proto: "9p"}), attachNonce: s.nonce}
+}
+
+// Serve accepts 9P2000.L connections on ln (TCP, Unix socket, or anything that
+// yields a byte stream) until ln is closed, by Close or by the caller, and then
+// returns nil; any other accept failure is returned. Each connection gets its
+// own p9 server, so identity decided at attach stays with that connection's fids.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.lns[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.lns, ln)
+		s.mu.Unlock()
+	}()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || strings.Contains(err.Error(), "too many open files") {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("ninep: accept failed; retrying", "err", err, "in", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		s.conns[nc] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.handle(nc)
+	}
+}
+
+// handle serves one connection until the client goes away or Close.
+func (s *Server) handle(nc net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, nc)
+		s.mu.Unlock()
+		nc.Close()
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("ninep: panic serving a connection; it is closed", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	s.log.Debug("ninep: connection", "remote", nc.RemoteAddr().String())
+	c := newConn(s, nc)
+	p9.NewServer(attacher{s}, p9.WithServerLogger(p9Logger{s.log})).Handle(c, c)
+}
+
+// Close stops every Serve, closes every connection (their fids are clunked, so
+// written files send their updates) and waits for them to finish.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for ln := range s.lns {
+		ln.Close()
+	}
+	for nc := range s.conns {
+		nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// p9Logger routes p9's logging to slog. p9 logs every message it sends and
+// receives through it, so those are formatted only when debug logging is on;
+// its recovered handler panics are errors.
+type p9Logger struct{ log *slog.Logger }
+
+func (l p9Logger) Printf(format string, v ...any) {
+	if strings.HasPrefix(format, "panic") {
+		l.log.Error("ninep: p9 recovered a panic; answered EFAULT", "detail", fmt.Sprintf(format, v...))
+		return
+	}
+	if l.log.Enabled(context.Background(), slog.LevelDebug-4) {
+		l.log.Log(context.Background(), slog.LevelDebug-4, "p9: "+fmt.Sprintf(format, v...))
+	}
+}
+
+func (l p9Logger) Print(v ...any) { l.Printf("%s", fmt.Sprint(v...)) }

@@ -1,0 +1,93 @@
+package ninep
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// 9P2000.L message types the connection shim looks at (Linux include/net/9p/9p.h).
+const (
+	msgRlerror      = 7
+	msgTxattrwalk   = 30
+	msgTxattrcreate = 32
+	msgTgetlock     = 54
+	msgTversion     = 100
+	msgTauth        = 102
+	msgTattach      = 104
+)
+
+const (
+	headerLen = 7 // size[4] type[1] tag[2]
+	// maxControlMsg bounds the messages the shim buffers whole (Tversion, Tauth,
+	// Tattach, Txattr*, Tgetlock): two 16-bit strings plus fixed fields fit.
+	maxControlMsg = 4 + 1 + 2 + 4 + 4 + 2 + 65535 + 2 + 65535 + 4 + 64
+	noUID         = 0xFFFFFFFF
+)
+
+var errMalformed = errors.New("ninep: malformed 9P message")
+
+// wireReader decodes the fields of one buffered message.
+type wireReader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *wireReader) u16() uint16 {
+	if len(r.b) < 2 {
+		r.bad = true
+		return 0
+	}
+	v := binary.LittleEndian.Uint16(r.b)
+	r.b = r.b[2:]
+	return v
+}
+
+func (r *wireReader) u32() uint32 {
+	if len(r.b) < 4 {
+		r.bad = true
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *wireReader) str() string {
+	n := int(r.u16())
+	if r.bad || len(r.b) < n {
+		r.bad = true
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+// wireWriter encodes one message; finish fills in its size.
+type wireWriter struct{ b []byte }
+
+func newMessage(typ uint8, tag uint16) *wireWriter {
+	w := &wireWriter{b: make([]byte, 4, 64)}
+	w.b = append(w.b, typ)
+	w.b = binary.LittleEndian.AppendUint16(w.b, tag)
+	return w
+}
+
+func (w *wireWriter) u32(v uint32) { w.b = binary.LittleEndian.AppendUint32(w.b, v) }
+
+func (w *wireWriter) str(s string) {
+	w.b = binary.LittleEndian.AppendUint16(w.b, uint16(len(s)))
+	w.b = append(w.b, s...)
+}
+
+func (w *wireWriter) finish() []byte {
+	binary.LittleEndian.PutUint32(w.b, uint32(len(w.b)))
+	return w.b
+}
+
+// rlerror builds an Rlerror reply.
+func rlerror(tag uint16, errno uint32) []byte {
+	w := newMessage(msgRlerror, tag)
+	w.u32(errno)
+	return w.finish()
+}
