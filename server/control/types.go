@@ -1,0 +1,79 @@
+package control
+
+import (
+	"time"
+
+	"github.com/semfs/semfs/index"
+)
+
+// RegisterRequest binds the calling uid to App.
+type RegisterRequest struct {
+	App string `json:"app"`
+}
+
+// RegisterResponse is the identity bound to the caller.
+type RegisterResponse struct {
+	App string `json:"app"`
+	UID uint32 `json:"uid"`
+}
+
+// TagRequest replaces a file's tags. Path is relative to the backing directory.
+type TagRequest struct {
+	Path        string        `json:"path"`
+	Task        string        `json:"task"`
+	RelatedApps []string      `json:"relatedApps"`
+	Embedding   *index.Vector `json:"embedding,omitempty"`
+}
+
+// QueryRequest asks for files by meaning and keywords. Limit <= 0 returns every match.
+type QueryRequest struct {
+	Text      string        `json:"text"`
+	Limit     int           `json:"limit,omitempty"`
+	Embedding *index.Vector `json:"embedding,omitempty"`
+}
+
+// QueryResponse lists matches best first. Results is never null.
+type QueryResponse struct {
+	Results []index.Result `json:"results"`
+}
+
+// Health is the daemon's state, for `semfs status` and monitoring.
+type Health struct {
+	Status        string            `json:"status"` // "ok"
+	Version       string            `json:"version"`
+	StartedAt     time.Time         `json:"startedAt"`
+	DataDir       string            `json:"dataDir"`
+	IndexDir      string            `json:"indexDir"`
+	Socket        string            `json:"socket"`
+	Listeners     map[string]string `json:"listeners"` // "nfs", "9p", "9p-unix" -> address
+	Index         index.Stats       `json:"index"`
+	Registered    map[string]string `json:"registered"` // uid -> app
+	LastReconcile string            `json:"lastReconcile,omitempty"`
+}
+
+// ErrorBody is the JSON shape of every error response.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail says what went wrong; Code is stable and machine-readable.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error codes.
+const (
+	CodeBadRequest  = "bad_request"  // malformed JSON, unknown fields, trailing data
+	CodeInvalid     = "invalid"      // a well-formed request with a bad value
+	CodeInvalidPath = "invalid_path" // a path that escapes or is not a valid path
+	CodeNotFound    = "not_found"    // no such file or route
+	CodeTooLarge    = "too_large"    // body over the limit
+	CodeMethod      = "method_not_allowed"
+	CodeForbidden   = "forbidden"
+	CodeInternal    = "internal"    // the daemon failed; the request may not have happened
+	CodeUnavailable = "unavailable" // the daemon is shutting down
+)
+
+// MaxBody is the largest request body accepted.
+const MaxBody = 1 << 20
