@@ -86,12 +86,12 @@ func TestQueryHybrid(t *testing.T) {
 		path string
 		v    *index.Vector
 	}{
-		{"a/identical", vec4(2, 0, 0, 0)},         // cos 1.0 exactly
-		{"b/half", vec4(1, 1, 1, 1)},              // cos 0.5 exactly: threshold edge
-		{"c/below", vec4(1, 1, 1, 1.001)},         // just below 0.5
-		{"d/orthogonal", vec4(0, 1, 0, 0)},        // 0
-		{"e/opposite", vec4(-1, 0, 0, 0)},         // -1, clamped to 0
-		{"z/keyword-hit", nil},                    // no vector, one keyword point
+		{"a/identical", vec4(2, 0, 0, 0)},          // cos 1.0 exactly
+		{"b/half", vec4(1, 1, 1, 1)},               // cos 0.5 exactly: threshold edge
+		{"c/below", vec4(1, 1, 1, 1.001)},          // just below 0.5
+		{"d/orthogonal", vec4(0, 1, 0, 0)},         // 0
+		{"e/opposite", vec4(-1, 0, 0, 0)},          // -1, clamped to 0
+		{"z/keyword-hit", nil},                     // no vector, one keyword point
 		{"y/keyword-and-vector", vec4(1, 1, 1, 1)}, // one point + 0.5
 	}
 	for i, f := range files {
