@@ -115,6 +115,15 @@ func newEncoder(w map[string]tensor, vocab int) (*encoder, error) {
 	if missing != nil {
 		return nil, missing
 	}
+	for i := range e.layers {
+		l := &e.layers[i]
+		for _, d := range []*dense{&l.qkv, &l.out, l.res, &l.ff1, &l.ff2} {
+			if d != nil {
+				d.pack()
+			}
+		}
+	}
+	e.tanh.pack()
 	// The timing signal depends only on the position; computing it once here
 	// takes sin/cos out of every call. The graph computes the angle in float32.
 	e.timing = make([]float32, MaxTokens*embedDims)

@@ -7,10 +7,34 @@ import (
 
 // dense is a fully connected layer: in×out weights stored row-major (one row
 // per input feature, as TF stores kernels) and an optional bias of length out.
+// When the CPU has AVX2+FMA the weights are also kept as 16-column panels
+// (packed), the layout the assembly kernels stream; otherwise gonum's blas32
+// multiplies from w.
 type dense struct {
 	in, out int
 	w       []float32
 	b       []float32
+	packed  []float32
+}
+
+// pack prepares the panel layout: panel j holds columns 16j..16j+15 of every
+// row, contiguous, so the kernel reads B strictly sequentially.
+func (d *dense) pack() {
+	if !haveFMA || d.out%16 != 0 {
+		return
+	}
+	d.packed = packPanels(d.w, d.in, d.out)
+}
+
+func packPanels(w []float32, k, n int) []float32 {
+	p := make([]float32, k*n)
+	for j := 0; j < n; j += 16 {
+		panel := p[j*k : j*k+16*k]
+		for r := 0; r < k; r++ {
+			copy(panel[r*16:r*16+16], w[r*n+j:r*n+j+16])
+		}
+	}
+	return p
 }
 
 // start fills the n rows of c (n×out) with the bias, or zeroes them.
@@ -27,13 +51,12 @@ func (d *dense) start(c []float32, n int) {
 
 // mulAdd adds a·W to c, where a is n×in and c is n×out, both row-major.
 func (d *dense) mulAdd(c, a []float32, n int) {
-	sgemmAcc(n, d.out, d.in, a[:n*d.in], d.w, c[:n*d.out])
-}
-
-// sgemmAcc computes c += a·b for row-major a (m×k), b (k×n), c (m×n).
-func sgemmAcc(m, n, k int, a, b, c []float32) {
+	if d.packed != nil {
+		packedGemm(n, d.out, d.in, a[:n*d.in], d.packed, c[:n*d.out])
+		return
+	}
 	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
-		blas32.General{Rows: m, Cols: k, Stride: k, Data: a},
-		blas32.General{Rows: k, Cols: n, Stride: n, Data: b},
-		1, blas32.General{Rows: m, Cols: n, Stride: n, Data: c})
+		blas32.General{Rows: n, Cols: d.in, Stride: d.in, Data: a[:n*d.in]},
+		blas32.General{Rows: d.in, Cols: d.out, Stride: d.out, Data: d.w},
+		1, blas32.General{Rows: n, Cols: d.out, Stride: d.out, Data: c[:n*d.out]})
 }

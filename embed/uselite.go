@@ -10,7 +10,7 @@ import (
 
 // UseLite describes the in-process model. Its threshold was calibrated on
 // short tag text by ./calibrate (see calibrate/README.md).
-var UseLite = Model{Name: "use-lite", Dims: modelDims, Threshold: 0.45}
+var UseLite = Model{Name: "use-lite", Dims: modelDims, Threshold: 0.31}
 
 // chunkTokens is the number of tokens one forward pass packs together: big
 // enough that the matrix products stream each weight matrix once for many
