@@ -1,0 +1,345 @@
+// Package servertest is one conformance suite for every way into the backing
+// directory: the core itself, NFSv3 and 9P2000.L. Each front end's tests supply
+// a Client that speaks its protocol through a real client library and translate
+// that protocol's errors to the io/fs sentinels; the suite then checks the same
+// behaviour, and the bytes on disk, through each of them.
+package servertest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Info is what the suite needs of lstat.
+type Info struct {
+	Size  int64
+	Mode  fs.FileMode // type bits and permissions
+	Nlink uint32
+	Mtime time.Time
+}
+
+// Client is a protocol's view of the backing directory, with slash-separated
+// paths relative to its root. Errors must satisfy errors.Is with fs.ErrNotExist,
+// fs.ErrExist or fs.ErrPermission where they apply, and ErrNotEmpty for a
+// non-empty directory.
+type Client interface {
+	WriteFile(path string, data []byte, perm fs.FileMode) error // create or truncate, then write
+	ReadFile(path string) ([]byte, error)
+	Mkdir(path string, perm fs.FileMode) error
+	Remove(path string) error // a non-directory
+	Rmdir(path string) error
+	Rename(oldPath, newPath string) error
+	Symlink(target, path string) error
+	Readlink(path string) (string, error)
+	Link(oldPath, newPath string) error
+	Lstat(path string) (Info, error)
+	ReadDir(path string) ([]string, error) // names, without "." and ".."
+	Truncate(path string, size int64) error
+	Chmod(path string, perm fs.FileMode) error
+	Chtimes(path string, mtime time.Time) error
+}
+
+// ErrNotEmpty is what a Client returns for ENOTEMPTY.
+var ErrNotEmpty = syscall.ENOTEMPTY
+
+// Env is one started server: a client, and the host paths to check behind it.
+type Env struct {
+	Client  Client
+	Backing string // the backing directory on the host
+	Outside string // a directory beside it holding "secret"; nothing may touch it
+}
+
+// StartFn starts a fresh server on an empty backing directory.
+type StartFn func(t *testing.T) Env
+
+// NewDirs makes the backing directory and an outside directory with a secret
+// file, for StartFns.
+func NewDirs(t *testing.T) (backing, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	backing, outside = filepath.Join(base, "data"), filepath.Join(base, "outside")
+	for _, d := range []string{backing, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("outside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return backing, outside
+}
+
+// Run runs the whole suite; each subtest gets a fresh server.
+func Run(t *testing.T, start StartFn) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, e Env)
+	}{
+		{"WriteReadOnDisk", testWriteRead},
+		{"TruncateUpDown", testTruncate},
+		{"MkdirNested", testMkdir},
+		{"RenameFileOverExistingAndDir", testRename},
+		{"RemoveAndRmdir", testRemove},
+		{"SymlinkStoredVerbatim", testSymlink},
+		{"SymlinkOutsideIsNotFollowed", testSymlinkOutside},
+		{"HardLink", testLink},
+		{"ChmodChtimes", testAttrs},
+		{"ReadDirComplete", testReadDir},
+		{"Errors", testErrors},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := start(t)
+			tc.fn(t, e)
+			checkOutside(t, e)
+		})
+	}
+}
+
+func must(t *testing.T, err error, what string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func onDisk(t *testing.T, e Env, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.Backing, filepath.FromSlash(p)))
+	if err != nil {
+		t.Fatalf("on disk %s: %v", p, err)
+	}
+	return b
+}
+
+func checkOutside(t *testing.T, e Env) {
+	t.Helper()
+	if e.Outside == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(e.Outside, "secret"))
+	if err != nil || string(b) != "outside" {
+		t.Fatalf("the file outside the backing directory changed: %q %v", b, err)
+	}
+	ents, _ := os.ReadDir(e.Outside)
+	if len(ents) != 1 {
+		t.Fatalf("the directory outside the backing directory changed: %d entries", len(ents))
+	}
+}
+
+func testWriteRead(t *testing.T, e Env) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 70000) // > 1 MiB: several WRITEs
+	must(t, e.Client.WriteFile("big.bin", data, 0o644), "write")
+	got, err := e.Client.ReadFile("big.bin")
+	must(t, err, "read")
+	if !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes, want %d equal", len(got), len(data))
+	}
+	if !bytes.Equal(onDisk(t, e, "big.bin"), data) {
+		t.Fatal("backing file differs from what was written")
+	}
+	must(t, e.Client.WriteFile("big.bin", []byte("short"), 0o644), "overwrite")
+	if string(onDisk(t, e, "big.bin")) != "short" {
+		t.Fatalf("overwrite left %q", onDisk(t, e, "big.bin")[:16])
+	}
+	info, err := e.Client.Lstat("big.bin")
+	must(t, err, "lstat")
+	if info.Size != 5 || !info.Mode.IsRegular() {
+		t.Fatalf("lstat: %+v", info)
+	}
+}
+
+func testTruncate(t *testing.T, e Env) {
+	must(t, e.Client.WriteFile("t", []byte("hello world"), 0o644), "write")
+	must(t, e.Client.Truncate("t", 5), "truncate down")
+	if got := onDisk(t, e, "t"); string(got) != "hello" {
+		t.Fatalf("after truncate down: %q", got)
+	}
+	must(t, e.Client.Truncate("t", 8), "truncate up")
+	if got := onDisk(t, e, "t"); string(got) != "hello\x00\x00\x00" {
+		t.Fatalf("after truncate up: %q", got)
+	}
+}
+
+func testMkdir(t *testing.T, e Env) {
+	p := ""
+	for i := 0; i < 5; i++ {
+		p += fmt.Sprintf("/l%d", i)
+		must(t, e.Client.Mkdir(p[1:], 0o755), "mkdir "+p)
+	}
+	must(t, e.Client.WriteFile(p[1:]+"/leaf", []byte("x"), 0o644), "write leaf")
+	info, err := e.Client.Lstat("l0")
+	must(t, err, "lstat dir")
+	if !info.Mode.IsDir() || info.Nlink < 2 {
+		t.Fatalf("directory attributes: %+v (nlink must be >= 2)", info)
+	}
+	if string(onDisk(t, e, "l0/l1/l2/l3/l4/leaf")) != "x" {
+		t.Fatal("nested file missing on disk")
+	}
+}
+
+func testRename(t *testing.T, e Env) {
+	must(t, e.Client.WriteFile("a", []byte("A"), 0o644), "write a")
+	must(t, e.Client.WriteFile("b", []byte("B"), 0o644), "write b")
+	must(t, e.Client.Rename("a", "b"), "rename over existing")
+	if _, err := e.Client.Lstat("a"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("source still there: %v", err)
+	}
+	if string(onDisk(t, e, "b")) != "A" {
+		t.Fatal("target not replaced")
+	}
+	must(t, e.Client.Mkdir("d", 0o755), "mkdir d")
+	must(t, e.Client.Mkdir("d/sub", 0o755), "mkdir d/sub")
+	must(t, e.Client.WriteFile("d/sub/f", []byte("F"), 0o644), "write d/sub/f")
+	must(t, e.Client.Mkdir("e", 0o755), "mkdir e")
+	must(t, e.Client.Rename("d", "e/moved"), "rename non-empty dir across dirs")
+	if string(onDisk(t, e, "e/moved/sub/f")) != "F" {
+		t.Fatal("directory contents did not move")
+	}
+	must(t, e.Client.Rename("b", "e/moved/sub/b2"), "rename file across dirs")
+	if string(onDisk(t, e, "e/moved/sub/b2")) != "A" {
+		t.Fatal("file did not move across directories")
+	}
+}
+
+func testRemove(t *testing.T, e Env) {
+	must(t, e.Client.Mkdir("d", 0o755), "mkdir")
+	must(t, e.Client.WriteFile("d/f", []byte("x"), 0o644), "write")
+	if err := e.Client.Rmdir("d"); !errors.Is(err, ErrNotEmpty) && !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("rmdir of a non-empty directory: %v", err)
+	}
+	must(t, e.Client.Remove("d/f"), "remove")
+	must(t, e.Client.Rmdir("d"), "rmdir")
+	if _, err := os.Lstat(filepath.Join(e.Backing, "d")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("directory still on disk: %v", err)
+	}
+}
+
+func testSymlink(t *testing.T, e Env) {
+	for _, target := range []string{"plain", "../up/and/over", "/abs/path", "dir/"} {
+		name := fmt.Sprintf("l%d", len(target))
+		must(t, e.Client.Symlink(target, name), "symlink "+target)
+		got, err := e.Client.Readlink(name)
+		must(t, err, "readlink")
+		if got != target {
+			t.Fatalf("readlink = %q, want %q verbatim", got, target)
+		}
+		info, err := e.Client.Lstat(name)
+		must(t, err, "lstat link")
+		if info.Mode&fs.ModeSymlink == 0 {
+			t.Fatalf("lstat of a symlink says %v", info.Mode)
+		}
+	}
+}
+
+func testSymlinkOutside(t *testing.T, e Env) {
+	if e.Outside == "" {
+		t.Skip("no outside directory")
+	}
+	secret := filepath.Join(e.Outside, "secret")
+	must(t, e.Client.Symlink(secret, "evil"), "symlink to outside")
+	must(t, e.Client.Symlink(e.Outside, "evildir"), "symlink to outside dir")
+	if b, err := e.Client.ReadFile("evil"); err == nil {
+		t.Fatalf("read through a symlink to outside gave %q", b)
+	}
+	if err := e.Client.WriteFile("evil", []byte("pwned"), 0o644); err == nil {
+		t.Fatal("write through a symlink to outside succeeded")
+	}
+	if err := e.Client.Truncate("evil", 0); err == nil {
+		t.Log("truncate on a symlink returned no error; checking nothing outside changed")
+	}
+	if err := e.Client.Chmod("evil", 0o777); err == nil {
+		t.Log("chmod on a symlink returned no error; checking nothing outside changed")
+	}
+	if _, err := e.Client.ReadFile("evildir/secret"); err == nil {
+		t.Fatal("read through a symlinked directory to outside succeeded")
+	}
+	if err := e.Client.WriteFile("evildir/planted", []byte("x"), 0o644); err == nil {
+		t.Fatal("create through a symlinked directory to outside succeeded")
+	}
+	if err := e.Client.Rename("evildir/secret", "stolen"); err == nil {
+		t.Fatal("rename from outside succeeded")
+	}
+	must(t, e.Client.Remove("evil"), "remove the link itself")
+	if _, err := os.Stat(secret); err != nil {
+		t.Fatalf("removing the link removed its target: %v", err)
+	}
+}
+
+func testLink(t *testing.T, e Env) {
+	must(t, e.Client.WriteFile("orig", []byte("same"), 0o644), "write")
+	must(t, e.Client.Link("orig", "alias"), "link")
+	info, err := e.Client.Lstat("alias")
+	must(t, err, "lstat")
+	if info.Nlink != 2 {
+		t.Fatalf("nlink = %d, want 2", info.Nlink)
+	}
+	a, _ := os.Stat(filepath.Join(e.Backing, "orig"))
+	b, _ := os.Stat(filepath.Join(e.Backing, "alias"))
+	if !os.SameFile(a, b) {
+		t.Fatal("the link is not the same file on disk")
+	}
+}
+
+func testAttrs(t *testing.T, e Env) {
+	must(t, e.Client.WriteFile("f", []byte("x"), 0o644), "write")
+	must(t, e.Client.Chmod("f", 0o600), "chmod")
+	fi, err := os.Stat(filepath.Join(e.Backing, "f"))
+	must(t, err, "stat on disk")
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode on disk %v, want 0600", fi.Mode())
+	}
+	when := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
+	must(t, e.Client.Chtimes("f", when), "chtimes")
+	fi, _ = os.Stat(filepath.Join(e.Backing, "f"))
+	if !fi.ModTime().Equal(when) {
+		t.Fatalf("mtime on disk %v, want %v", fi.ModTime(), when)
+	}
+	info, err := e.Client.Lstat("f")
+	must(t, err, "lstat")
+	if !info.Mtime.Equal(when) || info.Mode.Perm() != 0o600 {
+		t.Fatalf("lstat through the protocol: %+v", info)
+	}
+}
+
+func testReadDir(t *testing.T, e Env) {
+	must(t, e.Client.Mkdir("many", 0o755), "mkdir")
+	const n = 1500
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fmt.Sprintf("entry-%05d-with-a-longer-name-to-fill-pages", i)
+		if err := os.WriteFile(filepath.Join(e.Backing, "many", want[i]), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := e.Client.ReadDir("many")
+	must(t, err, "readdir")
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("readdir returned %d of %d entries", len(got), n)
+	}
+}
+
+func testErrors(t *testing.T, e Env) {
+	if _, err := e.Client.ReadFile("missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("read of a missing file: %v", err)
+	}
+	must(t, e.Client.Mkdir("d", 0o755), "mkdir")
+	if err := e.Client.Mkdir("d", 0o755); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("mkdir of an existing directory: %v", err)
+	}
+	if err := e.Client.Remove("missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("remove of a missing file: %v", err)
+	}
+	if err := e.Client.Rename("missing", "x"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("rename of a missing file: %v", err)
+	}
+}
