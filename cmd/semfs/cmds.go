@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/server/control"
+)
+
+func runRegister(ctx context.Context, env *cliEnv, args []string) int {
+	var cf clientFlags
+	fs := newFlagSet(env, "register", "APP")
+	cf.register(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil || len(pos) != 1 {
+		if err == nil {
+			fs.Usage()
+		}
+		return exitUsage
+	}
+	out, err := cf.client().Register(ctx, pos[0])
+	if err != nil {
+		return exitFor(env, err)
+	}
+	if cf.json {
+		printJSON(env.stdout, out)
+	} else {
+		fmt.Fprintf(env.stdout, "uid %d is now app %q\n", out.UID, out.App)
+	}
+	return exitOK
+}
+
+func runTag(ctx context.Context, env *cliEnv, args []string) int {
+	var cf clientFlags
+	var task, related string
+	fs := newFlagSet(env, "tag", "PATH --task TEXT [--related-apps a,b]")
+	cf.register(fs)
+	fs.StringVar(&task, "task", "", "why the file exists")
+	fs.StringVar(&related, "related-apps", "", "comma-separated apps the file matters to")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil || len(pos) != 1 {
+		if err == nil {
+			fs.Usage()
+		}
+		return exitUsage
+	}
+	apps := []string{}
+	for _, a := range strings.Split(related, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			apps = append(apps, a)
+		}
+	}
+	rec, err := cf.client().Tag(ctx, control.TagRequest{Path: pos[0], Task: task, RelatedApps: apps})
+	if err != nil {
+		return exitFor(env, err)
+	}
+	if cf.json {
+		printJSON(env.stdout, rec)
+	} else {
+		printRecords(env.stdout, []index.Result{{Record: rec}}, false)
+	}
+	return exitOK
+}
+
+func runQuery(ctx context.Context, env *cliEnv, args []string) int {
+	var cf clientFlags
+	var limit int
+	fs := newFlagSet(env, "query", "TEXT... [--limit N]")
+	cf.register(fs)
+	fs.IntVar(&limit, "limit", 0, "return at most N results (0: all)")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil || len(pos) == 0 || limit < 0 {
+		if err == nil {
+			fs.Usage()
+		}
+		return exitUsage
+	}
+	res, err := cf.client().Query(ctx, control.QueryRequest{Text: strings.Join(pos, " "), Limit: limit})
+	if err != nil {
+		return exitFor(env, err)
+	}
+	if cf.json {
+		printJSON(env.stdout, control.QueryResponse{Results: res})
+	} else if len(res) > 0 {
+		printRecords(env.stdout, res, true)
+	} else {
+		fmt.Fprintln(env.stderr, "no matching files")
+	}
+	if len(res) == 0 {
+		return exitNotFound
+	}
+	return exitOK
+}
+
+func runGet(ctx context.Context, env *cliEnv, args []string) int {
+	var cf clientFlags
+	fs := newFlagSet(env, "get", "PATH")
+	cf.register(fs)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil || len(pos) != 1 {
+		if err == nil {
+			fs.Usage()
+		}
+		return exitUsage
+	}
+	rec, err := cf.client().File(ctx, pos[0])
+	if err != nil {
+		return exitFor(env, err)
+	}
+	if cf.json {
+		printJSON(env.stdout, rec)
+	} else {
+		printRecords(env.stdout, []index.Result{{Record: rec}}, false)
+	}
+	return exitOK
+}
+
+func runStatus(ctx context.Context, env *cliEnv, args []string) int {
+	var cf clientFlags
+	fs := newFlagSet(env, "status", "")
+	cf.register(fs)
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return exitUsage
+	}
+	h, err := cf.client().Health(ctx)
+	if err != nil {
+		return exitFor(env, err)
+	}
+	if cf.json {
+		printJSON(env.stdout, h)
+		return exitOK
+	}
+	w := env.stdout
+	fmt.Fprintf(w, "status:     %s (semfs %s, up since %s)\n", h.Status, h.Version, h.StartedAt.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(w, "data:       %s\n", h.DataDir)
+	fmt.Fprintf(w, "index:      %s\n", h.IndexDir)
+	fmt.Fprintf(w, "socket:     %s\n", h.Socket)
+	keys := make([]string, 0, len(h.Listeners))
+	for k := range h.Listeners {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "%-11s %s\n", k+":", h.Listeners[k])
+	}
+	printStats(w, h.Index)
+	if len(h.Registered) > 0 {
+		uids := make([]string, 0, len(h.Registered))
+		for u := range h.Registered {
+			uids = append(uids, u)
+		}
+		sort.Strings(uids)
+		for _, u := range uids {
+			fmt.Fprintf(w, "registered: uid %s = %s\n", u, h.Registered[u])
+		}
+	}
+	if h.LastReconcile != "" {
+		fmt.Fprintf(w, "reconcile:  %s\n", h.LastReconcile)
+	}
+	return exitOK
+}

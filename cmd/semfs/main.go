@@ -1,0 +1,103 @@
+// Command semfs is the semfs daemon and its command-line client.
+//
+// Exit codes: 0 success; 1 nothing found (a query with no match, an unknown
+// file); 2 usage error; 3 the daemon could not be reached; 4 the daemon refused
+// the request (4xx); 5 the daemon or the local operation failed.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/semfs/semfs/server/control"
+)
+
+const (
+	exitOK          = 0
+	exitNotFound    = 1
+	exitUsage       = 2
+	exitUnreachable = 3
+	exitRefused     = 4
+	exitFailed      = 5
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *cliEnv, args []string) int
+}
+
+// cliEnv is what every subcommand writes to; tests swap it.
+type cliEnv struct {
+	stdout, stderr io.Writer
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the daemon (NFSv3, 9P2000.L and the control socket)", runServe},
+		{"register", "bind an app name to your uid", runRegister},
+		{"tag", "set a file's task and related apps", runTag},
+		{"query", "find files by meaning and keywords", runQuery},
+		{"get", "show one file's record", runGet},
+		{"status", "show the daemon's state", runStatus},
+		{"snapshot", "write an archive of the backing directory and index", runSnapshot},
+		{"restore", "unpack a snapshot into an empty location", runRestore},
+		{"version", "print the version", func(context.Context, *cliEnv, []string) int { fmt.Println(version); return 0 }},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: semfs COMMAND [flags] [args]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun `semfs COMMAND -h` for a command's flags.\n")
+}
+
+func main() {
+	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr}
+	if len(os.Args) < 2 {
+		usage(env.stderr)
+		os.Exit(exitUsage)
+	}
+	name := os.Args[1]
+	if name == "-h" || name == "--help" || name == "help" {
+		usage(env.stdout)
+		os.Exit(exitOK)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for _, c := range commands() {
+		if c.name == name {
+			os.Exit(c.run(ctx, env, os.Args[2:]))
+		}
+	}
+	fmt.Fprintf(env.stderr, "semfs: unknown command %q\n", name)
+	usage(env.stderr)
+	os.Exit(exitUsage)
+}
+
+// exitFor turns a client error into a message and an exit code.
+func exitFor(env *cliEnv, err error) int {
+	fmt.Fprintf(env.stderr, "semfs: %v\n", err)
+	var ue *control.UnreachableError
+	var ae *control.APIError
+	switch {
+	case errors.As(err, &ue):
+		return exitUnreachable
+	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
+		return exitNotFound
+	case errors.As(err, &ae) && ae.Status < 500:
+		return exitRefused
+	}
+	return exitFailed
+}

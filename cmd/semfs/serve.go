@@ -1,0 +1,366 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/semfs/semfs/embed"
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/nfs"
+	"github.com/semfs/semfs/ninep"
+	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/server/snapshot"
+)
+
+// serveArgs are `semfs serve`'s flags.
+type serveArgs struct {
+	data, index, socket string // override BERTH_* env and the defaults
+	nfsAddr             string // NFSv3 (MOUNT and NFS on one port); "off" disables
+	ninepAddr           string // 9P2000.L over TCP; "off" disables
+	ninepSocket         string // 9P2000.L over a Unix socket (trans=unix, QEMU virtio-serial)
+	modelDir            string // USE-lite model directory; "off" runs keyword-only
+	thresholds          string // per-model similarity thresholds, "model=0.25,other=0.3"
+	logLevel            string
+	writeQuiet          time.Duration
+}
+
+func runServe(ctx context.Context, env *cliEnv, args []string) int {
+	var a serveArgs
+	fs := newFlagSet(env, "serve", "[flags]")
+	fs.StringVar(&a.data, "data", "", "backing directory (env "+envData+")")
+	fs.StringVar(&a.index, "index", "", "index directory, beside the backing directory (env "+envIndex+")")
+	fs.StringVar(&a.socket, "socket", "", "control socket (env "+envSocket+")")
+	fs.StringVar(&a.nfsAddr, "nfs", "127.0.0.1:2049", "NFSv3 listen address (MOUNT and NFS share it), or off")
+	fs.StringVar(&a.ninepAddr, "9p", "127.0.0.1:5640", "9P2000.L TCP listen address, or off")
+	fs.StringVar(&a.ninepSocket, "9p-socket", "", "also serve 9P2000.L on this Unix socket")
+	fs.StringVar(&a.modelDir, "model-dir", "", "USE-lite model directory (env "+envModel+"), or off for keyword-only search")
+	fs.StringVar(&a.thresholds, "threshold", "", "similarity thresholds per model, e.g. all-MiniLM-L6-v2=0.2,use-lite=0.3")
+	fs.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.DurationVar(&a.writeQuiet, "write-quiet", time.Second, "how long a written file stays quiet before its updatedAt is indexed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "semfs serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
+		fmt.Fprintf(env.stderr, "semfs serve: --log-level: %v\n", err)
+		return exitUsage
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	thresholds, err := parseThresholds(a.thresholds)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "semfs serve: --threshold: %v\n", err)
+		return exitUsage
+	}
+	d := &daemon{args: a, log: log, paths: resolve(a.data, a.index, a.socket), listeners: map[string]string{}}
+	if err := d.paths.check(); err != nil {
+		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
+		return exitUsage
+	}
+	if err := d.start(ctx, thresholds); err != nil {
+		log.Error("semfs could not start", "err", err)
+		d.stop()
+		return exitFailed
+	}
+	fmt.Fprintf(env.stdout, "semfs %s serving %s\n", version, d.paths.Data)
+	fmt.Fprintf(env.stdout, "  control socket  %s\n", d.paths.Socket)
+	for _, k := range []string{"nfs", "9p", "9p-unix"} {
+		if v, ok := d.listeners[k]; ok {
+			fmt.Fprintf(env.stdout, "  %-15s %s\n", k, v)
+		}
+	}
+	fmt.Fprintf(env.stdout, "  index           %s\n", d.paths.Index)
+	if f, ok := env.stdout.(*os.File); ok {
+		f.Sync()
+	}
+	err = d.wait(ctx)
+	d.stop()
+	if err != nil {
+		log.Error("semfs stopped on an error", "err", err)
+		return exitFailed
+	}
+	log.Info("semfs stopped cleanly")
+	return exitOK
+}
+
+// daemon is one running semfs: the core, the index, and the listeners.
+type daemon struct {
+	args      serveArgs
+	log       *slog.Logger
+	paths     paths
+	started   time.Time
+	reconcile string
+
+	reg   *server.Registry
+	idx   *index.Index
+	fs    *server.FS
+	ctl   *control.Server
+	nfs   *nfs.Server
+	ninep *ninep.Server
+
+	mu        sync.Mutex
+	listeners map[string]string
+	errc      chan error
+	wg        sync.WaitGroup
+}
+
+func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error {
+	d.started = time.Now()
+	d.errc = make(chan error, 4)
+	if err := os.MkdirAll(d.paths.Data, 0o755); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(d.paths.Index, 0o700); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(d.paths.Socket), 0o755); err != nil {
+		return err
+	}
+	var err error
+	if d.reg, err = server.OpenRegistry(filepath.Join(d.paths.Index, "registry.json")); err != nil {
+		return err
+	}
+	emb := d.loadModel()
+	if d.idx, err = index.Open(d.paths.Index, indexOptions(emb, thresholds, d.log)); err != nil {
+		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
+	}
+	sink := server.SinkFunc(func(ctx context.Context, c server.Change) error { return applyChange(d.idx, c) })
+	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: sink, Registry: d.reg, Logger: d.log, WriteQuiet: d.args.writeQuiet}); err != nil {
+		return err
+	}
+	if err := d.reconcileIndex(ctx); err != nil {
+		return err
+	}
+	d.ctl = control.New(control.Options{
+		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log,
+		Health: d.health,
+		Snapshot: func(ctx context.Context, w io.Writer, _ func(int64)) error {
+			return snapshot.Write(ctx, w, d.fs, d.idx, d.reg)
+		},
+	})
+	if err := d.ctl.Listen(d.paths.Socket); err != nil {
+		return err
+	}
+	d.goServe("control", d.ctl.Serve)
+	if d.args.nfsAddr != "off" {
+		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log}); err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", d.args.nfsAddr)
+		if err != nil {
+			return fmt.Errorf("NFS listener: %w", err)
+		}
+		d.listeners["nfs"] = ln.Addr().String()
+		d.goServe("nfs", func() error { return d.nfs.Serve(ln) })
+	}
+	if d.args.ninepAddr != "off" || d.args.ninepSocket != "" {
+		d.ninep = ninep.NewServer(d.fs, ninep.Options{Logger: d.log})
+	}
+	if d.args.ninepAddr != "off" {
+		ln, err := net.Listen("tcp", d.args.ninepAddr)
+		if err != nil {
+			return fmt.Errorf("9P listener: %w", err)
+		}
+		d.listeners["9p"] = ln.Addr().String()
+		d.goServe("9p", func() error { return d.ninep.Serve(ln) })
+	}
+	if d.args.ninepSocket != "" {
+		if fi, err := os.Lstat(d.args.ninepSocket); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			os.Remove(d.args.ninepSocket) // stale from a crash; a live one fails the listen below
+		}
+		ln, err := net.Listen("unix", d.args.ninepSocket)
+		if err != nil {
+			return fmt.Errorf("9P unix listener: %w", err)
+		}
+		d.listeners["9p-unix"] = d.args.ninepSocket
+		d.goServe("9p-unix", func() error { return d.ninep.Serve(ln) })
+	}
+	d.log.Info("semfs started", "data", d.paths.Data, "index", d.paths.Index, "socket", d.paths.Socket,
+		"nfs", d.listeners["nfs"], "9p", d.listeners["9p"], "9p-unix", d.listeners["9p-unix"],
+		"startup", time.Since(d.started).Round(time.Millisecond))
+	return nil
+}
+
+func (d *daemon) goServe(name string, serve func() error) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		if err := serve(); err != nil {
+			d.errc <- fmt.Errorf("%s: %w", name, err)
+		}
+	}()
+}
+
+func (d *daemon) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		d.log.Info("shutting down")
+		return nil
+	case err := <-d.errc:
+		return err
+	}
+}
+
+// stop closes listeners first (no new work), then the core (flushing pending
+// updatedAt changes into the index), then the index.
+func (d *daemon) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if d.ctl != nil {
+		d.ctl.Shutdown(ctx)
+	}
+	if d.nfs != nil {
+		d.nfs.Close()
+	}
+	if d.ninep != nil {
+		d.ninep.Close()
+	}
+	if d.args.ninepSocket != "" {
+		os.Remove(d.args.ninepSocket)
+	}
+	if d.fs != nil {
+		d.fs.Close()
+	}
+	if d.idx != nil {
+		if err := d.idx.Close(); err != nil {
+			d.log.Error("closing the index", "err", err)
+		}
+	}
+}
+
+// loadModel loads the in-process embedder. A missing or broken model is not
+// fatal: search runs keyword-only, and the reason is logged once here and shown
+// by `semfs status`.
+func (d *daemon) loadModel() embed.Embedder {
+	dir := d.args.modelDir
+	if dir == "off" {
+		d.log.Warn("semantic search is off (--model-dir off); queries are keyword-only")
+		return nil
+	}
+	if dir == "" {
+		dir = embed.DefaultModelDir()
+	}
+	t0 := time.Now()
+	e, err := embed.LoadUSELite(dir)
+	if err != nil {
+		d.log.Warn("no embedding model loaded; queries are keyword-only until one is installed (run `make model`)", "dir", dir, "err", err)
+		return nil
+	}
+	d.log.Info("embedding model loaded", "model", e.Name(), "dims", e.Dims(), "dir", dir, "took", time.Since(t0).Round(time.Millisecond))
+	return e
+}
+
+// reconcileIndex brings the index in line with the backing directory, which may
+// have changed while the daemon was down.
+func (d *daemon) reconcileIndex(ctx context.Context) error {
+	t0 := time.Now()
+	var files []index.FileState
+	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
+		if a.IsDir() {
+			return nil
+		}
+		if a.Mode.IsRegular() || a.IsSymlink() {
+			files = append(files, index.FileState{Path: p, Ino: a.Ino, Size: a.Size, ModTime: a.Mtime})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("walking the backing directory: %w", err)
+	}
+	rep, err := d.idx.Reconcile(files)
+	if err != nil {
+		return fmt.Errorf("reconciling the index: %w", err)
+	}
+	d.reconcile = fmt.Sprintf("%+v", rep)
+	d.log.Info("index reconciled with the backing directory", "files", len(files), "report", d.reconcile, "took", time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+func (d *daemon) health() control.Health {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l := make(map[string]string, len(d.listeners))
+	for k, v := range d.listeners {
+		l[k] = v
+	}
+	return control.Health{
+		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
+		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile,
+	}
+}
+
+// applyChange feeds one change of the core's stream into the index.
+func applyChange(idx *index.Index, c server.Change) error {
+	switch c.Op {
+	case server.ChangeCreate:
+		return idx.Create(c.Path, c.App, c.Ino, c.Time)
+	case server.ChangeWrite:
+		return idx.Touch(c.Path, c.Time)
+	case server.ChangeRename:
+		return idx.Rename(c.Path, c.NewPath, c.Time)
+	case server.ChangeRemove:
+		return idx.Remove(c.Path)
+	}
+	return fmt.Errorf("unknown change %v", c.Op)
+}
+
+// indexOptions lists every model whose vectors the index accepts: the known
+// client-side models, the in-process one, with --threshold overrides.
+func indexOptions(emb embed.Embedder, thresholds map[string]float64, log *slog.Logger) index.Options {
+	models := embed.KnownModels()
+	if emb != nil {
+		found := false
+		for _, m := range models {
+			found = found || m.Name == emb.Name()
+		}
+		if !found {
+			models = append(models, embed.Model{Name: emb.Name(), Dims: emb.Dims(), Threshold: emb.Threshold()})
+		}
+	}
+	for i := range models {
+		if t, ok := thresholds[models[i].Name]; ok {
+			models[i].Threshold = t
+		}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return index.Options{Embedder: emb, Models: models, Logger: log}
+}
+
+func parseThresholds(s string) (map[string]float64, error) {
+	m := map[string]float64{}
+	if strings.TrimSpace(s) == "" {
+		return m, nil
+	}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q: want model=value", kv)
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			return nil, fmt.Errorf("%q: the threshold must be a number from 0 to 1", kv)
+		}
+		m[k] = f
+	}
+	return m, nil
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/semfs/semfs/server/snapshot"
+)
+
+func runSnapshot(ctx context.Context, env *cliEnv, args []string) int {
+	var cf clientFlags
+	var quiet bool
+	fs := newFlagSet(env, "snapshot", "FILE")
+	cf.register(fs)
+	fs.BoolVar(&quiet, "quiet", false, "no progress bar")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil || len(pos) != 1 {
+		if err == nil {
+			fs.Usage()
+		}
+		return exitUsage
+	}
+	dst := pos[0]
+	body, size, err := cf.client().Snapshot(ctx)
+	if err != nil {
+		return exitFor(env, err)
+	}
+	defer body.Close()
+	// Write beside the destination and rename, so FILE is either the whole
+	// archive or untouched.
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".part-*")
+	if err != nil {
+		fmt.Fprintf(env.stderr, "semfs: %v\n", err)
+		return exitFailed
+	}
+	defer os.Remove(tmp.Name())
+	var r io.Reader = body
+	var bar *progress
+	if !quiet && isTerminal(os.Stderr) {
+		bar = &progress{w: env.stderr, total: size, start: time.Now()}
+		r = io.TeeReader(body, bar)
+	}
+	n, err := io.Copy(tmp, r)
+	if bar != nil {
+		bar.done()
+	}
+	if err == nil && size >= 0 && n != size {
+		err = fmt.Errorf("archive ended after %d of %d bytes", n, size)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "semfs: snapshot: %v\n", err)
+		return exitFailed
+	}
+	if cf.json {
+		printJSON(env.stdout, map[string]any{"file": dst, "bytes": n})
+	} else {
+		fmt.Fprintf(env.stdout, "wrote %s (%s)\n", dst, humanBytes(n))
+	}
+	return exitOK
+}
+
+func runRestore(ctx context.Context, env *cliEnv, args []string) int {
+	var data, idx string
+	fs := newFlagSet(env, "restore", "FILE [--data DIR] [--index DIR]")
+	fs.StringVar(&data, "data", "", "backing directory to create (env "+envData+")")
+	fs.StringVar(&idx, "index", "", "index directory to create (env "+envIndex+")")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil || len(pos) != 1 {
+		if err == nil {
+			fs.Usage()
+		}
+		return exitUsage
+	}
+	p := resolve(data, idx, "")
+	if err := p.check(); err != nil {
+		fmt.Fprintf(env.stderr, "semfs: %v\n", err)
+		return exitUsage
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		fmt.Fprintf(env.stderr, "semfs: %v\n", err)
+		return exitFailed
+	}
+	defer f.Close()
+	var r io.Reader = f
+	var bar *progress
+	if isTerminal(os.Stderr) {
+		if fi, err := f.Stat(); err == nil {
+			bar = &progress{w: env.stderr, total: fi.Size(), start: time.Now()}
+			r = io.TeeReader(f, bar)
+		}
+	}
+	// The index is rebuilt from the archive's records; vectors are kept as
+	// stored, so no model is needed to restore.
+	err = snapshot.Restore(r, p.Data, p.Index, indexOptions(nil, nil, nil))
+	if bar != nil {
+		bar.done()
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "semfs: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(env.stdout, "restored into %s (index %s)\n", p.Data, p.Index)
+	return exitOK
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// progress draws a one-line bar on a terminal.
+type progress struct {
+	w     io.Writer
+	total int64
+	n     int64
+	start time.Time
+	last  time.Time
+}
+
+func (p *progress) Write(b []byte) (int, error) {
+	p.n += int64(len(b))
+	if now := time.Now(); now.Sub(p.last) > 100*time.Millisecond {
+		p.last = now
+		p.draw()
+	}
+	return len(b), nil
+}
+
+func (p *progress) draw() {
+	const width = 30
+	if p.total > 0 {
+		frac := float64(p.n) / float64(p.total)
+		if frac > 1 {
+			frac = 1
+		}
+		fill := int(frac * width)
+		bar := make([]byte, width)
+		for i := range bar {
+			switch {
+			case i < fill:
+				bar[i] = '='
+			case i == fill:
+				bar[i] = '>'
+			default:
+				bar[i] = ' '
+			}
+		}
+		fmt.Fprintf(p.w, "\r[%s] %3.0f%% %s / %s", bar, frac*100, humanBytes(p.n), humanBytes(p.total))
+	} else {
+		fmt.Fprintf(p.w, "\r%s", humanBytes(p.n))
+	}
+}
+
+func (p *progress) done() {
+	p.draw()
+	fmt.Fprintf(p.w, " in %s\n", time.Since(p.start).Round(time.Millisecond))
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
