@@ -33,7 +33,12 @@ type USELite struct {
 // model/fetch.sh). A missing directory or file gives an error of
 // KindModelMissing; a malformed one KindModelInvalid.
 func LoadUSELite(dir string) (Embedder, error) {
-	return loadUSELite(dir)
+	m, err := loadUSELite(dir)
+	if err != nil {
+		// Not m: a nil *USELite in an Embedder would not compare equal to nil.
+		return nil, err
+	}
+	return m, nil
 }
 
 func loadUSELite(dir string) (*USELite, error) {
