@@ -1,0 +1,116 @@
+package index_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs/index"
+)
+
+func TestReconcile(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	mustCreate(t, x, "keep/same.txt", "a", 10)
+	mustCreate(t, x, "keep/edited.txt", "a", 11)
+	mustCreate(t, x, "old/moved.txt", "b", 12)
+	mustTag(t, x, "old/moved.txt", "quarterly report", []string{"sheet"}, vec4(1, 0, 0, 0))
+	mustCreate(t, x, "gone/deleted.txt", "c", 13)
+	mustTag(t, x, "gone/deleted.txt", "scratch", nil, vec4(0, 1, 0, 0))
+	mustCreate(t, x, "keep/replaced.txt", "d", 14) // saved by rename-over: new inode
+	mustTag(t, x, "keep/replaced.txt", "draft", nil, nil)
+
+	files := []index.FileState{
+		{Path: "keep/same.txt", Ino: 10, Size: 5, ModTime: t0},
+		{Path: "keep/edited.txt", Ino: 11, Size: 9, ModTime: t0.Add(time.Hour)},
+		{Path: "new/place.txt", Ino: 12, Size: 3, ModTime: t0},
+		{Path: "keep/replaced.txt", Ino: 99, Size: 1, ModTime: t0},
+		{Path: "fresh/unknown.txt", Ino: 15, Size: 1, ModTime: t0.Add(2 * time.Hour)},
+	}
+	rep, err := x.Reconcile(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := index.ReconcileReport{
+		Created: []string{"fresh/unknown.txt"},
+		Renamed: []index.Move{{From: "old/moved.txt", To: "new/place.txt"}},
+		Removed: []string{"gone/deleted.txt"},
+		Updated: []string{"keep/edited.txt"},
+	}
+	if !reflect.DeepEqual(rep, want) {
+		t.Errorf("report = %+v\nwant     %+v", rep, want)
+	}
+	// Tags and the vector followed the inode.
+	r, err := x.Get("new/place.txt")
+	if err != nil || r.Task != "quarterly report" || r.CreatedBy != "b" {
+		t.Errorf("moved record %+v %v", r, err)
+	}
+	if got := scores(query(t, x, index.Query{Vector: vec4(1, 0, 0, 0)})); !reflect.DeepEqual(got, []scored{{"new/place.txt", 1}}) {
+		t.Errorf("moved vector: %v", got)
+	}
+	if got := query(t, x, index.Query{Vector: vec4(0, 1, 0, 0)}); len(got) != 0 {
+		t.Errorf("deleted file's vector still ranked: %v", scores(got))
+	}
+	if _, err := x.Get("gone/deleted.txt"); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("deleted record: %v", err)
+	}
+	if r, _ := x.Get("keep/replaced.txt"); r.Task != "draft" {
+		t.Errorf("rename-over lost tags: %+v", r)
+	}
+	if r, _ := x.Get("keep/edited.txt"); !r.UpdatedAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("edited UpdatedAt = %v", r.UpdatedAt)
+	}
+	if r, _ := x.Get("fresh/unknown.txt"); r.CreatedBy != "" || !r.CreatedAt.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("created record = %+v", r)
+	}
+
+	// Same state again: nothing to fix.
+	rep, err = x.Reconcile(files)
+	if err != nil || rep.Changed() {
+		t.Errorf("second reconcile: %+v %v", rep, err)
+	}
+	// A size change with an older mtime is still a change (compared with what the
+	// last Reconcile saw); UpdatedAt never goes back.
+	files[0].Size = 6
+	rep, err = x.Reconcile(files)
+	if err != nil || !reflect.DeepEqual(rep.Updated, []string{"keep/same.txt"}) {
+		t.Errorf("size change: %+v %v", rep, err)
+	}
+	// A write through the server (Touch) then an unchanged file: not reported.
+	if err := x.Touch("keep/same.txt", t0.Add(3*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = x.Reconcile(files)
+	if err != nil || rep.Changed() {
+		t.Errorf("after touch: %+v %v", rep, err)
+	}
+	// Bad input changes nothing.
+	if _, err := x.Reconcile([]index.FileState{{Path: "../escape"}}); index.KindOf(err) != index.KindInvalid {
+		t.Errorf("bad path: %v", err)
+	}
+	if s := x.Stats(); s.Records != 5 {
+		t.Errorf("records = %d", s.Records)
+	}
+}
+
+func TestReconcileInodeAmbiguity(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	mustCreate(t, x, "a/one", "", 5)
+	mustCreate(t, x, "a/two", "", 5) // hard links of one inode, both gone
+	mustTag(t, x, "a/one", "first", nil, nil)
+	mustTag(t, x, "a/two", "second", nil, nil)
+	rep, err := x.Reconcile([]index.FileState{
+		{Path: "b/x", Ino: 5, ModTime: t0},
+		{Path: "b/y", Ino: 5, ModTime: t0},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := index.ReconcileReport{Renamed: []index.Move{{"a/one", "b/x"}, {"a/two", "b/y"}}}
+	if !reflect.DeepEqual(rep, want) {
+		t.Errorf("report %+v", rep)
+	}
+	if r, _ := x.Get("b/y"); r.Task != "second" {
+		t.Errorf("b/y = %+v", r)
+	}
+}
