@@ -173,7 +173,10 @@ func TestOperations(t *testing.T) {
 				if _, err := dir.Mkdir("sub", 0o750, p9.NoUID, p9.NoGID); err != nil {
 					t.Fatal(err)
 				}
-				wantErrnoMk := func() { _, err := dir.Mkdir("sub", 0o750, p9.NoUID, p9.NoGID); wantErrno(t, "mkdir twice", err, linux.EEXIST) }
+				wantErrnoMk := func() {
+					_, err := dir.Mkdir("sub", 0o750, p9.NoUID, p9.NoGID)
+					wantErrno(t, "mkdir twice", err, linux.EEXIST)
+				}
 				wantErrnoMk()
 				if fi, err := os.Stat(filepath.Join(host, "sub")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o750 {
 					t.Fatalf("mkdir: %v %v", fi, err)
