@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/semfs/semfs/embed"
 	"github.com/tidwall/buntdb"
 )
 
@@ -228,7 +229,7 @@ func (x *Index) Tag(ctx context.Context, path, task string, relatedApps []string
 	var own []float32
 	var ownHash uint64
 	if x.emb != nil && tagged && (v == nil || v.Model != x.emb.Name()) {
-		text := tagText(task, apps, path)
+		text := embed.TagText(task, apps, path)
 		vec, err := x.embedOne(ctx, text)
 		if err != nil {
 			return Record{}, ioErr("tag", path, err)

@@ -83,7 +83,7 @@ type hashEmbedder struct {
 
 func (h hashEmbedder) Name() string       { return h.name }
 func (h hashEmbedder) Dims() int          { return h.dims }
-func (h hashEmbedder) Threshold() float64 { return 0.3 }
+func (h hashEmbedder) Threshold() float64 { return 0.2 }
 func (h hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {

@@ -22,7 +22,7 @@ type Options struct {
 	// unless the query carries its own vector.
 	Embedder embed.Embedder
 	// Models are the models whose client-supplied vectors are accepted, with their
-	// thresholds. nil means embed.MiniLM alone. The in-process embedder's model is
+	// thresholds. nil means embed.KnownModels(). The in-process embedder's model is
 	// added when absent; an entry of the same name overrides its threshold.
 	Models []embed.Model
 	// Logger receives the index's few log lines (rebuilds, keyword-only reason,
@@ -127,7 +127,7 @@ func newIndex(dir string, opts Options) (*Index, error) {
 	x := &Index{dir: dir, log: log, emb: opts.Embedder, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}}
 	models := opts.Models
 	if models == nil {
-		models = []embed.Model{embed.MiniLM}
+		models = embed.KnownModels()
 	}
 	for _, m := range models {
 		if m.Name == "" || m.Dims <= 0 {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/semfs/semfs/embed"
 	"github.com/tidwall/buntdb"
 )
 
@@ -185,7 +186,7 @@ func (x *Index) scanForReembed(ctx context.Context) {
 				return true
 			}
 			current := false
-			h := textHash(tagText(s.Task, s.RelatedApps, p))
+			h := textHash(embed.TagText(s.Task, s.RelatedApps, p))
 			for _, kv := range vs {
 				_, m, _ := splitVecKey(kv.key)
 				vv, err := decodeVector(kv.val)
@@ -238,7 +239,7 @@ func (x *Index) reembed(ctx context.Context, paths []string) (int, error) {
 			if !ok || !s.tagged() {
 				continue
 			}
-			text := tagText(s.Task, s.RelatedApps, p)
+			text := embed.TagText(s.Task, s.RelatedApps, p)
 			h := textHash(text)
 			if v, err := tx.Get(vecKey(p, model)); err == nil {
 				if vv, err := decodeVector(v); err == nil && (vv.kind == vecClient || vv.hash == h) {
@@ -270,7 +271,7 @@ func (x *Index) reembed(ctx context.Context, paths []string) (int, error) {
 			if err != nil {
 				return err
 			}
-			if !ok || textHash(tagText(s.Task, s.RelatedApps, j.path)) != j.hash {
+			if !ok || textHash(embed.TagText(s.Task, s.RelatedApps, j.path)) != j.hash {
 				continue
 			}
 			vs, err := vectorsOf(tx, j.path)

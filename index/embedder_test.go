@@ -1,0 +1,120 @@
+package index_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/semfs/semfs/embed"
+	"github.com/semfs/semfs/index"
+)
+
+// TestInProcessEmbedder: tag vectors come from the tag text, queries are embedded
+// in-process, a rename re-embeds (the path is in the tag text).
+func TestInProcessEmbedder(t *testing.T) {
+	emb := hashEmbedder{name: "hash-64", dims: 64}
+	x := openIndex(t, t.TempDir(), index.Options{Embedder: emb})
+	mustCreate(t, x, "n/a.md", "", 1)
+	mustTag(t, x, "n/a.md", "quarterly budget", []string{"sheet"}, nil)
+	mustCreate(t, x, "n/b.md", "", 2)
+	mustTag(t, x, "n/b.md", "holiday photos", nil, nil)
+	mustCreate(t, x, "n/untagged.md", "", 3)
+	s := x.Stats()
+	if s.Model != "hash-64" || s.KeywordOnly != "" || s.Vectors["hash-64"] != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+	// "budget planning" has no keyword hit on "planning" but shares "budget".
+	got := query(t, x, index.Query{Text: "planning budget"})
+	if len(got) != 1 || got[0].Path != "n/a.md" || got[0].Score <= 1 {
+		t.Errorf("hybrid: %v", scores(got))
+	}
+	// Semantic-only match: the vector of "photos" tag text is close to "photos holiday".
+	vh, _ := emb.Embed(context.Background(), []string{"zzz holiday"})
+	vb, _ := emb.Embed(context.Background(), []string{embed.TagText("holiday photos", nil, "n/b.md")})
+	want := index.Similarity(vh[0], vb[0])
+	if want < emb.Threshold() {
+		t.Fatalf("test premise: similarity %v below threshold", want)
+	}
+	got = query(t, x, index.Query{Text: "zzz holiday"})
+	if len(got) != 1 || got[0].Path != "n/b.md" {
+		t.Fatalf("semantic: %v", scores(got))
+	}
+
+	// Rename: the vector follows now and is re-embedded from the new path.
+	if err := x.Rename("n/b.md", "trips/rome.md", t0); err != nil {
+		t.Fatal(err)
+	}
+	waitEmbedded(t, x)
+	vq, _ := emb.Embed(context.Background(), []string{"qqq rome"})
+	vn, _ := emb.Embed(context.Background(), []string{embed.TagText("holiday photos", nil, "trips/rome.md")})
+	got = query(t, x, index.Query{Vector: &index.Vector{Model: "hash-64", Values: vq[0]}})
+	if len(got) != 1 || got[0].Path != "trips/rome.md" || got[0].Score != index.Similarity(vq[0], vn[0]) {
+		t.Errorf("after rename: %v, want similarity %v", scores(got), index.Similarity(vq[0], vn[0]))
+	}
+	if p := x.Stats().Reembed; p.Running || p.Pending != 0 || p.Done < 1 {
+		t.Errorf("progress %+v", p)
+	}
+}
+
+// TestClientVectorOfInProcessModel: a client vector of the in-process model is kept
+// as sent, and survives a rename without being re-embedded.
+func TestClientVectorOfInProcessModel(t *testing.T) {
+	emb := hashEmbedder{name: "hash-8", dims: 8}
+	x := openIndex(t, t.TempDir(), index.Options{Embedder: emb})
+	v := []float32{0, 0, 0, 0, 0, 0, 0, 1}
+	mustTag(t, x, "c/f", "some task", nil, &index.Vector{Model: "hash-8", Values: v})
+	if err := x.Rename("c/f", "c/g", t0); err != nil {
+		t.Fatal(err)
+	}
+	waitEmbedded(t, x)
+	got := query(t, x, index.Query{Vector: &index.Vector{Model: "hash-8", Values: v}})
+	if !reflect.DeepEqual(scores(got), []scored{{"c/g", 1}}) {
+		t.Errorf("client vector: %v", scores(got))
+	}
+}
+
+// TestModelChangeReembeds: records tagged under one model (or with none) are
+// re-embedded in the background by the next model; queries work meanwhile.
+func TestModelChangeReembeds(t *testing.T) {
+	dir := t.TempDir()
+	x, err := index.Open(dir, index.Options{}) // keyword-only at first
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range []string{"m/a", "m/b", "m/c"} {
+		mustCreate(t, x, p, "", uint64(i))
+		mustTag(t, x, p, "report "+p, nil, nil)
+	}
+	mustCreate(t, x, "m/untagged", "", 9)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	first := hashEmbedder{name: "hash-a", dims: 16}
+	x, err = index.Open(dir, index.Options{Embedder: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, x, index.Query{Text: "report"}); len(got) != 3 {
+		t.Errorf("query during re-embedding: %v", scores(got))
+	}
+	waitEmbedded(t, x)
+	if s := x.Stats(); s.Vectors["hash-a"] != 3 || s.Reembed.Done != 3 || s.Reembed.Queued != 3 {
+		t.Errorf("after first model: %+v", s)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	second := hashEmbedder{name: "hash-b", dims: 32}
+	x = openIndex(t, dir, index.Options{Embedder: second, Models: []embed.Model{{Name: "hash-a", Dims: 16, Threshold: 0.3}}})
+	waitEmbedded(t, x)
+	s := x.Stats()
+	if s.Vectors["hash-b"] != 3 || s.Vectors["hash-a"] != 0 || s.Model != "hash-b" {
+		t.Errorf("after model change: %+v", s)
+	}
+	got := query(t, x, index.Query{Text: "report"})
+	if len(got) != 3 || got[0].Score <= 1 {
+		t.Errorf("hybrid after change: %v", scores(got))
+	}
+}
