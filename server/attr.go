@@ -21,6 +21,28 @@ type Attr struct {
 	Atime  time.Time
 	Mtime  time.Time
 	Ctime  time.Time
+	Btime  time.Time // birth time; zero where the filesystem does not report one
+}
+
+// FileID identifies the file itself across renames, also while the daemon is
+// down: the inode alone is not enough, because a deleted file's inode is soon
+// reused by a new one; the birth time tells the two apart. Zero birth times
+// (filesystems without them) fall back to the inode.
+func (a Attr) FileID() uint64 {
+	if a.Btime.IsZero() {
+		return a.Ino
+	}
+	// splitmix64 finaliser over inode and birth time: cheap and well mixed.
+	x := a.Ino ^ uint64(a.Btime.UnixNano())*0x9e3779b97f4a7c15
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	if x == 0 {
+		x = 1
+	}
+	return x
 }
 
 // IsDir reports whether the attributes describe a directory.

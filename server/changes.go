@@ -35,7 +35,7 @@ type Change struct {
 	Path    string
 	NewPath string // ChangeRename only
 	App     string // the acting app ("" = unattributed); on ChangeCreate it becomes created_by
-	Ino     uint64 // inode of the file created (ChangeCreate)
+	Ino     uint64 // the created file's identity, Attr.FileID (ChangeCreate)
 	IsDir   bool   // the renamed or removed entry is a directory
 	Time    time.Time
 }

@@ -104,17 +104,19 @@ func (f *FS) parent(op, p string) (*os.File, string, error) {
 // Lstat returns the attributes of p itself (a symlink is not followed).
 func (f *FS) Lstat(ctx context.Context, p string) (Attr, error) {
 	if p == "" {
-		fi, err := f.root.Stat(".")
+		d, err := f.root.Open(".")
 		if err != nil {
 			return Attr{}, wrap("lstat", p, err)
 		}
-		return attrOf(fi), nil
+		defer d.Close()
+		return statx(int(d.Fd()), "", "lstat", p)
 	}
-	fi, err := f.root.Lstat(p)
+	d, name, err := f.parent("lstat", p)
 	if err != nil {
-		return Attr{}, wrap("lstat", p, err)
+		return Attr{}, err
 	}
-	return attrOf(fi), nil
+	defer d.Close()
+	return statx(int(d.Fd()), name, "lstat", p)
 }
 
 // ReadDir lists directory p, sorted by name, with each entry's lstat attributes.
@@ -137,11 +139,11 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 	for {
 		names, err := d.Readdirnames(1024)
 		for _, name := range names {
-			var st unix.Stat_t
-			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			a, err := statx(fd, name, "readdir", p)
+			if err != nil {
 				continue
 			}
-			out = append(out, DirEntry{Name: name, Attr: attrOfUnixStat(&st)})
+			out = append(out, DirEntry{Name: name, Attr: a})
 		}
 		if err == io.EOF || len(names) == 0 {
 			break
@@ -240,19 +242,34 @@ func (f *FS) OpenRead(ctx context.Context, p string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), p), nil
 }
 
-func attrOfUnixStat(st *unix.Stat_t) Attr {
-	return Attr{
-		Mode:   modeOf(st.Mode),
-		Size:   st.Size,
+// statx returns the attributes of name in directory dirfd without following a
+// symlink; an empty name means dirfd itself.
+func statx(dirfd int, name, op, p string) (Attr, error) {
+	flags := unix.AT_SYMLINK_NOFOLLOW
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	var st unix.Statx_t
+	if err := unix.Statx(dirfd, name, flags, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &st); err != nil {
+		return Attr{}, wrap(op, p, err)
+	}
+	ts := func(t unix.StatxTimestamp) time.Time { return time.Unix(t.Sec, int64(t.Nsec)) }
+	a := Attr{
+		Mode:   modeOf(uint32(st.Mode)),
+		Size:   int64(st.Size),
 		Ino:    st.Ino,
-		Dev:    st.Dev,
-		Nlink:  uint32(st.Nlink),
+		Dev:    unix.Mkdev(st.Dev_major, st.Dev_minor),
+		Nlink:  st.Nlink,
 		UID:    st.Uid,
 		GID:    st.Gid,
-		Rdev:   st.Rdev,
-		Blocks: st.Blocks,
-		Atime:  time.Unix(st.Atim.Sec, st.Atim.Nsec),
-		Mtime:  time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
-		Ctime:  time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
+		Rdev:   unix.Mkdev(st.Rdev_major, st.Rdev_minor),
+		Blocks: int64(st.Blocks),
+		Atime:  ts(st.Atime),
+		Mtime:  ts(st.Mtime),
+		Ctime:  ts(st.Ctime),
 	}
+	if st.Mask&unix.STATX_BTIME != 0 {
+		a.Btime = ts(st.Btime)
+	}
+	return a, nil
 }

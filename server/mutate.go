@@ -59,9 +59,8 @@ func (f *FS) Create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		}
 		file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
 		created = true
-		var st unix.Stat_t
-		_ = unix.Fstat(fd, &st)
-		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: st.Ino})
+		a, _ := statx(fd, "", "create", p)
+		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
 		return nil
 	})
 	return file, created, err
@@ -88,14 +87,14 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 		if err != nil {
 			return wrap("open", p, err)
 		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
+		a, err := statx(fd, "", "open", p)
+		if err != nil {
 			unix.Close(fd)
-			return wrap("open", p, err)
+			return err
 		}
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-		case unix.S_IFDIR:
+		switch {
+		case a.Mode.IsRegular():
+		case a.IsDir():
 			unix.Close(fd)
 			return E("open", KindIsDir, p, nil)
 		default:
@@ -158,7 +157,7 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (Attr, error) {
 		}
 		a, err = fstatat(d, name, "symlink", p)
 		if err == nil {
-			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.Ino})
+			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
 		}
 		return err
 	})
@@ -180,7 +179,7 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, erro
 		}
 		a, err = fstatat(d, name, "mknod", p)
 		if err == nil {
-			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.Ino})
+			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
 		}
 		return err
 	})
@@ -213,7 +212,7 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (Attr, error) {
 		}
 		a, err = fstatat(nd, nname, "link", newPath)
 		if err == nil {
-			f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: f.App(ctx), Ino: a.Ino})
+			f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: f.App(ctx), Ino: a.FileID()})
 		}
 		return err
 	})
@@ -324,11 +323,10 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 		return Attr{}, wrap("setattr", p, err)
 	}
 	defer unix.Close(pfd)
-	var st unix.Stat_t
-	if err := unix.Fstat(pfd, &st); err != nil {
-		return Attr{}, wrap("setattr", p, err)
+	cur, err := statx(pfd, "", "setattr", p)
+	if err != nil {
+		return Attr{}, err
 	}
-	cur := attrOfUnixStat(&st)
 	proc := "/proc/self/fd/" + itoa(pfd)
 	if s.Size != nil {
 		switch {
@@ -386,18 +384,11 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 			return Attr{}, wrap("setattr", p, err)
 		}
 	}
-	if err := unix.Fstat(pfd, &st); err != nil {
-		return Attr{}, wrap("setattr", p, err)
-	}
-	return attrOfUnixStat(&st), nil
+	return statx(pfd, "", "setattr", p)
 }
 
 func fstatat(d *os.File, name, op, p string) (Attr, error) {
-	var st unix.Stat_t
-	if err := unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return Attr{}, wrap(op, p, err)
-	}
-	return attrOfUnixStat(&st), nil
+	return statx(int(d.Fd()), name, op, p)
 }
 
 func itoa(n int) string {

@@ -278,7 +278,9 @@ func (d *daemon) reconcileIndex(ctx context.Context) error {
 			return nil
 		}
 		if a.Mode.IsRegular() || a.IsSymlink() {
-			files = append(files, index.FileState{Path: p, Ino: a.Ino, Size: a.Size, ModTime: a.Mtime})
+			// The index keeps an opaque file identity in its Ino field: inode plus
+			// birth time, so a reused inode is not taken for a rename.
+			files = append(files, index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime})
 		}
 		return nil
 	})
