@@ -1,0 +1,126 @@
+// Command semfs-guest is the harness's helper inside the QEMU guest, for the
+// few things busybox cannot do exactly: an O_EXCL create that reports the
+// server's answer, deterministic data the host can recompute, and a process
+// that holds one file descriptor open across daemon restarts while the host
+// tells it (through FIFOs) when to write and fsync.
+//
+//	semfs-guest excl PATH              create with O_CREAT|O_EXCL; exit 0, or 17 on EEXIST
+//	semfs-guest pattern SEED SIZE      write kernel.Pattern(SEED, SIZE) to stdout
+//	semfs-guest hold PATH CMDFIFO ACKFIFO
+//	    open PATH (O_WRONLY|O_CREAT|O_TRUNC) once, then for each line of CMDFIFO:
+//	      "write SEED SIZE"  write the pattern at the current offset
+//	      "fsync"            fsync the held descriptor
+//	      "close"            close it and exit
+//	    and answer one line on ACKFIFO: "ok <cmd>" or "err <cmd>: <error>"
+//
+// It is built by the test (CGO_ENABLED=0, static) and shipped in the per-boot
+// initramfs overlay as /semfs/guest.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/semfs/semfs/integration/kernel"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fatal(2, "usage: semfs-guest excl|pattern|hold ...")
+	}
+	switch a := os.Args[2:]; os.Args[1] {
+	case "excl":
+		if len(a) != 1 {
+			fatal(2, "usage: semfs-guest excl PATH")
+		}
+		f, err := os.OpenFile(a[0], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, syscall.EEXIST) {
+			fatal(17, "excl %s: EEXIST", a[0])
+		}
+		if err != nil {
+			fatal(1, "excl: %v", err)
+		}
+		if err := f.Close(); err != nil {
+			fatal(1, "excl: close: %v", err)
+		}
+	case "pattern":
+		if len(a) != 2 {
+			fatal(2, "usage: semfs-guest pattern SEED SIZE")
+		}
+		n, err := strconv.Atoi(a[1])
+		if err != nil || n < 0 {
+			fatal(2, "pattern: bad size %q", a[1])
+		}
+		if _, err := os.Stdout.Write(kernel.Pattern(a[0], n)); err != nil {
+			fatal(1, "pattern: %v", err)
+		}
+	case "hold":
+		if len(a) != 3 {
+			fatal(2, "usage: semfs-guest hold PATH CMDFIFO ACKFIFO")
+		}
+		hold(a[0], a[1], a[2])
+	default:
+		fatal(2, "unknown command %q", os.Args[1])
+	}
+}
+
+func hold(path, cmdFIFO, ackFIFO string) {
+	// O_RDWR on both FIFOs: neither side ever sees EOF when the other end
+	// is briefly closed between steps, and neither open blocks.
+	cmds, err := os.OpenFile(cmdFIFO, os.O_RDWR, 0)
+	if err != nil {
+		fatal(1, "hold: %v", err)
+	}
+	ack, err := os.OpenFile(ackFIFO, os.O_RDWR, 0)
+	if err != nil {
+		fatal(1, "hold: %v", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		fmt.Fprintf(ack, "err open: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(ack, "ok open %s\n", path)
+	sc := bufio.NewScanner(cmds)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		w := strings.Fields(line)
+		var err error
+		switch {
+		case len(w) == 3 && w[0] == "write":
+			n, perr := strconv.Atoi(w[2])
+			if perr != nil {
+				err = perr
+				break
+			}
+			_, err = f.Write(kernel.Pattern(w[1], n))
+		case len(w) == 1 && w[0] == "fsync":
+			err = f.Sync()
+		case len(w) == 1 && w[0] == "close":
+			err = f.Close()
+			answer(ack, line, err)
+			return
+		default:
+			err = fmt.Errorf("unknown command")
+		}
+		answer(ack, line, err)
+	}
+}
+
+func answer(ack *os.File, line string, err error) {
+	if err != nil {
+		fmt.Fprintf(ack, "err %s: %v\n", line, err)
+		return
+	}
+	fmt.Fprintf(ack, "ok %s\n", line)
+}
+
+func fatal(code int, format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "semfs-guest: "+format+"\n", a...)
+	os.Exit(code)
+}
