@@ -1,0 +1,35 @@
+// Package nfs serves a server.FS over NFSv3 (MOUNT and NFS on one TCP port),
+// using github.com/willscott/go-nfs v0.0.4 for the protocol and translating
+// every call into the core's path-based, identity-carrying operations.
+//
+// Invariants:
+//
+//   - Identity. Each accepted connection gets its own go-nfs server and handler.
+//     The mount's app ("/@APP") is carried inside every file handle (an app id
+//     from a persistent table, MAC'd so a client cannot forge it), because MOUNT
+//     and the data calls arrive on different connections. The caller's AUTH_UNIX
+//     uid is read from the RPC record stream at the net.Conn (rpcConn): go-nfs
+//     serves one call per connection at a time and rpcConn never lets it read
+//     ahead, so the credentials seen belong to the call being served. Every core
+//     call carries both through server.WithIdentity.
+//   - Handles. A handle is 32 bytes: app id, inode, generation (birth time), MAC.
+//     It resolves in O(depth) through a persistent inode -> (parent, name) map in
+//     the state directory and is verified by a stat of the path (same inode and
+//     generation) before use; it survives renames and daemon restarts and is STALE
+//     only when its file is really gone.
+//   - Containment. The adapter never follows a symlink (Stat is Lstat), refuses
+//     names the core refuses (seen in the record stream before go-nfs joins them
+//     into paths), and reaches the backing directory only through server.FS,
+//     except for a stat-only birth-time lookup under openat2(RESOLVE_BENEATH).
+//   - Stability. A WRITE is acknowledged FILE_SYNC only after fsync; an UNSTABLE
+//     WRITE is answered UNSTABLE (rpcConn rewrites go-nfs's unconditional
+//     FILE_SYNC) and COMMIT fsyncs. The write verifier changes on every start.
+//   - Errors. Core errors reach go-nfs as *fs.PathError{Err: syscall.Errno} and
+//     reach the client with the exact nfsstat3 from toNFS (rpcConn replaces the
+//     status go-nfs guessed). Panics in the adapter are recovered and answered
+//     with NFS3ERR_SERVERFAULT.
+//
+// Where go-nfs v0.0.4 is wrong on the wire (LINK arguments, EXCLUSIVE create,
+// RPC error codes), rpcConn translates the call or the reply; no library code is
+// copied.
+package nfs

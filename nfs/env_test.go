@@ -1,0 +1,140 @@
+package nfs_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs/nfs"
+	"github.com/semfs/semfs/server"
+)
+
+// env is a running daemon slice: a server.FS on a backing directory with a uid
+// registry and a recording Sink, and an nfs.Server on 127.0.0.1:0.
+type env struct {
+	t     testing.TB
+	dir   string // backing directory
+	state string // nfs state directory
+	reg   *server.Registry
+	fsys  *server.FS
+	srv   *nfs.Server
+	addr  string
+	port  int
+	done  chan error
+
+	mu      sync.Mutex
+	changes []server.Change
+}
+
+func newEnv(t testing.TB) *env {
+	base := t.TempDir()
+	e := &env{t: t, dir: filepath.Join(base, "export"), state: filepath.Join(base, "state")}
+	if err := os.Mkdir(e.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	t.Cleanup(e.stop)
+	return e
+}
+
+// start (re)starts the FS and the NFS server on the same directories.
+func (e *env) start() {
+	t := e.t
+	reg, err := server.OpenRegistry(filepath.Join(e.state, "..", "registry.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.reg = reg
+	e.fsys, err = server.New(e.dir, server.Options{
+		Registry:   reg,
+		WriteQuiet: 50 * time.Millisecond,
+		Sink: server.SinkFunc(func(ctx context.Context, c server.Change) error {
+			e.mu.Lock()
+			e.changes = append(e.changes, c)
+			e.mu.Unlock()
+			return nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv, err = nfs.NewServer(e.fsys, nfs.Options{StateDir: e.state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.addr = ln.Addr().String()
+	_, ps, _ := net.SplitHostPort(e.addr)
+	e.port, _ = strconv.Atoi(ps)
+	e.done = make(chan error, 1)
+	go func(s *nfs.Server) { e.done <- s.Serve(ln) }(e.srv)
+}
+
+func (e *env) stop() {
+	if e.srv == nil {
+		return
+	}
+	if err := e.srv.Close(); err != nil {
+		e.t.Errorf("nfs close: %v", err)
+	}
+	if err := <-e.done; err != nil {
+		e.t.Errorf("serve returned %v", err)
+	}
+	if err := e.fsys.Close(); err != nil {
+		e.t.Errorf("fs close: %v", err)
+	}
+	e.srv = nil
+}
+
+func (e *env) restart() { e.stop(); e.start() }
+
+// created returns the app the Sink saw create path ("" and false if none).
+func (e *env) created(path string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.changes {
+		if c.Op == server.ChangeCreate && c.Path == path {
+			return c.App, true
+		}
+	}
+	return "", false
+}
+
+func (e *env) hasChange(op server.ChangeOp, path, newPath string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.changes {
+		if c.Op == op && c.Path == path && c.NewPath == newPath {
+			return true
+		}
+	}
+	return false
+}
+
+// client dials a raw client and mounts path.
+func (e *env) client(path string) (*rawClient, []byte) {
+	e.t.Helper()
+	c := dialRaw(e.t, e.addr)
+	st, root := c.mount(path)
+	if st != 0 {
+		e.t.Fatalf("mount %s: status %d", path, st)
+	}
+	return c, root
+}
+
+func (e *env) read(rel string) string {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.dir, rel))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,76 @@
+package nfs
+
+import (
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"github.com/semfs/semfs/server"
+)
+
+// NFSv3 status codes (RFC 1813 nfsstat3) the core's kinds map to.
+const (
+	nfs3ErrNoEnt       = 2
+	nfs3ErrAcces       = 13
+	nfs3ErrExist       = 17
+	nfs3ErrNotDir      = 20
+	nfs3ErrIsDir       = 21
+	nfs3ErrInval       = 22
+	nfs3ErrFBig        = 27
+	nfs3ErrNoSpc       = 28
+	nfs3ErrROFS        = 30
+	nfs3ErrNameTooLong = 63
+	nfs3ErrNotEmpty    = 66
+	nfs3ErrNotSupp     = 10004
+)
+
+// toNFS is the one mapping from the core's error vocabulary to NFS: the errno the
+// billy layer returns inside an *fs.PathError (go-nfs classifies with
+// os.IsNotExist / os.IsPermission and errors.Is(err, syscall.ENOSPC)...), and the
+// nfsstat3 the reply must carry, which the record stream puts in (rpcConn) because
+// go-nfs maps most failures to ACCES or IO. It panics on a Kind it does not know,
+// so a new Kind cannot slip through unmapped: TestKindMapping walks server.Kinds().
+func toNFS(k server.Kind) (syscall.Errno, uint32) {
+	switch k {
+	case server.KindIO:
+		return syscall.EIO, nfs3ErrIO
+	case server.KindNotFound:
+		return syscall.ENOENT, nfs3ErrNoEnt
+	case server.KindExists:
+		return syscall.EEXIST, nfs3ErrExist
+	case server.KindNotDir:
+		return syscall.ENOTDIR, nfs3ErrNotDir
+	case server.KindIsDir:
+		return syscall.EISDIR, nfs3ErrIsDir
+	case server.KindNotEmpty:
+		return syscall.ENOTEMPTY, nfs3ErrNotEmpty
+	case server.KindPermission:
+		return syscall.EACCES, nfs3ErrAcces
+	case server.KindReadOnly:
+		return syscall.EROFS, nfs3ErrROFS
+	case server.KindStale:
+		return syscall.ESTALE, nfs3ErrStale
+	case server.KindInvalid:
+		return syscall.EINVAL, nfs3ErrInval
+	case server.KindTooLarge:
+		return syscall.EFBIG, nfs3ErrFBig
+	case server.KindNotSupported:
+		return syscall.EOPNOTSUPP, nfs3ErrNotSupp
+	case server.KindNameTooLong:
+		return syscall.ENAMETOOLONG, nfs3ErrNameTooLong
+	case server.KindNoSpace:
+		return syscall.ENOSPC, nfs3ErrNoSpc
+	}
+	panic(fmt.Sprintf("nfs: server.Kind %d (%v) has no NFS mapping", k, k))
+}
+
+// pathError converts a core error for go-nfs and records the NFS status the reply
+// must carry on r.
+func pathError(r *request, op, p string, err error) error {
+	if err == nil {
+		return nil
+	}
+	errno, status := toNFS(server.KindOf(err))
+	r.fail(status)
+	return &fs.PathError{Op: op, Path: "/" + p, Err: errno}
+}

@@ -1,0 +1,168 @@
+package nfs
+
+import (
+	"container/list"
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/semfs/semfs/server"
+)
+
+// fdCache keeps regular files open between READ and WRITE calls: NFSv3 has no
+// open or close, and opening per call costs an openat+close pair and, for writes,
+// an index notification each. Entries are keyed by core path and checked against
+// the inode the call's handle resolved to, so a path reused by another file never
+// reads the wrong data. At most max entries stay open (least recently used are
+// closed first); an entry in use is closed only when its last user releases it.
+// Renames and removes through NFS or reported by the core's change stream evict
+// the paths they touch, because a server.File reports writes under the path it
+// was opened at. Safe for concurrent use.
+type fdCache struct {
+	fsys *server.FS
+	max  int
+
+	mu      sync.Mutex
+	entries map[string]*fdEntry
+	lru     *list.List // of *fdEntry, front = most recent
+}
+
+type fdEntry struct {
+	path     string
+	ino      uint64
+	f        *server.File
+	writable bool
+	refs     int
+	dirty    atomic.Bool // written since the last sync
+	gone     bool // evicted; close when refs drops to 0
+	elem     *list.Element
+}
+
+func newFDCache(fsys *server.FS, max int) *fdCache {
+	return &fdCache{fsys: fsys, max: max, entries: map[string]*fdEntry{}, lru: list.New()}
+}
+
+// acquire returns an open file for p (whose inode is ino), opening it read-write
+// (read-only if that is refused) when not cached. The caller releases it.
+func (c *fdCache) acquire(ctx context.Context, p string, ino uint64, write bool) (*fdEntry, error) {
+	c.mu.Lock()
+	if e := c.entries[p]; e != nil && e.ino == ino && (e.writable || !write) {
+		e.refs++
+		c.lru.MoveToFront(e.elem)
+		c.mu.Unlock()
+		return e, nil
+	}
+	c.mu.Unlock()
+
+	f, err := c.fsys.Open(ctx, p, os.O_RDWR)
+	writable := true
+	if err != nil && !write && server.KindOf(err) == server.KindPermission {
+		f, err = c.fsys.Open(ctx, p, os.O_RDONLY)
+		writable = false
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ino == 0 {
+		if a, err := f.Stat(); err == nil {
+			ino = a.Ino
+		}
+	}
+	return c.insert(p, ino, f, writable), nil
+}
+
+// adopt caches a file the caller just opened (CREATE), acquired once.
+func (c *fdCache) adopt(p string, ino uint64, f *server.File) *fdEntry {
+	return c.insert(p, ino, f, true)
+}
+
+func (c *fdCache) insert(p string, ino uint64, f *server.File, writable bool) *fdEntry {
+	e := &fdEntry{path: p, ino: ino, f: f, writable: writable, refs: 1}
+	var closeNow []*fdEntry
+	c.mu.Lock()
+	if old := c.entries[p]; old != nil {
+		closeNow = append(closeNow, c.dropLocked(old)...)
+	}
+	c.entries[p] = e
+	e.elem = c.lru.PushFront(e)
+	for c.lru.Len() > c.max {
+		closeNow = append(closeNow, c.dropLocked(c.lru.Back().Value.(*fdEntry))...)
+	}
+	c.mu.Unlock()
+	closeEntries(closeNow, false)
+	return e
+}
+
+// release ends one use of e.
+func (c *fdCache) release(e *fdEntry) {
+	c.mu.Lock()
+	e.refs--
+	closeIt := e.gone && e.refs == 0
+	c.mu.Unlock()
+	if closeIt {
+		closeEntries([]*fdEntry{e}, false)
+	}
+}
+
+// dropLocked removes e from the cache and returns it if it can be closed now.
+// Precondition: c.mu held.
+func (c *fdCache) dropLocked(e *fdEntry) []*fdEntry {
+	if e.gone {
+		return nil
+	}
+	e.gone = true
+	if c.entries[e.path] == e {
+		delete(c.entries, e.path)
+	}
+	c.lru.Remove(e.elem)
+	if e.refs == 0 {
+		return []*fdEntry{e}
+	}
+	return nil
+}
+
+// evict drops p and everything below it (a renamed or removed directory).
+func (c *fdCache) evict(p string) { c.evictSync(p, false) }
+
+func (c *fdCache) evictSync(p string, sync bool) {
+	var closeNow []*fdEntry
+	c.mu.Lock()
+	for k, e := range c.entries {
+		if k == p || p == "" || strings.HasPrefix(k, p+"/") {
+			closeNow = append(closeNow, c.dropLocked(e)...)
+		}
+	}
+	c.mu.Unlock()
+	closeEntries(closeNow, sync)
+}
+
+// lookup returns the cached entry of p if it is open for inode ino, acquired.
+func (c *fdCache) lookup(p string, ino uint64) *fdEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[p]; e != nil && e.ino == ino {
+		e.refs++
+		return e
+	}
+	return nil
+}
+
+// closeAll syncs written files and closes everything (server shutdown).
+func (c *fdCache) closeAll() {
+	c.evictSync("", true)
+}
+
+// closeEntries closes entries, first syncing those written since their last
+// sync when sync is set (shutdown). Eviction does not sync: the data is in the
+// page cache either way, and a later COMMIT's fsync through a new descriptor still
+// flushes it and still sees a writeback error nobody has seen (errseq semantics).
+func closeEntries(es []*fdEntry, sync bool) {
+	for _, e := range es {
+		if sync && e.dirty.Load() {
+			_ = e.f.Sync()
+		}
+		_ = e.f.Close()
+	}
+}

@@ -1,0 +1,212 @@
+package nfs
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/semfs/semfs/server"
+	"github.com/tidwall/buntdb"
+)
+
+// handleMap is the persistent state behind file handles, one buntdb file in the
+// state directory:
+//
+//	"k"         the handle MAC key (32 random bytes, made once)
+//	"a:<app>"   the app id of a mount app; "n:<id>" the reverse
+//	"i:<ino>"   the node of an inode: parent inode, generation and name
+//
+// Nodes form a tree by parent inode, so a directory rename rewrites one node and
+// every handle below it follows. Resolving a handle walks the parent chain in
+// memory (buntdb keeps everything in memory; the file is its append-only log),
+// so it costs O(depth) map reads and no directory scans. Writes are synced once a
+// second (buntdb's EverySecond policy) and on close: a crash can lose the last
+// second of new nodes, whose handles then answer STALE and are looked up again.
+//
+// All methods are safe for concurrent use.
+type handleMap struct {
+	db  *buntdb.DB
+	key []byte
+
+	mu    sync.RWMutex
+	apps  map[string]uint32
+	names map[uint32]string
+	next  uint32
+}
+
+// node is where an inode was last seen: name in the directory whose inode is
+// parent (0 for the root of the tree).
+type node struct {
+	parent uint64
+	gen    uint64
+	name   string
+}
+
+const handleDBName = "nfs-handles.db"
+
+func openHandleMap(dir string) (*handleMap, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("nfs state directory: %w", err)
+	}
+	db, err := buntdb.Open(filepath.Join(dir, handleDBName))
+	if err != nil {
+		return nil, fmt.Errorf("nfs handle map %s: %w", filepath.Join(dir, handleDBName), err)
+	}
+	m := &handleMap{db: db, apps: map[string]uint32{}, names: map[uint32]string{}, next: 1}
+	err = db.Update(func(tx *buntdb.Tx) error {
+		k, err := tx.Get("k")
+		if errors.Is(err, buntdb.ErrNotFound) {
+			b := make([]byte, 32)
+			if _, err := rand.Read(b); err != nil {
+				return err
+			}
+			k = string(b)
+			_, _, err = tx.Set("k", k, nil)
+		}
+		if err != nil {
+			return err
+		}
+		m.key = []byte(k)
+		return tx.AscendKeys("a:*", func(key, value string) bool {
+			id, perr := strconv.ParseUint(value, 10, 32)
+			if perr != nil {
+				return true
+			}
+			app := strings.TrimPrefix(key, "a:")
+			m.apps[app], m.names[uint32(id)] = uint32(id), app
+			m.next = max(m.next, uint32(id)+1)
+			return true
+		})
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("nfs handle map: %w", err)
+	}
+	return m, nil
+}
+
+func (m *handleMap) close() error { return m.db.Close() }
+
+// appID returns the persistent id of a mount app, allocating one on first use.
+// The anonymous mount ("") is 0.
+func (m *handleMap) appID(app string) (uint32, error) {
+	if app == "" {
+		return 0, nil
+	}
+	m.mu.RLock()
+	id, ok := m.apps[app]
+	m.mu.RUnlock()
+	if ok {
+		return id, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if id, ok := m.apps[app]; ok {
+		return id, nil
+	}
+	id = m.next
+	err := m.db.Update(func(tx *buntdb.Tx) error {
+		if _, _, err := tx.Set("a:"+app, strconv.FormatUint(uint64(id), 10), nil); err != nil {
+			return err
+		}
+		_, _, err := tx.Set("n:"+strconv.FormatUint(uint64(id), 10), app, nil)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	m.next++
+	m.apps[app], m.names[id] = id, app
+	return id, nil
+}
+
+// appName returns the app of an id from a handle.
+func (m *handleMap) appName(id uint32) (string, bool) {
+	if id == 0 {
+		return "", true
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	app, ok := m.names[id]
+	return app, ok
+}
+
+func inoKey(ino uint64) string { return "i:" + strconv.FormatUint(ino, 16) }
+
+func (m *handleMap) get(ino uint64) (node, bool) {
+	var v string
+	err := m.db.View(func(tx *buntdb.Tx) error {
+		var err error
+		v, err = tx.Get(inoKey(ino))
+		return err
+	})
+	if err != nil || len(v) < 16 {
+		return node{}, false
+	}
+	return node{
+		parent: binary.BigEndian.Uint64([]byte(v[:8])),
+		gen:    binary.BigEndian.Uint64([]byte(v[8:16])),
+		name:   v[16:],
+	}, true
+}
+
+// put records where ino lives, writing only when that changed.
+func (m *handleMap) put(ino uint64, n node) error {
+	if old, ok := m.get(ino); ok && old == n {
+		return nil
+	}
+	v := make([]byte, 16, 16+len(n.name))
+	binary.BigEndian.PutUint64(v, n.parent)
+	binary.BigEndian.PutUint64(v[8:], n.gen)
+	v = append(v, n.name...)
+	return m.db.Update(func(tx *buntdb.Tx) error {
+		_, _, err := tx.Set(inoKey(ino), string(v), nil)
+		return err
+	})
+}
+
+func (m *handleMap) del(ino uint64) {
+	_ = m.db.Update(func(tx *buntdb.Tx) error {
+		_, err := tx.Delete(inoKey(ino))
+		return err
+	})
+}
+
+// path rebuilds the core path of ino from the parent chain. It says nothing about
+// whether the file is still there; the caller verifies with a stat.
+func (m *handleMap) path(ino uint64) (string, node, bool) {
+	n, ok := m.get(ino)
+	if !ok {
+		return "", node{}, false
+	}
+	if n.parent == 0 {
+		return "", n, true
+	}
+	var parts []string
+	parts = append(parts, n.name)
+	cur := n.parent
+	for depth := 0; ; depth++ {
+		if depth > server.MaxPathLen/2 {
+			return "", node{}, false // a cycle left by a crash: treat as unknown
+		}
+		p, ok := m.get(cur)
+		if !ok {
+			return "", node{}, false
+		}
+		if p.parent == 0 {
+			break
+		}
+		parts = append(parts, p.name)
+		cur = p.parent
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(parts, "/"), n, true
+}

@@ -1,0 +1,233 @@
+package nfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	billy "github.com/go-git/go-billy/v5"
+	"github.com/semfs/semfs/server"
+	gonfs "github.com/willscott/go-nfs"
+)
+
+const nfs3ErrServerFault = 10006
+
+// connHandler is the go-nfs Handler of one connection. go-nfs calls it, and the
+// billy filesystems it returns, only from the connection's serving goroutine, one
+// call at a time, so it needs no locks of its own; the Server's shared state is
+// locked where it lives.
+type connHandler struct {
+	s   *Server
+	c   *rpcConn
+	fss map[uint32]*billyFS // by app id: RENAME compares both directories' filesystems with reflect.DeepEqual
+
+	// The last handle resolved in the current call (resolvedFor): the parent
+	// directory for ToHandle in READDIRPLUS and LOOKUP, the inode for the fd cache.
+	resolvedFor *request
+	resolved    string
+	resolvedID  inodeID
+}
+
+var (
+	_ gonfs.Handler        = (*connHandler)(nil)
+	_ gonfs.CachingHandler = (*connHandler)(nil)
+)
+
+func (h *connHandler) fsFor(id uint32, app string) *billyFS {
+	b := h.fss[id]
+	if b == nil {
+		b = &billyFS{h: h, app: app, appID: id}
+		h.fss[id] = b
+	}
+	return b
+}
+
+// guard turns a panic in the adapter into an error for the current call (go-nfs
+// would otherwise let it kill the process: it serves on goroutines of its own).
+func (h *connHandler) guard(op string, err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	h.s.log.Error("panic in NFS adapter; answering SERVERFAULT", "op", op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	h.c.current().fail(nfs3ErrServerFault)
+	if err != nil {
+		*err = &fs.PathError{Op: op, Err: syscall.EIO}
+	}
+}
+
+// Mount honours the export path: "/" mounts the whole tree anonymously, "/@APP"
+// mounts it as APP; anything else is refused. The app travels in every handle.
+func (h *connHandler) Mount(ctx context.Context, conn net.Conn, req gonfs.MountRequest) (status gonfs.MountStatus, bfs billy.Filesystem, flavors []gonfs.AuthFlavor) {
+	defer func() {
+		if v := recover(); v != nil {
+			h.s.log.Error("panic in MOUNT", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			status, bfs, flavors = gonfs.MountStatusErrServerFault, nil, nil
+		}
+	}()
+	app, ok := server.AppFromMount(string(req.Dirpath))
+	if !ok {
+		h.s.log.Info("mount refused", "path", string(req.Dirpath))
+		return gonfs.MountStatusErrNoEnt, nil, nil
+	}
+	id, err := h.s.hm.appID(app)
+	if err != nil {
+		h.s.log.Error("mount: recording app", "app", app, "err", err)
+		return gonfs.MountStatusErrServerFault, nil, nil
+	}
+	return gonfs.MountStatusOk, h.fsFor(id, app), []gonfs.AuthFlavor{gonfs.AuthFlavorUnix, gonfs.AuthFlavorNull}
+}
+
+// Change returns the filesystem itself: it implements billy.Change and
+// go-nfs's UnixChange (LINK, MKNOD).
+func (h *connHandler) Change(bfs billy.Filesystem) billy.Change {
+	if b, ok := bfs.(*billyFS); ok {
+		return b
+	}
+	return nil
+}
+
+func (h *connHandler) FSStat(ctx context.Context, bfs billy.Filesystem, st *gonfs.FSStat) (err error) {
+	defer h.guard("fsstat", &err)
+	s, err := h.s.fsys.StatFS(ctx)
+	if err != nil {
+		return pathError(h.c.current(), "fsstat", "", err)
+	}
+	bs := uint64(s.BlockSize)
+	st.TotalSize, st.FreeSize, st.AvailableSize = s.Blocks*bs, s.BlocksFree*bs, s.BlocksAvail*bs
+	st.TotalFiles, st.FreeFiles, st.AvailableFiles = s.Files, s.FilesFree, s.FilesFree
+	return nil
+}
+
+// ToHandle makes the persistent handle of the file at path (see handle.go) and
+// records where it lives. A path that does not exist gets an empty handle (go-nfs
+// asks for LINK's new name before creating it, and never uses that handle).
+func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte) {
+	defer func() {
+		if v := recover(); v != nil {
+			h.s.log.Error("panic in ToHandle", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			out = nil
+		}
+	}()
+	b, ok := bfs.(*billyFS)
+	if !ok {
+		return nil // a refused MOUNT
+	}
+	p, err := server.CleanPath("handle", strings.Join(path, "/"))
+	if err != nil {
+		return nil
+	}
+	id, err := h.s.ident.identify(p)
+	if err != nil {
+		return nil
+	}
+	n := node{gen: id.gen}
+	if p != "" {
+		dir, name := server.Split(p)
+		n.name = name
+		if h.resolvedFor == h.c.current() && h.resolved == dir {
+			n.parent = h.resolvedID.ino
+		} else {
+			pid, err := h.s.ident.identify(dir)
+			if err != nil {
+				return nil
+			}
+			n.parent = pid.ino
+		}
+	}
+	if err := h.s.hm.put(id.ino, n); err != nil {
+		h.s.log.Error("recording file handle", "path", p, "err", err)
+	}
+	return encodeHandle(h.s.hm.key, fileHandle{app: b.appID, ino: id.ino, gen: id.gen})
+}
+
+// FromHandle resolves a handle to its file's current path and the filesystem of
+// its mount's app. It is where a call learns its identity, where names the core
+// refuses stop the call, and where COMMIT syncs (go-nfs's COMMIT does nothing
+// else with the file).
+func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string, err error) {
+	defer h.guard("resolve", &err)
+	r := h.c.current()
+	h.s.maybePanic("resolve")
+	if r.badName != nil {
+		return nil, nil, pathError(r, "resolve", "", r.badName)
+	}
+	fhd, err := decodeHandle(h.s.hm.key, fh)
+	if err != nil {
+		if errors.Is(err, errBadHandle) {
+			r.fail(nfs3ErrBadHandl)
+		} else {
+			r.fail(nfs3ErrStale)
+		}
+		return nil, nil, err
+	}
+	app, ok := h.s.hm.appName(fhd.app)
+	if !ok {
+		r.fail(nfs3ErrStale)
+		return nil, nil, errForged
+	}
+	p, id, err := h.s.resolve(fhd)
+	if err != nil {
+		r.fail(nfs3ErrStale)
+		return nil, nil, err
+	}
+	h.resolvedFor, h.resolved, h.resolvedID = r, p, id
+	b := h.fsFor(fhd.app, app)
+	if r.proc == procCommit {
+		if err := h.s.commit(b.ctx(), p, id); err != nil {
+			h.s.log.Error("COMMIT: sync failed", "path", p, "err", err)
+			r.fail(nfs3ErrIO)
+			return nil, nil, err
+		}
+	}
+	r.override = 0
+	if p == "" {
+		return b, nil, nil
+	}
+	return b, strings.Split(p, "/"), nil
+}
+
+// InvalidateHandle does nothing: handles name inodes, so they stay valid across
+// renames, and a removed file's handle resolves to STALE by itself.
+func (h *connHandler) InvalidateHandle(billy.Filesystem, []byte) error { return nil }
+
+// HandleLimit is large because go-nfs also uses it to cap directory pages
+// (HandleLimit/2 entries); handles themselves are not limited.
+func (h *connHandler) HandleLimit() int { return 1 << 24 }
+
+// VerifierFor snapshots a fresh listing (cookie 0) under a new verifier.
+func (h *connHandler) VerifierFor(path string, contents []fs.FileInfo) uint64 {
+	return h.s.dirs.add(path, contents)
+}
+
+// DataForVerifier returns the snapshot a client is paging through. If it was
+// dropped (cache bound, restart), the directory is read again and kept under the
+// same verifier: the client goes on with positions in a fresh sorted listing,
+// which may repeat or skip entries changed meanwhile, rather than failing with
+// BADCOOKIE.
+func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.FileInfo) {
+	defer func() {
+		if v := recover(); v != nil {
+			h.s.log.Error("panic in DataForVerifier", "panic", fmt.Sprint(v))
+			out = nil
+		}
+	}()
+	if infos := h.s.dirs.get(path, verifier); infos != nil {
+		return infos
+	}
+	p, err := server.CleanPath("readdir", path)
+	if err != nil {
+		return nil
+	}
+	infos, err := h.s.readDir(context.Background(), p)
+	if err != nil {
+		return nil
+	}
+	h.s.dirs.put(verifier, path, infos)
+	return infos
+}

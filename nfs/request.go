@@ -1,0 +1,198 @@
+package nfs
+
+import (
+	"github.com/semfs/semfs/server"
+)
+
+// RPC programs and NFSv3 procedures (RFC 1813) the record stream looks at.
+const (
+	progNFS   = 100003
+	progMount = 100005
+
+	procSetattr = 2
+	procLookup  = 3
+	procWrite   = 7
+	procCreate  = 8
+	procMkdir   = 9
+	procSymlink = 10
+	procMknod   = 11
+	procRemove  = 12
+	procRmdir   = 13
+	procRename  = 14
+	procLink    = 15
+	procCommit  = 21
+
+	authUnix = 1
+
+	stableUnstable = 0
+
+	createUnchecked = 0
+	createGuarded   = 1
+	createExclusive = 2
+
+	timeDontChange  = 0
+	timeServer      = 1
+	timeClient      = 2
+	maxHandleOpaque = 64 // NFS3_FHSIZE
+)
+
+// NFSv3 status codes (nfsstat3) the adapter puts into replies itself.
+const (
+	nfs3OK          = 0
+	nfs3ErrIO       = 5
+	nfs3ErrBadHandl = 10001
+	nfs3ErrStale    = 70
+)
+
+// request is what the record stream learned about one RPC call before go-nfs
+// decoded it: the caller's AUTH_UNIX credentials and the arguments go-nfs either
+// drops (WRITE stability, SETATTR time modes, the EXCLUSIVE verifier) or decodes
+// wrongly (LINK). Lifetime: created when the call's record header is read, used by
+// the billy layer while go-nfs serves the call (one call at a time per
+// connection), and by the reply rewriter once, when the reply for xid leaves.
+type request struct {
+	xid        uint32
+	prog, proc uint32
+	uid, gid   uint32
+	hasUID     bool
+
+	stable     uint32  // WRITE: stable_how asked by the client
+	createHow  uint32  // CREATE: UNCHECKED, GUARDED or EXCLUSIVE (before rewriting)
+	verf       [8]byte // CREATE EXCLUSIVE: the client's verifier
+	atimeHow   uint32  // SETATTR: DONT_CHANGE, SET_TO_SERVER_TIME or SET_TO_CLIENT_TIME
+	mtimeHow   uint32
+	hasTimeHow bool
+	badName    error // a component name the core refuses; every handle lookup of the call fails with it
+	link       bool  // LINK: arguments and reply are translated to and from go-nfs's layout
+
+	// Set while the call is served, read by the reply rewriter.
+	override uint32 // nfsstat3 for an error reply (the adapter knows better than go-nfs); 0 keeps go-nfs's
+}
+
+// fail records the status an error reply to this call must carry.
+func (r *request) fail(status uint32) {
+	if r != nil {
+		r.override = status
+	}
+}
+
+// parseCall decodes an RPC call record body (without the record mark) far enough
+// to fill a request. rewritten is non-nil when go-nfs must see different
+// arguments (CREATE EXCLUSIVE, LINK); whole says body is the entire record, which
+// rewriting requires.
+func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
+	x := newXDRReader(body)
+	r = &request{xid: x.uint32()}
+	if x.uint32() != 0 { // not a CALL
+		return r, nil
+	}
+	_ = x.uint32() // rpcvers
+	r.prog = x.uint32()
+	vers := x.uint32()
+	r.proc = x.uint32()
+	flavor := x.uint32()
+	cred := x.opaque(400)
+	_ = x.uint32() // verifier flavor
+	_ = x.opaque(400)
+	if !x.ok {
+		return r, nil
+	}
+	if flavor == authUnix {
+		c := newXDRReader(cred)
+		_ = c.uint32()      // stamp
+		_ = c.opaque(255)   // machinename
+		uid, gid := c.uint32(), c.uint32()
+		if c.ok {
+			r.uid, r.gid, r.hasUID = uid, gid, true
+		}
+	}
+	if r.prog != progNFS || vers != 3 {
+		return r, nil
+	}
+	argsOff := x.off
+	name := func(lookup bool) {
+		_ = x.opaque(maxHandleOpaque)
+		n := x.opaque(4096)
+		if !x.ok || r.badName != nil {
+			return
+		}
+		s := string(n)
+		if lookup && (s == "." || s == "..") {
+			return // go-nfs answers these from the handle's path
+		}
+		r.badName = server.CheckName("name", s)
+	}
+	switch r.proc {
+	case procSetattr:
+		_ = x.opaque(maxHandleOpaque)
+		if x.uint32() != 0 {
+			x.skip(4) // mode
+		}
+		if x.uint32() != 0 {
+			x.skip(4) // uid
+		}
+		if x.uint32() != 0 {
+			x.skip(4) // gid
+		}
+		if x.uint32() != 0 {
+			x.skip(8) // size
+		}
+		r.atimeHow = x.uint32()
+		if r.atimeHow == timeClient {
+			x.skip(8)
+		}
+		r.mtimeHow = x.uint32()
+		r.hasTimeHow = x.ok
+	case procLookup:
+		name(true)
+	case procWrite:
+		_ = x.opaque(maxHandleOpaque)
+		_ = x.uint64() // offset
+		_ = x.uint32() // count
+		r.stable = x.uint32()
+		if !x.ok {
+			r.stable = 2 // unknown: go-nfs will refuse the call anyway; never claim less
+		}
+	case procCreate:
+		name(false)
+		howOff := x.off
+		r.createHow = x.uint32()
+		if r.createHow == createExclusive {
+			copy(r.verf[:], x.fixed(8))
+			if x.ok && whole {
+				// go-nfs v0.0.4 answers EXCLUSIVE with NOTSUPP. Hand it an
+				// UNCHECKED create with no attributes; the billy layer does the
+				// exclusive create and keeps the verifier (see billyfs.go).
+				out := append([]byte(nil), body[:howOff]...)
+				out = appendUint32(out, createUnchecked)
+				out = append(out, make([]byte, 24)...) // sattr3: nothing set
+				return r, out
+			}
+		}
+	case procMkdir, procSymlink, procMknod, procRemove, procRmdir:
+		name(false)
+	case procRename:
+		name(false)
+		name(false)
+	case procLink:
+		file := x.opaque(maxHandleOpaque)
+		dir := x.opaque(maxHandleOpaque)
+		n := x.opaque(4096)
+		if x.ok {
+			r.badName = server.CheckName("link", string(n))
+		}
+		if x.ok && whole {
+			// go-nfs v0.0.4 decodes LINK3args as (diropargs3, sattr3, path):
+			// translate, passing the source file's handle as the "target"
+			// (billyFS.Link resolves it), and translate the reply back.
+			r.link = true
+			out := append([]byte(nil), body[:argsOff]...)
+			out = appendOpaque(out, dir)
+			out = appendOpaque(out, n)
+			out = append(out, make([]byte, 24)...)
+			out = appendOpaque(out, file)
+			return r, out
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,326 @@
+package nfs
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+	"sync"
+)
+
+const (
+	lastFragment = 1 << 31
+	// wholeRecordMax: call records up to this size are read whole before go-nfs
+	// sees them (every call but a large WRITE), so their arguments can be parsed
+	// and, for CREATE EXCLUSIVE and LINK, rewritten.
+	wholeRecordMax = 4096
+	// prefixMax covers the call header with the largest credentials and verifier
+	// (2 x 400 bytes) plus WRITE's handle, offset, count and stable_how.
+	prefixMax = 1024
+	// replyBufferMax: replies that need rewriting are small (WRITE, CREATE, LINK,
+	// errors); anything larger passes through untouched.
+	replyBufferMax = 64 << 10
+)
+
+// rpcConn sits between go-nfs and the client's TCP connection and watches the ONC
+// RPC record stream (RFC 5531 record marking) in both directions.
+//
+// Read side: go-nfs serves one call at a time per connection (conn.serve reads a
+// call, handles it, queues the reply, then reads the next). rpcConn never hands
+// go-nfs a byte beyond the current record, so go-nfs's bufio.Reader cannot read
+// ahead, and the next record's header is parsed only when go-nfs asks for it,
+// i.e. after the previous call was fully handled. Hence cur always describes the
+// call go-nfs is serving: its AUTH_UNIX uid and the arguments go-nfs ignores.
+//
+// Write side: replies pass through, except those of calls with something to fix
+// (see request and rewriteReply), which are buffered whole and rewritten.
+//
+// Read and the billy layer run on go-nfs's per-connection goroutine; Write runs on
+// its writer goroutine. pending is shared and locked.
+type rpcConn struct {
+	net.Conn
+	onClose func()
+
+	// read side (go-nfs's serving goroutine only)
+	rbuf   []byte // bytes of the current record already read from Conn, not yet handed out
+	roff   int
+	remain int64 // bytes of the current record still in Conn
+	cur    *request
+
+	// write side (go-nfs's writer goroutine only)
+	wmark   [8]byte // record mark + xid of the reply being examined
+	wmarkN  int
+	wleft   int64    // bytes of the current reply still to pass through
+	wreq    *request // non-nil while buffering a reply to rewrite
+	wbuf    []byte
+	wlen    int
+	scratch []byte
+
+	mu      sync.Mutex
+	pending map[uint32]*request
+	closed  bool
+}
+
+func newRPCConn(c net.Conn, onClose func()) *rpcConn {
+	return &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}}
+}
+
+// current returns the call being served. Precondition: called from go-nfs's
+// serving goroutine (Handler and billy methods).
+func (c *rpcConn) current() *request { return c.cur }
+
+func (c *rpcConn) Read(p []byte) (int, error) {
+	if c.roff < len(c.rbuf) {
+		n := copy(p, c.rbuf[c.roff:])
+		c.roff += n
+		return n, nil
+	}
+	if c.remain > 0 {
+		if int64(len(p)) > c.remain {
+			p = p[:c.remain]
+		}
+		n, err := c.Conn.Read(p)
+		c.remain -= int64(n)
+		if err != nil {
+			c.Close()
+		}
+		return n, err
+	}
+	if err := c.nextRecord(); err != nil {
+		// go-nfs closes the connection itself only on a clean EOF.
+		c.Close()
+		return 0, err
+	}
+	n := copy(p, c.rbuf)
+	c.roff = n
+	return n, nil
+}
+
+// nextRecord reads the next call's record mark and header and makes it current.
+func (c *rpcConn) nextRecord() error {
+	var mark [4]byte
+	if _, err := io.ReadFull(c.Conn, mark[:]); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return err
+		}
+		return err
+	}
+	m := binary.BigEndian.Uint32(mark[:])
+	size := int64(m &^ lastFragment)
+	if m&lastFragment == 0 {
+		// go-nfs refuses fragmented records; let it see the mark and say so.
+		c.cur = &request{}
+		c.rbuf, c.roff, c.remain = append(c.rbuf[:0], mark[:]...), 0, size
+		return nil
+	}
+	want := size
+	whole := size <= wholeRecordMax
+	if !whole {
+		want = prefixMax
+	}
+	buf := make([]byte, 4+want)
+	if _, err := io.ReadFull(c.Conn, buf[4:]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	r, rewritten := parseCall(buf[4:], whole)
+	if rewritten != nil {
+		buf = append(buf[:4], rewritten...)
+		size = int64(len(rewritten))
+		want = size
+	}
+	binary.BigEndian.PutUint32(buf, uint32(size)|lastFragment)
+	c.rbuf, c.roff, c.remain = buf, 0, size-want
+	c.cur = r
+	if r.prog == progNFS {
+		c.mu.Lock()
+		c.pending[r.xid] = r
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+func (c *rpcConn) Write(p []byte) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		switch {
+		case c.wreq != nil: // buffering a reply to rewrite
+			n := min(len(p), c.wlen-len(c.wbuf))
+			c.wbuf = append(c.wbuf, p[:n]...)
+			p = p[n:]
+			if len(c.wbuf) == c.wlen {
+				out := rewriteReply(c.wreq, c.wbuf, c.scratch[:0])
+				c.scratch = out
+				c.wreq, c.wbuf = nil, c.wbuf[:0]
+				if err := c.writeAll(out); err != nil {
+					return 0, err
+				}
+			}
+		case c.wleft > 0: // passing a reply through
+			n := int(min(int64(len(p)), c.wleft))
+			if err := c.writeAll(p[:n]); err != nil {
+				return 0, err
+			}
+			c.wleft -= int64(n)
+			p = p[n:]
+		default: // collecting a record mark and xid
+			n := copy(c.wmark[c.wmarkN:], p)
+			c.wmarkN += n
+			p = p[n:]
+			if c.wmarkN < 8 {
+				continue
+			}
+			c.wmarkN = 0
+			size := int64(binary.BigEndian.Uint32(c.wmark[:4]) &^ lastFragment)
+			xid := binary.BigEndian.Uint32(c.wmark[4:])
+			c.mu.Lock()
+			r := c.pending[xid]
+			delete(c.pending, xid)
+			c.mu.Unlock()
+			// Every small NFS reply is examined: go-nfs answers some failures
+			// (an error it passes through unwrapped) with an RPC-level error
+			// instead of an NFS status, which shows only in the reply.
+			if r != nil && size <= replyBufferMax {
+				c.wreq, c.wlen = r, int(size)
+				c.wbuf = append(c.wbuf[:0], c.wmark[4:]...)
+				continue
+			}
+			if err := c.writeAll(c.wmark[:]); err != nil {
+				return 0, err
+			}
+			c.wleft = size - 4
+		}
+	}
+	return total, nil
+}
+
+// writeAll writes b fully: go-nfs's writer panics on a short write without error.
+func (c *rpcConn) writeAll(b []byte) error {
+	for len(b) > 0 {
+		n, err := c.Conn.Write(b)
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+func (c *rpcConn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	err := c.Conn.Close()
+	if c.onClose != nil {
+		c.onClose()
+	}
+	return err
+}
+
+// rewriteReply fixes one buffered reply record body (xid first) for r and returns
+// it with its record mark, appended to out.
+//
+//   - An error status go-nfs chose is replaced by r.override, the status the core's
+//     error kind maps to (go-nfs guesses from os.IsNotExist and friends). Every
+//     NFSv3 error reply's body layout depends only on the procedure, so only the
+//     status word changes.
+//   - WRITE asked UNSTABLE: go-nfs always answers FILE_SYNC without syncing; the
+//     reply says UNSTABLE, and COMMIT (which fsyncs) makes it durable.
+//   - LINK: go-nfs sends "handle follows + handle" that LINK3resok does not have,
+//     and a failure body one post_op_attr short.
+func rewriteReply(r *request, msg []byte, out []byte) []byte {
+	x := newXDRReader(msg)
+	_ = x.uint32() // xid
+	mtype := x.uint32()
+	replyStat := x.uint32()
+	_ = x.uint32() // verifier flavor
+	_ = x.opaque(400)
+	acceptOff := x.off
+	acceptStat := x.uint32()
+	synthesized := false
+	if x.ok && mtype == 1 && replyStat == 0 && acceptStat == goNFSSystemErr && r.prog == progNFS {
+		// go-nfs's RPC error enum is one off (it has no PROG_MISMATCH), so its
+		// SYSTEM_ERR goes out as GARBAGE_ARGS, which clients read as a broken
+		// request. It sends it when a handler returns a plain error (e.g. a
+		// SETATTR size change on a directory). Answer with an NFS status and
+		// an empty failure body instead.
+		st := r.override
+		if st == 0 {
+			st = nfs3ErrServerFault
+		}
+		msg = appendUint32(appendUint32(msg[:acceptOff], 0), st)
+		msg = append(msg, make([]byte, failBodyLen(r.proc))...)
+		x = newXDRReader(msg)
+		x.off = acceptOff + 4
+		acceptStat = 0
+		synthesized = true
+	}
+	statusOff := x.off
+	status := x.uint32()
+	body := msg
+	if x.ok && mtype == 1 && replyStat == 0 && acceptStat == 0 {
+		if status != nfs3OK && r.override != 0 {
+			binary.BigEndian.PutUint32(msg[statusOff:], r.override)
+			status = r.override
+		}
+		switch {
+		case r.proc == procWrite && status == nfs3OK && r.stable == stableUnstable:
+			if off, ok := writeCommittedOffset(msg, x.off); ok {
+				binary.BigEndian.PutUint32(msg[off:], stableUnstable)
+			}
+		case r.link && status == nfs3OK:
+			y := newXDRReader(msg)
+			y.off = x.off
+			if y.uint32() == 1 {
+				_ = y.opaque(maxHandleOpaque)
+			}
+			if y.ok {
+				body = append(append([]byte(nil), msg[:x.off]...), msg[y.off:]...)
+			}
+		case r.link && !synthesized:
+			body = append(append(append([]byte(nil), msg[:x.off]...), 0, 0, 0, 0), msg[x.off:]...)
+		}
+	}
+	out = binary.BigEndian.AppendUint32(out, uint32(len(body))|lastFragment)
+	return append(out, body...)
+}
+
+// goNFSSystemErr is go-nfs's ResponseCodeSystemErr as it appears on the wire.
+const goNFSSystemErr = 4
+
+// failBodyLen is the size of an NFSv3 failure result's body with no attributes
+// (RFC 1813: post_op_attr, wcc_data or nothing), by procedure.
+func failBodyLen(proc uint32) int {
+	switch proc {
+	case 1: // GETATTR
+		return 0
+	case procSetattr, procWrite, procCreate, procMkdir, procSymlink, procMknod, procRemove, procRmdir, procCommit:
+		return 8 // wcc_data
+	case procRename:
+		return 16 // two wcc_data
+	case procLink:
+		return 12 // post_op_attr + wcc_data
+	}
+	return 4 // post_op_attr: LOOKUP, ACCESS, READLINK, READ, READDIR(PLUS), FSSTAT, FSINFO, PATHCONF
+}
+
+// writeCommittedOffset finds WRITE3resok.committed after wcc_data at off.
+func writeCommittedOffset(msg []byte, off int) (int, bool) {
+	x := newXDRReader(msg)
+	x.off = off
+	if x.uint32() == 1 { // pre_op_attr follows
+		x.skip(24)
+	}
+	if x.uint32() == 1 { // post_op_attr follows
+		x.skip(84)
+	}
+	_ = x.uint32() // count
+	committed := x.off
+	_ = x.uint32()
+	return committed, x.ok
+}
