@@ -36,7 +36,7 @@ type fdEntry struct {
 	writable bool
 	refs     int
 	dirty    atomic.Bool // written since the last sync
-	gone     bool // evicted; close when refs drops to 0
+	gone     bool        // evicted; close when refs drops to 0
 	elem     *list.Element
 }
 

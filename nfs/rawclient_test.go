@@ -94,9 +94,9 @@ func (d *dec) fattr() fattr3 {
 	var a fattr3
 	a.typ, a.mode, a.nlink, a.uid, a.gid = d.u32(), d.u32(), d.u32(), d.u32(), d.u32()
 	a.size = d.u64()
-	d.u64()         // used
-	d.skip(8)       // rdev
-	d.u64()         // fsid
+	d.u64()   // used
+	d.skip(8) // rdev
+	d.u64()   // fsid
 	a.fileid = d.u64()
 	a.atime, a.mtime, a.ctime = d.u64(), d.u64(), d.u64()
 	return a

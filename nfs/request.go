@@ -99,8 +99,8 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 	}
 	if flavor == authUnix {
 		c := newXDRReader(cred)
-		_ = c.uint32()      // stamp
-		_ = c.opaque(255)   // machinename
+		_ = c.uint32()    // stamp
+		_ = c.opaque(255) // machinename
 		uid, gid := c.uint32(), c.uint32()
 		if c.ok {
 			r.uid, r.gid, r.hasUID = uid, gid, true
