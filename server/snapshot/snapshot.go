@@ -31,7 +31,7 @@ import (
 
 const (
 	manifestName = "semfs-snapshot.json"
-	recordsName  = "index/records.jsonl"
+	recordsName  = "index/records.dump"
 	registryName = "index/registry.json"
 	dataPrefix   = "data/"
 	formatV1     = 1
