@@ -1,0 +1,91 @@
+package nfs_test
+
+import (
+	"bytes"
+	"syscall"
+	"testing"
+
+	"github.com/semfs/semfs/nfs"
+	"github.com/semfs/semfs/server"
+)
+
+// TestKindMapping walks every core Kind: each maps to an errno that classifies
+// back to the same Kind and to a distinct, non-OK NFS status.
+func TestKindMapping(t *testing.T) {
+	seen := map[uint32]server.Kind{}
+	for _, k := range server.Kinds() {
+		errno, status := nfs.ToNFS(k)
+		if status == 0 {
+			t.Errorf("%v maps to NFS3_OK", k)
+		}
+		if other, dup := seen[status]; dup {
+			t.Errorf("%v and %v both map to status %d", k, other, status)
+		}
+		seen[status] = k
+		if back := server.KindOf(syscall.Errno(errno)); back != k {
+			t.Errorf("%v -> errno %v -> %v", k, syscall.Errno(errno), back)
+		}
+	}
+}
+
+// TestAttribution: the mount path names the app (carried in handles, so it holds
+// on a data connection other than the MOUNT one), and on an anonymous mount the
+// AUTH_UNIX uid of each call picks the registered app.
+func TestAttribution(t *testing.T) {
+	e := newEnv(t)
+	if err := e.reg.Register(4242, "agent"); err != nil {
+		t.Fatal(err)
+	}
+	mountConn := dialRaw(t, e.addr)
+	_, notesRoot := mountConn.mount("/@notes")
+	_, editorRoot := mountConn.mount("/@editor")
+	_, anonRoot := mountConn.mount("/")
+
+	data := dialRaw(t, e.addr).as(4242, 100) // one data connection, uid registered to "agent"
+	for _, tc := range []struct {
+		root []byte
+		name string
+		want string
+	}{
+		{notesRoot, "by-notes", "notes"},   // mount app wins over the uid
+		{editorRoot, "by-editor", "editor"},
+		{anonRoot, "by-uid", "agent"},
+	} {
+		if st, _ := data.create(tc.root, tc.name, 0, 0); st != sOK {
+			t.Fatalf("create %s: %d", tc.name, st)
+		}
+		if app, _ := e.created(tc.name); app != tc.want {
+			t.Errorf("%s created_by %q, want %q", tc.name, app, tc.want)
+		}
+	}
+	// The uid is read per call: the same connection with another uid is unattributed.
+	other := dialRaw(t, e.addr).as(777, 100)
+	if st, _ := other.create(anonRoot, "by-nobody", 0, 0); st != sOK {
+		t.Fatal(st)
+	}
+	if app, ok := e.created("by-nobody"); !ok || app != "" {
+		t.Errorf("unregistered uid: created_by %q (%v)", app, ok)
+	}
+	// Mixed credentials on one connection, call by call.
+	mixed := dialRaw(t, e.addr)
+	mixed.as(4242, 1)
+	mixed.create(anonRoot, "m1", 0, 0)
+	mixed.as(999, 1)
+	mixed.create(anonRoot, "m2", 0, 0)
+	mixed.unix = false
+	mixed.create(anonRoot, "m3", 0, 0)
+	for name, want := range map[string]string{"m1": "agent", "m2": "", "m3": ""} {
+		if app, _ := e.created(name); app != want {
+			t.Errorf("%s created_by %q, want %q", name, app, want)
+		}
+	}
+	// The same file has handles differing only by app; both work.
+	_, h1, _ := data.lookup(notesRoot, "by-uid")
+	_, h2, _ := data.lookup(editorRoot, "by-uid")
+	if bytes.Equal(h1, h2) {
+		t.Errorf("handles of two mounts are equal: the app is not in the handle")
+	}
+	if st, _ := data.getattr(h1); st != sOK {
+		t.Errorf("getattr via notes handle: %d", st)
+	}
+}
