@@ -347,3 +347,55 @@ func TestOperations(t *testing.T) {
 		})
 	}
 }
+
+// TestCreatorOwnership: with a uid from the attach (access=user/client), new
+// files, directories, symlinks and fifos belong to that uid and the gid the
+// client asked for, as with a server acting as each user. Needs root.
+func TestCreatorOwnership(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("chown to another uid needs root")
+	}
+	e := newEnv(t)
+	// Raw messages: p9's client sends NoGID at plain 9P2000.L; Linux sends the gid.
+	r := dialRaw(t, "tcp", e.tcp)
+	r.version(64 << 10)
+	if err := r.attach(1, 1, "/", 4321); err != nil {
+		t.Fatal(err)
+	}
+	r.walk(1, 2)
+	const gid = uint32(8765)
+	if _, err := r.call(msg(tLcreate, 1, uint32(2), "mine", uint32(2), uint32(0o644), gid)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(72, 1, uint32(1), "mydir", uint32(0o755), gid)); err != nil { // Tmkdir
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(16, 1, uint32(1), "mylink", "mine", gid)); err != nil { // Tsymlink
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(18, 1, uint32(1), "myfifo", uint32(0o10600), uint32(0), uint32(0), gid)); err != nil { // Tmknod
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mine", "mydir", "mylink", "myfifo"} {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(e.export, name), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != 4321 || st.Gid != gid {
+			t.Errorf("%s owned by %d:%d, want 4321:%d", name, st.Uid, st.Gid, gid)
+		}
+	}
+	// Without a uid (n_uname = NoUID) the server's own ids stay.
+	_, anon := dial(t, "tcp", e.tcp, "/", 0xFFFFFFFF, 64<<10)
+	d := walk(t, anon)
+	f, _, _, err := d.Create("theirs", p9.ReadWrite, 0o644, p9.NoUID, p9.NoGID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var st syscall.Stat_t
+	syscall.Lstat(filepath.Join(e.export, "theirs"), &st)
+	if st.Uid != 0 {
+		t.Errorf("anonymous create owned by %d", st.Uid)
+	}
+}
