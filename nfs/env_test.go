@@ -2,6 +2,8 @@ package nfs_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -63,7 +65,7 @@ func (e *env) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv, err = nfs.NewServer(e.fsys, nfs.Options{StateDir: e.state})
+	e.srv, err = nfs.NewServer(e.fsys, nfs.Options{StateDir: e.state, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestAttribution(t *testing.T) {
 		name string
 		want string
 	}{
-		{notesRoot, "by-notes", "notes"},   // mount app wins over the uid
+		{notesRoot, "by-notes", "notes"}, // mount app wins over the uid
 		{editorRoot, "by-editor", "editor"},
 		{anonRoot, "by-uid", "agent"},
 	} {

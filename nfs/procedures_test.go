@@ -16,7 +16,7 @@ func TestMountPaths(t *testing.T) {
 		path string
 		ok   bool
 	}{
-		{"/", true}, {"/@notes", true}, {"/@editor/", true},
+		{"/", true}, {"", true}, {"/@notes", true}, {"/@editor/", true},
 		{"/nope", false}, {"/@", false}, {"/@bad app", false}, {"/@notes/sub", false},
 	} {
 		st, fh := c.mount(tc.path)

@@ -9,6 +9,8 @@ const (
 	progNFS   = 100003
 	progMount = 100005
 
+	mountProcMnt = 1
+
 	procSetattr = 2
 	procLookup  = 3
 	procWrite   = 7
@@ -106,10 +108,20 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 			r.uid, r.gid, r.hasUID = uid, gid, true
 		}
 	}
+	argsOff := x.off
+	if r.prog == progMount && r.proc == mountProcMnt && whole {
+		if dirpath := x.opaque(1024); x.ok && len(dirpath) == 0 {
+			// go-nfs v0.0.4 cannot read an empty opaque (its ReadOpaque fails
+			// on a zero-length read) and answers an RPC error; libnfs sends ""
+			// for nfs://host/file. The empty export path means the root.
+			out := append([]byte(nil), body[:argsOff]...)
+			return r, appendOpaque(out, []byte("/"))
+		}
+		return r, nil
+	}
 	if r.prog != progNFS || vers != 3 {
 		return r, nil
 	}
-	argsOff := x.off
 	name := func(lookup bool) {
 		_ = x.opaque(maxHandleOpaque)
 		n := x.opaque(4096)
