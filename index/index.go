@@ -43,11 +43,15 @@ type Index struct {
 	// mu orders every access to db, bl, vecs and gen: writers hold it for writing
 	// across the buntdb commit, the Bleve batch and the in-memory vector update, so
 	// a reader holding it for reading sees the three in step.
-	mu       sync.RWMutex
-	db       *buntdb.DB
-	bl       bleve.Index
-	gen      uint64
-	vecs     map[string]*vecSet // by model name
+	mu   sync.RWMutex
+	db   *buntdb.DB
+	bl   bleve.Index
+	gen  uint64
+	vecs map[string]*vecSet // by model name
+	// hay holds each record's folded keyword fields, so that checking Bleve's
+	// candidates against the exact rule costs a few strings.Contains, not a
+	// record decode each. Records are read from buntdb only for the results.
+	hay      map[string]*hayEntry
 	closed   bool
 	degraded error // Bleve failed mid-run: queries scan buntdb
 
@@ -109,6 +113,9 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if err := x.loadRecords(); err != nil {
+		return fail(err)
+	}
 	if err := x.loadVectors(); err != nil {
 		return fail(err)
 	}
@@ -124,7 +131,7 @@ func newIndex(dir string, opts Options) (*Index, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &Index{dir: dir, log: log, emb: opts.Embedder, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}}
+	x := &Index{dir: dir, log: log, emb: opts.Embedder, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}, hay: map[string]*hayEntry{}}
 	models := opts.Models
 	if models == nil {
 		models = embed.KnownModels()
@@ -148,6 +155,36 @@ func newIndex(dir string, opts Options) (*Index, error) {
 		log.Warn("index: keyword-only", "reason", x.keywordOnly)
 	}
 	return x, nil
+}
+
+type hayEntry struct {
+	fields []string // folded: path, creator, task, apps (empty ones left out)
+	tagged bool
+}
+
+func newHay(path string, s *stored) *hayEntry {
+	return &hayEntry{fields: haystack(path, s), tagged: s.tagged()}
+}
+
+// loadRecords builds x.hay from every record.
+func (x *Index) loadRecords() error {
+	return x.db.View(func(tx *buntdb.Tx) error {
+		var bad error
+		err := tx.AscendRange("", recPrefix, "r;", func(k, v string) bool {
+			s, err := decodeStored(v)
+			if err != nil {
+				bad = fmt.Errorf("record %q: %w", k, err)
+				return false
+			}
+			p := k[len(recPrefix):]
+			x.hay[p] = newHay(p, s)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		return bad
+	})
 }
 
 // loadVectors reads every stored vector of a known model into memory. Vectors of
@@ -329,6 +366,13 @@ func (x *Index) update(op, path string, fn func(tx *buntdb.Tx, e *effects) error
 		x.gen = gen
 		if x.degraded == nil {
 			x.applyBleve(e.docs, gen)
+		}
+		for p, s := range e.docs {
+			if s == nil {
+				delete(x.hay, p)
+			} else {
+				x.hay[p] = newHay(p, s)
+			}
 		}
 	}
 	for _, v := range e.vecs {

@@ -78,95 +78,75 @@ func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
 			}
 		}
 	}
-	var scanAll bool
 	if len(words) > 0 {
+		var kc []string
 		if x.degraded != nil {
-			scanAll = true
+			kc = make([]string, 0, len(x.hay))
+			for p := range x.hay {
+				kc = append(kc, p)
+			}
 		} else {
-			kc, err := x.keywordCandidates(ctx, words)
-			if err != nil {
+			var err error
+			if kc, err = x.keywordCandidates(ctx, words); err != nil {
 				return nil, ioErr("query", "", err)
 			}
-			for _, p := range kc {
-				if _, ok := cands[p]; !ok {
-					c := cand{}
-					if set != nil {
-						c.sim, c.hasVec = set.sim(p, qv, nq)
-					}
-					cands[p] = c
+		}
+		for _, p := range kc {
+			if _, ok := cands[p]; !ok {
+				c := cand{}
+				if set != nil {
+					c.sim, c.hasVec = set.sim(p, qv, nq)
 				}
+				cands[p] = c
 			}
 		}
 	}
 
-	var out []Result
-	var pts []int
-	add := func(p string, s *stored, c cand) {
-		n := points(words, haystack(p, s))
+	type hit struct {
+		path  string
+		score float64
+		pts   int
+	}
+	hits := make([]hit, 0, len(cands))
+	for p, c := range cands {
+		h := x.hay[p]
+		if h == nil {
+			continue // a vector without a record cannot happen; Bleve is checked at Open
+		}
+		n := points(words, h.fields)
 		if n >= 1 || (c.hasVec && c.sim >= threshold) {
-			out = append(out, Result{Record: s.record(p), Score: float64(n) + c.sim})
-			pts = append(pts, n)
+			hits = append(hits, hit{p, float64(n) + c.sim, n})
 		}
 	}
-	err := x.view("query", "", func(tx *buntdb.Tx) error {
-		if scanAll {
-			var bad error
-			err := tx.AscendRange("", recPrefix, "r;", func(k, v string) bool {
-				p := k[len(recPrefix):]
-				s, err := decodeStored(v)
-				if err != nil {
-					bad = fmt.Errorf("record %q: %w", p, err)
-					return false
-				}
-				c := cands[p]
-				if set != nil && !c.hasVec {
-					c.sim, c.hasVec = set.sim(p, qv, nq)
-				}
-				add(p, s, c)
-				return true
-			})
-			if err != nil {
-				return err
-			}
-			return bad
+	sort.Slice(hits, func(a, b int) bool {
+		ha, hb := &hits[a], &hits[b]
+		if ha.score != hb.score {
+			return ha.score > hb.score
 		}
-		for p, c := range cands {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			s, ok, err := getRecord(tx, p)
+		if ha.pts != hb.pts {
+			return ha.pts > hb.pts
+		}
+		return ha.path < hb.path
+	})
+	if q.Limit > 0 && len(hits) > q.Limit {
+		hits = hits[:q.Limit]
+	}
+	res := make([]Result, len(hits))
+	err := x.view("query", "", func(tx *buntdb.Tx) error {
+		for i, h := range hits {
+			s, ok, err := getRecord(tx, h.path)
 			if err != nil {
-				return fmt.Errorf("record %q: %w", p, err)
+				return fmt.Errorf("record %q: %w", h.path, err)
 			}
-			if ok {
-				add(p, s, c)
+			if !ok {
+				return fmt.Errorf("record %q indexed but not stored", h.path)
 			}
+			res[i] = Result{Record: s.record(h.path), Score: h.score}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
-	}
-	idx := make([]int, len(out))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool {
-		ra, rb := &out[idx[a]], &out[idx[b]]
-		if ra.Score != rb.Score {
-			return ra.Score > rb.Score
-		}
-		if pts[idx[a]] != pts[idx[b]] {
-			return pts[idx[a]] > pts[idx[b]]
-		}
-		return ra.Path < rb.Path
-	})
-	if q.Limit > 0 && len(idx) > q.Limit {
-		idx = idx[:q.Limit]
-	}
-	res := make([]Result, len(idx))
-	for i, j := range idx {
-		res[i] = out[j]
 	}
 	return res, nil
 }

@@ -1,9 +1,5 @@
 package index
 
-import (
-	"github.com/tidwall/buntdb"
-)
-
 // Stats is a snapshot of the index for `semfs status` and /v1/health.
 type Stats struct {
 	Records     int            `json:"records"`
@@ -28,7 +24,7 @@ type Reembed struct {
 	LastError string `json:"lastError,omitempty"`
 }
 
-// Stats counts records (one pass over them) and reports the re-embedder's
+// Stats counts records (in memory) and reports the re-embedder's
 // progress. Read guarantee: a consistent view, like Query.
 func (x *Index) Stats() Stats {
 	st := Stats{Vectors: map[string]int{}, KeywordOnly: x.keywordOnly}
@@ -48,27 +44,15 @@ func (x *Index) Stats() Stats {
 	if x.degraded != nil {
 		st.Degraded = x.degraded.Error()
 	}
-	err := x.view("stats", "", func(tx *buntdb.Tx) error {
-		var bad error
-		err := tx.AscendRange("", recPrefix, "r;", func(k, v string) bool {
-			st.Records++
-			s, err := decodeStored(v)
-			if err != nil {
-				bad = err
-				return false
-			}
-			if s.tagged() {
-				st.Tagged++
-			}
-			return true
-		})
-		if err != nil {
-			return err
+	if x.closed {
+		st.Err = ErrClosed.Error()
+		return st
+	}
+	st.Records = len(x.hay)
+	for _, h := range x.hay {
+		if h.tagged {
+			st.Tagged++
 		}
-		return bad
-	})
-	if err != nil {
-		st.Err = err.Error()
 	}
 	return st
 }

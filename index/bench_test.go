@@ -1,0 +1,237 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs/embed"
+	"github.com/tidwall/buntdb"
+)
+
+// Benchmarks (not tests). Corpora are written straight into buntdb (one
+// transaction) and opened once per process, so Bleve's build is paid once; see
+// BENCHMARKS.md for the commands and figures.
+//
+//	go test ./index/ -run '^$' -bench . -benchtime 200x
+
+var benchWords = []string{"auth", "login", "failure", "report", "quarterly", "sales", "budget", "photo",
+	"resize", "refactor", "database", "migration", "index", "users", "deploy", "config", "notes",
+	"meeting", "draft", "review", "invoice", "customer", "search", "cache", "token", "session",
+	"upload", "export", "chart", "table", "layout", "theme", "bug", "fix", "test", "release"}
+var benchApps = []string{"code-editor", "terminal", "browser", "spreadsheet", "image-editor",
+	"mail", "chat", "notes-app", "pdf-viewer", "calendar", "music", "video", "shell", "git", "ci"}
+var benchExts = []string{"md", "txt", "go", "xlsx", "png", "pdf", "sql", "json"}
+
+type benchCorpus struct {
+	dir string
+	n   int
+}
+
+var (
+	benchMu      sync.Mutex
+	benchCorpora = map[string]*benchCorpus{}
+	benchRoot    string
+)
+
+// corpus returns a directory holding n tagged records (with a 512-d use-lite
+// client vector each when dims > 0), built on first use and kept for the process.
+func corpus(b *testing.B, n, dims int) *benchCorpus {
+	b.Helper()
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	key := fmt.Sprint(n, "/", dims)
+	if c := benchCorpora[key]; c != nil {
+		return c
+	}
+	if benchRoot == "" {
+		d, err := os.MkdirTemp("", "semfs-index-bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchRoot = d
+	}
+	dir := filepath.Join(benchRoot, fmt.Sprintf("c%d-%d", n, dims))
+	if err := writeCorpus(dir, n, dims); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	x, err := Open(dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("built Bleve for %d records in %v", n, time.Since(start))
+	if err := x.Close(); err != nil {
+		b.Fatal(err)
+	}
+	c := &benchCorpus{dir: dir, n: n}
+	benchCorpora[key] = c
+	return c
+}
+
+func writeCorpus(dir string, n, dims int) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	db, err := buntdb.Open(filepath.Join(dir, recordsFile))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	r := rand.New(rand.NewSource(int64(n)))
+	w := func() string { return benchWords[r.Intn(len(benchWords))] }
+	return db.Update(func(tx *buntdb.Tx) error {
+		for i := range n {
+			p := fmt.Sprintf("proj%d/%s/%s-%s-%d.%s", i%300, w(), w(), w(), i, benchExts[r.Intn(len(benchExts))])
+			s := &stored{CreatedBy: benchApps[r.Intn(len(benchApps))], Task: w() + " " + w() + " " + w(),
+				RelatedApps: []string{benchApps[r.Intn(len(benchApps))], benchApps[r.Intn(len(benchApps))]},
+				CreatedAt:   time.Unix(1_700_000_000+int64(i), 0).UTC(), Ino: uint64(i + 1)}
+			s.UpdatedAt = s.CreatedAt
+			if _, _, err := tx.Set(recKey(p), s.encode(), nil); err != nil {
+				return err
+			}
+			if dims > 0 {
+				if _, _, err := tx.Set(vecKey(p, embed.UseLite.Name), encodeVector(vecClient, 0, randUnit(r, dims)), nil); err != nil {
+					return err
+				}
+			}
+		}
+		if _, _, err := tx.Set(schemaKey, schemaVers, nil); err != nil {
+			return err
+		}
+		_, _, err := tx.Set(genKey, "1", nil)
+		return err
+	})
+}
+
+func randUnit(r *rand.Rand, dims int) []float32 {
+	v := make([]float32, dims)
+	var n float64
+	for i := range v {
+		f := r.NormFloat64()
+		v[i] = float32(f)
+		n += f * f
+	}
+	for i := range v {
+		v[i] = float32(float64(v[i]) / math.Sqrt(n))
+	}
+	return v
+}
+
+var benchQueries = []string{"auth bug", "quarterly report", "login failure notes", "spreadsheet", "md", "proj42 deploy", "zebra"}
+
+func BenchmarkQuery(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, mode := range []string{"keyword", "vector512"} {
+			b.Run(fmt.Sprintf("%dk/%s", n/1000, mode), func(b *testing.B) {
+				dims := 0
+				if mode == "vector512" {
+					dims = embed.UseLite.Dims
+				}
+				c := corpus(b, n, dims)
+				x, err := Open(c.dir, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer x.Close()
+				r := rand.New(rand.NewSource(1))
+				qv := randUnit(r, embed.UseLite.Dims)
+				hits := 0
+				b.ResetTimer()
+				for i := range b.N {
+					q := Query{Text: benchQueries[i%len(benchQueries)], Limit: 20}
+					if dims > 0 {
+						q.Vector = &Vector{Model: embed.UseLite.Name, Values: qv}
+					}
+					res, err := x.Query(context.Background(), q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					hits += len(res)
+				}
+				b.ReportMetric(float64(hits)/float64(b.N), "results/op")
+			})
+		}
+	}
+}
+
+// BenchmarkQueryWord measures single words of growing selectivity (100k, keyword).
+func BenchmarkQueryWord(b *testing.B) {
+	c := corpus(b, 100_000, 0)
+	x, err := Open(c.dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	for _, w := range []string{"zebra", "invoice", "proj42/", "md", "a"} {
+		b.Run(w, func(b *testing.B) {
+			for range b.N {
+				res, err := x.Query(context.Background(), Query{Text: w, Limit: 20})
+				if err != nil || (w != "zebra" && len(res) == 0) {
+					b.Fatal(err, len(res))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTag: one Tag per op on a 10k-record index, durable on return.
+func BenchmarkTag(b *testing.B) {
+	for _, mode := range []string{"keyword", "vector512"} {
+		b.Run(mode, func(b *testing.B) {
+			dir := b.TempDir()
+			if err := writeCorpus(dir, 10_000, 0); err != nil {
+				b.Fatal(err)
+			}
+			x, err := Open(dir, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Close()
+			r := rand.New(rand.NewSource(2))
+			v := &Vector{Model: embed.UseLite.Name, Values: randUnit(r, embed.UseLite.Dims)}
+			b.ResetTimer()
+			for i := range b.N {
+				var vv *Vector
+				if mode == "vector512" {
+					vv = v
+				}
+				if _, err := x.Tag(context.Background(), fmt.Sprintf("tagged/f%d.md", i), "fix auth bug", []string{"code-editor"}, vv); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkOpen: start time with 100k tagged records and 512-d vectors, Bleve
+// persisted (a clean restart).
+func BenchmarkOpen(b *testing.B) {
+	c := corpus(b, 100_000, embed.UseLite.Dims)
+	b.ResetTimer()
+	for range b.N {
+		x, err := Open(c.dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := x.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchRoot != "" {
+		os.RemoveAll(benchRoot)
+	}
+	os.Exit(code)
+}
