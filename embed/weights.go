@@ -45,12 +45,22 @@ func loadWeights(dir string) (map[string]tensor, error) {
 	}
 	out := make(map[string]tensor)
 	for _, g := range m.WeightsManifest {
-		var buf []byte
+		// Size the group's buffer first: the shards are 27 MB together, and
+		// growing by append would copy them several times.
+		size := int64(0)
 		for _, p := range g.Paths {
 			// Shard names come from the file; refuse any that would leave dir.
 			if !filepath.IsLocal(p) {
 				return nil, errorf(op, KindModelInvalid, manifest, "shard path %q leaves the model directory", p)
 			}
+			fi, err := os.Stat(filepath.Join(dir, p))
+			if err != nil {
+				return nil, fileError(op, filepath.Join(dir, p), err)
+			}
+			size += fi.Size()
+		}
+		buf := make([]byte, 0, size)
+		for _, p := range g.Paths {
 			d, err := os.ReadFile(filepath.Join(dir, p))
 			if err != nil {
 				return nil, fileError(op, filepath.Join(dir, p), err)
