@@ -79,6 +79,12 @@ func TestLibnfs(t *testing.T) {
 		}
 	}
 
+	// Without auto-traverse-mounts=0 libnfs asks MOUNT EXPORT first.
+	plain := fmt.Sprintf("nfs://127.0.0.1/@notes/copied.txt?nfsport=%d&mountport=%d&version=3", e.port, e.port)
+	if out := run(t, "nfs-cat", plain); out != string(payload) {
+		t.Fatalf("nfs-cat with mount traversal returned %d bytes", len(out))
+	}
+
 	// A mount path that is neither "/" nor "/@APP" is refused.
 	if out, err := exec.Command("nfs-ls", e.url("/elsewhere", "")).CombinedOutput(); err == nil {
 		t.Fatalf("nfs-ls of a refused export succeeded:\n%s", out)

@@ -23,9 +23,22 @@ func TestMountPaths(t *testing.T) {
 		if got := st == 0; got != tc.ok {
 			t.Errorf("mount %q: status %d, want ok=%v", tc.path, st, tc.ok)
 		}
-		if tc.ok && len(fh) == 0 || len(fh) > 64 {
+		if tc.ok && len(fh) == 0 || len(fh) > 64 || len(fh)%4 != 0 {
 			t.Errorf("mount %q: handle of %d bytes", tc.path, len(fh))
 		}
+	}
+	// EXPORT, which go-nfs lacks, lists "/".
+	d := c.recv(c.send(progMount, 3, 5, nil))
+	if d.u32() != 1 || string(d.opaque()) != "/" || d.u32() != 0 || d.u32() != 0 {
+		t.Errorf("EXPORT reply malformed")
+	}
+	// DUMP and UMNTALL answer, and the connection goes on.
+	if d := c.recv(c.send(progMount, 3, 2, nil)); d.u32() != 0 {
+		t.Errorf("DUMP not empty")
+	}
+	c.recv(c.send(progMount, 3, 4, nil))
+	if st, _ := c.mount("/"); st != 0 {
+		t.Errorf("mount after EXPORT: %d", st)
 	}
 }
 
@@ -303,8 +316,13 @@ func TestProcedures(t *testing.T) {
 		if total := d.u64(); total == 0 || total == 1<<62 {
 			t.Fatalf("fsstat total bytes %d (defaults?)", total)
 		}
-		if st, _ := c.call(pFsinfo, (&enc{}).opaque(root)); st != sOK {
+		st, d = c.call(pFsinfo, (&enc{}).opaque(root))
+		if st != sOK {
 			t.Fatalf("fsinfo: %d", st)
+		}
+		d.postOp()
+		if rtmax, rtpref, _, wtmax := d.u32(), d.u32(), d.u32(), d.u32(); rtmax != 1<<20 || rtpref != 1<<20 || wtmax != 1<<20 {
+			t.Fatalf("fsinfo rtmax %d rtpref %d wtmax %d, want 1 MiB", rtmax, rtpref, wtmax)
 		}
 		if st, _ := c.call(pPathconf, (&enc{}).opaque(root)); st != sOK {
 			t.Fatalf("pathconf: %d", st)

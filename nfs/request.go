@@ -1,6 +1,8 @@
 package nfs
 
 import (
+	"encoding/binary"
+
 	"github.com/semfs/semfs/server"
 )
 
@@ -9,7 +11,10 @@ const (
 	progNFS   = 100003
 	progMount = 100005
 
-	mountProcMnt = 1
+	mountProcMnt     = 1
+	mountProcDump    = 2
+	mountProcUmntAll = 4
+	mountProcExport  = 5
 
 	procSetattr = 2
 	procLookup  = 3
@@ -22,6 +27,7 @@ const (
 	procRmdir   = 13
 	procRename  = 14
 	procLink    = 15
+	procFsinfo  = 19
 	procCommit  = 21
 
 	authUnix = 1
@@ -207,4 +213,36 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 		}
 	}
 	return r, nil
+}
+
+// answerMount builds the reply record for the MOUNT procedures go-nfs lacks, nil
+// for everything else. EXPORT lists "/" (every "/@APP" is the same tree under
+// another identity); DUMP lists nothing (mounts are not tracked).
+func answerMount(r *request, body []byte) []byte {
+	if r.prog != progMount {
+		return nil
+	}
+	var res []byte
+	switch r.proc {
+	case mountProcExport:
+		res = appendUint32(res, 1) // an exportnode follows
+		res = appendOpaque(res, []byte("/"))
+		res = appendUint32(res, 0) // no groups: everyone
+		res = appendUint32(res, 0) // no more exports
+	case mountProcDump:
+		res = appendUint32(res, 0)
+	case mountProcUmntAll:
+	default:
+		return nil
+	}
+	rec := appendUint32(nil, 0) // record mark, filled below
+	rec = appendUint32(rec, r.xid)
+	rec = appendUint32(rec, 1) // REPLY
+	rec = appendUint32(rec, 0) // MSG_ACCEPTED
+	rec = appendUint32(rec, 0) // verifier AUTH_NONE
+	rec = appendUint32(rec, 0)
+	rec = appendUint32(rec, 0) // SUCCESS
+	rec = append(rec, res...)
+	binary.BigEndian.PutUint32(rec, uint32(len(rec)-4)|lastFragment)
+	return rec
 }

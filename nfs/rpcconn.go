@@ -2,6 +2,7 @@ package nfs
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -19,6 +20,12 @@ const (
 	// replyBufferMax: replies that need rewriting are small (WRITE, CREATE, LINK,
 	// errors); anything larger passes through untouched.
 	replyBufferMax = 64 << 10
+	// maxRecord bounds a call record: go-nfs decodes a WRITE's data into memory
+	// whole, and FSINFO advertises 1 MiB transfers (see rewriteReply).
+	maxRecord = 4 << 20
+	// maxTransfer is the rtmax/wtmax/rtpref/wtpref FSINFO advertises instead of
+	// go-nfs's 1 GiB, as Linux's nfsd does.
+	maxTransfer = 1 << 20
 )
 
 // rpcConn sits between go-nfs and the client's TCP connection and watches the ONC
@@ -46,7 +53,10 @@ type rpcConn struct {
 	remain int64 // bytes of the current record still in Conn
 	cur    *request
 
-	// write side (go-nfs's writer goroutine only)
+	// write side: go-nfs's writer goroutine, and the read side when it answers a
+	// call itself (inject); wmu serialises them at record boundaries.
+	wmu     sync.Mutex
+	inject  [][]byte // replies to send at the next record boundary
 	wmark   [8]byte // record mark + xid of the reply being examined
 	wmarkN  int
 	wleft   int64    // bytes of the current reply still to pass through
@@ -112,6 +122,9 @@ func (c *rpcConn) nextRecord() error {
 		c.rbuf, c.roff, c.remain = append(c.rbuf[:0], mark[:]...), 0, size
 		return nil
 	}
+	if size > maxRecord {
+		return fmt.Errorf("nfs: %d-byte call record exceeds %d bytes; closing the connection", size, maxRecord)
+	}
 	want := size
 	whole := size <= wholeRecordMax
 	if !whole {
@@ -125,6 +138,14 @@ func (c *rpcConn) nextRecord() error {
 		return err
 	}
 	r, rewritten := parseCall(buf[4:], whole)
+	if whole {
+		if rec := answerMount(r, buf[4:]); rec != nil {
+			// go-nfs has no EXPORT, DUMP or UMNTALL and answers them with a
+			// malformed error (libnfs fails to mount, showmount fails).
+			c.reply(rec)
+			return c.nextRecord()
+		}
+	}
 	if rewritten != nil {
 		buf = append(buf[:4], rewritten...)
 		size = int64(len(rewritten))
@@ -142,7 +163,10 @@ func (c *rpcConn) nextRecord() error {
 }
 
 func (c *rpcConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	total := len(p)
+	defer c.flushInjectedLocked()
 	for len(p) > 0 {
 		switch {
 		case c.wreq != nil: // buffering a reply to rewrite
@@ -193,6 +217,35 @@ func (c *rpcConn) Write(p []byte) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// atBoundaryLocked says no reply record is half written. Precondition: c.wmu held.
+func (c *rpcConn) atBoundaryLocked() bool {
+	return c.wreq == nil && c.wleft == 0 && c.wmarkN == 0
+}
+
+// reply sends a whole reply record the adapter built itself, between go-nfs's
+// records.
+func (c *rpcConn) reply(rec []byte) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.inject = append(c.inject, rec)
+	c.flushInjectedLocked()
+}
+
+// Precondition: c.wmu held.
+func (c *rpcConn) flushInjectedLocked() {
+	if !c.atBoundaryLocked() {
+		return
+	}
+	for len(c.inject) > 0 {
+		rec := c.inject[0]
+		c.inject = c.inject[1:]
+		if err := c.writeAll(rec); err != nil {
+			c.inject = nil
+			return
+		}
+	}
 }
 
 // writeAll writes b fully: go-nfs's writer panics on a short write without error.
@@ -269,6 +322,17 @@ func rewriteReply(r *request, msg []byte, out []byte) []byte {
 			status = r.override
 		}
 		switch {
+		case r.proc == procFsinfo && status == nfs3OK:
+			y := newXDRReader(msg)
+			y.off = x.off
+			if y.uint32() == 1 {
+				y.skip(84) // post_op_attr
+			}
+			if y.off+20 <= len(msg) && y.ok {
+				for _, off := range []int{0, 4, 12, 16} { // rtmax, rtpref, wtmax, wtpref
+					binary.BigEndian.PutUint32(msg[y.off+off:], maxTransfer)
+				}
+			}
 		case r.proc == procWrite && status == nfs3OK && r.stable == stableUnstable:
 			if off, ok := writeCommittedOffset(msg, x.off); ok {
 				binary.BigEndian.PutUint32(msg[off:], stableUnstable)
