@@ -57,7 +57,7 @@ type rpcConn struct {
 	// call itself (inject); wmu serialises them at record boundaries.
 	wmu     sync.Mutex
 	inject  [][]byte // replies to send at the next record boundary
-	wmark   [8]byte // record mark + xid of the reply being examined
+	wmark   [8]byte  // record mark + xid of the reply being examined
 	wmarkN  int
 	wleft   int64    // bytes of the current reply still to pass through
 	wreq    *request // non-nil while buffering a reply to rewrite
