@@ -116,6 +116,10 @@ func newEnv(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
+	// servertest's canary: nothing may touch it.
+	if err := os.WriteFile(filepath.Join(e.outside, "secret"), []byte("outside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var err error
 	if e.reg, err = server.OpenRegistry(filepath.Join(e.root, "registry.json")); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,209 @@
+// Command p9load drives a 9P2000.L server with hugelgupf/p9's client the way
+// Linux's v9fs talks: plain "9P2000.L" Tversion and a real n_uname in Tattach
+// (the library's client sends a Google-extended version and NoUID, which diod
+// refuses). It prints one line of figures per run; every loop is bounded.
+//
+//	p9load -addr A -aname N [-msize B] write NAME MIB
+//	p9load ... read NAME
+//	p9load ... create DIR N        (mkdir, then N x walk-clone, lcreate, write 4 KiB, clunk)
+//	p9load ... listl DIR           (readdir, then walk+getattr+clunk per entry, like ls -l)
+//	p9load ... getattr NAME N      (N x Tgetattr on one fid; latency percentiles)
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hugelgupf/p9/p9"
+)
+
+const deadline = 120 * time.Second
+
+// plainConn rewrites the client's Tversion to plain 9P2000.L and puts uid in
+// every Tattach's n_uname, reassembling the client's writes into messages.
+type plainConn struct {
+	net.Conn
+	uid uint32
+	buf []byte
+}
+
+func (c *plainConn) Write(b []byte) (int, error) {
+	c.buf = append(c.buf, b...)
+	var out [][]byte
+	for len(c.buf) >= 4 {
+		size := int(binary.LittleEndian.Uint32(c.buf))
+		if size < 7 {
+			return 0, errors.New("p9load: malformed outgoing message")
+		}
+		if len(c.buf) < size {
+			break
+		}
+		m := c.buf[:size]
+		c.buf = c.buf[size:]
+		switch m[4] {
+		case 100: // Tversion
+			v := append([]byte{0, 0, 0, 0}, m[4:11]...)
+			v = binary.LittleEndian.AppendUint16(v, 8)
+			v = append(v, "9P2000.L"...)
+			binary.LittleEndian.PutUint32(v, uint32(len(v)))
+			m = v
+		case 104: // Tattach: n_uname is the last field
+			m = append([]byte(nil), m...)
+			binary.LittleEndian.PutUint32(m[size-4:], c.uid)
+		}
+		out = append(out, m)
+	}
+	if len(out) > 0 {
+		bufs := net.Buffers(out)
+		if _, err := bufs.WriteTo(c.Conn); err != nil {
+			return 0, err
+		}
+	}
+	if len(c.buf) == 0 {
+		c.buf = c.buf[:0:0] // do not keep a 1 MiB message alive
+	}
+	return len(b), nil
+}
+
+func must(err error, what string) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "p9load: %s: %v\n", what, err)
+		os.Exit(1)
+	}
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:5640", "server")
+	aname := flag.String("aname", "/", "attach name")
+	uid := flag.Uint("uid", 0, "n_uname sent in Tattach")
+	msize := flag.Uint("msize", 64<<10, "msize (the client does not lower it to the server's)")
+	flag.Parse()
+	args := flag.Args()
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: p9load [flags] write|read|create|listl|getattr ARGS")
+		os.Exit(2)
+	}
+	nc, err := net.Dial("tcp", *addr)
+	must(err, "dial")
+	cl, err := p9.NewClient(&plainConn{Conn: nc, uid: uint32(*uid)}, p9.WithMessageSize(uint32(*msize)))
+	must(err, "version")
+	defer cl.Close()
+	root, err := cl.Attach(*aname)
+	must(err, "attach")
+	walk := func(names ...string) p9.File {
+		_, f, err := root.Walk(names)
+		must(err, "walk")
+		return f
+	}
+	t0 := time.Now()
+	over := func() bool { return time.Since(t0) > deadline }
+
+	switch args[0] {
+	case "write":
+		mib, _ := strconv.Atoi(args[2])
+		buf := make([]byte, 1<<20)
+		for i := range buf {
+			buf[i] = byte(i*131 + 7)
+		}
+		f, _, _, err := walk().Create(args[1], p9.WriteOnly, 0o644, p9.NoUID, p9.NoGID)
+		must(err, "create")
+		for i := 0; i < mib && !over(); i++ {
+			n, err := f.WriteAt(buf, int64(i)<<20)
+			must(err, "write")
+			if n != len(buf) {
+				must(io.ErrShortWrite, "write")
+			}
+		}
+		must(f.Close(), "clunk")
+		fmt.Printf("write mib=%d secs=%.3f\n", mib, time.Since(t0).Seconds())
+	case "read":
+		f := walk(args[1])
+		_, _, err := f.Open(p9.ReadOnly)
+		must(err, "open")
+		buf := make([]byte, 1<<20)
+		var off int64
+		for !over() {
+			n, err := f.ReadAt(buf, off)
+			off += int64(n)
+			if errors.Is(err, io.EOF) || (err == nil && n == 0) {
+				break
+			}
+			must(err, "read")
+		}
+		must(f.Close(), "clunk")
+		fmt.Printf("read bytes=%d secs=%.3f\n", off, time.Since(t0).Seconds())
+	case "create":
+		n, _ := strconv.Atoi(args[2])
+		_, err := root.Mkdir(args[1], 0o755, p9.NoUID, p9.NoGID)
+		must(err, "mkdir")
+		dir := walk(args[1])
+		data := make([]byte, 4096)
+		for i := range data {
+			data[i] = 'x'
+		}
+		i := 0
+		for ; i < n && !over(); i++ {
+			_, d, err := dir.Walk(nil) // Tlcreate turns the fid into the new file
+			must(err, "clone")
+			f, _, _, err := d.Create(fmt.Sprintf("f%05d", i), p9.WriteOnly, 0o644, p9.NoUID, p9.NoGID)
+			must(err, "create")
+			_, err = f.WriteAt(data, 0)
+			must(err, "write")
+			must(f.Close(), "clunk")
+		}
+		fmt.Printf("create files=%d secs=%.3f\n", i, time.Since(t0).Seconds())
+	case "listl":
+		dir := walk(args[1])
+		lister := walk(args[1])
+		_, _, err := lister.Open(p9.ReadOnly)
+		must(err, "open")
+		var off uint64
+		count := 0
+		for !over() {
+			ents, err := lister.Readdir(off, uint32(*msize)-24)
+			must(err, "readdir")
+			if len(ents) == 0 {
+				break
+			}
+			for _, e := range ents {
+				off = e.Offset
+				if e.Name == "." || e.Name == ".." {
+					continue
+				}
+				count++
+				_, f, err := dir.Walk([]string{e.Name})
+				must(err, "walk")
+				_, _, _, err = f.GetAttr(p9.AttrMaskAll)
+				must(err, "getattr")
+				must(f.Close(), "clunk")
+			}
+		}
+		fmt.Printf("listl entries=%d secs=%.3f\n", count, time.Since(t0).Seconds())
+	case "getattr":
+		n, _ := strconv.Atoi(args[2])
+		f := walk(strings.Split(args[1], "/")...)
+		lat := make([]time.Duration, 0, n)
+		for i := 0; i < n && !over(); i++ {
+			a := time.Now()
+			_, _, _, err := f.GetAttr(p9.AttrMaskAll)
+			lat = append(lat, time.Since(a))
+			must(err, "getattr")
+		}
+		slices.Sort(lat)
+		us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+		fmt.Printf("getattr n=%d median_us=%.1f p90_us=%.1f p99_us=%.1f secs=%.3f\n",
+			len(lat), us(lat[len(lat)/2]), us(lat[len(lat)*9/10]), us(lat[len(lat)*99/100]), time.Since(t0).Seconds())
+	default:
+		fmt.Fprintln(os.Stderr, "p9load: unknown op", args[0])
+		os.Exit(2)
+	}
+}

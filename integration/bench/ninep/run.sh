@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Side-by-side 9P2000.L benchmark: semfs's 9P server (ninep over server.FS, no
+# index) against diod, same client (p9load: hugelgupf/p9's client speaking plain
+# 9P2000.L with a real n_uname) and same data, on loopback. msize 64 KiB for both
+# (diod's cap), plus semfs at msize 1 MiB. Rounds alternate the servers (the
+# order rotates each round) so machine drift hits both; medians per row.
+#
+#   bash integration/bench/ninep/run.sh            # ROUNDS=3 SIZE_MIB=256 FILES=2000 STATS=2000
+#
+# Needs: go, diod (Debian package "diod"). Exit 3 when a prerequisite is missing.
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-3}
+SIZE_MIB=${SIZE_MIB:-256}
+FILES=${FILES:-2000}
+STATS=${STATS:-2000}
+SEMFS_PORT=${SEMFS_PORT:-15640}
+DIOD_PORT=${DIOD_PORT:-15641}
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+command -v diod >/dev/null || { echo "diod is not installed (apt-get install diod)" >&2; exit 3; }
+command -v go >/dev/null || { echo "go is not installed" >&2; exit 3; }
+
+work=$(mktemp -d /tmp/ninep-bench.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir -p "$work/bin" "$work/diod" "$work/semfs"
+(cd "$repo" && go build -o "$work/bin/semfs9p" ./integration/bench/ninep/semfs9p \
+	&& go build -o "$work/bin/p9load" ./integration/bench/ninep/p9load)
+
+diod -f -n -l "127.0.0.1:$DIOD_PORT" -e "$work/diod" -L "$work/diod.log" &
+pids+=($!)
+"$work/bin/semfs9p" -dir "$work/semfs" -addr "127.0.0.1:$SEMFS_PORT" 2>"$work/semfs.log" &
+pids+=($!)
+for port in "$DIOD_PORT" "$SEMFS_PORT"; do
+	for i in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+		[ "$i" = 100 ] && { echo "server on port $port did not start" >&2; exit 3; }
+		sleep 0.1
+	done
+done
+
+# target name -> "port aname msize backing-dir"
+declare -A T=(
+	[diod]="$DIOD_PORT $work/diod 65536 $work/diod"
+	[semfs]="$SEMFS_PORT / 65536 $work/semfs"
+	[semfs-1M]="$SEMFS_PORT / 1048576 $work/semfs"
+)
+order=(diod semfs semfs-1M)
+res="$work/results"
+: >"$res"
+
+load() { # target op args...
+	local t=$1; shift
+	read -r port aname msize _ <<<"${T[$t]}"
+	"$work/bin/p9load" -addr "127.0.0.1:$port" -aname "$aname" -msize "$msize" "$@"
+}
+field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
+
+for r in $(seq "$ROUNDS"); do
+	for k in "${!order[@]}"; do
+		t=${order[$(( (k + r) % ${#order[@]} ))]}
+		dir=$(awk '{print $4}' <<<"${T[$t]}")
+		echo "round $r: $t" >&2
+		echo "$t write $(load "$t" write "big$r.bin" "$SIZE_MIB" | field secs)" >>"$res"
+		echo "$t read $(load "$t" read "big$r.bin" | field secs)" >>"$res"
+		rm -f "$dir/big$r.bin"
+		echo "$t create $(load "$t" create "c$r" "$FILES" | field secs)" >>"$res"
+		echo "$t listl $(load "$t" listl "c$r" | field secs)" >>"$res"
+		echo "$t getattr_us $(load "$t" getattr "c$r/f00000" "$STATS" | field median_us)" >>"$res"
+		rm -rf "${dir:?}/c$r"
+	done
+done
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+row() { # op label unit
+	local d s s1
+	d=$(awk -v o="$1" '$1=="diod" && $2==o {print $3}' "$res" | median)
+	s=$(awk -v o="$1" '$1=="semfs" && $2==o {print $3}' "$res" | median)
+	s1=$(awk -v o="$1" '$1=="semfs-1M" && $2==o {print $3}' "$res" | median)
+	printf "| %s | %s %s | %s %s | %.2f× | %s %s | %.2f× |\n" "$2" "$d" "$3" "$s" "$3" \
+		"$(echo "$s / $d" | bc -l)" "$s1" "$3" "$(echo "$s1 / $d" | bc -l)"
+}
+echo
+echo "rounds=$ROUNDS size=${SIZE_MIB}MiB files=$FILES stats=$STATS load=$(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| test | diod (64 KiB) | semfs (64 KiB) | semfs/diod | semfs (1 MiB) | semfs-1M/diod |"
+echo "|---|---|---|---|---|---|"
+row write "write $SIZE_MIB MiB" s
+row read "read $SIZE_MIB MiB (hot cache)" s
+row create "create $FILES × 4 KiB" s
+row listl "list $FILES with attributes" s
+row getattr_us "getattr latency (median, same fid)" µs
+echo
+echo "raw results (target op value):"
+cat "$res"

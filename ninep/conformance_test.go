@@ -1,0 +1,268 @@
+package ninep_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/server/servertest"
+)
+
+// TestConformance runs the project's one conformance suite (server/servertest)
+// through 9P: p9's client speaking plain 9P2000.L over loopback TCP, doing what
+// Linux's v9fs does for each call.
+func TestConformance(t *testing.T) {
+	servertest.Run(t, func(t *testing.T) servertest.Env {
+		e := newEnv(t)
+		_, root := dial(t, "tcp", e.tcp, "/", 0, 256<<10)
+		return servertest.Env{Client: &p9Client{root: root}, Backing: e.export, Outside: e.outside}
+	})
+}
+
+// p9Client implements servertest.Client over a 9P attach.
+type p9Client struct{ root p9.File }
+
+// fsErr makes an errno from the wire satisfy errors.Is with io/fs's sentinels.
+func fsErr(err error) error {
+	var e linux.Errno
+	if !errors.As(err, &e) {
+		return err
+	}
+	switch e {
+	case linux.ENOENT:
+		return fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+	case linux.EEXIST:
+		return fmt.Errorf("%w (%w)", fs.ErrExist, err)
+	case linux.EACCES, linux.EPERM:
+		return fmt.Errorf("%w (%w)", fs.ErrPermission, err)
+	case linux.ENOTEMPTY:
+		return syscall.ENOTEMPTY
+	}
+	return err
+}
+
+func split(p string) ([]string, string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return nil, p
+	}
+	return strings.Split(p[:i], "/"), p[i+1:]
+}
+
+func (c *p9Client) walk(p string) (p9.File, error) {
+	var names []string
+	if p != "" {
+		names = strings.Split(p, "/")
+	}
+	_, f, err := c.root.Walk(names)
+	return f, fsErr(err)
+}
+
+func (c *p9Client) parent(p string) (p9.File, string, error) {
+	dir, name := split(p)
+	_, d, err := c.root.Walk(dir)
+	return d, name, fsErr(err)
+}
+
+// WriteFile opens an existing file with O_TRUNC or creates a new one, as
+// open(O_CREAT|O_TRUNC) through v9fs does.
+func (c *p9Client) WriteFile(p string, data []byte, perm fs.FileMode) error {
+	d, name, err := c.parent(p)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var f p9.File
+	if _, g, err := d.Walk([]string{name}); err == nil {
+		if _, _, err := g.Open(p9.WriteOnly | 0o1000); err != nil {
+			g.Close()
+			return fsErr(err)
+		}
+		f = g
+	} else {
+		_, dd, err := d.Walk(nil)
+		if err != nil {
+			return fsErr(err)
+		}
+		if f, _, _, err = dd.Create(name, p9.WriteOnly, p9.FileMode(perm.Perm()), p9.NoUID, p9.NoGID); err != nil {
+			dd.Close()
+			return fsErr(err)
+		}
+	}
+	defer f.Close()
+	for off := 0; off < len(data); {
+		n, err := f.WriteAt(data[off:], int64(off))
+		if err != nil {
+			return fsErr(err)
+		}
+		off += n
+	}
+	return nil
+}
+
+func (c *p9Client) ReadFile(p string) ([]byte, error) {
+	f, err := c.walk(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, _, err := f.Open(p9.ReadOnly); err != nil {
+		return nil, fsErr(err)
+	}
+	var out []byte
+	buf := make([]byte, 256<<10)
+	for {
+		n, err := f.ReadAt(buf, int64(len(out)))
+		out = append(out, buf[:n]...)
+		if errors.Is(err, io.EOF) || (err == nil && n == 0) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fsErr(err)
+		}
+	}
+}
+
+func (c *p9Client) Mkdir(p string, perm fs.FileMode) error {
+	d, name, err := c.parent(p)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	_, err = d.Mkdir(name, p9.FileMode(perm.Perm()), p9.NoUID, p9.NoGID)
+	return fsErr(err)
+}
+
+func (c *p9Client) unlink(p string, flags uint32) error {
+	d, name, err := c.parent(p)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return fsErr(d.UnlinkAt(name, flags))
+}
+
+func (c *p9Client) Remove(p string) error { return c.unlink(p, 0) }
+func (c *p9Client) Rmdir(p string) error  { return c.unlink(p, 0x200) }
+
+func (c *p9Client) Rename(oldPath, newPath string) error {
+	od, oname, err := c.parent(oldPath)
+	if err != nil {
+		return err
+	}
+	defer od.Close()
+	nd, nname, err := c.parent(newPath)
+	if err != nil {
+		return err
+	}
+	defer nd.Close()
+	return fsErr(od.RenameAt(oname, nd, nname))
+}
+
+func (c *p9Client) Symlink(target, p string) error {
+	d, name, err := c.parent(p)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	_, err = d.Symlink(target, name, p9.NoUID, p9.NoGID)
+	return fsErr(err)
+}
+
+func (c *p9Client) Readlink(p string) (string, error) {
+	f, err := c.walk(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	s, err := f.Readlink()
+	return s, fsErr(err)
+}
+
+func (c *p9Client) Link(oldPath, newPath string) error {
+	t, err := c.walk(oldPath)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	d, name, err := c.parent(newPath)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return fsErr(d.Link(t, name))
+}
+
+func (c *p9Client) Lstat(p string) (servertest.Info, error) {
+	f, err := c.walk(p)
+	if err != nil {
+		return servertest.Info{}, err
+	}
+	defer f.Close()
+	_, _, a, err := f.GetAttr(p9.AttrMaskAll)
+	if err != nil {
+		return servertest.Info{}, fsErr(err)
+	}
+	return servertest.Info{
+		Size: int64(a.Size), Mode: a.Mode.OSMode(), Nlink: uint32(a.NLink),
+		Mtime: time.Unix(int64(a.MTimeSeconds), int64(a.MTimeNanoSeconds)),
+	}, nil
+}
+
+func (c *p9Client) ReadDir(p string) ([]string, error) {
+	d, err := c.walk(p)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	if _, _, err := d.Open(p9.ReadOnly); err != nil {
+		return nil, fsErr(err)
+	}
+	var names []string
+	var off uint64
+	for i := 0; i < 100000; i++ {
+		ents, err := d.Readdir(off, 64<<10)
+		if err != nil {
+			return nil, fsErr(err)
+		}
+		if len(ents) == 0 {
+			return names, nil
+		}
+		for _, e := range ents {
+			if e.Name != "." && e.Name != ".." {
+				names = append(names, e.Name)
+			}
+		}
+		off = ents[len(ents)-1].Offset
+	}
+	return nil, errors.New("readdir did not end")
+}
+
+func (c *p9Client) setattr(p string, m p9.SetAttrMask, a p9.SetAttr) error {
+	f, err := c.walk(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return fsErr(f.SetAttr(m, a))
+}
+
+func (c *p9Client) Truncate(p string, size int64) error {
+	return c.setattr(p, p9.SetAttrMask{Size: true}, p9.SetAttr{Size: uint64(size)})
+}
+
+func (c *p9Client) Chmod(p string, perm fs.FileMode) error {
+	return c.setattr(p, p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: p9.FileMode(perm.Perm())})
+}
+
+func (c *p9Client) Chtimes(p string, mtime time.Time) error {
+	return c.setattr(p, p9.SetAttrMask{MTime: true, MTimeNotSystemTime: true},
+		p9.SetAttr{MTimeSeconds: uint64(mtime.Unix()), MTimeNanoSeconds: uint64(mtime.Nanosecond())})
+}
