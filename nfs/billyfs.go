@@ -72,7 +72,7 @@ func (b *billyFS) inoOf(p string) uint64 {
 	if b.h.resolvedFor == b.req() && b.h.resolved == p {
 		return b.h.resolvedID.ino
 	}
-	if id, err := b.h.s.ident.identify(p); err == nil {
+	if id, err := b.h.s.identify(p); err == nil {
 		return id.ino
 	}
 	return 0
@@ -192,7 +192,7 @@ func (b *billyFS) Remove(name string) (err error) {
 		return err
 	}
 	s := b.h.s
-	id, idErr := s.ident.identify(p)
+	id, idErr := s.identify(p)
 	if err := s.fsys.Remove(b.ctx(), p, b.req().proc == procRmdir); err != nil {
 		return b.done("remove", p, err)
 	}

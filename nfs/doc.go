@@ -19,8 +19,7 @@
 //     only when its file is really gone.
 //   - Containment. The adapter never follows a symlink (Stat is Lstat), refuses
 //     names the core refuses (seen in the record stream before go-nfs joins them
-//     into paths), and reaches the backing directory only through server.FS,
-//     except for a stat-only birth-time lookup under openat2(RESOLVE_BENEATH).
+//     into paths), and reaches the backing directory only through server.FS.
 //   - Stability. A WRITE is acknowledged FILE_SYNC only after fsync; an UNSTABLE
 //     WRITE is answered UNSTABLE (rpcConn rewrites go-nfs's unconditional
 //     FILE_SYNC) and COMMIT fsyncs. The write verifier changes on every start.

@@ -14,7 +14,7 @@ import (
 //	[0]      version (handleVersion)
 //	[1:5]    app id: the mount's app, from the persistent app table (0 = anonymous)
 //	[5:13]   inode number
-//	[13:21]  generation: the inode's birth time in ns (statx btime), 0 if the
+//	[13:21]  generation: the inode's birth time in ns (server.Attr.Btime), 0 if the
 //	         filesystem has none; it tells a reused inode number from the file
 //	         the handle was made for
 //	[21:32]  HMAC-SHA256 of [0:21] under the state directory's key, truncated

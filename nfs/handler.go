@@ -122,7 +122,7 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if err != nil {
 		return nil
 	}
-	id, err := h.s.ident.identify(p)
+	id, err := h.s.identify(p)
 	if err != nil {
 		return nil
 	}
@@ -133,7 +133,7 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 		if h.resolvedFor == h.c.current() && h.resolved == dir {
 			n.parent = h.resolvedID.ino
 		} else {
-			pid, err := h.s.ident.identify(dir)
+			pid, err := h.s.identify(dir)
 			if err != nil {
 				return nil
 			}

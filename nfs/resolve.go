@@ -19,7 +19,7 @@ func (s *Server) resolve(h fileHandle) (string, inodeID, error) {
 	}
 	p, n, ok := s.hm.path(h.ino)
 	if ok {
-		if id, err := s.ident.identify(p); err == nil && match(id) {
+		if id, err := s.identify(p); err == nil && match(id) {
 			return p, id, nil
 		}
 		if n.parent != 0 {
@@ -30,7 +30,7 @@ func (s *Server) resolve(h fileHandle) (string, inodeID, error) {
 							continue
 						}
 						cand := server.Join(dir, e.Name)
-						if id, err := s.ident.identify(cand); err == nil && match(id) {
+						if id := idOf(e.Attr); match(id) {
 							_ = s.hm.put(h.ino, node{parent: n.parent, gen: id.gen, name: e.Name})
 							return cand, id, nil
 						}
@@ -38,7 +38,7 @@ func (s *Server) resolve(h fileHandle) (string, inodeID, error) {
 				}
 			}
 		}
-	} else if id, err := s.ident.identify(""); err == nil && match(id) {
+	} else if id, err := s.identify(""); err == nil && match(id) {
 		// The root's node was never recorded (or was lost): it needs no map.
 		_ = s.hm.put(h.ino, node{gen: id.gen})
 		return "", id, nil

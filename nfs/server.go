@@ -30,7 +30,6 @@ type Server struct {
 	fsys  *server.FS
 	log   *slog.Logger
 	hm    *handleMap
-	ident *identifier
 	fds   *fdCache
 	dirs  *dirCache
 	verf  [8]byte // write verifier: new on every start, so clients resend UNSTABLE data a restart may have lost
@@ -60,13 +59,8 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ident, err := newIdentifier(fsys.Dir())
-	if err != nil {
-		hm.close()
-		return nil, err
-	}
 	s := &Server{
-		fsys: fsys, log: log.With("proto", "nfs"), hm: hm, ident: ident,
+		fsys: fsys, log: log.With("proto", "nfs"), hm: hm,
 		fds:   newFDCache(fsys, opts.OpenFiles),
 		dirs:  newDirCache(256, 1<<20),
 		lns:   map[net.Listener]struct{}{},
@@ -74,7 +68,6 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 	}
 	if _, err := rand.Read(s.verf[:]); err != nil {
 		hm.close()
-		ident.close()
 		return nil, err
 	}
 	return s, nil
@@ -177,7 +170,6 @@ func (s *Server) Close() error {
 	}
 	s.wg.Wait()
 	s.fds.closeAll()
-	s.ident.close()
 	return s.hm.close()
 }
 
@@ -201,14 +193,14 @@ func (s *Server) Apply(ctx context.Context, c server.Change) error {
 
 // recordPlace notes where the file now at core path p lives.
 func (s *Server) recordPlace(p string) {
-	id, err := s.ident.identify(p)
+	id, err := s.identify(p)
 	if err != nil {
 		return
 	}
 	n := node{gen: id.gen}
 	if p != "" {
 		dir, name := server.Split(p)
-		pid, err := s.ident.identify(dir)
+		pid, err := s.identify(dir)
 		if err != nil {
 			return
 		}
