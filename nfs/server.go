@@ -27,12 +27,12 @@ type Options struct {
 // Server serves one server.FS over NFSv3. MOUNT and NFS share the listener's port.
 // Serve, Close and Apply are safe for concurrent use.
 type Server struct {
-	fsys  *server.FS
-	log   *slog.Logger
-	hm    *handleMap
-	fds   *fdCache
-	dirs  *dirCache
-	verf  [8]byte // write verifier: new on every start, so clients resend UNSTABLE data a restart may have lost
+	fsys *server.FS
+	log  *slog.Logger
+	hm   *handleMap
+	fds  *fdCache
+	dirs *dirCache
+	verf [8]byte // write verifier: new on every start, so clients resend UNSTABLE data a restart may have lost
 
 	mu     sync.Mutex
 	lns    map[net.Listener]struct{}
