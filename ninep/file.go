@@ -77,7 +77,10 @@ func (f *file) guard(op string, err *error) {
 // walk resolves names one by one from f. "." and ".." are resolved lexically and
 // never above the attach root (p9's server refuses them on the wire; direct
 // callers such as p9's conformance suite use them).
-func (f *file) walk(names []string) ([]p9.QID, *file, server.Attr, error) {
+//
+// A clone (no names) is stat'ed only when the caller wants attributes: p9
+// already knows the fid's type, and Linux clones a fid before every open.
+func (f *file) walk(names []string, wantAttr bool) ([]p9.QID, *file, server.Attr, error) {
 	if f.attachNonce != "" && len(names) == 1 && isAttachToken(names[0]) {
 		return f.attachRoot(names[0])
 	}
@@ -86,6 +89,9 @@ func (f *file) walk(names []string) ([]p9.QID, *file, server.Attr, error) {
 	var a server.Attr
 	var err error
 	if len(names) == 0 {
+		if !wantAttr {
+			return nil, f.child(p), a, nil
+		}
 		if a, err = f.srv.fs.Lstat(f.ctx, p); err != nil {
 			return nil, nil, a, toErrno(err)
 		}
@@ -116,7 +122,7 @@ func (f *file) walk(names []string) ([]p9.QID, *file, server.Attr, error) {
 // Walk implements p9.File.Walk.
 func (f *file) Walk(names []string) (qids []p9.QID, nf p9.File, err error) {
 	defer f.guard("walk", &err)
-	qids, c, _, err := f.walk(names)
+	qids, c, _, err := f.walk(names, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,7 +133,7 @@ func (f *file) Walk(names []string) (qids []p9.QID, nf p9.File, err error) {
 // answering both from one lstat halves the work of every walk.
 func (f *file) WalkGetAttr(names []string) (qids []p9.QID, nf p9.File, mask p9.AttrMask, attr p9.Attr, err error) {
 	defer f.guard("walk", &err)
-	qids, c, a, err := f.walk(names)
+	qids, c, a, err := f.walk(names, true)
 	if err != nil {
 		return nil, nil, p9.AttrMask{}, p9.Attr{}, err
 	}
