@@ -34,11 +34,16 @@ type env struct {
 }
 
 func newEnv(t testing.TB) *env {
-	base := t.TempDir()
-	e := &env{t: t, dir: filepath.Join(base, "export"), state: filepath.Join(base, "state")}
-	if err := os.Mkdir(e.dir, 0o755); err != nil {
+	dir := filepath.Join(t.TempDir(), "export")
+	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return newEnvAt(t, dir)
+}
+
+// newEnvAt serves an existing backing directory.
+func newEnvAt(t testing.TB, dir string) *env {
+	e := &env{t: t, dir: dir, state: filepath.Join(t.TempDir(), "state")}
 	e.start()
 	t.Cleanup(e.stop)
 	return e

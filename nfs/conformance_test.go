@@ -1,0 +1,251 @@
+package nfs_test
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs/server/servertest"
+)
+
+// TestConformance runs the core's conformance suite through NFSv3: every
+// operation goes over a real socket as the NFS calls a kernel client makes
+// (LOOKUP walks, CREATE, WRITE UNSTABLE + COMMIT, SETATTR, LINK...).
+func TestConformance(t *testing.T) {
+	servertest.Run(t, func(t *testing.T) servertest.Env {
+		backing, outside := servertest.NewDirs(t)
+		e := newEnvAt(t, backing)
+		c, root := e.client("/@conformance")
+		return servertest.Env{Client: &nfsClient{c: c, root: root}, Backing: backing, Outside: outside}
+	})
+}
+
+// nfsClient is servertest.Client over rawClient.
+type nfsClient struct {
+	c    *rawClient
+	root []byte
+}
+
+type nfsError uint32
+
+func (e nfsError) Error() string { return fmt.Sprintf("nfs status %d", uint32(e)) }
+
+func (e nfsError) Is(target error) bool {
+	switch uint32(e) {
+	case sNoEnt, sStale:
+		return target == fs.ErrNotExist
+	case sExist:
+		return target == fs.ErrExist
+	case sAcces, 1:
+		return target == fs.ErrPermission
+	case sNotEmpty:
+		return target == syscall.ENOTEMPTY
+	}
+	return false
+}
+
+func status(st uint32) error {
+	if st == sOK {
+		return nil
+	}
+	return nfsError(st)
+}
+
+// walk resolves a slash path with LOOKUPs, never following symlinks (as the
+// kernel would not for the final component).
+func (n *nfsClient) walk(p string) ([]byte, fattr3, error) {
+	fh := n.root
+	var a fattr3
+	if p == "" {
+		st, at := n.c.getattr(fh)
+		return fh, at, status(st)
+	}
+	for _, comp := range strings.Split(p, "/") {
+		st, next, at := n.c.lookup(fh, comp)
+		if st != sOK {
+			return nil, a, status(st)
+		}
+		fh, a = next, at
+	}
+	return fh, a, nil
+}
+
+func (n *nfsClient) parent(p string) ([]byte, string, error) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return n.root, p, nil
+	}
+	dir, _, err := n.walk(p[:i])
+	return dir, p[i+1:], err
+}
+
+func (n *nfsClient) WriteFile(p string, data []byte, perm fs.FileMode) error {
+	dir, name, err := n.parent(p)
+	if err != nil {
+		return err
+	}
+	// CREATE UNCHECKED with mode and size 0: create or truncate.
+	args := (&enc{}).dirop(dir, name).u32(0).u32(1).u32(uint32(perm)).u32(0).u32(0).u32(1).u64(0).u32(0).u32(0)
+	st, d := n.c.call(pCreate, args)
+	if st != sOK {
+		return status(st)
+	}
+	d.u32()
+	fh := d.opaque()
+	for off := 0; off < len(data); off += 1 << 20 {
+		end := min(off+1<<20, len(data))
+		if st, _, _, _ := n.c.write(fh, uint64(off), data[off:end], 0); st != sOK {
+			return status(st)
+		}
+	}
+	st, _ = n.c.commit(fh)
+	return status(st)
+}
+
+func (n *nfsClient) ReadFile(p string) ([]byte, error) {
+	fh, _, err := n.walk(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	for {
+		st, data, eof := n.c.read(fh, uint64(len(out)), 1<<20)
+		if st != sOK {
+			return nil, status(st)
+		}
+		out = append(out, data...)
+		if eof || len(data) == 0 {
+			return out, nil
+		}
+	}
+}
+
+func (n *nfsClient) Mkdir(p string, perm fs.FileMode) error {
+	dir, name, err := n.parent(p)
+	if err != nil {
+		return err
+	}
+	st, _ := n.c.mkdir(dir, name)
+	return status(st)
+}
+
+func (n *nfsClient) removeProc(proc uint32, p string) error {
+	dir, name, err := n.parent(p)
+	if err != nil {
+		return err
+	}
+	st, _ := n.c.call(proc, (&enc{}).dirop(dir, name))
+	return status(st)
+}
+
+func (n *nfsClient) Remove(p string) error { return n.removeProc(pRemove, p) }
+func (n *nfsClient) Rmdir(p string) error  { return n.removeProc(pRmdir, p) }
+
+func (n *nfsClient) Rename(oldPath, newPath string) error {
+	od, on, err := n.parent(oldPath)
+	if err != nil {
+		return err
+	}
+	nd, nn, err := n.parent(newPath)
+	if err != nil {
+		return err
+	}
+	st, _ := n.c.call(pRename, (&enc{}).dirop(od, on).dirop(nd, nn))
+	return status(st)
+}
+
+func (n *nfsClient) Symlink(target, p string) error {
+	dir, name, err := n.parent(p)
+	if err != nil {
+		return err
+	}
+	st, _ := n.c.call(pSymlink, (&enc{}).dirop(dir, name).sattr(-1).str(target))
+	return status(st)
+}
+
+func (n *nfsClient) Readlink(p string) (string, error) {
+	fh, _, err := n.walk(p)
+	if err != nil {
+		return "", err
+	}
+	st, d := n.c.call(pReadlink, (&enc{}).opaque(fh))
+	if st != sOK {
+		return "", status(st)
+	}
+	d.postOp()
+	return string(d.opaque()), nil
+}
+
+func (n *nfsClient) Link(oldPath, newPath string) error {
+	fh, _, err := n.walk(oldPath)
+	if err != nil {
+		return err
+	}
+	dir, name, err := n.parent(newPath)
+	if err != nil {
+		return err
+	}
+	st, _ := n.c.call(pLink, (&enc{}).opaque(fh).dirop(dir, name))
+	return status(st)
+}
+
+func (n *nfsClient) Lstat(p string) (servertest.Info, error) {
+	fh, _, err := n.walk(p)
+	if err != nil {
+		return servertest.Info{}, err
+	}
+	st, a := n.c.getattr(fh)
+	if st != sOK {
+		return servertest.Info{}, status(st)
+	}
+	mode := fs.FileMode(a.mode & 0o777)
+	switch a.typ {
+	case 2:
+		mode |= fs.ModeDir
+	case 5:
+		mode |= fs.ModeSymlink
+	case 7:
+		mode |= fs.ModeNamedPipe
+	}
+	return servertest.Info{Size: int64(a.size), Mode: mode, Nlink: a.nlink,
+		Mtime: time.Unix(int64(a.mtime>>32), int64(a.mtime&0xffffffff))}, nil
+}
+
+func (n *nfsClient) ReadDir(p string) ([]string, error) {
+	fh, _, err := n.walk(p)
+	if err != nil {
+		return nil, err
+	}
+	names, _ := n.c.readdirplus(fh, 32768)
+	var out []string
+	for _, nm := range names {
+		if nm != "." && nm != ".." {
+			out = append(out, nm)
+		}
+	}
+	return out, nil
+}
+
+func (n *nfsClient) setattr(p string, sattr *enc) error {
+	fh, _, err := n.walk(p)
+	if err != nil {
+		return err
+	}
+	st, _ := n.c.call(pSetattr, (&enc{b: append((&enc{}).opaque(fh).b, sattr.b...)}).u32(0))
+	return status(st)
+}
+
+func (n *nfsClient) Truncate(p string, size int64) error {
+	return n.setattr(p, (&enc{}).u32(0).u32(0).u32(0).u32(1).u64(uint64(size)).u32(0).u32(0))
+}
+
+func (n *nfsClient) Chmod(p string, perm fs.FileMode) error {
+	return n.setattr(p, (&enc{}).u32(1).u32(uint32(perm)).u32(0).u32(0).u32(0).u32(0).u32(0))
+}
+
+func (n *nfsClient) Chtimes(p string, mtime time.Time) error {
+	return n.setattr(p, (&enc{}).u32(0).u32(0).u32(0).u32(0).u32(0).u32(2).u32(uint32(mtime.Unix())).u32(uint32(mtime.Nanosecond())))
+}
