@@ -134,3 +134,13 @@ func BenchmarkTagOneByOne(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/text")
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N)/1, "cpu-ms/text")
 }
+
+// BenchmarkLoadUSELite is the daemon's start-up cost for the model.
+func BenchmarkLoadUSELite(b *testing.B) {
+	dir := embedtest.ModelDir(b)
+	for b.Loop() {
+		if _, err := embed.LoadUSELite(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
