@@ -75,7 +75,8 @@ func LoadTokenizer(path string) (*Tokenizer, error) {
 			return nil, errorf("load tokenizer", KindModelInvalid, path, "entry %d is not [string, number]", i)
 		}
 		t.pieces[i] = piece
-		t.back[i] = int32(len(utf16.Encode([]rune(piece))))
+		// At least 1, so that walking back over any piece always progresses.
+		t.back[i] = int32(max(1, len(utf16.Encode([]rune(piece)))))
 		if i >= reservedPieces && piece != "" {
 			t.insert(piece, score, int32(i))
 		}

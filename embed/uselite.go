@@ -67,7 +67,8 @@ func (m *USELite) Threshold() float64 { return m.threshold }
 func (m *USELite) Tokenizer() *Tokenizer { return m.tok }
 
 // Embed returns one L2-normalised 512-d vector per text. Only the first
-// MaxTokens tokens of a text count. A text with no non-space character is
+// MaxTokens tokens of a text count (and only its first 16Ki characters are
+// tokenized at all). A text with no non-space character is
 // rejected with an error of KindInput wrapping ErrEmptyText, and then no
 // vector is returned at all: nothing meaningful can be said about it, and
 // failing loudly beats storing a vector that matches nothing.
@@ -78,7 +79,7 @@ func (m *USELite) Embed(ctx context.Context, texts []string) ([][]float32, error
 		if strings.TrimSpace(t) == "" {
 			return nil, errorf("embed", KindInput, "", "text %d: %w", i, ErrEmptyText)
 		}
-		ids := m.tok.Encode(t)
+		ids := m.tok.Encode(clip(t))
 		if len(ids) == 0 {
 			return nil, errorf("embed", KindInput, "", "text %d: %w", i, ErrEmptyText)
 		}
@@ -100,6 +101,26 @@ func (m *USELite) Embed(ctx context.Context, texts []string) ([][]float32, error
 		return nil, err
 	}
 	return out, nil
+}
+
+// maxTextRunes bounds the text handed to the tokenizer. The model reads only
+// the first MaxTokens tokens, and a token spans at most a few dozen
+// characters, so the cut lies far beyond anything the model sees; without it a
+// multi-megabyte text would cost a lattice of that size for nothing.
+const maxTextRunes = 16 * 1024
+
+func clip(s string) string {
+	if len(s) <= maxTextRunes {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == maxTextRunes {
+			return s[:i]
+		}
+		n++
+	}
+	return s
 }
 
 // run splits the batch into chunks of about chunkTokens tokens (at least one

@@ -248,3 +248,53 @@ func TestLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestOddInput feeds text no client should send but some will: nothing may
+// panic, and every result is a unit vector.
+func TestOddInput(t *testing.T) {
+	m := embedtest.USELite(t)
+	huge := strings.Repeat("authentication failure ", 100_000) // 2.3 MB
+	texts := []string{
+		"\xff\xfe invalid utf-8 \xc3",
+		"nul\x00byte",
+		"\u200b\u200d zero-width",
+		"\U0010FFFF private \uFFFD",
+		strings.Repeat("🐛", 500),
+		huge,
+	}
+	v, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range v {
+		if n := cosine(x, x); math.IsNaN(n) || math.Abs(n-1) > 1e-5 {
+			t.Errorf("text %d: |v|^2 = %v", i, n)
+		}
+	}
+	// Only the first 128 tokens count, so a huge text embeds like its start.
+	start, err := m.Embed(context.Background(), []string{huge[:5000]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cosine(start[0], v[len(v)-1]); c < 0.99999 {
+		t.Errorf("huge text vs its first 5000 bytes: cosine %.6f", c)
+	}
+}
+
+func FuzzTokenizer(f *testing.F) {
+	dir := embedtest.ModelDir(f)
+	tok, err := embed.LoadTokenizer(filepath.Join(dir, "vocab.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"fix auth bug", "日本語", "🚀\u200d", "\xff", "  "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, id := range tok.Encode(s) {
+			if id < 0 || id >= tok.VocabSize() {
+				t.Fatalf("%q: id %d outside the vocabulary", s, id)
+			}
+		}
+	})
+}
