@@ -72,17 +72,20 @@ func (f *file) attachRoot(tok string) ([]p9.QID, *file, server.Attr, error) {
 	if err != nil {
 		return nil, nil, a, toErrno(err)
 	}
-	root := &file{srv: f.srv, ctx: server.WithIdentity(f.ctx, id)}
+	root := &file{srv: f.srv, conn: f.conn, ctx: server.WithIdentity(f.ctx, id)}
 	f.srv.log.Debug("ninep: attach", "app", id.MountApp, "uid", id.UID, "hasUID", id.HasUID)
 	return []p9.QID{qidOf(a)}, root, a, nil
 }
 
 // attacher gives p9's server the transient attach root of one connection.
-type attacher struct{ srv *Server }
+type attacher struct {
+	srv  *Server
+	conn *conn // nil when used directly (Server.Attacher)
+}
 
 // Attach implements p9.Attacher. Over the wire the file returned is only walked by
 // an attach token; used directly (p9's conformance suite) it is the anonymous
 // root of the whole tree.
 func (a attacher) Attach() (p9.File, error) {
-	return a.srv.newRoot(), nil
+	return a.srv.newRoot(a.conn), nil
 }

@@ -7,10 +7,17 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"strconv"
 	"sync"
 
 	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
 )
+
+// getlockFlag marks a Tlock that the shim made from a Tgetlock (see conn). The
+// shim clears every flag bit but Block and Reclaim from clients' own Tlocks, so
+// only it can set this one.
+const getlockFlag = 1 << 30
 
 // conn sits between a client's net.Conn and that connection's p9 server, as the
 // reader p9 receives T-messages from and the writer it sends R-messages to. It
@@ -20,13 +27,17 @@ import (
 //   - Tversion: msize is capped at Options.MaxMsize.
 //   - Tattach: the aname is replaced by an attach token carrying the identity
 //     decided from the real aname and n_uname (see attach.go).
-//   - Txattrwalk, Txattrcreate, Tgetlock: answered here with Rlerror
-//     EOPNOTSUPP. p9 answers every xattr failure with EINVAL, which Linux passes
-//     on (exec of a file fails: the kernel reads security.capability and only
-//     treats ENODATA/EOPNOTSUPP as "none"), and p9 v0.4.1 does not know
-//     Tgetlock at all (EIO).
+//   - Txattrwalk, Txattrcreate: answered here with Rlerror EOPNOTSUPP. p9
+//     answers every xattr failure with EINVAL, which Linux passes on (exec of a
+//     file fails: the kernel reads security.capability and only treats
+//     ENODATA/EOPNOTSUPP as "none").
 //   - Tauth: answered with Rlerror ENOENT, diod's "no authentication needed",
 //     which diod's own tools require before they attach.
+//   - Tgetlock, which p9 v0.4.1 does not know (it would answer EIO): sent to p9
+//     as a Tlock marked with getlockFlag whose client_id names the request's tag;
+//     file.Lock tests the lock table and leaves the answer here, and the Rlock
+//     p9 sends back is replaced by that Rgetlock. The fid is resolved by p9 as for
+//     any request, which the shim alone could not do.
 //
 // Everything else passes through unchanged and uncopied. Replies the shim makes
 // itself are sent between two of p9's replies, never inside one; each of p9's
@@ -34,6 +45,7 @@ import (
 // payload separately).
 type conn struct {
 	srv *Server
+	id  uint64 // owner of this connection's POSIX locks
 	nc  net.Conn
 	br  *bufio.Reader
 
@@ -41,15 +53,25 @@ type conn struct {
 	left int    // bytes of a passed-through message not yet handed to p9
 	out  []byte // a rewritten message not yet handed to p9
 
+	gmu      sync.Mutex
+	getlocks map[uint16]*getlock // by tag, from Tgetlock until its reply
+
 	wmu     sync.Mutex
 	wleft   int      // bytes of the reply p9 is writing that have not arrived yet
-	whead   []byte   // the first bytes of that reply, until its size is known
+	whead   []byte   // the header of that reply, until all 7 bytes are known
 	wbuf    []byte   // the reply assembled so far
+	wdrop   []byte   // non-nil: the reply is being dropped; send this instead
 	pending [][]byte // replies of the shim waiting for p9's reply to end
 }
 
-func newConn(srv *Server, nc net.Conn) *conn {
-	return &conn{srv: srv, nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
+// getlock is one Tgetlock in flight.
+type getlock struct {
+	client string // the request's client_id
+	reply  []byte // the Rgetlock, once file.Lock has answered
+}
+
+func newConn(srv *Server, id uint64, nc net.Conn) *conn {
+	return &conn{srv: srv, id: id, nc: nc, br: bufio.NewReaderSize(nc, 64<<10), getlocks: map[uint16]*getlock{}}
 }
 
 // Read implements io.Reader for p9's receive loop.
@@ -89,7 +111,7 @@ func (c *conn) Read(p []byte) (n int, err error) {
 			return 0, errMalformed
 		}
 		switch hdr[4] {
-		case msgTversion, msgTauth, msgTattach, msgTxattrwalk, msgTxattrcreate, msgTgetlock:
+		case msgTversion, msgTauth, msgTattach, msgTxattrwalk, msgTxattrcreate, msgTlock, msgTgetlock:
 			if size > maxControlMsg {
 				return 0, errMalformed
 			}
@@ -110,6 +132,7 @@ func (c *conn) Read(p []byte) (n int, err error) {
 // place (nil when the shim answered it).
 func (c *conn) control(msg []byte) ([]byte, error) {
 	tag := binary.LittleEndian.Uint16(msg[5:])
+	r := wireReader{b: msg[headerLen:]}
 	switch msg[4] {
 	case msgTversion:
 		// size[4] Tversion tag[2] msize[4] version[s]
@@ -122,7 +145,6 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		return msg, nil
 	case msgTattach:
 		// size[4] Tattach tag[2] fid[4] afid[4] uname[s] aname[s] n_uname[4]
-		r := wireReader{b: msg[headerLen:]}
 		fid, afid := r.u32(), r.u32()
 		uname, aname := r.str(), r.str()
 		nuname := uint32(noUID)
@@ -140,11 +162,72 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		w.u32(nuname)
 		c.srv.log.Debug("ninep: Tattach", "remote", c.nc.RemoteAddr().String(), "aname", aname, "n_uname", nuname)
 		return w.finish(), nil
+	case msgTlock:
+		// size[4] Tlock tag[2] fid[4] type[1] flags[4] start[8] length[8] proc_id[4] client_id[s]
+		if len(msg) < headerLen+9 {
+			return nil, errMalformed
+		}
+		flags := binary.LittleEndian.Uint32(msg[headerLen+5:])
+		binary.LittleEndian.PutUint32(msg[headerLen+5:], flags&uint32(p9.LockFlagsBlock|p9.LockFlagsReclaim))
+		return msg, nil
+	case msgTgetlock:
+		// size[4] Tgetlock tag[2] fid[4] type[1] start[8] length[8] proc_id[4] client_id[s]
+		fid, typ, start, length, pid, client := r.u32(), r.u8(), r.u64(), r.u64(), r.u32(), r.str()
+		if r.bad {
+			return nil, errMalformed
+		}
+		c.gmu.Lock()
+		c.getlocks[tag] = &getlock{client: client}
+		c.gmu.Unlock()
+		w := newMessage(msgTlock, tag)
+		w.u32(fid)
+		w.u8(typ)
+		w.u32(getlockFlag)
+		w.u64(start)
+		w.u64(length)
+		w.u32(pid)
+		w.str(strconv.Itoa(int(tag)))
+		return w.finish(), nil
 	case msgTauth:
 		return nil, c.reply(rlerror(tag, uint32(linux.ENOENT)))
-	default: // Txattrwalk, Txattrcreate, Tgetlock
+	default: // Txattrwalk, Txattrcreate
 		return nil, c.reply(rlerror(tag, uint32(linux.EOPNOTSUPP)))
 	}
+}
+
+// getlockFor returns the Tgetlock in flight whose tag file.Lock received as its
+// client_id.
+func (c *conn) getlockFor(client string) (uint16, *getlock) {
+	tag, err := strconv.ParseUint(client, 10, 16)
+	if err != nil {
+		return 0, nil
+	}
+	c.gmu.Lock()
+	defer c.gmu.Unlock()
+	return uint16(tag), c.getlocks[uint16(tag)]
+}
+
+// replyFor decides, at the start of one of p9's replies, whether it answers a
+// Tgetlock: its Rlock is then replaced by the Rgetlock file.Lock left (an Rlerror
+// passes through). It returns the replacement, or nil.
+func (c *conn) replyFor(typ uint8, tag uint16) []byte {
+	if typ != msgRlock && typ != msgRlerror {
+		return nil
+	}
+	c.gmu.Lock()
+	defer c.gmu.Unlock()
+	g, ok := c.getlocks[tag]
+	if !ok {
+		return nil
+	}
+	delete(c.getlocks, tag)
+	if typ != msgRlock {
+		return nil
+	}
+	if g.reply == nil {
+		return rlerror(tag, uint32(linux.EIO))
+	}
+	return g.reply
 }
 
 // reply sends a reply of the shim's own: now if p9 is between replies, else
@@ -168,48 +251,52 @@ func (c *conn) Write(p []byte) (int, error) {
 	total := len(p)
 	for len(p) > 0 {
 		if c.wleft == 0 {
-			// A reply starts: learn its size from its first four bytes.
-			k := min(4-len(c.whead), len(p))
+			// A reply starts: learn its size, type and tag from its header.
+			k := min(headerLen-len(c.whead), len(p))
 			c.whead = append(c.whead, p[:k]...)
 			c.wbuf = append(c.wbuf, p[:k]...)
 			p = p[k:]
-			if len(c.whead) < 4 {
+			if len(c.whead) < headerLen {
 				break
 			}
 			size := int(binary.LittleEndian.Uint32(c.whead))
+			typ, tag := c.whead[4], binary.LittleEndian.Uint16(c.whead[5:])
 			c.whead = c.whead[:0]
 			if size < headerLen {
 				return 0, errMalformed
 			}
-			c.wleft = size - 4
+			c.wleft = size - headerLen
+			if repl := c.replyFor(typ, tag); repl != nil {
+				c.wdrop = repl
+				c.wbuf = c.wbuf[:0]
+			}
+			if c.wleft == 0 {
+				if err := c.endReply(); err != nil {
+					return 0, err
+				}
+			}
 			continue
 		}
 		k := min(c.wleft, len(p))
 		chunk := p[:k]
 		p = p[k:]
 		c.wleft -= k
-		if k >= 16<<10 {
+		switch {
+		case c.wdrop != nil:
+		case k >= 16<<10:
 			// A read payload: send what is assembled and the payload together
 			// without copying it.
 			bufs := net.Buffers{c.wbuf, chunk}
-			if c.wleft == 0 {
-				bufs = append(bufs, c.pending...)
-				c.pending = nil
-			}
 			_, err := bufs.WriteTo(c.nc)
 			c.wbuf = c.wbuf[:0]
 			if err != nil {
 				return 0, err
 			}
-			continue
+		default:
+			c.wbuf = append(c.wbuf, chunk...)
 		}
-		c.wbuf = append(c.wbuf, chunk...)
 		if c.wleft == 0 {
-			bufs := append(net.Buffers{c.wbuf}, c.pending...)
-			c.pending = nil
-			_, err := bufs.WriteTo(c.nc)
-			c.wbuf = c.wbuf[:0]
-			if err != nil {
+			if err := c.endReply(); err != nil {
 				return 0, err
 			}
 		}
@@ -218,6 +305,25 @@ func (c *conn) Write(p []byte) (int, error) {
 		c.wbuf = nil
 	}
 	return total, nil
+}
+
+// endReply sends the rest of a finished reply (or its replacement) and the
+// shim's own replies that waited for it, in one system call.
+// Precondition: c.wmu held.
+func (c *conn) endReply() error {
+	bufs := net.Buffers{c.wbuf}
+	if c.wdrop != nil {
+		bufs = net.Buffers{c.wdrop}
+		c.wdrop = nil
+	}
+	bufs = append(bufs, c.pending...)
+	c.pending = nil
+	c.wbuf = c.wbuf[:0]
+	if len(bufs) == 1 && len(bufs[0]) == 0 {
+		return nil
+	}
+	_, err := bufs.WriteTo(c.nc)
+	return err
 }
 
 // Close implements io.Closer for p9 (it closes both directions when the

@@ -16,6 +16,8 @@
 //     connection or the daemon.
 //   - Data a client got an Rwrite for is in the backing file; clunking a written
 //     fid closes its server.File, which sends the file's updatedAt to the index.
-//   - Unsupported operations fail cleanly: extended attributes and POSIX locks
-//     with EOPNOTSUPP, device and socket nodes with EPERM.
+//   - POSIX record locks are held in one table shared by all connections and
+//     released when a connection ends (lock.go); they coordinate 9P clients only.
+//   - Unsupported operations fail cleanly: extended attributes with EOPNOTSUPP,
+//     device and socket nodes with EPERM.
 package ninep

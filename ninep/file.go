@@ -3,6 +3,7 @@ package ninep
 import (
 	"context"
 	"io/fs"
+	"math"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -30,8 +31,9 @@ const (
 // overlap, and the open state is published atomically because p9 orders Open
 // before ReadAt/WriteAt/Readdir only through locks it takes shared.
 type file struct {
-	srv *Server
-	ctx context.Context // carries the attach's server.Identity into every core call
+	srv  *Server
+	conn *conn           // the connection the fid belongs to; nil for direct use (Server.Attacher)
+	ctx  context.Context // carries the attach's server.Identity into every core call
 
 	// attachNonce is set only on the transient root p9 hands to Tattach: walking
 	// it by an attach token (see conn.go) yields the attach's real root.
@@ -62,7 +64,7 @@ func (f *file) p() string {
 }
 
 func (f *file) child(p string) *file {
-	return &file{srv: f.srv, ctx: f.ctx, path: p}
+	return &file{srv: f.srv, conn: f.conn, ctx: f.ctx, path: p}
 }
 
 // guard turns a panic below a p9 handler into EIO for this request, logged with
@@ -495,12 +497,65 @@ func (f *file) StatFS() (st p9.FSStat, err error) {
 	}, nil
 }
 
-// Lock implements p9.File.Lock. POSIX record locks would need a lock manager
-// keyed by client and pid across connections; until then every request,
-// including unlock, is refused with EOPNOTSUPP so no client ever believes it
-// holds a lock it does not (Linux's v9fs then undoes its local lock).
-func (f *file) Lock(int, p9.LockType, p9.LockFlags, uint64, uint64, string) (p9.LockStatus, error) {
-	return p9.LockStatusError, linux.EOPNOTSUPP
+// Lock implements p9.File.Lock (Tlock) and, for requests the connection shim
+// made from a Tgetlock (getlockFlag), the lock test; see lock.go.
+func (f *file) Lock(pid int, typ p9.LockType, flags p9.LockFlags, start, length uint64, client string) (st p9.LockStatus, err error) {
+	defer f.guard("lock", &err)
+	if typ > p9.Unlock {
+		return p9.LockStatusError, linux.EINVAL
+	}
+	a, err := f.stat()
+	if err != nil {
+		return p9.LockStatusError, toErrno(err)
+	}
+	if !a.Mode.IsRegular() {
+		return p9.LockStatusError, linux.EINVAL
+	}
+	k := fileKey{dev: a.Dev, ino: a.Ino}
+	var connID uint64
+	if f.conn != nil {
+		connID = f.conn.id
+	}
+	from, to := span(start, length)
+	if flags&getlockFlag != 0 {
+		if f.conn == nil {
+			return p9.LockStatusError, linux.EINVAL
+		}
+		tag, g := f.conn.getlockFor(client)
+		if g == nil {
+			return p9.LockStatusError, linux.EINVAL
+		}
+		o := lockOwner{conn: connID, client: g.client, pid: int32(pid)}
+		w := newMessage(msgRgetlock, tag)
+		if r, busy := f.srv.locks.conflict(k, o, typ == p9.WriteLock, from, to); busy {
+			// size[4] Rgetlock tag[2] type[1] start[8] length[8] proc_id[4] client_id[s]
+			lt, n := p9.ReadLock, uint64(0)
+			if r.write {
+				lt = p9.WriteLock
+			}
+			if r.end != math.MaxUint64 {
+				n = r.end - r.start + 1
+			}
+			w.u8(uint8(lt))
+			w.u64(r.start)
+			w.u64(n)
+			w.u32(uint32(r.owner.pid))
+			w.str(r.owner.client)
+		} else {
+			w.u8(uint8(p9.Unlock))
+			w.u64(start)
+			w.u64(length)
+			w.u32(uint32(pid))
+			w.str(g.client)
+		}
+		g.reply = w.finish()
+		return p9.LockStatusOK, nil
+	}
+	o := lockOwner{conn: connID, client: client, pid: int32(pid)}
+	if !f.srv.locks.set(k, o, typ, from, to) {
+		return p9.LockStatusBlocked, nil
+	}
+	return p9.LockStatusOK, nil
 }
 
 // Extended attributes are not supported. On the wire the connection shim

@@ -30,18 +30,20 @@ type Server struct {
 	log   *slog.Logger
 	msize uint32
 	nonce string // per-server secret in attach tokens (attach.go)
+	locks *lockTable
 
 	mu     sync.Mutex
 	closed bool
 	lns    map[net.Listener]struct{}
 	conns  map[net.Conn]struct{}
+	nconn  uint64 // connections accepted so far: the next one's lock owner id
 	wg     sync.WaitGroup
 }
 
 // NewServer returns a Server for fsys.
 func NewServer(fsys *server.FS, opts Options) *Server {
 	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize,
-		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -62,10 +64,10 @@ func NewServer(fsys *server.FS, opts Options) *Server {
 // Attacher returns the p9.Attacher whose Attach gives the anonymous root of the
 // whole tree, for running p9's own conformance suite (fsimpl/test) against the
 // File implementation directly. Serve does not need it.
-func (s *Server) Attacher() p9.Attacher { return attacher{s} }
+func (s *Server) Attacher() p9.Attacher { return attacher{srv: s} }
 
-func (s *Server) newRoot() *file {
-	return &file{srv: s, ctx: server.WithIdentity(context.Background(), server.Identity{Proto: "9p"}), attachNonce: s.nonce}
+func (s *Server) newRoot(c *conn) *file {
+	return &file{srv: s, conn: c, ctx: server.WithIdentity(context.Background(), server.Identity{Proto: "9p"}), attachNonce: s.nonce}
 }
 
 // Serve accepts 9P2000.L connections on ln (TCP, Unix socket, or anything that
@@ -113,15 +115,18 @@ func (s *Server) Serve(ln net.Listener) error {
 			return nil
 		}
 		s.conns[nc] = struct{}{}
+		s.nconn++
+		id := s.nconn
 		s.wg.Add(1)
 		s.mu.Unlock()
-		go s.handle(nc)
+		go s.handle(nc, id)
 	}
 }
 
 // handle serves one connection until the client goes away or Close.
-func (s *Server) handle(nc net.Conn) {
+func (s *Server) handle(nc net.Conn, id uint64) {
 	defer s.wg.Done()
+	defer s.locks.releaseConn(id)
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, nc)
@@ -137,8 +142,8 @@ func (s *Server) handle(nc net.Conn) {
 		tc.SetNoDelay(true)
 	}
 	s.log.Debug("ninep: connection", "remote", nc.RemoteAddr().String())
-	c := newConn(s, nc)
-	p9.NewServer(attacher{s}, p9.WithServerLogger(p9Logger{s.log})).Handle(c, c)
+	c := newConn(s, id, nc)
+	p9.NewServer(attacher{srv: s, conn: c}, p9.WithServerLogger(p9Logger{s.log})).Handle(c, c)
 }
 
 // Close stops every Serve, closes every connection (their fids are clunked, so

@@ -10,7 +10,10 @@ const (
 	msgRlerror      = 7
 	msgTxattrwalk   = 30
 	msgTxattrcreate = 32
+	msgTlock        = 52
+	msgRlock        = 53
 	msgTgetlock     = 54
+	msgRgetlock     = 55
 	msgTversion     = 100
 	msgTauth        = 102
 	msgTattach      = 104
@@ -39,6 +42,26 @@ func (r *wireReader) u16() uint16 {
 	}
 	v := binary.LittleEndian.Uint16(r.b)
 	r.b = r.b[2:]
+	return v
+}
+
+func (r *wireReader) u8() uint8 {
+	if len(r.b) < 1 {
+		r.bad = true
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *wireReader) u64() uint64 {
+	if len(r.b) < 8 {
+		r.bad = true
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b)
+	r.b = r.b[8:]
 	return v
 }
 
@@ -73,7 +96,9 @@ func newMessage(typ uint8, tag uint16) *wireWriter {
 	return w
 }
 
+func (w *wireWriter) u8(v uint8)   { w.b = append(w.b, v) }
 func (w *wireWriter) u32(v uint32) { w.b = binary.LittleEndian.AppendUint32(w.b, v) }
+func (w *wireWriter) u64(v uint64) { w.b = binary.LittleEndian.AppendUint64(w.b, v) }
 
 func (w *wireWriter) str(s string) {
 	w.b = binary.LittleEndian.AppendUint16(w.b, uint16(len(s)))
