@@ -72,8 +72,8 @@ func (b *billyFS) inoOf(p string) uint64 {
 	if b.h.resolvedFor == b.req() && b.h.resolved == p {
 		return b.h.resolvedID.ino
 	}
-	if id, err := b.h.s.identify(p); err == nil {
-		return id.ino
+	if a, err := b.h.lstat(p); err == nil {
+		return a.Ino
 	}
 	return 0
 }
@@ -82,6 +82,7 @@ func (b *billyFS) Join(elem ...string) string { return strings.Join(elem, "/") }
 
 func (b *billyFS) Create(name string) (f billy.File, err error) {
 	defer b.h.guard("create", &err)
+	defer b.h.invalidate()
 	p, err := b.begin("create", name)
 	if err != nil {
 		return nil, err
@@ -156,7 +157,7 @@ func (b *billyFS) Lstat(name string) (fi os.FileInfo, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := b.h.s.fsys.Lstat(b.ctx(), p)
+	a, err := b.h.lstat(p)
 	if err != nil {
 		return nil, b.done("lstat", p, err)
 	}
@@ -166,6 +167,7 @@ func (b *billyFS) Lstat(name string) (fi os.FileInfo, err error) {
 
 func (b *billyFS) Rename(oldName, newName string) (err error) {
 	defer b.h.guard("rename", &err)
+	defer b.h.invalidate()
 	op, err := b.begin("rename", oldName)
 	if err != nil {
 		return err
@@ -187,12 +189,14 @@ func (b *billyFS) Rename(oldName, newName string) (err error) {
 // Remove serves REMOVE and RMDIR (go-nfs calls it for both).
 func (b *billyFS) Remove(name string) (err error) {
 	defer b.h.guard("remove", &err)
+	defer b.h.invalidate()
 	p, err := b.begin("remove", name)
 	if err != nil {
 		return err
 	}
 	s := b.h.s
-	id, idErr := s.identify(p)
+	a, idErr := b.h.lstat(p)
+	id := idOf(a)
 	if err := s.fsys.Remove(b.ctx(), p, b.req().proc == procRmdir); err != nil {
 		return b.done("remove", p, err)
 	}
@@ -220,6 +224,7 @@ func (b *billyFS) ReadDir(name string) (infos []os.FileInfo, err error) {
 // MkdirAll creates one directory: go-nfs checked that the parent exists.
 func (b *billyFS) MkdirAll(name string, perm os.FileMode) (err error) {
 	defer b.h.guard("mkdir", &err)
+	defer b.h.invalidate()
 	p, err := b.begin("mkdir", name)
 	if err != nil {
 		return err
@@ -234,6 +239,7 @@ func (b *billyFS) MkdirAll(name string, perm os.FileMode) (err error) {
 // Symlink stores target verbatim; the server never resolves it.
 func (b *billyFS) Symlink(target, link string) (err error) {
 	defer b.h.guard("symlink", &err)
+	defer b.h.invalidate()
 	p, err := b.begin("symlink", link)
 	if err != nil {
 		return err
@@ -269,6 +275,7 @@ func (b *billyFS) setAttr(op, name string, sa server.SetAttr) (err error) {
 
 func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
 	defer b.h.guard("chmod", &err)
+	defer b.h.invalidate()
 	if b.req().proc == procSymlink {
 		return nil // a symlink's own mode is meaningless on Linux; the create already happened
 	}
@@ -278,6 +285,7 @@ func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
 
 func (b *billyFS) Lchown(name string, uid, gid int) (err error) {
 	defer b.h.guard("chown", &err)
+	defer b.h.invalidate()
 	u, g := uint32(uid), uint32(gid)
 	return b.setAttr("chown", name, server.SetAttr{UID: &u, GID: &g})
 }
@@ -289,6 +297,7 @@ func (b *billyFS) Chown(name string, uid, gid int) error { return b.Lchown(name,
 // SET_TO_SERVER_TIME; the record stream kept the real set_it modes.
 func (b *billyFS) Chtimes(name string, atime, mtime time.Time) (err error) {
 	defer b.h.guard("chtimes", &err)
+	defer b.h.invalidate()
 	r := b.req()
 	sa := server.SetAttr{Atime: &atime, Mtime: &mtime}
 	if r.proc == procSetattr && r.hasTimeHow {
@@ -313,6 +322,7 @@ func (b *billyFS) Chtimes(name string, atime, mtime time.Time) (err error) {
 // source file's handle (see parseCall); anything else is refused.
 func (b *billyFS) Link(target, link string) (err error) {
 	defer b.h.guard("link", &err)
+	defer b.h.invalidate()
 	p, err := b.begin("link", link)
 	if err != nil {
 		return err
@@ -325,7 +335,7 @@ func (b *billyFS) Link(target, link string) (err error) {
 		b.req().fail(nfs3ErrStale)
 		return &fs.PathError{Op: "link", Path: "/" + p, Err: err}
 	}
-	src, _, err := b.h.s.resolve(fhd)
+	src, _, err := b.h.s.resolve(fhd, b.h.lstat)
 	if err != nil {
 		return b.done("link", p, err)
 	}
@@ -335,6 +345,7 @@ func (b *billyFS) Link(target, link string) (err error) {
 
 func (b *billyFS) Mkfifo(name string, mode uint32) (err error) {
 	defer b.h.guard("mknod", &err)
+	defer b.h.invalidate()
 	p, err := b.begin("mknod", name)
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@ func (f *billyFile) Name() string { return f.p }
 
 func (f *billyFile) Write(data []byte) (n int, err error) {
 	defer f.b.h.guard("write", &err)
+	defer f.b.h.invalidate()
 	f.b.h.s.maybePanic("write")
 	n, err = f.e.f.WriteAt(data, f.off)
 	f.off += int64(n)
@@ -92,6 +93,7 @@ func (f *billyFile) Unlock() error { return nil }
 // Truncate serves SETATTR's size.
 func (f *billyFile) Truncate(size int64) (err error) {
 	defer f.b.h.guard("truncate", &err)
+	defer f.b.h.invalidate()
 	if err := f.e.f.Truncate(size); err != nil {
 		return f.b.done("truncate", f.p, err)
 	}

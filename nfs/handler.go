@@ -31,6 +31,9 @@ type connHandler struct {
 	resolvedFor *request
 	resolved    string
 	resolvedID  inodeID
+
+	attrsFor *request // the call attrs belong to (see lstat)
+	attrs    map[string]server.Attr
 }
 
 var (
@@ -122,10 +125,11 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if err != nil {
 		return nil
 	}
-	id, err := h.s.identify(p)
+	a, err := h.lstat(p)
 	if err != nil {
 		return nil
 	}
+	id := idOf(a)
 	n := node{gen: id.gen}
 	if p != "" {
 		dir, name := server.Split(p)
@@ -133,11 +137,11 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 		if h.resolvedFor == h.c.current() && h.resolved == dir {
 			n.parent = h.resolvedID.ino
 		} else {
-			pid, err := h.s.identify(dir)
+			pa, err := h.lstat(dir)
 			if err != nil {
 				return nil
 			}
-			n.parent = pid.ino
+			n.parent = pa.Ino
 		}
 	}
 	if err := h.s.hm.put(id.ino, n); err != nil {
@@ -171,7 +175,7 @@ func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string
 		r.fail(nfs3ErrStale)
 		return nil, nil, errForged
 	}
-	p, id, err := h.s.resolve(fhd)
+	p, id, err := h.s.resolve(fhd, h.lstat)
 	if err != nil {
 		r.fail(nfs3ErrStale)
 		return nil, nil, err

@@ -34,3 +34,25 @@ func idOf(a server.Attr) inodeID {
 	}
 	return id
 }
+
+// lstat is Lstat with a cache for the duration of one call: go-nfs stats the
+// same paths several times per call (LOOKUP: the directory three times, the
+// entry three times). Mutations in the call clear it (invalidate).
+// Precondition: called on the connection's serving goroutine.
+func (h *connHandler) lstat(p string) (server.Attr, error) {
+	r := h.c.current()
+	if h.attrsFor != r {
+		h.attrsFor = r
+		clear(h.attrs)
+	} else if a, ok := h.attrs[p]; ok {
+		return a, nil
+	}
+	a, err := h.s.fsys.Lstat(context.Background(), p)
+	if err == nil {
+		h.attrs[p] = a
+	}
+	return a, err
+}
+
+// invalidate forgets the call's cached attributes after a change.
+func (h *connHandler) invalidate() { clear(h.attrs) }

@@ -13,14 +13,14 @@ import (
 // generation. If the file is no longer there (renamed by another front end while
 // nobody told us, or the map lost its last second in a crash), the directory it
 // was last seen in is scanned for the inode; otherwise the handle is stale.
-func (s *Server) resolve(h fileHandle) (string, inodeID, error) {
+func (s *Server) resolve(h fileHandle, lstat func(string) (server.Attr, error)) (string, inodeID, error) {
 	match := func(id inodeID) bool {
 		return id.ino == h.ino && (h.gen == 0 || id.gen == 0 || id.gen == h.gen)
 	}
 	p, n, ok := s.hm.path(h.ino)
 	if ok {
-		if id, err := s.identify(p); err == nil && match(id) {
-			return p, id, nil
+		if a, err := lstat(p); err == nil && match(idOf(a)) {
+			return p, idOf(a), nil
 		}
 		if n.parent != 0 {
 			if dir, _, ok := s.hm.path(n.parent); ok {
@@ -38,7 +38,8 @@ func (s *Server) resolve(h fileHandle) (string, inodeID, error) {
 				}
 			}
 		}
-	} else if id, err := s.identify(""); err == nil && match(id) {
+	} else if a, err := lstat(""); err == nil && match(idOf(a)) {
+		id := idOf(a)
 		// The root's node was never recorded (or was lost): it needs no map.
 		_ = s.hm.put(h.ino, node{gen: id.gen})
 		return "", id, nil
