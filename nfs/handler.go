@@ -34,6 +34,8 @@ type connHandler struct {
 
 	attrsFor *request // the call attrs belong to (see lstat)
 	attrs    map[string]server.Attr
+
+	out []byte // the fast path's reply buffer, reused call after call
 }
 
 var (
@@ -156,10 +158,31 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 // else with the file).
 func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string, err error) {
 	defer h.guard("resolve", &err)
+	b, p, err := h.resolveHandle(fh)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := h.c.current()
+	if r.proc == procCommit {
+		if err := h.s.commit(b.ctx(), p, h.resolvedID); err != nil {
+			h.s.log.Error("COMMIT: sync failed", "path", p, "err", err)
+			r.fail(nfs3ErrIO)
+			return nil, nil, err
+		}
+	}
+	if p == "" {
+		return b, nil, nil
+	}
+	return b, strings.Split(p, "/"), nil
+}
+
+// resolveHandle turns a handle of the current call into the filesystem of its
+// app and the file's core path, recording the failure status on the call.
+func (h *connHandler) resolveHandle(fh []byte) (*billyFS, string, error) {
 	r := h.c.current()
 	h.s.maybePanic("resolve")
 	if r.badName != nil {
-		return nil, nil, pathError(r, "resolve", "", r.badName)
+		return nil, "", pathError(r, "resolve", "", r.badName)
 	}
 	fhd, err := decodeHandle(h.s.hm.key, fh)
 	if err != nil {
@@ -168,32 +191,21 @@ func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string
 		} else {
 			r.fail(nfs3ErrStale)
 		}
-		return nil, nil, err
+		return nil, "", err
 	}
 	app, ok := h.s.hm.appName(fhd.app)
 	if !ok {
 		r.fail(nfs3ErrStale)
-		return nil, nil, errForged
+		return nil, "", errForged
 	}
 	p, id, err := h.s.resolve(fhd, h.lstat)
 	if err != nil {
 		r.fail(nfs3ErrStale)
-		return nil, nil, err
+		return nil, "", err
 	}
 	h.resolvedFor, h.resolved, h.resolvedID = r, p, id
-	b := h.fsFor(fhd.app, app)
-	if r.proc == procCommit {
-		if err := h.s.commit(b.ctx(), p, id); err != nil {
-			h.s.log.Error("COMMIT: sync failed", "path", p, "err", err)
-			r.fail(nfs3ErrIO)
-			return nil, nil, err
-		}
-	}
 	r.override = 0
-	if p == "" {
-		return b, nil, nil
-	}
-	return b, strings.Split(p, "/"), nil
+	return h.fsFor(fhd.app, app), p, nil
 }
 
 // InvalidateHandle does nothing: handles name inodes, so they stay valid across

@@ -16,8 +16,10 @@ const (
 	mountProcUmntAll = 4
 	mountProcExport  = 5
 
+	procGetattr = 1
 	procSetattr = 2
 	procLookup  = 3
+	procRead    = 6
 	procWrite   = 7
 	procCreate  = 8
 	procMkdir   = 9
@@ -61,6 +63,8 @@ const (
 type request struct {
 	xid        uint32
 	prog, proc uint32
+	vers       uint32
+	argsOff    int // where the procedure's arguments start in the record body
 	uid, gid   uint32
 	hasUID     bool
 
@@ -75,6 +79,18 @@ type request struct {
 
 	// Set while the call is served, read by the reply rewriter.
 	override uint32 // nfsstat3 for an error reply (the adapter knows better than go-nfs); 0 keeps go-nfs's
+}
+
+// fast says the adapter answers this call itself (see fastpath.go).
+func (r *request) fast() bool {
+	if r.prog != progNFS || r.vers != 3 || r.argsOff == 0 {
+		return false
+	}
+	switch r.proc {
+	case procGetattr, procRead, procWrite:
+		return true
+	}
+	return false
 }
 
 // fail records the status an error reply to this call must carry.
@@ -97,6 +113,7 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 	_ = x.uint32() // rpcvers
 	r.prog = x.uint32()
 	vers := x.uint32()
+	r.vers = vers
 	r.proc = x.uint32()
 	flavor := x.uint32()
 	cred := x.opaque(400)
@@ -115,6 +132,7 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 		}
 	}
 	argsOff := x.off
+	r.argsOff = argsOff
 	if r.prog == progMount && r.proc == mountProcMnt && whole {
 		if dirpath := x.opaque(1024); x.ok && len(dirpath) == 0 {
 			// go-nfs v0.0.4 cannot read an empty opaque (its ReadOpaque fails

@@ -59,7 +59,8 @@ func TestPanicContained(t *testing.T) {
 	e := newEnv(t)
 	c, root := e.client("/@notes")
 	_, f := c.create(root, "f", 0, 0)
-	for _, op := range []string{"lstat", "resolve", "write", "read"} {
+	c.write(f, 0, []byte("data"), 2)
+	for _, op := range []string{"getattr", "lstat", "resolve", "write", "read"} {
 		e.srv.SetPanic(op)
 		var st uint32
 		switch op {
@@ -67,6 +68,8 @@ func TestPanicContained(t *testing.T) {
 			st, _, _, _ = c.write(f, 0, []byte("x"), 0)
 		case "read":
 			st, _, _ = c.read(f, 0, 1)
+		case "lstat": // through go-nfs (LOOKUP)
+			st, _, _ = c.lookup(root, "f")
 		default:
 			st, _ = c.getattr(f)
 		}

@@ -49,14 +49,20 @@ type rpcConn struct {
 
 	// read side (go-nfs's serving goroutine only)
 	rbuf   []byte // bytes of the current record already read from Conn, not yet handed out
+	rstore []byte // reused backing array of rbuf
 	roff   int
 	remain int64 // bytes of the current record still in Conn
 	cur    *request
+	// fast answers a call itself (see connHandler.serveFast) and returns the
+	// reply record, or nil to leave the call to go-nfs. The record may be reused
+	// once replyNow returns.
+	fast func(r *request, body []byte) []byte
 
 	// write side: go-nfs's writer goroutine, and the read side when it answers a
 	// call itself (inject); wmu serialises them at record boundaries.
 	wmu     sync.Mutex
-	inject  [][]byte // replies to send at the next record boundary
+	wcond   *sync.Cond // signalled when a reply record is complete
+	werr    error      // the connection failed writing
 	wmark   [8]byte  // record mark + xid of the reply being examined
 	wmarkN  int
 	wleft   int64    // bytes of the current reply still to pass through
@@ -71,7 +77,9 @@ type rpcConn struct {
 }
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
-	return &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}}
+	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}}
+	rc.wcond = sync.NewCond(&rc.wmu)
+	return rc
 }
 
 // current returns the call being served. Precondition: called from go-nfs's
@@ -105,68 +113,107 @@ func (c *rpcConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// nextRecord reads the next call's record mark and header and makes it current.
+// nextRecord reads call records until one is for go-nfs, and makes it current.
+// Calls the adapter answers itself (the fast procedures, the MOUNT procedures
+// go-nfs lacks) are answered here and never reach go-nfs.
 func (c *rpcConn) nextRecord() error {
-	var mark [4]byte
-	if _, err := io.ReadFull(c.Conn, mark[:]); err != nil {
-		if err == io.ErrUnexpectedEOF {
+	for {
+		var mark [4]byte
+		if _, err := io.ReadFull(c.Conn, mark[:]); err != nil {
 			return err
 		}
-		return err
-	}
-	m := binary.BigEndian.Uint32(mark[:])
-	size := int64(m &^ lastFragment)
-	if m&lastFragment == 0 {
-		// go-nfs refuses fragmented records; let it see the mark and say so.
-		c.cur = &request{}
-		c.rbuf, c.roff, c.remain = append(c.rbuf[:0], mark[:]...), 0, size
+		m := binary.BigEndian.Uint32(mark[:])
+		size := int64(m &^ lastFragment)
+		if m&lastFragment == 0 {
+			// go-nfs refuses fragmented records; let it see the mark and say so.
+			c.cur = &request{}
+			c.rbuf, c.roff, c.remain = append(c.rbuf[:0], mark[:]...), 0, size
+			return nil
+		}
+		if size > maxRecord {
+			return fmt.Errorf("nfs: %d-byte call record exceeds %d bytes; closing the connection", size, maxRecord)
+		}
+		want := size
+		whole := size <= wholeRecordMax
+		if !whole {
+			want = prefixMax
+		}
+		buf := grow(c.rstore, int(4+want))
+		c.rstore = buf
+		if _, err := io.ReadFull(c.Conn, buf[4:]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		r, rewritten := parseCall(buf[4:], whole)
+		if whole {
+			if rec := answerMount(r, buf[4:]); rec != nil {
+				// go-nfs has no EXPORT, DUMP or UMNTALL and answers them with
+				// a malformed error (libnfs fails to mount, showmount fails).
+				if err := c.replyNow(rec); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if c.fast != nil && r.fast() {
+			if !whole {
+				// The adapter needs the whole WRITE: read the rest of it.
+				buf = grow(buf, int(4+size))
+				c.rstore = buf
+				if _, err := io.ReadFull(c.Conn, buf[4+want:]); err != nil {
+					if err == io.EOF {
+						err = io.ErrUnexpectedEOF
+					}
+					return err
+				}
+				want, whole = size, true
+			}
+			c.cur = r
+			if rec := c.fast(r, buf[4:]); rec != nil {
+				if err := c.replyNow(rec); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if rewritten != nil {
+			buf = append(buf[:4], rewritten...)
+			size = int64(len(rewritten))
+			want = size
+		}
+		binary.BigEndian.PutUint32(buf, uint32(size)|lastFragment)
+		c.rbuf, c.roff, c.remain = buf, 0, size-want
+		c.cur = r
+		if r.prog == progNFS {
+			c.mu.Lock()
+			c.pending[r.xid] = r
+			c.mu.Unlock()
+		}
 		return nil
 	}
-	if size > maxRecord {
-		return fmt.Errorf("nfs: %d-byte call record exceeds %d bytes; closing the connection", size, maxRecord)
+}
+
+// grow returns b resized to n bytes, reusing its array when it is big enough.
+func grow(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b[:n]
 	}
-	want := size
-	whole := size <= wholeRecordMax
-	if !whole {
-		want = prefixMax
-	}
-	buf := make([]byte, 4+want)
-	if _, err := io.ReadFull(c.Conn, buf[4:]); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return err
-	}
-	r, rewritten := parseCall(buf[4:], whole)
-	if whole {
-		if rec := answerMount(r, buf[4:]); rec != nil {
-			// go-nfs has no EXPORT, DUMP or UMNTALL and answers them with a
-			// malformed error (libnfs fails to mount, showmount fails).
-			c.reply(rec)
-			return c.nextRecord()
-		}
-	}
-	if rewritten != nil {
-		buf = append(buf[:4], rewritten...)
-		size = int64(len(rewritten))
-		want = size
-	}
-	binary.BigEndian.PutUint32(buf, uint32(size)|lastFragment)
-	c.rbuf, c.roff, c.remain = buf, 0, size-want
-	c.cur = r
-	if r.prog == progNFS {
-		c.mu.Lock()
-		c.pending[r.xid] = r
-		c.mu.Unlock()
-	}
-	return nil
+	nb := make([]byte, n, max(n, 2*cap(b)))
+	copy(nb, b)
+	return nb
 }
 
 func (c *rpcConn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	total := len(p)
-	defer c.flushInjectedLocked()
+	defer func() {
+		if c.atBoundaryLocked() || c.werr != nil {
+			c.wcond.Broadcast()
+		}
+	}()
 	for len(p) > 0 {
 		switch {
 		case c.wreq != nil: // buffering a reply to rewrite
@@ -224,35 +271,28 @@ func (c *rpcConn) atBoundaryLocked() bool {
 	return c.wreq == nil && c.wleft == 0 && c.wmarkN == 0
 }
 
-// reply sends a whole reply record the adapter built itself, between go-nfs's
-// records.
-func (c *rpcConn) reply(rec []byte) {
+// replyNow sends a whole reply record the adapter built itself, between
+// go-nfs's records: if go-nfs's writer is halfway through one, it waits until
+// that record is out. rec may be reused when it returns.
+func (c *rpcConn) replyNow(rec []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.inject = append(c.inject, rec)
-	c.flushInjectedLocked()
+	for !c.atBoundaryLocked() && c.werr == nil {
+		c.wcond.Wait()
+	}
+	if c.werr != nil {
+		return c.werr
+	}
+	return c.writeAll(rec)
 }
 
-// Precondition: c.wmu held.
-func (c *rpcConn) flushInjectedLocked() {
-	if !c.atBoundaryLocked() {
-		return
-	}
-	for len(c.inject) > 0 {
-		rec := c.inject[0]
-		c.inject = c.inject[1:]
-		if err := c.writeAll(rec); err != nil {
-			c.inject = nil
-			return
-		}
-	}
-}
-
-// writeAll writes b fully: go-nfs's writer panics on a short write without error.
+// writeAll writes b fully: go-nfs's writer panics on a short write without
+// error. Precondition: c.wmu held.
 func (c *rpcConn) writeAll(b []byte) error {
 	for len(b) > 0 {
 		n, err := c.Conn.Write(b)
 		if err != nil {
+			c.werr = err
 			return err
 		}
 		b = b[n:]
@@ -269,6 +309,12 @@ func (c *rpcConn) Close() error {
 	c.closed = true
 	c.mu.Unlock()
 	err := c.Conn.Close()
+	c.wmu.Lock()
+	if c.werr == nil {
+		c.werr = net.ErrClosed
+	}
+	c.wcond.Broadcast()
+	c.wmu.Unlock()
 	if c.onClose != nil {
 		c.onClose()
 	}

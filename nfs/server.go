@@ -129,6 +129,7 @@ func (s *Server) serveConn(c net.Conn) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
+	rc.fast = h.serveFast
 	srv := &gonfs.Server{Handler: h, ID: s.verf, Context: context.Background()}
 	go func() {
 		defer s.wg.Done()
