@@ -63,7 +63,7 @@ type rpcConn struct {
 	wmu     sync.Mutex
 	wcond   *sync.Cond // signalled when a reply record is complete
 	werr    error      // the connection failed writing
-	wmark   [8]byte  // record mark + xid of the reply being examined
+	wmark   [8]byte    // record mark + xid of the reply being examined
 	wmarkN  int
 	wleft   int64    // bytes of the current reply still to pass through
 	wreq    *request // non-nil while buffering a reply to rewrite
