@@ -1,7 +1,7 @@
 // Command semfs9p serves a directory over 9P2000.L with semfs's core and ninep
 // adapter, and nothing else (no index), for side-by-side benchmarks against diod.
 //
-//	semfs9p -dir DIR -addr 127.0.0.1:PORT
+//	semfs9p -dir DIR -addr 127.0.0.1:PORT [-socket PATH] [-cpuprofile FILE]
 package main
 
 import (
@@ -22,6 +22,7 @@ import (
 func main() {
 	dir := flag.String("dir", "", "backing directory")
 	addr := flag.String("addr", "127.0.0.1:5640", "TCP address")
+	sock := flag.String("socket", "", "also serve on this Unix socket")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here until the server stops")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -47,6 +48,14 @@ func main() {
 		os.Exit(1)
 	}
 	srv := ninep.NewServer(fsys, ninep.Options{Logger: log})
+	if *sock != "" {
+		ul, err := net.Listen("unix", *sock)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		go srv.Serve(ul)
+	}
 	go func() {
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, syscall.SIGINT, syscall.SIGTERM)
