@@ -123,10 +123,19 @@ func (t *Tokenizer) Encode(s string) []int {
 	sym := []rune(separator + strings.ReplaceAll(s, " ", separator))
 	n := len(sym)
 
-	// Every piece starting at each position, grouped by end position; since
-	// starts are visited in increasing order, each group is ordered by start,
-	// which is the order the JS runtime scores them in.
-	byEnd := make([][]candidate, n+1)
+	// Viterbi over the lattice, relaxing edges in order of their start. The
+	// JS runtime instead visits end positions in order and, within one, the
+	// edges by start; both orders apply the updates to any one best[end] in
+	// the same sequence (ascending start), and best[start] is final before
+	// any edge leaving start is relaxed, so the results are identical.
+	best := make([]float64, n+1)
+	word := make([]int32, n+1)
+	relax := func(end int, c candidate) {
+		sc := c.score + best[c.start]
+		if best[end] == 0 || sc >= best[end] {
+			best[end], word[end] = sc, c.id
+		}
+	}
 	for i := 0; i < n; i++ {
 		found := false
 		node := int32(0)
@@ -138,22 +147,11 @@ func (t *Tokenizer) Encode(s string) []int {
 			node = c
 			if nd := &t.nodes[c]; nd.end {
 				found = true
-				byEnd[j+1] = append(byEnd[j+1], candidate{int32(i), nd.runes, nd.id, nd.score})
+				relax(j+1, candidate{int32(i), nd.runes, nd.id, nd.score})
 			}
 		}
 		if !found {
-			byEnd[i+1] = append(byEnd[i+1], candidate{int32(i), 1, 0, 0})
-		}
-	}
-
-	best := make([]float64, n+1)
-	word := make([]int32, n+1)
-	for end := 1; end <= n; end++ {
-		for _, c := range byEnd[end] {
-			sc := c.score + best[end-int(c.runes)]
-			if best[end] == 0 || sc >= best[end] {
-				best[end], word[end] = sc, c.id
-			}
+			relax(i+1, candidate{int32(i), 1, 0, 0})
 		}
 	}
 

@@ -3,6 +3,7 @@ package embed_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -244,6 +245,9 @@ func TestLoadErrors(t *testing.T) {
 			}
 			if k := embed.KindOf(err); k != tc.kind {
 				t.Fatalf("kind %v (%v), want %v", k, err, tc.kind)
+			}
+			if tc.kind == embed.KindModelMissing && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("%v does not match fs.ErrNotExist", err)
 			}
 		})
 	}

@@ -104,5 +104,11 @@ func fileError(op, path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		kind = KindModelMissing
 	}
+	// The path is already in the Error; keep only the cause ("no such file
+	// or directory") so the message names it once.
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
 	return &Error{Op: op, Kind: kind, Path: path, Err: err}
 }
