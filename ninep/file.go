@@ -552,7 +552,11 @@ func (f *file) Lock(pid int, typ p9.LockType, flags p9.LockFlags, start, length 
 		return p9.LockStatusOK, nil
 	}
 	o := lockOwner{conn: connID, client: client, pid: int32(pid)}
-	if !f.srv.locks.set(k, o, typ, from, to) {
+	granted, err := f.srv.locks.set(k, o, typ, from, to)
+	switch {
+	case err != nil:
+		return p9.LockStatusError, err
+	case !granted:
 		return p9.LockStatusBlocked, nil
 	}
 	return p9.LockStatusOK, nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 )
 
@@ -33,6 +34,11 @@ type lockRange struct {
 }
 
 type fileKey struct{ dev, ino uint64 }
+
+// maxRangesPerFile bounds the table's memory per file against a client that
+// fragments its locks without end; past it a request that would add ranges gets
+// ENOLCK, as fcntl does when the kernel's lock table is full.
+const maxRangesPerFile = 4096
 
 type lockTable struct {
 	mu    sync.Mutex
@@ -70,17 +76,37 @@ func (t *lockTable) conflictLocked(k fileKey, o lockOwner, write bool, start, en
 // set applies a lock request: typ ReadLock or WriteLock takes [start,end] for o
 // (replacing o's own locks there) unless another owner's lock conflicts; Unlock
 // releases o's locks there. It reports whether the request was granted.
-func (t *lockTable) set(k fileKey, o lockOwner, typ p9.LockType, start, end uint64) bool {
+// The table is unchanged unless it was.
+func (t *lockTable) set(k fileKey, o lockOwner, typ p9.LockType, start, end uint64) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	write := typ == p9.WriteLock
 	if typ != p9.Unlock {
 		if _, busy := t.conflictLocked(k, o, write, start, end); busy {
-			return false
+			return false, nil
 		}
 	}
+	cur := t.files[k]
+	own := false
+	for _, r := range cur {
+		if r.owner == o && touches(r, start, end) {
+			own = true
+			break
+		}
+	}
+	if !own {
+		// Nothing of o's to cut or join: the common case, no copy.
+		if typ == p9.Unlock {
+			return true, nil
+		}
+		if len(cur) >= maxRangesPerFile {
+			return false, linux.ENOLCK
+		}
+		t.files[k] = append(cur, lockRange{owner: o, write: write, start: start, end: end})
+		return true, nil
+	}
 	var out []lockRange
-	for _, r := range t.files[k] {
+	for _, r := range cur {
 		if r.owner != o || r.end < start || r.start > end {
 			out = append(out, r)
 			continue
@@ -94,14 +120,33 @@ func (t *lockTable) set(k fileKey, o lockOwner, typ p9.LockType, start, end uint
 		}
 	}
 	if typ != p9.Unlock {
-		out = append(out, lockRange{owner: o, write: write, start: start, end: end})
+		// Join o's ranges of the same kind that touch the new one, as POSIX
+		// coalesces adjacent locks of one owner.
+		n := lockRange{owner: o, write: write, start: start, end: end}
+		kept := out[:0]
+		for _, r := range out {
+			if r.owner == o && r.write == write && touches(r, n.start, n.end) {
+				n.start, n.end = min(n.start, r.start), max(n.end, r.end)
+				continue
+			}
+			kept = append(kept, r)
+		}
+		out = append(kept, n)
+	}
+	if len(out) > maxRangesPerFile && len(out) > len(cur) {
+		return false, linux.ENOLCK
 	}
 	if len(out) == 0 {
 		delete(t.files, k)
 	} else {
 		t.files[k] = out
 	}
-	return true
+	return true, nil
+}
+
+// touches reports whether r overlaps [start,end] or is adjacent to it.
+func touches(r lockRange, start, end uint64) bool {
+	return (start == 0 || r.end >= start-1) && (end == math.MaxUint64 || r.start <= end+1)
 }
 
 // releaseConn drops every lock held through connection id.

@@ -150,3 +150,47 @@ func TestLockSplit(t *testing.T) {
 		t.Fatalf("F_GETLK [25,45): %+v", h)
 	}
 }
+
+// TestLockTableBounded: a client fragmenting its locks without end gets ENOLCK
+// once a file holds 4,096 ranges; unlocking still works.
+func TestLockTableBounded(t *testing.T) {
+	e := newEnv(t)
+	os.WriteFile(filepath.Join(e.export, "f"), nil, 0o644)
+	a := lockConn(t, e)
+	for i := uint64(0); i < 4096; i++ {
+		if st := lock(t, a, rdlck, 2*i, 1, 1, "A"); st != lockOK {
+			t.Fatalf("range %d: status %d", i, st)
+		}
+	}
+	_, err := a.call(msg(tLock, 9, uint32(2), rdlck, uint32(0), uint64(2*4096), uint64(1), uint32(1), "A"))
+	wantErrno(t, "lock past the bound", err, linux.ENOLCK)
+	if st := lock(t, a, unlck, 0, 0, 1, "A"); st != lockOK {
+		t.Fatalf("unlock all: %d", st)
+	}
+	if st := lock(t, a, wrlck, 0, 0, 1, "A"); st != lockOK {
+		t.Fatalf("lock after unlock: %d", st)
+	}
+}
+
+// TestLockCoalesce: adjacent locks of one owner join, so locking a file byte by
+// byte does not fill the table, and one unlock in the middle splits them again.
+func TestLockCoalesce(t *testing.T) {
+	e := newEnv(t)
+	os.WriteFile(filepath.Join(e.export, "f"), nil, 0o644)
+	a, b := lockConn(t, e), lockConn(t, e)
+	for i := uint64(0); i < 5000; i++ {
+		if st := lock(t, a, wrlck, i, 1, 1, "A"); st != lockOK {
+			t.Fatalf("byte %d: status %d", i, st)
+		}
+	}
+	if h := getlock(t, b, rdlck, 0, 0, 2, "B"); h != (held{wrlck, 0, 5000, 1, "A"}) {
+		t.Fatalf("F_GETLK: %+v", h)
+	}
+	lock(t, a, unlck, 100, 1, 1, "A")
+	if st := lock(t, b, rdlck, 100, 1, 2, "B"); st != lockOK {
+		t.Fatalf("B at the unlocked byte: %d", st)
+	}
+	if st := lock(t, b, rdlck, 101, 1, 2, "B"); st != lockBlocked {
+		t.Fatalf("B next to it: %d", st)
+	}
+}
