@@ -163,9 +163,18 @@ func (e *encoder) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 	for _, s := range seqs {
 		total += len(s)
 	}
-	ws.x = grow(ws.x, total*modelDims)
-	ws.y = grow(ws.y, total*modelDims)
-	x := ws.x[:total*embedDims]
+	// The matrix products run on rows rounded up to the kernel's row block, so
+	// that each weight panel is streamed once per block instead of once more
+	// for every leftover row. Padding rows start at zero, are never attended
+	// to or pooled, and stay finite (layer norm of a zero row is its bias).
+	rows := total
+	if rowAlign > 1 {
+		rows = (total + rowAlign - 1) / rowAlign * rowAlign
+	}
+	ws.x = grow(ws.x, rows*modelDims)
+	ws.y = grow(ws.y, rows*modelDims)
+	x := ws.x[:rows*embedDims]
+	clear(x[total*embedDims:])
 	r := 0
 	for _, s := range seqs {
 		for p, id := range s {
@@ -180,8 +189,8 @@ func (e *encoder) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 			r++
 		}
 	}
-	e.layers[0].forward(ws, ws.x, ws.y, total, seqs)
-	e.layers[1].forward(ws, ws.y, ws.x, total, seqs)
+	e.layers[0].forward(ws, ws.x, ws.y, rows, total, seqs)
+	e.layers[1].forward(ws, ws.y, ws.x, rows, total, seqs)
 	h := ws.x
 
 	// Mean over each text's tokens, then tanh(pool·W + b) and L2 norm.
@@ -221,8 +230,9 @@ func (e *encoder) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 	}
 }
 
-// forward runs the layer on n packed token rows of x (n×l.in) into y (n×512).
-func (l *encoderLayer) forward(ws *workspace, x, y []float32, n int, seqs [][]int32) {
+// forward runs the layer on n packed token rows of x (n×l.in) into y (n×512);
+// rows from real on are padding (see encoder.forward).
+func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs [][]int32) {
 	in := l.in
 	ws.h = grow(ws.h, n*modelDims)
 	ws.qkv = grow(ws.qkv, n*3*modelDims)
@@ -236,6 +246,7 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n int, seqs [][]in
 	l.qkv.start(qkv, n)
 	l.qkv.mulAdd(qkv, h, n)
 	ctx := ws.ctx[:n*in]
+	clear(ctx[real*in:])
 	base := 0
 	for _, s := range seqs {
 		l.attend(ws, qkv, ctx, base, len(s))

@@ -63,3 +63,7 @@ func packedGemm(w, m, n, k int, a, packed, c []float32) {
 		}
 	}
 }
+
+// rowAlign is the row block of the selected kernel; the encoder pads its
+// token rows to a multiple of it.
+var rowAlign = map[int]int{32: 8, 16: 4}[panelWidth]
