@@ -171,6 +171,33 @@ func (m *handleMap) put(ino uint64, n node) error {
 	})
 }
 
+// putAll records many nodes in one transaction (a directory listing), writing
+// only those that changed.
+func (m *handleMap) putAll(inos []uint64, nodes []node) error {
+	var changed []int
+	for i, ino := range inos {
+		if old, ok := m.get(ino); !ok || old != nodes[i] {
+			changed = append(changed, i)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	return m.db.Update(func(tx *buntdb.Tx) error {
+		for _, i := range changed {
+			n := nodes[i]
+			v := make([]byte, 16, 16+len(n.name))
+			binary.BigEndian.PutUint64(v, n.parent)
+			binary.BigEndian.PutUint64(v[8:], n.gen)
+			v = append(v, n.name...)
+			if _, _, err := tx.Set(inoKey(inos[i]), string(v), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (m *handleMap) del(ino uint64) {
 	_ = m.db.Update(func(tx *buntdb.Tx) error {
 		_, err := tx.Delete(inoKey(ino))

@@ -16,21 +16,22 @@ const (
 	mountProcUmntAll = 4
 	mountProcExport  = 5
 
-	procGetattr = 1
-	procSetattr = 2
-	procLookup  = 3
-	procRead    = 6
-	procWrite   = 7
-	procCreate  = 8
-	procMkdir   = 9
-	procSymlink = 10
-	procMknod   = 11
-	procRemove  = 12
-	procRmdir   = 13
-	procRename  = 14
-	procLink    = 15
-	procFsinfo  = 19
-	procCommit  = 21
+	procGetattr     = 1
+	procSetattr     = 2
+	procLookup      = 3
+	procRead        = 6
+	procWrite       = 7
+	procCreate      = 8
+	procMkdir       = 9
+	procSymlink     = 10
+	procMknod       = 11
+	procRemove      = 12
+	procRmdir       = 13
+	procRename      = 14
+	procLink        = 15
+	procReaddirplus = 17
+	procFsinfo      = 19
+	procCommit      = 21
 
 	authUnix = 1
 
@@ -87,7 +88,7 @@ func (r *request) fast() bool {
 		return false
 	}
 	switch r.proc {
-	case procGetattr, procRead, procWrite:
+	case procGetattr, procRead, procWrite, procReaddirplus:
 		return true
 	}
 	return false
