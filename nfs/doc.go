@@ -29,6 +29,16 @@
 //     with NFS3ERR_SERVERFAULT.
 //
 // Where go-nfs v0.0.4 is wrong on the wire (LINK arguments, EXCLUSIVE create,
-// RPC error codes), rpcConn translates the call or the reply; no library code is
-// copied.
+// RPC error codes, padding after handles, the MOUNT procedures it lacks), rpcConn
+// translates the call or the reply; no library code is copied. The calls that
+// dominate a busy client (GETATTR, READ, WRITE, READDIRPLUS) are answered by the
+// adapter itself in the record stream (fastpath.go) with the same handles,
+// identity, errors and stability; everything else goes through go-nfs.
+//
+// Files: server.go (listener, one go-nfs server per connection), rpcconn.go (the
+// record stream), request.go (what a call's header and arguments say),
+// handler.go (go-nfs Handler: mount, handles, listings), billyfs.go and file.go
+// (the billy filesystem over server.FS), fastpath.go, handle.go and handlemap.go
+// (persistent handles), resolve.go, fdcache.go, dircache.go, errors.go (the Kind
+// mapping), fileinfo.go, identify.go, xdr.go.
 package nfs

@@ -4,6 +4,10 @@
 # same data for all: nfsbench, a small libnfs load driver from the shared peer
 # study (/work/shared/peers/nfsbench.c, compiled here; set PEERS to its directory).
 #
+# A fourth column, "nfs/ only", is semfs's NFS adapter over the core without
+# the daemon's index (the nfs package's test binary, TestManualServe), to tell
+# the adapter's cost from the index's.
+#
 # Tests: write 256 MiB (1 MiB WRITEs, then COMMIT at close), read it back (1 MiB
 # READs), create 2,000 x 4 KiB files, list those 2,000 (READDIRPLUS), GETATTR
 # latency on one handle (2,000 calls, median). Servers run in alternation, ROUNDS
@@ -18,17 +22,18 @@ ROUNDS=${1:-3}
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 PEERS=${PEERS:-/work/shared/peers}
 W=$(mktemp -d /tmp/semfs-nfsbench.XXXXXX)
-SEMFS_PORT=13049 GONFS_PORT=13060 GANESHA_NFS=12049 GANESHA_MNT=12050
+SEMFS_PORT=13049 GONFS_PORT=13060 GANESHA_NFS=12049 GANESHA_MNT=12050 NFSONLY_PORT=13070
 echo "work dir $W" >&2
 
 # --- build
 go build -o $W/semfs "$ROOT/cmd/semfs"
+(cd "$ROOT" && go test -c -o $W/nfs.test ./nfs)
 (cd "$ROOT/integration/bench/nfs/gonfsraw" && go build -o $W/gonfsraw .)
 gcc -O2 -o $W/nfsbench "$PEERS/nfsbench.c" -lnfs
 sed "s|@EXPORT_DIR@|$W/ganesha-data|" "$PEERS/ganesha.conf" > $W/ganesha.conf
 
 # --- start
-mkdir -p $W/semfs-data $W/semfs-index $W/gonfs-data $W/ganesha-data /run/rpcbind
+mkdir -p $W/semfs-data $W/semfs-index $W/gonfs-data $W/ganesha-data $W/nfsonly-data $W/nfsonly-state /run/rpcbind
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -41,6 +46,9 @@ fi
 setsid $W/semfs serve --data $W/semfs-data --index $W/semfs-index --socket $W/semfs.sock \
   --nfs 127.0.0.1:$SEMFS_PORT --9p off --model-dir off --log-level warn > $W/semfs.log 2>&1 &
 SEMFS_PID=$!; PIDS+=($SEMFS_PID)
+SEMFS_NFS_SERVE=$W/nfsonly-data,$W/nfsonly-state,127.0.0.1:$NFSONLY_PORT \
+  setsid $W/nfs.test -test.run TestManualServe > $W/nfsonly.log 2>&1 &
+NFSONLY_PID=$!; PIDS+=($NFSONLY_PID)
 setsid $W/gonfsraw $W/gonfs-data $GONFS_PORT > $W/gonfs.log 2>&1 &
 GONFS_PID=$!; PIDS+=($GONFS_PID)
 setsid ganesha.nfsd -F -L $W/ganesha.log -f $W/ganesha.conf -N NIV_WARN -p $W/ganesha.lockpid > $W/ganesha.out 2>&1 &
@@ -50,11 +58,12 @@ sleep 5
 url() {
   case $1 in
   semfs)   echo "nfs://127.0.0.1/@bench?nfsport=$SEMFS_PORT&mountport=$SEMFS_PORT&version=3" ;;
+  nfsonly) echo "nfs://127.0.0.1/@bench?nfsport=$NFSONLY_PORT&mountport=$NFSONLY_PORT&version=3" ;;
   gonfs)   echo "nfs://127.0.0.1/?nfsport=$GONFS_PORT&mountport=$GONFS_PORT&version=3&auto-traverse-mounts=0" ;;
   ganesha) echo "nfs://127.0.0.1$W/ganesha-data?nfsport=$GANESHA_NFS&mountport=$GANESHA_MNT&version=3&auto-traverse-mounts=0" ;;
   esac
 }
-pid() { case $1 in semfs) echo $SEMFS_PID;; gonfs) echo $GONFS_PID;; ganesha) echo $GANESHA_PID;; esac; }
+pid() { case $1 in semfs) echo $SEMFS_PID;; nfsonly) echo $NFSONLY_PID;; gonfs) echo $GONFS_PID;; ganesha) echo $GANESHA_PID;; esac; }
 cpu() { awk '{print $14+$15}' /proc/$1/stat; }   # utime+stime, clock ticks
 TCK=$(getconf CLK_TCK)
 
@@ -85,7 +94,7 @@ for r in $(seq $ROUNDS); do
   for t in write read create list getattr; do
     # rotate the order each round so no server always runs first
     case $(( r % 3 )) in
-    0) order="semfs ganesha gonfs";; 1) order="ganesha gonfs semfs";; 2) order="gonfs semfs ganesha";;
+    0) order="semfs ganesha gonfs nfsonly";; 1) order="ganesha nfsonly gonfs semfs";; 2) order="gonfs semfs nfsonly ganesha";;
     esac
     for s in $order; do run $s $t $r | tee -a $RES; done
   done
@@ -103,13 +112,21 @@ tests = ["write", "read", "create", "list", "getattr"]
 label = {"write": "write 256 MiB (s)", "read": "read 256 MiB (s)", "create": "create 2,000 x 4 KiB (s)",
          "list": "list 2,000 (s)", "getattr": "GETATTR median (us)"}
 target = {"write": 1.0, "read": 1.0, "create": 1.0, "list": 1.5, "getattr": 1.2}
-print("| test | semfs | ganesha | go-nfs raw | semfs/ganesha | target | met |")
-print("|---|---|---|---|---|---|---|")
+servers = ("semfs", "nfsonly", "ganesha", "gonfs")
+print("| test | semfs (daemon) | nfs/ only | ganesha | go-nfs raw | semfs/ganesha | nfs/ only/ganesha | target | met (daemon) |")
+print("|---|---|---|---|---|---|---|---|---|")
 for t in tests:
-    m = {s: st.median([v for v, _ in d[(s, t)]]) for s in ("semfs", "ganesha", "gonfs")}
-    c = {s: st.median([c for _, c in d[(s, t)]]) for s in ("semfs", "ganesha", "gonfs")}
+    m = {s: st.median([v for v, _ in d[(s, t)]]) for s in servers}
+    c = {s: st.median([c for _, c in d[(s, t)]]) for s in servers}
     f = (lambda v: f"{v*1e6:.0f}") if t == "getattr" else (lambda v: f"{v:.3f}")
     ratio = m["semfs"] / m["ganesha"]
     cell = lambda s: f"{f(m[s])} (srv {c[s]:.2f} s)"
-    print(f"| {label[t]} | {cell('semfs')} | {cell('ganesha')} | {cell('gonfs')} | {ratio:.2f} | <= {target[t]} | {'yes' if ratio <= target[t] else 'no'} |")
+    r2 = m["nfsonly"] / m["ganesha"]
+    print(f"| {label[t]} | {cell('semfs')} | {cell('nfsonly')} | {cell('ganesha')} | {cell('gonfs')} | {ratio:.2f} | {r2:.2f} | <= {target[t]} | {'yes' if ratio <= target[t] else 'no'} |")
+print()
+print("per-round ratios semfs/ganesha:")
+for t in tests:
+    g = {int(r[2]): (float(r[5]) if t == "getattr" else float(r[3])) for r in rows if r[0] == "ganesha" and r[1] == t}
+    sv = {int(r[2]): (float(r[5]) if t == "getattr" else float(r[3])) for r in rows if r[0] == "semfs" and r[1] == t}
+    print(f"  {t}: " + " ".join(f"{sv[k]/g[k]:.2f}" for k in sorted(g) if k in sv))
 PY
