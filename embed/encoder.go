@@ -3,7 +3,12 @@ package embed
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/blas/gonum"
 )
+
+// blasImpl provides gonum's SIMD dot and axpy for the attention loops.
+var blasImpl gonum.Implementation
 
 // Architecture of USE-lite as shipped in the TF.js graph. The loader checks
 // every weight against these sizes, so a different graph fails at load time
@@ -256,15 +261,11 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	att := ws.att[:n*modelDims]
 	if l.res != nil {
 		l.res.start(att, n)
-		for i := range att {
-			att[i] += l.out.b[i%modelDims]
-		}
+		addRows(att, l.out.b)
 		l.res.mulAdd(att, x, n)
 	} else {
 		copy(att, x[:n*modelDims])
-		for i := range att {
-			att[i] += l.out.b[i%modelDims]
-		}
+		addRows(att, l.out.b)
 	}
 	l.out.mulAdd(att, ctx, n)
 
@@ -280,9 +281,7 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	}
 	y = y[:n*modelDims]
 	copy(y, att)
-	for i := range y {
-		y[i] += l.ff2.b[i%modelDims]
-	}
+	addRows(y, l.ff2.b)
 	l.ff2.mulAdd(y, ff, n)
 }
 
@@ -301,12 +300,7 @@ func (l *encoderLayer) attend(ws *workspace, qkv, ctx []float32, base, n int) {
 			mx := float32(math.Inf(-1))
 			for j := 0; j < n; j++ {
 				k := qkv[(base+j)*stride+ko : (base+j)*stride+ko+dh]
-				k = k[:len(q)]
-				var s float32
-				for t, qv := range q {
-					s += qv * k[t]
-				}
-				s *= l.scale
+				s := blasImpl.Sdot(dh, q, 1, k, 1) * l.scale
 				probs[j] = s
 				mx = max(mx, s)
 			}
@@ -322,11 +316,18 @@ func (l *encoderLayer) attend(ws *workspace, qkv, ctx []float32, base, n int) {
 			for j := 0; j < n; j++ {
 				p := probs[j] * inv
 				v := qkv[(base+j)*stride+vo : (base+j)*stride+vo+dh]
-				v = v[:len(c)]
-				for t := range c {
-					c[t] += p * v[t]
-				}
+				blasImpl.Saxpy(dh, p, v, 1, c, 1)
 			}
+		}
+	}
+}
+
+// addRows adds b to every len(b)-wide row of x.
+func addRows(x, b []float32) {
+	for r := 0; r+len(b) <= len(x); r += len(b) {
+		xr := x[r : r+len(b)]
+		for j, v := range b {
+			xr[j] += v
 		}
 	}
 }
