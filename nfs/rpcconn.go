@@ -2,9 +2,12 @@ package nfs
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
 )
 
@@ -46,6 +49,7 @@ const (
 type rpcConn struct {
 	net.Conn
 	onClose func()
+	log     *slog.Logger
 
 	// read side (go-nfs's serving goroutine only)
 	rbuf   []byte // bytes of the current record already read from Conn, not yet handed out
@@ -86,7 +90,10 @@ func newRPCConn(c net.Conn, onClose func()) *rpcConn {
 // serving goroutine (Handler and billy methods).
 func (c *rpcConn) current() *request { return c.cur }
 
-func (c *rpcConn) Read(p []byte) (int, error) {
+func (c *rpcConn) Read(p []byte) (n int, err error) {
+	// Read runs on go-nfs's goroutine: a panic here (the parser, the fast
+	// path) would kill the process. Drop the connection instead.
+	defer c.contain("read", &n, &err)
 	if c.roff < len(c.rbuf) {
 		n := copy(p, c.rbuf[c.roff:])
 		c.roff += n
@@ -96,7 +103,7 @@ func (c *rpcConn) Read(p []byte) (int, error) {
 		if int64(len(p)) > c.remain {
 			p = p[:c.remain]
 		}
-		n, err := c.Conn.Read(p)
+		n, err = c.Conn.Read(p)
 		c.remain -= int64(n)
 		if err != nil {
 			c.Close()
@@ -108,7 +115,7 @@ func (c *rpcConn) Read(p []byte) (int, error) {
 		c.Close()
 		return 0, err
 	}
-	n := copy(p, c.rbuf)
+	n = copy(p, c.rbuf)
 	c.roff = n
 	return n, nil
 }
@@ -205,9 +212,10 @@ func grow(b []byte, n int) []byte {
 	return nb
 }
 
-func (c *rpcConn) Write(p []byte) (int, error) {
+func (c *rpcConn) Write(p []byte) (n int, err error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	defer c.contain("write", &n, &err)
 	total := len(p)
 	defer func() {
 		if c.atBoundaryLocked() || c.werr != nil {
@@ -264,6 +272,19 @@ func (c *rpcConn) Write(p []byte) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// contain turns a panic on one of go-nfs's goroutines into a closed connection.
+func (c *rpcConn) contain(op string, n *int, err *error) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if c.log != nil {
+		c.log.Error("panic in the NFS record stream; closing the connection", "op", op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	}
+	*n, *err = 0, errors.New("nfs: internal error; connection closed")
+	go c.Close() // Close takes wmu, which Write holds
 }
 
 // atBoundaryLocked says no reply record is half written. Precondition: c.wmu held.

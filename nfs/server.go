@@ -130,6 +130,7 @@ func (s *Server) serveConn(c net.Conn) {
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
 	rc.fast = h.serveFast
+	rc.log = s.log
 	srv := &gonfs.Server{Handler: h, ID: s.verf, Context: context.Background()}
 	go func() {
 		defer s.wg.Done()
