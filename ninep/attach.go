@@ -65,8 +65,7 @@ func parseAttachToken(nonce, tok string) (server.Identity, bool) {
 func (f *file) attachRoot(tok string) ([]p9.QID, *file, server.Attr, error) {
 	id, ok := parseAttachToken(f.attachNonce, tok)
 	if !ok {
-		f.srv.log.Warn("ninep: attach refused: aname must be \"/\", empty or \"@APP\"")
-		return nil, nil, server.Attr{}, linux.EACCES
+		return nil, nil, server.Attr{}, linux.EACCES // logged by the shim with the aname
 	}
 	a, err := f.srv.fs.Lstat(f.ctx, "")
 	if err != nil {

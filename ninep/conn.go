@@ -12,6 +12,7 @@ import (
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/server"
 )
 
 // getlockFlag marks a Tlock that the shim made from a Tgetlock (see conn). The
@@ -160,7 +161,12 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		w.str(uname)
 		w.str(attachToken(c.srv.nonce, aname, nuname))
 		w.u32(nuname)
-		c.srv.log.Debug("ninep: Tattach", "remote", c.nc.RemoteAddr().String(), "aname", aname, "n_uname", nuname)
+		if _, ok := server.AppFromMount(aname); !ok {
+			c.srv.log.Warn("ninep: attach refused: the aname must be \"/\", empty or \"@APP\"",
+				"remote", c.nc.RemoteAddr().String(), "aname", aname)
+		} else {
+			c.srv.log.Debug("ninep: Tattach", "remote", c.nc.RemoteAddr().String(), "aname", aname, "n_uname", nuname)
+		}
 		return w.finish(), nil
 	case msgTlock:
 		// size[4] Tlock tag[2] fid[4] type[1] flags[4] start[8] length[8] proc_id[4] client_id[s]

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -137,6 +138,9 @@ func TestAttachIdentity(t *testing.T) {
 	for _, aname := range []string{"sub", "@", "@bad name", "../x", "/etc", "@notes/sub", "semfs-attach:0:1:x"} {
 		err := r.attach(20, 30, aname, 0)
 		wantErrno(t, "attach "+aname, err, linux.EACCES)
+	}
+	if !strings.Contains(e.logs.String(), `attach refused`) || !strings.Contains(e.logs.String(), `aname="@bad name"`) {
+		t.Fatalf("refused attaches not logged with their aname:\n%s", e.logs.String())
 	}
 }
 
