@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
@@ -179,13 +181,44 @@ func (x *Index) degrade(err error) {
 	}
 }
 
-// keywordCandidates returns the paths Bleve finds for the folded words: a superset
-// of the files where some word is a substring of some field.
-// Precondition: x.mu held for reading.
-func (x *Index) keywordCandidates(ctx context.Context, words []string) ([]string, error) {
+// planMode selects how keyword hits are found; only tests change it.
+type planMode int
+
+const (
+	planAuto  planMode = iota
+	planBleve          // always ask Bleve
+	planScan           // always scan the in-memory fields
+)
+
+// The keyword planner. Bleve costs a few microseconds per candidate it returns;
+// checking one record's joined fields in memory costs about a tenth of that. So a
+// query whose words are selective asks Bleve, and one with a word likely to hit
+// more than scanFraction of the records (estimated from the document frequency of
+// the word's rarest trigram; a one- or two-rune word counts as hitting every
+// record) scans every record instead. Either way each candidate is checked
+// against the exact rule, so the plan changes the cost, never the answer.
+// Indexes of up to scanMin records always use Bleve.
+const (
+	scanFraction = 25 // scan when the estimate exceeds records/25 (4%)
+	scanMin      = 2000
+)
+
+// keywordCandidates returns the paths Bleve finds for the folded words, a superset
+// of the records where some word is a substring of some field; or scan = true when
+// scanning every record is cheaper. Precondition: x.mu held for reading.
+func (x *Index) keywordCandidates(ctx context.Context, words []string) (paths []string, scan bool, err error) {
 	if len(words) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
+	if x.plan == planScan || x.degraded != nil {
+		return nil, true, nil
+	}
+	total := len(x.hay)
+	budget := max(scanMin, total/scanFraction)
+	if x.plan == planBleve {
+		budget = math.MaxInt
+	}
+	est := 0
 	seen := map[string]bool{}
 	var qs []query.Query
 	for _, w := range words {
@@ -193,36 +226,70 @@ func (x *Index) keywordCandidates(ctx context.Context, words []string) ([]string
 			continue
 		}
 		seen[w] = true
-		if n := len([]rune(w)); n < 3 {
+		if n := utf8.RuneCountInString(w); n < 3 {
+			est += total
+			if est > budget {
+				return nil, true, nil
+			}
 			q := bleve.NewRegexpQuery(shortWordRegexp(w))
 			q.SetField(kwField)
 			qs = append(qs, q)
 			continue
 		}
+		tris := trigrams(w)
+		rarest := math.MaxInt
+		for _, t := range tris {
+			n, err := x.docFreq(t)
+			if err != nil {
+				return nil, false, err
+			}
+			rarest = min(rarest, n)
+		}
+		if rarest == 0 {
+			continue // some trigram occurs nowhere: the word hits nothing
+		}
+		if est += rarest; est > budget {
+			return nil, true, nil
+		}
 		var conj []query.Query
-		for _, t := range trigrams(w) {
+		for _, t := range tris {
 			q := bleve.NewTermQuery(t)
 			q.SetField(kwField)
 			conj = append(conj, q)
 		}
 		qs = append(qs, bleve.NewConjunctionQuery(conj...))
 	}
-	total, err := x.bl.DocCount()
-	if err != nil {
-		return nil, err
+	if len(qs) == 0 {
+		return nil, false, nil
 	}
-	if total == 0 {
-		return nil, nil
+	n, err := x.bl.DocCount()
+	if err != nil || n == 0 {
+		return nil, false, err
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), int(total), 0, false)
+	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), int(n), 0, false)
 	req.Score = bleve.ScoreNone
 	res, err := x.bl.SearchInContext(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out := make([]string, len(res.Hits))
+	paths = make([]string, len(res.Hits))
 	for i, h := range res.Hits {
-		out[i] = h.ID
+		paths[i] = h.ID
 	}
-	return out, nil
+	return paths, false, nil
+}
+
+// docFreq is the number of records whose fields hold trigram t (deleted records
+// not yet merged away may count: it is an estimate).
+func (x *Index) docFreq(t string) (int, error) {
+	d, err := x.bl.FieldDictRange(kwField, []byte(t), []byte(t))
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	e, err := d.Next()
+	if err != nil || e == nil {
+		return 0, err
+	}
+	return int(e.Count), nil
 }

@@ -94,15 +94,20 @@ func haystack(path string, s *stored) []string {
 	return h
 }
 
-// points counts the query words that are a substring of some field.
-func points(words, hay []string) int {
+// fieldSep joins a record's folded fields into one string for the scan. fold's
+// output and the folded query words are valid UTF-8, which never contains the
+// byte 0xFF, so no word can match across two fields.
+const fieldSep = "\xff"
+
+func joinHay(fields []string) string { return strings.Join(fields, fieldSep) }
+
+// points counts the query words that are a substring of some field of the
+// joined, folded haystack.
+func points(words []string, joined string) int {
 	n := 0
 	for _, w := range words {
-		for _, f := range hay {
-			if strings.Contains(f, w) {
-				n++
-				break
-			}
+		if strings.Contains(joined, w) {
+			n++
 		}
 	}
 	return n

@@ -282,13 +282,18 @@ func TestQueryEqualsBruteForce(t *testing.T) {
 			paths := sortedPaths(files)
 			for i := range 250 {
 				q := randQuery(r, files, paths)
-				got, err := x.Query(context.Background(), q)
-				if err != nil {
-					t.Fatalf("query %d %q: %v", i, q.Text, err)
-				}
 				want := brute(files, q, testModel.Threshold)
-				if !sameResults(got, want) {
-					t.Fatalf("query %d %q (vector %v, limit %d):\n got  %v\n want %v", i, q.Text, q.Vector, q.Limit, resultsString(got), resultsString(want))
+				// Every keyword plan (Bleve candidates, full scan, the planner's
+				// choice) must give exactly the brute-force answer.
+				for _, plan := range []string{"bleve", "scan", "auto"} {
+					index.ForceKeywordPlan(x, plan)
+					got, err := x.Query(context.Background(), q)
+					if err != nil {
+						t.Fatalf("query %d %q: %v", i, q.Text, err)
+					}
+					if !sameResults(got, want) {
+						t.Fatalf("query %d %q (vector %v, limit %d, plan %s):\n got  %v\n want %v", i, q.Text, q.Vector, q.Limit, plan, resultsString(got), resultsString(want))
+					}
 				}
 			}
 		})

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"sort"
@@ -60,77 +61,61 @@ func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
 		return nil, errorf("query", KindClosed, "", ErrClosed)
 	}
 
-	type cand struct {
-		sim    float64
-		hasVec bool
-	}
-	cands := map[string]cand{}
 	var set *vecSet
-	var nq float64
+	var sims []float64 // by position in set
 	if qv != nil {
 		set = x.vecs[model]
-		nq = norm(qv)
 	}
 	if set != nil {
-		for i, p := range set.paths {
-			if s := similarity(dot(qv, set.vector(i)), nq, set.norms[i]); s >= threshold {
-				cands[p] = cand{s, true}
-			}
+		nq := norm(qv)
+		sims = make([]float64, set.len())
+		for i := range sims {
+			sims[i] = similarity(dot(qv, set.vector(i)), nq, set.norms[i])
 		}
 	}
-	if len(words) > 0 {
-		var kc []string
-		if x.degraded != nil {
-			kc = make([]string, 0, len(x.hay))
-			for p := range x.hay {
-				kc = append(kc, p)
-			}
-		} else {
-			var err error
-			if kc, err = x.keywordCandidates(ctx, words); err != nil {
-				return nil, ioErr("query", "", err)
+	simOf := func(p string) float64 {
+		if set != nil {
+			if i, ok := set.pos[p]; ok {
+				return sims[i]
 			}
 		}
-		for _, p := range kc {
-			if _, ok := cands[p]; !ok {
-				c := cand{}
-				if set != nil {
-					c.sim, c.hasVec = set.sim(p, qv, nq)
-				}
-				cands[p] = c
-			}
-		}
+		return 0
 	}
 
-	type hit struct {
-		path  string
-		score float64
-		pts   int
+	var hits []hit
+	if len(words) > 0 {
+		cands, scan, err := x.keywordCandidates(ctx, words)
+		if err != nil {
+			return nil, ioErr("query", "", err)
+		}
+		if scan {
+			for p, h := range x.hay {
+				if n := points(words, h.joined); n > 0 {
+					hits = append(hits, hit{p, float64(n) + simOf(p), n})
+				}
+			}
+		} else {
+			for _, p := range cands { // distinct paths
+				if h := x.hay[p]; h != nil {
+					if n := points(words, h.joined); n > 0 {
+						hits = append(hits, hit{p, float64(n) + simOf(p), n})
+					}
+				}
+			}
+		}
 	}
-	hits := make([]hit, 0, len(cands))
-	for p, c := range cands {
-		h := x.hay[p]
-		if h == nil {
-			continue // a vector without a record cannot happen; Bleve is checked at Open
-		}
-		n := points(words, h.fields)
-		if n >= 1 || (c.hasVec && c.sim >= threshold) {
-			hits = append(hits, hit{p, float64(n) + c.sim, n})
+	// Pure-semantic matches: those with a keyword point are in hits already
+	// (Bleve's candidates are a superset of the keyword hits).
+	for i, s := range sims {
+		if s >= threshold {
+			p := set.paths[i]
+			if h := x.hay[p]; h != nil && points(words, h.joined) == 0 {
+				hits = append(hits, hit{p, s, 0})
+			}
 		}
 	}
-	sort.Slice(hits, func(a, b int) bool {
-		ha, hb := &hits[a], &hits[b]
-		if ha.score != hb.score {
-			return ha.score > hb.score
-		}
-		if ha.pts != hb.pts {
-			return ha.pts > hb.pts
-		}
-		return ha.path < hb.path
-	})
-	if q.Limit > 0 && len(hits) > q.Limit {
-		hits = hits[:q.Limit]
-	}
+	hits = best(hits, q.Limit)
+
 	res := make([]Result, len(hits))
 	err := x.view("query", "", func(tx *buntdb.Tx) error {
 		for i, h := range hits {
@@ -149,4 +134,56 @@ func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+type hit struct {
+	path  string
+	score float64
+	pts   int
+}
+
+// before is the result order: score, then points, then path.
+func before(a, b *hit) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	if a.pts != b.pts {
+		return a.pts > b.pts
+	}
+	return a.path < b.path
+}
+
+// best returns the first limit hits in result order (all when limit <= 0),
+// selecting with a bounded heap so a small limit over many hits stays cheap.
+func best(hits []hit, limit int) []hit {
+	if limit <= 0 || len(hits) <= limit {
+		sort.Slice(hits, func(i, j int) bool { return before(&hits[i], &hits[j]) })
+		return hits
+	}
+	h := &worstFirst{}
+	for i := range hits {
+		if h.Len() < limit {
+			heap.Push(h, hits[i])
+		} else if before(&hits[i], &(*h)[0]) {
+			(*h)[0] = hits[i]
+			heap.Fix(h, 0)
+		}
+	}
+	out := []hit(*h)
+	sort.Slice(out, func(i, j int) bool { return before(&out[i], &out[j]) })
+	return out
+}
+
+// worstFirst is a heap whose top is the hit that would be returned last.
+type worstFirst []hit
+
+func (h worstFirst) Len() int           { return len(h) }
+func (h worstFirst) Less(i, j int) bool { return before(&h[j], &h[i]) }
+func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *worstFirst) Push(x any)        { *h = append(*h, x.(hit)) }
+func (h *worstFirst) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

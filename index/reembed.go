@@ -21,6 +21,7 @@ type reembedder struct {
 	wake     chan struct{}
 	scanning bool
 	stopped  bool
+	inflight int // taken, not yet finished
 	queued   int // since Open
 	done     int
 	failed   int
@@ -64,20 +65,27 @@ func (r *reembedder) take(n int) []string {
 	for _, p := range out {
 		delete(r.pending, p)
 	}
+	r.inflight += len(out)
 	return out
 }
 
-func (r *reembedder) finish(done, failed int, err error) {
+func (r *reembedder) finish(taken, done, failed int, err error) {
 	r.mu.Lock()
+	r.inflight -= taken
 	r.done += done
 	r.failed += failed
 	if err != nil {
 		r.lastErr = err.Error()
 	}
-	if len(r.pending) == 0 && !r.scanning {
+	if r.idleLocked() {
 		r.idle.Broadcast()
 	}
 	r.mu.Unlock()
+}
+
+// idleLocked: nothing queued, running or still to be found. Precondition: r.mu held.
+func (r *reembedder) idleLocked() bool {
+	return len(r.pending) == 0 && r.inflight == 0 && !r.scanning
 }
 
 // start launches the background re-embedder (only with an in-process embedder).
@@ -123,7 +131,7 @@ func (x *Index) WaitEmbedded(ctx context.Context) error {
 	r := x.re
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for (len(r.pending) > 0 || r.scanning) && ctx.Err() == nil && !r.stopped {
+	for !r.idleLocked() && ctx.Err() == nil && !r.stopped {
 		r.idle.Wait()
 	}
 	return ctx.Err()
@@ -135,7 +143,7 @@ func (x *Index) runReembed(ctx context.Context) {
 	for {
 		paths := x.re.take(batch)
 		if len(paths) == 0 {
-			x.re.finish(0, 0, nil)
+			x.re.finish(0, 0, 0, nil)
 			select {
 			case <-ctx.Done():
 				return
@@ -152,7 +160,7 @@ func (x *Index) runReembed(ctx context.Context) {
 			failed = len(paths) - done
 			x.log.Error("index: re-embedding failed; those records stay keyword-only until the next open", "records", failed, "err", err)
 		}
-		x.re.finish(done, failed, err)
+		x.re.finish(len(paths), done, failed, err)
 	}
 }
 
@@ -162,7 +170,7 @@ func (x *Index) scanForReembed(ctx context.Context) {
 	defer func() {
 		x.re.mu.Lock()
 		x.re.scanning = false
-		if len(x.re.pending) == 0 {
+		if x.re.idleLocked() {
 			x.re.idle.Broadcast()
 		}
 		x.re.mu.Unlock()
@@ -311,5 +319,5 @@ func (x *Index) reembed(ctx context.Context, paths []string) (int, error) {
 func (r *reembedder) progress() Reembed {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Reembed{Running: r.scanning || len(r.pending) > 0, Pending: len(r.pending), Done: r.done, Failed: r.failed, Queued: r.queued, LastError: r.lastErr}
+	return Reembed{Running: !r.idleLocked(), Pending: len(r.pending), Done: r.done, Failed: r.failed, Queued: r.queued, LastError: r.lastErr}
 }

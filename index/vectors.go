@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -42,11 +43,24 @@ func decodeVector(s string) (vecValue, error) {
 	}
 	v := vecValue{kind: s[0], hash: binary.LittleEndian.Uint64([]byte(s[1:9]))}
 	v.values = make([]float32, (len(s)-vecHeader)/4)
-	for i := range v.values {
-		o := vecHeader + 4*i
-		v.values[i] = math.Float32frombits(uint32(s[o]) | uint32(s[o+1])<<8 | uint32(s[o+2])<<16 | uint32(s[o+3])<<24)
-	}
+	decodeFloats(v.values, s[vecHeader:])
 	return v, nil
+}
+
+// littleEndian: the stored layout is little-endian, so on such machines decoding
+// is one copy.
+var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
+
+// decodeFloats fills dst from len(dst)*4 little-endian bytes of src.
+func decodeFloats(dst []float32, src string) {
+	if littleEndian && len(dst) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src)
+		return
+	}
+	for i := range dst {
+		o := 4 * i
+		dst[i] = math.Float32frombits(uint32(src[o]) | uint32(src[o+1])<<8 | uint32(src[o+2])<<16 | uint32(src[o+3])<<24)
+	}
 }
 
 func textHash(text string) uint64 {

@@ -1,0 +1,12 @@
+package index
+
+// Test hooks, compiled only into this package's tests.
+
+// ForceKeywordPlan makes x find keyword hits always through Bleve ("bleve"),
+// always by scanning ("scan"), or as the planner decides ("auto"), so the
+// property test checks every path against the brute-force scorer.
+func ForceKeywordPlan(x *Index, plan string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.plan = map[string]planMode{"auto": planAuto, "bleve": planBleve, "scan": planScan}[plan]
+}
