@@ -36,7 +36,7 @@ type Server struct {
 	closed bool
 	lns    map[net.Listener]struct{}
 	conns  map[net.Conn]struct{}
-	nconn  uint64 // connections accepted so far: the next one's lock owner id
+	nconn  uint64 // connections accepted so far; each one's id owns its POSIX locks (0: direct use)
 	wg     sync.WaitGroup
 }
 

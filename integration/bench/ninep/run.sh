@@ -3,7 +3,8 @@
 # index) against diod, same client (p9load: hugelgupf/p9's client speaking plain
 # 9P2000.L with a real n_uname) and same data, on loopback. msize 64 KiB for both
 # (diod's cap), plus semfs at msize 1 MiB. Rounds alternate the servers (the
-# order rotates each round) so machine drift hits both; medians per row.
+# order rotates each round) so machine drift hits both; medians per row, and
+# ratios as the median of same-round pairs.
 #
 #   bash integration/bench/ninep/run.sh            # ROUNDS=3 SIZE_MIB=256 FILES=2000 STATS=2000
 #
@@ -71,29 +72,35 @@ for r in $(seq "$ROUNDS"); do
 		t=${order[$(( (k + r) % ${#order[@]} ))]}
 		dir=$(awk '{print $4}' <<<"${T[$t]}")
 		echo "round $r: $t" >&2
-		echo "$t write $(load "$t" write "big$r.bin" "$SIZE_MIB" | field secs)" >>"$res"
-		echo "$t read $(load "$t" read "big$r.bin" | field secs)" >>"$res"
+		echo "$t write $(load "$t" write "big$r.bin" "$SIZE_MIB" | field secs) $r" >>"$res"
+		echo "$t read $(load "$t" read "big$r.bin" | field secs) $r" >>"$res"
 		rm -f "$dir/big$r.bin"
-		echo "$t create $(load "$t" create "c$r" "$FILES" | field secs)" >>"$res"
-		echo "$t listl $(load "$t" listl "c$r" | field secs)" >>"$res"
-		echo "$t getattr_us $(load "$t" getattr "c$r/f00000" "$STATS" | field median_us)" >>"$res"
+		echo "$t create $(load "$t" create "c$r" "$FILES" | field secs) $r" >>"$res"
+		echo "$t listl $(load "$t" listl "c$r" | field secs) $r" >>"$res"
+		echo "$t getattr_us $(load "$t" getattr "c$r/f00000" "$STATS" | field median_us) $r" >>"$res"
 		rm -rf "${dir:?}/c$r"
 	done
 done
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+# ratio TARGET OP: the median over rounds of TARGET's value / diod's in the same
+# round (pairs taken minutes apart drift less than medians of each).
+ratio() {
+	awk -v t="$1" -v o="$2" '$2==o && $1=="diod" {d[$4]=$3} $2==o && $1==t {v[$4]=$3}
+		END {for (r in v) if (d[r] > 0) print v[r]/d[r]}' "$res" | median
+}
 row() { # op label unit
 	local d s s1
 	d=$(awk -v o="$1" '$1=="diod" && $2==o {print $3}' "$res" | median)
 	s=$(awk -v o="$1" '$1=="semfs" && $2==o {print $3}' "$res" | median)
 	s1=$(awk -v o="$1" '$1=="semfs-1M" && $2==o {print $3}' "$res" | median)
 	printf "| %s | %s %s | %s %s | %.2f× | %s %s | %.2f× |\n" "$2" "$d" "$3" "$s" "$3" \
-		"$(echo "$s / $d" | bc -l)" "$s1" "$3" "$(echo "$s1 / $d" | bc -l)"
+		"$(ratio semfs "$1")" "$s1" "$3" "$(ratio semfs-1M "$1")"
 }
 echo
 echo "rounds=$ROUNDS size=${SIZE_MIB}MiB files=$FILES stats=$STATS load=$(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| test | diod (64 KiB) | semfs (64 KiB) | semfs/diod | semfs (1 MiB) | semfs-1M/diod |"
+echo "| test | diod (64 KiB) | semfs (64 KiB) | semfs/diod (paired) | semfs (1 MiB) | semfs-1M/diod (paired) |"
 echo "|---|---|---|---|---|---|"
 row write "write $SIZE_MIB MiB" s
 row read "read $SIZE_MIB MiB (hot cache)" s
@@ -101,5 +108,5 @@ row create "create $FILES × 4 KiB" s
 row listl "list $FILES with attributes" s
 row getattr_us "getattr latency (median, same fid)" µs
 echo
-echo "raw results (target op value):"
+echo "raw results (target op value round):"
 cat "$res"
