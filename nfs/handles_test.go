@@ -18,7 +18,7 @@ func TestHandleSurvivesRestart(t *testing.T) {
 	c, root := e.client("/@notes")
 	_, dir := c.mkdir(root, "dir")
 	_, f := c.create(dir, "f", 0, 0)
-	c.write(f, 0, []byte("kept"), 2)
+	_, _, _, verf1 := c.write(f, 0, []byte("kept"), 2)
 	_, g := c.create(dir, "g", 0, 0)
 	if st, _ := c.call(pRename, (&enc{}).dirop(dir, "g").dirop(root, "g2")); st != sOK {
 		t.Fatal(st)
@@ -38,6 +38,10 @@ func TestHandleSurvivesRestart(t *testing.T) {
 	}
 	if st, data, _ := c2.read(f, 0, 10); st != sOK || string(data) != "kept" {
 		t.Errorf("read after restart: %d %q", st, data)
+	}
+	// A new write verifier tells clients to resend UNSTABLE data not yet committed.
+	if _, _, _, verf2 := c2.write(f, 4, []byte("!"), 0); verf2 == verf1 {
+		t.Errorf("write verifier unchanged across a restart")
 	}
 	if st, _ := c2.create(dir, "new", 0, 0); st != sOK {
 		t.Errorf("create in old dir handle: %d", st)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs/nfs"
 	"github.com/semfs/semfs/server"
@@ -87,5 +88,42 @@ func TestAttribution(t *testing.T) {
 	}
 	if st, _ := data.getattr(h1); st != sOK {
 		t.Errorf("getattr via notes handle: %d", st)
+	}
+}
+
+// TestChangeStream: NFS writes reach the core's change stream: a create with its
+// creator at once, data writes as one debounced ChangeWrite, renames and removes.
+func TestChangeStream(t *testing.T) {
+	e := newEnv(t)
+	c, root := e.client("/@notes")
+	_, f := c.create(root, "doc", 0, 0)
+	if app, ok := e.created("doc"); !ok || app != "notes" {
+		t.Fatalf("create: %q %v", app, ok)
+	}
+	for i := 0; i < 20; i++ {
+		c.write(f, uint64(i*10), []byte("0123456789"), 0)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !e.hasChange(server.ChangeWrite, "doc", "") {
+		if time.Now().After(deadline) {
+			t.Fatal("no ChangeWrite after WRITEs")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.mu.Lock()
+	writes := 0
+	for _, ch := range e.changes {
+		if ch.Op == server.ChangeWrite {
+			writes++
+		}
+	}
+	e.mu.Unlock()
+	if writes > 3 {
+		t.Errorf("%d ChangeWrites for 20 WRITEs: not debounced", writes)
+	}
+	c.call(pRename, (&enc{}).dirop(root, "doc").dirop(root, "doc2"))
+	c.call(pRemove, (&enc{}).dirop(root, "doc2"))
+	if !e.hasChange(server.ChangeRename, "doc", "doc2") || !e.hasChange(server.ChangeRemove, "doc2", "") {
+		t.Errorf("rename/remove not in the change stream")
 	}
 }
