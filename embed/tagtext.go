@@ -17,7 +17,8 @@ import (
 // "login-failure.md". Empty parts are left out. The calibration compared
 // this layout with others (labelled "apps:"/"path:" fields, raw paths): it
 // separated related from unrelated queries best among those keeping all
-// three parts. A change here changes every stored vector: re-embed.
+// three parts. The result is empty only if all three parts are. A change
+// here changes every stored vector: re-embed.
 func TagText(task string, relatedApps []string, filePath string) string {
 	var parts []string
 	if t := strings.Join(strings.Fields(task), " "); t != "" {
@@ -47,5 +48,10 @@ func pathWords(p string) string {
 	if ext := path.Ext(base); ext != "" && ext != base {
 		p = strings.TrimSuffix(p, ext)
 	}
-	return strings.Join(strings.Fields(pathSeparators.Replace(p)), " ")
+	if w := strings.Join(strings.Fields(pathSeparators.Replace(p)), " "); w != "" {
+		return w
+	}
+	// A name made only of separators ("---", "...") still names the file;
+	// keep it rather than leave the tag text empty.
+	return strings.Join(strings.Fields(p), " ")
 }

@@ -19,6 +19,8 @@ func TestTagText(t *testing.T) {
 		{"task", nil, ".gitignore", "task. gitignore"},
 		{"", nil, "README", "README"},
 		{"", nil, "", ""},
+		{"  ", nil, "---", "---"},
+		{"", nil, "a/...", "a"},
 		{"日本語のテキスト", []string{"エディタ"}, "メモ/認証.md", "日本語のテキスト. エディタ. メモ 認証"},
 	} {
 		if got := embed.TagText(tc.task, tc.apps, tc.path); got != tc.want {
