@@ -10,8 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -65,7 +63,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
-	thresholds, err := parseThresholds(a.thresholds)
+	thresholds, err := embed.ParseThresholds(a.thresholds)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: --threshold: %v\n", err)
 		return exitUsage
@@ -250,22 +248,23 @@ func (d *daemon) stop() {
 // fatal: search runs keyword-only, and the reason is logged once here and shown
 // by `semfs status`.
 func (d *daemon) loadModel() embed.Embedder {
-	dir := d.args.modelDir
-	if dir == "off" {
+	if d.args.modelDir == "off" {
 		d.log.Warn("semantic search is off (--model-dir off); queries are keyword-only")
 		return nil
 	}
-	if dir == "" {
-		dir = embed.DefaultModelDir()
-	}
+	dir, source := embed.ResolveModelDir(d.args.modelDir)
 	t0 := time.Now()
 	e, err := embed.LoadUSELite(dir)
 	if err != nil {
-		d.log.Warn("no embedding model loaded; queries are keyword-only until one is installed (run `make model`)", "dir", dir, "err", err)
+		d.log.Warn("no embedding model loaded; queries are keyword-only until one is installed (bash embed/model/fetch.sh)",
+			"dir", dir, "from", source, "err", err)
 		return nil
 	}
-	d.log.Info("embedding model loaded", "model", e.Name(), "dims", e.Dims(), "dir", dir, "took", time.Since(t0).Round(time.Millisecond))
-	return e
+	d.log.Info("embedding model loaded", "model", e.Name(), "dims", e.Dims(), "threshold", e.Threshold(),
+		"dir", dir, "from", source, "took", time.Since(t0).Round(time.Millisecond))
+	// Queries repeat (a user refines a search, an agent polls); a cache hit
+	// skips the forward pass.
+	return embed.NewCached(e, 1024)
 }
 
 // reconcileIndex brings the index in line with the backing directory, which may
@@ -337,32 +336,9 @@ func indexOptions(emb embed.Embedder, thresholds map[string]float64, log *slog.L
 			models = append(models, embed.Model{Name: emb.Name(), Dims: emb.Dims(), Threshold: emb.Threshold()})
 		}
 	}
-	for i := range models {
-		if t, ok := thresholds[models[i].Name]; ok {
-			models[i].Threshold = t
-		}
-	}
+	models = embed.ApplyThresholds(models, thresholds)
 	if log == nil {
 		log = slog.Default()
 	}
 	return index.Options{Embedder: emb, Models: models, Logger: log}
-}
-
-func parseThresholds(s string) (map[string]float64, error) {
-	m := map[string]float64{}
-	if strings.TrimSpace(s) == "" {
-		return m, nil
-	}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%q: want model=value", kv)
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f > 1 {
-			return nil, fmt.Errorf("%q: the threshold must be a number from 0 to 1", kv)
-		}
-		m[k] = f
-	}
-	return m, nil
 }
