@@ -213,7 +213,7 @@ func (x *Index) keywordCandidates(ctx context.Context, words []string) (paths []
 	if x.plan == planScan || x.degraded != nil {
 		return nil, true, nil
 	}
-	total := len(x.hay)
+	total := x.hay.len()
 	budget := max(scanMin, total/scanFraction)
 	if x.plan == planBleve {
 		budget = math.MaxInt

@@ -52,7 +52,7 @@ type Index struct {
 	// hay holds each record's folded keyword fields, so that checking Bleve's
 	// candidates against the exact rule costs a few strings.Contains, not a
 	// record decode each. Records are read from buntdb only for the results.
-	hay      map[string]*hayEntry
+	hay      hayTable
 	plan     planMode // overrides the keyword planner; tests only (export_test.go)
 	closed   bool
 	degraded error // Bleve failed mid-run: queries scan buntdb
@@ -133,7 +133,7 @@ func newIndex(dir string, opts Options) (*Index, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &Index{dir: dir, log: log, emb: opts.Embedder, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}, hay: map[string]*hayEntry{}}
+	x := &Index{dir: dir, log: log, emb: opts.Embedder, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}, hay: hayTable{pos: map[string]int{}}}
 	models := opts.Models
 	if models == nil {
 		models = embed.KnownModels()
@@ -160,12 +160,51 @@ func newIndex(dir string, opts Options) (*Index, error) {
 }
 
 type hayEntry struct {
+	path   string
 	joined string // folded path, creator, task and apps joined by fieldSep
 	tagged bool
 }
 
-func newHay(path string, s *stored) *hayEntry {
-	return &hayEntry{joined: joinHay(haystack(path, s)), tagged: s.tagged()}
+func newHay(path string, s *stored) hayEntry {
+	return hayEntry{path: path, joined: joinHay(haystack(path, s)), tagged: s.tagged()}
+}
+
+// hayTable is every record's hayEntry in one slice (a scan walks memory in
+// order) with a position map. Precondition for every method: Index.mu held
+// (read for get, write otherwise).
+type hayTable struct {
+	entries []hayEntry
+	pos     map[string]int
+}
+
+func (t *hayTable) len() int { return len(t.entries) }
+
+func (t *hayTable) put(e hayEntry) {
+	if i, ok := t.pos[e.path]; ok {
+		t.entries[i] = e
+		return
+	}
+	t.pos[e.path] = len(t.entries)
+	t.entries = append(t.entries, e)
+}
+
+// del swaps the last entry into the hole and returns the path it moved ("" if
+// none) so that vector sets can follow it to its new slot.
+func (t *hayTable) del(path string) (moved string) {
+	i, ok := t.pos[path]
+	if !ok {
+		return ""
+	}
+	last := len(t.entries) - 1
+	if i != last {
+		t.entries[i] = t.entries[last]
+		moved = t.entries[i].path
+		t.pos[moved] = i
+	}
+	t.entries[last] = hayEntry{}
+	t.entries = t.entries[:last]
+	delete(t.pos, path)
+	return moved
 }
 
 // loadRecords builds x.hay from every record. It reads only the keyword fields
@@ -184,7 +223,7 @@ func (x *Index) loadRecords() error {
 				s.RelatedApps = append(s.RelatedApps, a.String())
 			}
 			p := k[len(recPrefix):]
-			x.hay[p] = newHay(p, s)
+			x.hay.put(newHay(p, s))
 			return true
 		})
 		if err != nil {
@@ -214,6 +253,7 @@ func (x *Index) loadVectors() error {
 			if m, known := x.models[model]; known {
 				s := newVecSet(m.Dims)
 				s.paths = make([]string, 0, n)
+				s.slots = make([]int, 0, n)
 				s.kinds = make([]byte, 0, n)
 				s.norms = make([]float64, 0, n)
 				s.data = make([]float32, 0, n*m.Dims)
@@ -222,6 +262,12 @@ func (x *Index) loadVectors() error {
 			}
 		}
 		var bad error
+		orphans := 0
+		defer func() {
+			if orphans > 0 {
+				x.log.Warn("index: vectors without a record ignored", "count", orphans)
+			}
+		}()
 		err = tx.AscendRange("", vecPrefix, "v;", func(k, v string) bool {
 			path, model, ok := splitVecKey(k)
 			s := x.vecs[model]
@@ -235,9 +281,15 @@ func (x *Index) loadVectors() error {
 			if _, dup := s.pos[path]; dup {
 				return true // cannot happen: one key per path and model
 			}
+			slot, ok := x.hay.pos[path]
+			if !ok {
+				orphans++
+				return true
+			}
 			i := len(s.paths)
 			s.pos[path] = i
 			s.paths = append(s.paths, path)
+			s.slots = append(s.slots, slot)
 			s.kinds = append(s.kinds, v[0])
 			s.data = s.data[:(i+1)*s.dims]
 			vec := s.data[i*s.dims:]
@@ -407,13 +459,18 @@ func (x *Index) update(op, path string, fn func(tx *buntdb.Tx, e *effects) error
 			x.applyBleve(e.docs, gen)
 		}
 		for p, s := range e.docs {
-			if s == nil {
-				delete(x.hay, p)
-			} else {
-				x.hay[p] = newHay(p, s)
+			if s != nil {
+				x.hay.put(newHay(p, s))
+				continue
+			}
+			if moved := x.hay.del(p); moved != "" {
+				for _, set := range x.vecs {
+					set.reslot(moved, x.hay.pos[moved])
+				}
 			}
 		}
 	}
+	// After the records: a vector points at its record's slot.
 	for _, v := range e.vecs {
 		if _, known := x.models[v.model]; !known {
 			continue
@@ -424,7 +481,12 @@ func (x *Index) update(op, path string, fn func(tx *buntdb.Tx, e *effects) error
 			}
 			continue
 		}
-		x.set(v.model).put(v.path, v.kind, v.values)
+		slot, ok := x.hay.pos[v.path]
+		if !ok {
+			x.log.Error("index: vector without a record; ignored", "path", v.path, "model", v.model)
+			continue
+		}
+		x.set(v.model).put(v.path, v.kind, v.values, slot)
 	}
 	if x.re != nil && len(e.dirty) > 0 {
 		x.re.add(e.dirty...)

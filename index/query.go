@@ -62,59 +62,60 @@ func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
 	}
 
 	var set *vecSet
-	var sims []float64 // by position in set
+	var sims []float64   // by position in set
+	var bySlot []float64 // the same, by record slot (0 without a vector)
 	if qv != nil {
 		set = x.vecs[model]
 	}
 	if set != nil {
 		nq := norm(qv)
 		sims = make([]float64, set.len())
+		bySlot = make([]float64, x.hay.len())
 		for i := range sims {
 			sims[i] = similarity(dot(qv, set.vector(i)), nq, set.norms[i])
+			bySlot[set.slots[i]] = sims[i]
 		}
 	}
-	simOf := func(p string) float64 {
-		if set != nil {
-			if i, ok := set.pos[p]; ok {
-				return sims[i]
-			}
+	simOf := func(slot int) float64 {
+		if bySlot != nil {
+			return bySlot[slot]
 		}
 		return 0
 	}
 
-	var hits []hit
+	c := collector{limit: q.Limit}
 	if len(words) > 0 {
 		cands, scan, err := x.keywordCandidates(ctx, words)
 		if err != nil {
 			return nil, ioErr("query", "", err)
 		}
 		if scan {
-			for p, h := range x.hay {
+			for i := range x.hay.entries {
+				h := &x.hay.entries[i]
 				if n := points(words, h.joined); n > 0 {
-					hits = append(hits, hit{p, float64(n) + simOf(p), n})
+					c.add(hit{h.path, float64(n) + simOf(i), n})
 				}
 			}
 		} else {
 			for _, p := range cands { // distinct paths
-				if h := x.hay[p]; h != nil {
-					if n := points(words, h.joined); n > 0 {
-						hits = append(hits, hit{p, float64(n) + simOf(p), n})
+				if i, ok := x.hay.pos[p]; ok {
+					if n := points(words, x.hay.entries[i].joined); n > 0 {
+						c.add(hit{p, float64(n) + simOf(i), n})
 					}
 				}
 			}
 		}
 	}
-	// Pure-semantic matches: those with a keyword point are in hits already
-	// (Bleve's candidates are a superset of the keyword hits).
+	// Pure-semantic matches: those with a keyword point are in already (Bleve's
+	// candidates are a superset of the keyword hits).
 	for i, s := range sims {
 		if s >= threshold {
-			p := set.paths[i]
-			if h := x.hay[p]; h != nil && points(words, h.joined) == 0 {
-				hits = append(hits, hit{p, s, 0})
+			if points(words, x.hay.entries[set.slots[i]].joined) == 0 {
+				c.add(hit{set.paths[i], s, 0})
 			}
 		}
 	}
-	hits = best(hits, q.Limit)
+	hits := c.result()
 
 	res := make([]Result, len(hits))
 	err := x.view("query", "", func(tx *buntdb.Tx) error {
@@ -153,23 +154,32 @@ func before(a, b *hit) bool {
 	return a.path < b.path
 }
 
-// best returns the first limit hits in result order (all when limit <= 0),
-// selecting with a bounded heap so a small limit over many hits stays cheap.
-func best(hits []hit, limit int) []hit {
-	if limit <= 0 || len(hits) <= limit {
-		sort.Slice(hits, func(i, j int) bool { return before(&hits[i], &hits[j]) })
-		return hits
+// collector keeps every hit (limit <= 0) or, in a bounded heap, the best limit
+// of them, so a small limit over many hits costs neither memory nor a full sort.
+type collector struct {
+	limit int
+	all   []hit
+	top   worstFirst
+}
+
+func (c *collector) add(h hit) {
+	switch {
+	case c.limit <= 0:
+		c.all = append(c.all, h)
+	case len(c.top) < c.limit:
+		heap.Push(&c.top, h)
+	case before(&h, &c.top[0]):
+		c.top[0] = h
+		heap.Fix(&c.top, 0)
 	}
-	h := &worstFirst{}
-	for i := range hits {
-		if h.Len() < limit {
-			heap.Push(h, hits[i])
-		} else if before(&hits[i], &(*h)[0]) {
-			(*h)[0] = hits[i]
-			heap.Fix(h, 0)
-		}
+}
+
+// result returns the kept hits in result order.
+func (c *collector) result() []hit {
+	out := c.all
+	if c.limit > 0 {
+		out = c.top
 	}
-	out := []hit(*h)
 	sort.Slice(out, func(i, j int) bool { return before(&out[i], &out[j]) })
 	return out
 }

@@ -48,8 +48,8 @@ func (x *Index) Stats() Stats {
 		st.Err = ErrClosed.Error()
 		return st
 	}
-	st.Records = len(x.hay)
-	for _, h := range x.hay {
+	st.Records = x.hay.len()
+	for _, h := range x.hay.entries {
 		if h.tagged {
 			st.Tagged++
 		}

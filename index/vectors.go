@@ -124,10 +124,13 @@ func Similarity(a, b []float32) float64 {
 }
 
 // vecSet holds every vector of one model in one contiguous slice for the scan.
-// Precondition for every method: Index.mu held (read for get/scan, write otherwise).
+// slots[i] is the hayTable slot of paths[i]'s record, so a query can place
+// similarities by record without hashing paths.
+// Precondition for every method: Index.mu held (read for sim, write otherwise).
 type vecSet struct {
 	dims  int
 	paths []string
+	slots []int
 	kinds []byte
 	data  []float32
 	norms []float64
@@ -136,18 +139,27 @@ type vecSet struct {
 
 func newVecSet(dims int) *vecSet { return &vecSet{dims: dims, pos: map[string]int{}} }
 
-func (s *vecSet) put(path string, kind byte, v []float32) {
+func (s *vecSet) put(path string, kind byte, v []float32, slot int) {
 	if i, ok := s.pos[path]; ok {
 		copy(s.data[i*s.dims:(i+1)*s.dims], v)
 		s.norms[i] = norm(v)
 		s.kinds[i] = kind
+		s.slots[i] = slot
 		return
 	}
 	s.pos[path] = len(s.paths)
 	s.paths = append(s.paths, path)
+	s.slots = append(s.slots, slot)
 	s.kinds = append(s.kinds, kind)
 	s.data = append(s.data, v...)
 	s.norms = append(s.norms, norm(v))
+}
+
+// reslot records that path's record moved to another slot.
+func (s *vecSet) reslot(path string, slot int) {
+	if i, ok := s.pos[path]; ok {
+		s.slots[i] = slot
+	}
 }
 
 // del swaps the last vector into the hole: order in the set carries no meaning.
@@ -159,6 +171,7 @@ func (s *vecSet) del(path string) {
 	last := len(s.paths) - 1
 	if i != last {
 		s.paths[i] = s.paths[last]
+		s.slots[i] = s.slots[last]
 		s.kinds[i] = s.kinds[last]
 		copy(s.data[i*s.dims:(i+1)*s.dims], s.data[last*s.dims:(last+1)*s.dims])
 		s.norms[i] = s.norms[last]
@@ -166,6 +179,7 @@ func (s *vecSet) del(path string) {
 	}
 	delete(s.pos, path)
 	s.paths = s.paths[:last]
+	s.slots = s.slots[:last]
 	s.kinds = s.kinds[:last]
 	s.data = s.data[:last*s.dims]
 	s.norms = s.norms[:last]
@@ -174,12 +188,3 @@ func (s *vecSet) del(path string) {
 func (s *vecSet) len() int { return len(s.paths) }
 
 func (s *vecSet) vector(i int) []float32 { return s.data[i*s.dims : (i+1)*s.dims] }
-
-// sim is the similarity of the query (q, with norm nq) to the stored vector of path.
-func (s *vecSet) sim(path string, q []float32, nq float64) (float64, bool) {
-	i, ok := s.pos[path]
-	if !ok {
-		return 0, false
-	}
-	return similarity(dot(q, s.vector(i)), nq, s.norms[i]), true
-}
