@@ -10,11 +10,9 @@ import (
 // TestRenameWhileOpenForWrite: a file renamed while a client holds it open for
 // writing gets its updatedAt under the new name when the fid is clunked.
 //
-// It needs the core to move open server.File values on FS.Rename (today their
-// path stays the old one, so later writes and the clunk's flush report the old
-// name); remove the Skip once server/ does.
+// The core moves open server.File values on FS.Rename, so later writes and the
+// clunk's flush report the new name.
 func TestRenameWhileOpenForWrite(t *testing.T) {
-	t.Skip("needs server.File to follow FS.Rename (requested from server/)")
 	e := newEnv(t)
 	_, root := dial(t, "tcp", e.tcp, "@notes", 0, 64<<10)
 	d := walk(t, root)

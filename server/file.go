@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"strings"
 	"io"
 	"os"
 	"sync/atomic"
@@ -13,17 +14,40 @@ import (
 type File struct {
 	fs      *FS
 	f       *os.File
-	path    string
+	path    string // guarded by fs.openMu: renames move it
 	write   bool
 	written atomic.Bool
 }
 
 func (f *FS) newFile(osf *os.File, p string, write bool) *File {
-	return &File{fs: f, f: osf, path: p, write: write}
+	fl := &File{fs: f, f: osf, path: p, write: write}
+	f.openMu.Lock()
+	f.open[fl] = struct{}{}
+	f.openMu.Unlock()
+	return fl
 }
 
-// Path is the core path the file was opened at.
-func (fl *File) Path() string { return fl.path }
+// renameOpen moves the paths of open files at or below oldPath.
+// Precondition: f.ns held, so no other rename interleaves.
+func (f *FS) renameOpen(oldPath, newPath string) {
+	f.openMu.Lock()
+	defer f.openMu.Unlock()
+	for fl := range f.open {
+		if fl.path == oldPath {
+			fl.path = newPath
+		} else if strings.HasPrefix(fl.path, oldPath+"/") {
+			fl.path = newPath + fl.path[len(oldPath):]
+		}
+	}
+}
+
+// Path is the file's current core path: where it was opened, moved by renames
+// made through the FS since.
+func (fl *File) Path() string {
+	fl.fs.openMu.Lock()
+	defer fl.fs.openMu.Unlock()
+	return fl.path
+}
 
 // ReadAt reads len(b) bytes at off; io.EOF as os.File does.
 func (fl *File) ReadAt(b []byte, off int64) (int, error) {
@@ -32,7 +56,7 @@ func (fl *File) ReadAt(b []byte, off int64) (int, error) {
 		if errors.Is(err, io.EOF) {
 			return n, err
 		}
-		return n, wrap("read", fl.path, err)
+		return n, wrap("read", fl.Path(), err)
 	}
 	return n, err
 }
@@ -41,17 +65,17 @@ func (fl *File) ReadAt(b []byte, off int64) (int, error) {
 // makes it durable.
 func (fl *File) WriteAt(b []byte, off int64) (int, error) {
 	if off < 0 {
-		return 0, E("write", KindInvalid, fl.path, constError("negative offset"))
+		return 0, E("write", KindInvalid, fl.Path(), constError("negative offset"))
 	}
 	fl.fs.gate.RLock()
 	n, err := fl.f.WriteAt(b, off)
 	fl.fs.gate.RUnlock()
 	if n > 0 {
 		fl.written.Store(true)
-		fl.fs.touches.add(fl.path)
+		fl.fs.touches.add(fl.Path())
 	}
 	if err != nil {
-		return n, wrap("write", fl.path, err)
+		return n, wrap("write", fl.Path(), err)
 	}
 	return n, nil
 }
@@ -62,23 +86,23 @@ func (fl *File) Truncate(size int64) error {
 	err := fl.f.Truncate(size)
 	fl.fs.gate.RUnlock()
 	if err != nil {
-		return wrap("truncate", fl.path, err)
+		return wrap("truncate", fl.Path(), err)
 	}
 	fl.written.Store(true)
-	fl.fs.touches.add(fl.path)
+	fl.fs.touches.add(fl.Path())
 	return nil
 }
 
 // Sync makes the file's data and metadata durable (fsync).
 func (fl *File) Sync() error {
-	return wrap("sync", fl.path, fl.f.Sync())
+	return wrap("sync", fl.Path(), fl.f.Sync())
 }
 
 // Stat returns the open file's attributes.
 func (fl *File) Stat() (Attr, error) {
 	fi, err := fl.f.Stat()
 	if err != nil {
-		return Attr{}, wrap("stat", fl.path, err)
+		return Attr{}, wrap("stat", fl.Path(), err)
 	}
 	return attrOf(fi), nil
 }
@@ -89,9 +113,12 @@ func (fl *File) Fd() uintptr { return fl.f.Fd() }
 
 // Close releases the file; if it was written, its ChangeWrite is sent now.
 func (fl *File) Close() error {
+	fl.fs.openMu.Lock()
+	delete(fl.fs.open, fl)
+	fl.fs.openMu.Unlock()
 	err := fl.f.Close()
 	if fl.written.Load() {
-		fl.fs.touches.flushPath(fl.path)
+		fl.fs.touches.flushPath(fl.Path())
 	}
-	return wrap("close", fl.path, err)
+	return wrap("close", fl.Path(), err)
 }

@@ -27,7 +27,7 @@ type Options struct {
 // writes run concurrently.
 type FS struct {
 	dir  string
-	root *os.Root
+	res  *resolver
 	sink Sink
 	reg  *Registry
 	log  *slog.Logger
@@ -39,6 +39,11 @@ type FS struct {
 	ns sync.Mutex
 
 	touches *touchQueue
+
+	// openMu guards open, the Files not yet closed, so that a rename can move
+	// their paths: writes after a rename must update the new name's record.
+	openMu sync.Mutex
+	open   map[*File]struct{}
 }
 
 // New opens the backing directory dir, which must exist.
@@ -47,7 +52,12 @@ func New(dir string, opts Options) (*FS, error) {
 	if err != nil {
 		return nil, wrap("open backing directory", "", err)
 	}
-	f := &FS{dir: dir, root: root, sink: opts.Sink, reg: opts.Registry, log: opts.Logger}
+	res, err := newResolver(root)
+	if err != nil {
+		root.Close()
+		return nil, wrap("open backing directory", "", err)
+	}
+	f := &FS{dir: dir, res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{}}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -65,7 +75,7 @@ func (f *FS) Dir() string { return f.dir }
 // Close flushes pending write notifications and releases the backing directory.
 func (f *FS) Close() error {
 	f.touches.close()
-	return f.root.Close()
+	return f.res.close()
 }
 
 // Registry returns the uid registry the FS attributes with (may be nil).
@@ -86,17 +96,20 @@ func (f *FS) App(ctx context.Context) string {
 	return ""
 }
 
-// parent opens the directory holding p through the root, so that the last
+// parent resolves the directory holding p beneath the root, so that the last
 // component can be acted on with *at system calls that never follow it. The caller
 // closes the returned directory.
-func (f *FS) parent(op, p string) (*os.File, string, error) {
+func (f *FS) parent(op, p string) (dirRef, string, error) {
 	if p == "" {
-		return nil, "", E(op, KindInvalid, p, constError("the root has no parent"))
+		return dirRef{}, "", E(op, KindInvalid, p, constError("the root has no parent"))
 	}
 	dir, name := Split(p)
-	d, err := f.root.Open(osName(dir))
+	d, err := f.res.openDir(op, dir, false)
 	if err != nil {
-		return nil, "", wrap(op, p, err)
+		if se, ok := err.(*Error); ok {
+			se.Path = p
+		}
+		return dirRef{}, "", err
 	}
 	return d, name, nil
 }
@@ -104,36 +117,25 @@ func (f *FS) parent(op, p string) (*os.File, string, error) {
 // Lstat returns the attributes of p itself (a symlink is not followed).
 func (f *FS) Lstat(ctx context.Context, p string) (Attr, error) {
 	if p == "" {
-		d, err := f.root.Open(".")
-		if err != nil {
-			return Attr{}, wrap("lstat", p, err)
-		}
-		defer d.Close()
-		return statx(int(d.Fd()), "", "lstat", p)
+		return statx(f.res.rootFd, "", "lstat", p)
 	}
 	d, name, err := f.parent("lstat", p)
 	if err != nil {
 		return Attr{}, err
 	}
-	defer d.Close()
-	return statx(int(d.Fd()), name, "lstat", p)
+	defer d.close()
+	return statx(d.fd, name, "lstat", p)
 }
 
 // ReadDir lists directory p, sorted by name, with each entry's lstat attributes.
 // An entry that vanishes while listing is left out.
 func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
-	d, err := f.root.Open(osName(p))
+	ref, err := f.res.openDir("readdir", p, true)
 	if err != nil {
-		return nil, wrap("readdir", p, err)
+		return nil, err
 	}
+	d := os.NewFile(uintptr(ref.fd), p)
 	defer d.Close()
-	fi, err := d.Stat()
-	if err != nil {
-		return nil, wrap("readdir", p, err)
-	}
-	if !fi.IsDir() {
-		return nil, E("readdir", KindNotDir, p, nil)
-	}
 	var out []DirEntry
 	fd := int(d.Fd())
 	for {
@@ -166,22 +168,27 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 
 // Readlink returns the target of symlink p exactly as stored.
 func (f *FS) Readlink(ctx context.Context, p string) (string, error) {
-	t, err := f.root.Readlink(osName(p))
+	d, name, err := f.parent("readlink", p)
 	if err != nil {
-		return "", wrap("readlink", p, err)
+		return "", err
 	}
-	return t, nil
+	defer d.close()
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(d.fd, name, buf)
+		if err != nil {
+			return "", wrap("readlink", p, err)
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
 }
 
 // StatFS describes the filesystem holding the backing directory.
 func (f *FS) StatFS(ctx context.Context) (StatFS, error) {
-	d, err := f.root.Open(".")
-	if err != nil {
-		return StatFS{}, wrap("statfs", "", err)
-	}
-	defer d.Close()
 	var s unix.Statfs_t
-	if err := unix.Fstatfs(int(d.Fd()), &s); err != nil {
+	if err := unix.Fstatfs(f.res.rootFd, &s); err != nil {
 		return StatFS{}, wrap("statfs", "", err)
 	}
 	return StatFS{
@@ -234,8 +241,8 @@ func (f *FS) OpenRead(ctx context.Context, p string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	fd, err := unix.Openat(int(d.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	defer d.close()
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, wrap("read", p, err)
 	}

@@ -473,3 +473,50 @@ func TestAppFromMount(t *testing.T) {
 		}
 	}
 }
+
+func TestRenameMovesOpenFiles(t *testing.T) {
+	f := newFixture(t)
+	ctx := as("notes")
+	if _, err := f.fs.Mkdir(ctx, "d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file, _, err := f.fs.Create(ctx, "d/draft", 0o644, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.fs.Rename(ctx, "d", "e"); err != nil {
+		t.Fatal(err)
+	}
+	if file.Path() != "e/draft" {
+		t.Fatalf("open file path after directory rename: %q", file.Path())
+	}
+	file.WriteAt([]byte("v2"), 0)
+	file.Close()
+	if _, ok := f.rec.find(server.ChangeWrite, "e/draft"); !ok {
+		t.Fatalf("no write change under the new name: %+v", f.rec.all())
+	}
+	if _, ok := f.rec.find(server.ChangeWrite, "d/draft"); ok {
+		t.Fatal("write change under the old name")
+	}
+}
+
+func TestSymlinkedDirectoryIsNotTraversed(t *testing.T) {
+	f := newFixture(t)
+	ctx := as("notes")
+	if _, err := f.fs.Mkdir(ctx, "real", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file, _, err := f.fs.Create(ctx, "real/x", 0o644, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file.Close()
+	if _, err := f.fs.Symlink(ctx, "real", "alias"); err != nil {
+		t.Fatal(err)
+	}
+	// Even a symlink that stays inside is not followed for a path component: the
+	// client resolves symlinks itself.
+	if _, err := f.fs.Lstat(ctx, "alias/x"); server.KindOf(err) != server.KindNotDir {
+		t.Fatalf("lstat through an in-root symlink: %v", err)
+	}
+}

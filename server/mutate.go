@@ -43,11 +43,11 @@ func (f *FS) Create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		if err != nil {
 			return err
 		}
-		defer d.Close()
+		defer d.close()
 		flags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		fd, err := unix.Openat(int(d.Fd()), name, flags, unixPerm(perm))
+		fd, err := unix.Openat(d.fd, name, flags, unixPerm(perm))
 		if err == unix.EEXIST && !exclusive {
-			fd, err = unix.Openat(int(d.Fd()), name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+			fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 			if err != nil {
 				return wrap("create", p, err)
 			}
@@ -79,11 +79,11 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
+	defer d.close()
 	sysFlags := acc | flags&(os.O_APPEND|os.O_TRUNC) | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 	var file *File
 	open := func() error {
-		fd, err := unix.Openat(int(d.Fd()), name, sysFlags, 0)
+		fd, err := unix.Openat(d.fd, name, sysFlags, 0)
 		if err != nil {
 			return wrap("open", p, err)
 		}
@@ -128,8 +128,8 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (Attr, error
 		if err != nil {
 			return err
 		}
-		defer d.Close()
-		if err := unix.Mkdirat(int(d.Fd()), name, unixPerm(perm)); err != nil {
+		defer d.close()
+		if err := unix.Mkdirat(d.fd, name, unixPerm(perm)); err != nil {
 			return wrap("mkdir", p, err)
 		}
 		a, err = fstatat(d, name, "mkdir", p)
@@ -151,8 +151,8 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (Attr, error) {
 		if err != nil {
 			return err
 		}
-		defer d.Close()
-		if err := unix.Symlinkat(target, int(d.Fd()), name); err != nil {
+		defer d.close()
+		if err := unix.Symlinkat(target, d.fd, name); err != nil {
 			return wrap("symlink", p, err)
 		}
 		a, err = fstatat(d, name, "symlink", p)
@@ -173,8 +173,8 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, erro
 		if err != nil {
 			return err
 		}
-		defer d.Close()
-		if err := unix.Mknodat(int(d.Fd()), name, unix.S_IFIFO|unixPerm(perm), 0); err != nil {
+		defer d.close()
+		if err := unix.Mknodat(d.fd, name, unix.S_IFIFO|unixPerm(perm), 0); err != nil {
 			return wrap("mknod", p, err)
 		}
 		a, err = fstatat(d, name, "mknod", p)
@@ -196,13 +196,13 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (Attr, error) {
 		if err != nil {
 			return err
 		}
-		defer od.Close()
+		defer od.close()
 		nd, nname, err := f.parent("link", newPath)
 		if err != nil {
 			return err
 		}
-		defer nd.Close()
-		if err := unix.Linkat(int(od.Fd()), oname, int(nd.Fd()), nname, 0); err != nil {
+		defer nd.close()
+		if err := unix.Linkat(od.fd, oname, nd.fd, nname, 0); err != nil {
 			if err == unix.EPERM {
 				if st, e := fstatat(od, oname, "link", oldPath); e == nil && st.IsDir() {
 					return E("link", KindIsDir, oldPath, nil)
@@ -228,12 +228,12 @@ func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
 		if err != nil {
 			return err
 		}
-		defer d.Close()
+		defer d.close()
 		flags := 0
 		if dir {
 			flags = unix.AT_REMOVEDIR
 		}
-		if err := unix.Unlinkat(int(d.Fd()), name, flags); err != nil {
+		if err := unix.Unlinkat(d.fd, name, flags); err != nil {
 			if !dir && (err == unix.EISDIR || err == unix.EPERM) {
 				if st, e := fstatat(d, name, "remove", p); e == nil && st.IsDir() {
 					return E("remove", KindIsDir, p, nil)
@@ -266,12 +266,12 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 		if err != nil {
 			return err
 		}
-		defer od.Close()
+		defer od.close()
 		nd, nname, err := f.parent("rename", newPath)
 		if err != nil {
 			return err
 		}
-		defer nd.Close()
+		defer nd.close()
 		st, err := fstatat(od, oname, "rename", oldPath)
 		if err != nil {
 			return err
@@ -281,13 +281,14 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 		if dst, err := fstatat(nd, nname, "rename", newPath); err == nil && dst.Ino == st.Ino && dst.Dev == st.Dev {
 			return nil
 		}
-		if err := unix.Renameat(int(od.Fd()), oname, int(nd.Fd()), nname); err != nil {
+		if err := unix.Renameat(od.fd, oname, nd.fd, nname); err != nil {
 			if err == unix.EEXIST {
 				err = unix.ENOTEMPTY
 			}
 			return wrap("rename", oldPath, err)
 		}
 		f.touches.rename(oldPath, newPath)
+		f.renameOpen(oldPath, newPath)
 		f.emit(ctx, Change{Op: ChangeRename, Path: oldPath, NewPath: newPath, App: f.App(ctx), IsDir: st.IsDir()})
 		return nil
 	})
@@ -299,14 +300,10 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 	f.gate.RLock()
 	defer f.gate.RUnlock()
-	var d *os.File
+	var d dirRef
 	var name string
 	if p == "" {
-		rd, err := f.root.Open(".")
-		if err != nil {
-			return Attr{}, wrap("setattr", p, err)
-		}
-		d, name = rd, "."
+		d, name = dirRef{fd: f.res.rootFd}, "."
 	} else {
 		var err error
 		d, name, err = f.parent("setattr", p)
@@ -314,8 +311,8 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 			return Attr{}, err
 		}
 	}
-	defer d.Close()
-	dfd := int(d.Fd())
+	defer d.close()
+	dfd := d.fd
 	// An O_PATH descriptor pins the very inode named now; chmod and truncate then
 	// act through it, so a concurrent swap to a symlink cannot redirect them.
 	pfd, err := unix.Openat(dfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -387,8 +384,8 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 	return statx(pfd, "", "setattr", p)
 }
 
-func fstatat(d *os.File, name, op, p string) (Attr, error) {
-	return statx(int(d.Fd()), name, op, p)
+func fstatat(d dirRef, name, op, p string) (Attr, error) {
+	return statx(d.fd, name, op, p)
 }
 
 func itoa(n int) string {

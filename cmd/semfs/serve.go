@@ -314,7 +314,12 @@ func applyChange(idx *index.Index, c server.Change) error {
 	case server.ChangeCreate:
 		return idx.Create(c.Path, c.App, c.Ino, c.Time)
 	case server.ChangeWrite:
-		return idx.Touch(c.Path, c.Time)
+		// A file written after it was removed (still open) has no record left;
+		// there is nothing to update.
+		if err := idx.Touch(c.Path, c.Time); err != nil && !errors.Is(err, index.ErrNotFound) {
+			return err
+		}
+		return nil
 	case server.ChangeRename:
 		return idx.Rename(c.Path, c.NewPath, c.Time)
 	case server.ChangeRemove:
