@@ -2,9 +2,9 @@ package server
 
 import (
 	"errors"
-	"strings"
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 )
 
