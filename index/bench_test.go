@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/embed"
+	"github.com/semfs/semfs/embed/embedtest"
 	"github.com/tidwall/buntdb"
 )
 
@@ -181,15 +182,21 @@ func BenchmarkQueryWord(b *testing.B) {
 	}
 }
 
-// BenchmarkTag: one Tag per op on a 10k-record index, durable on return.
+// BenchmarkTag: one Tag per op on a 10k-record index, durable on return:
+// keyword-only, with a client 512-d vector, and with the real USE-lite model
+// embedding the tag text in-process (skipped when the model is not fetched).
 func BenchmarkTag(b *testing.B) {
-	for _, mode := range []string{"keyword", "vector512"} {
+	for _, mode := range []string{"keyword", "vector512", "uselite"} {
 		b.Run(mode, func(b *testing.B) {
+			var opts Options
+			if mode == "uselite" {
+				opts.Embedder = embedtest.USELite(b)
+			}
 			dir := b.TempDir()
 			if err := writeCorpus(dir, 10_000, 0); err != nil {
 				b.Fatal(err)
 			}
-			x, err := Open(dir, Options{})
+			x, err := Open(dir, opts)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -202,11 +209,63 @@ func BenchmarkTag(b *testing.B) {
 				if mode == "vector512" {
 					vv = v
 				}
-				if _, err := x.Tag(context.Background(), fmt.Sprintf("tagged/f%d.md", i), "fix auth bug", []string{"code-editor"}, vv); err != nil {
+				task := benchWords[i%len(benchWords)] + " " + benchWords[(i/7)%len(benchWords)]
+				if _, err := x.Tag(context.Background(), fmt.Sprintf("tagged/f%d.md", i), task, []string{"code-editor"}, vv); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkCreate: one Create per op (a new file through the server), durable.
+func BenchmarkCreate(b *testing.B) {
+	dir := b.TempDir()
+	if err := writeCorpus(dir, 10_000, 0); err != nil {
+		b.Fatal(err)
+	}
+	x, err := Open(dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	at := time.Now()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := x.Create(fmt.Sprintf("new/f%d.txt", i), "code-editor", uint64(i+1), at); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRebuild: Bleve rebuilt from 100k records (what Open does after a crash
+// left Bleve behind buntdb).
+func BenchmarkRebuild(b *testing.B) {
+	c := corpus(b, 100_000, 0)
+	for range b.N {
+		x, err := Open(c.dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		x.mu.Lock()
+		if err := x.bl.Close(); err != nil {
+			b.Fatal(err)
+		}
+		x.bl = nil
+		b.StartTimer()
+		if err := os.RemoveAll(filepath.Join(c.dir, bleveDir)); err != nil {
+			b.Fatal(err)
+		}
+		if err := x.openBleve(x.gen); err != nil {
+			b.Fatal(err)
+		}
+		x.mu.Unlock()
+		b.StopTimer()
+		if err := x.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 }
 
