@@ -194,7 +194,9 @@ func dropTree(tx *buntdb.Tx, e *effects, path string) error {
 // loaded and the file is tagged) and by v (when given). A v of the in-process
 // model takes the place of the in-process embedding. The record is created if the
 // index has none yet (the caller has checked the file exists), with an empty
-// CreatedBy. UpdatedAt becomes the time of tagging.
+// CreatedBy and CreatedAt = UpdatedAt = now. Tagging does not change UpdatedAt
+// of an existing record: it tracks the file's content (Create, Touch, Rename,
+// Reconcile), not its tags.
 //
 // Bad input (path, non-UTF-8 text, unknown model, wrong dims, NaN/Inf, zero
 // vector) is a KindInvalid error and changes nothing. The embedding is computed
@@ -244,12 +246,9 @@ func (x *Index) Tag(ctx context.Context, path, task string, relatedApps []string
 			return err
 		}
 		if !ok {
-			s = &stored{CreatedAt: now}
+			s = &stored{CreatedAt: now, UpdatedAt: now}
 		}
 		s.Task, s.RelatedApps = task, apps
-		if now.After(s.UpdatedAt) {
-			s.UpdatedAt = now
-		}
 		if err := e.putRecord(tx, path, s, true); err != nil {
 			return err
 		}

@@ -146,11 +146,12 @@ func TestRenameFileAndSubtree(t *testing.T) {
 	mustTag(t, x, "dst/old.txt", "replaced", nil, nil)
 
 	// A file.
-	if err := x.Rename("proj/a.txt", "proj/renamed.txt", t0.Add(time.Hour)); err != nil {
+	later := t0.Add(time.Hour)
+	if err := x.Rename("proj/a.txt", "proj/renamed.txt", later); err != nil {
 		t.Fatal(err)
 	}
 	// A directory: only proj/ moves, not proj2/ (a prefix without the slash).
-	if err := x.Rename("proj", "dst", t0.Add(time.Hour)); err != nil {
+	if err := x.Rename("proj", "dst", later); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"dst/renamed.txt", "dst/sub/b.txt", "other/proj/d.txt", "proj2/c.txt"}
@@ -161,7 +162,7 @@ func TestRenameFileAndSubtree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Task != "budget" || r.CreatedBy != "maker" || !r.CreatedAt.Equal(t0) || !r.UpdatedAt.Equal(t0.Add(time.Hour)) {
+	if r.Task != "budget" || r.CreatedBy != "maker" || !r.CreatedAt.Equal(t0) || !r.UpdatedAt.Equal(later) {
 		t.Errorf("moved record = %+v", r)
 	}
 	// The client vector moved with it, unchanged; the replaced file's is gone.
@@ -280,5 +281,18 @@ func TestBleveRebuiltWhenBehind(t *testing.T) {
 	x3 := openIndex(t, dir, index.Options{})
 	if got := scores(query(t, x3, index.Query{Text: "zebra"})); !reflect.DeepEqual(got, []scored{{"new/zebra", 1}}) {
 		t.Errorf("after rebuild from junk: %v", got)
+	}
+}
+
+func TestSecondOpenFails(t *testing.T) {
+	dir := t.TempDir()
+	x := openIndex(t, dir, index.Options{})
+	mustCreate(t, x, "a/b", "", 1)
+	if y, err := index.Open(dir, index.Options{}); err == nil {
+		y.Close()
+		t.Fatal("second Open of a live index succeeded")
+	}
+	if got := scores(query(t, x, index.Query{Text: "/"})); !reflect.DeepEqual(got, []scored{{"a/b", 1}}) {
+		t.Errorf("first index damaged: %v", got)
 	}
 }

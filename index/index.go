@@ -46,6 +46,7 @@ type Index struct {
 	// a reader holding it for reading sees the three in step.
 	mu   sync.RWMutex
 	db   *buntdb.DB
+	lock *os.File // flock on dir/lock: one process (one Index) per directory
 	bl   bleve.Index
 	gen  uint64
 	vecs map[string]*vecSet // by model name
@@ -78,16 +79,22 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, ioErr("open", dir, err)
 	}
-	db, err := buntdb.Open(filepath.Join(dir, recordsFile))
+	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, ioErr("open", dir, err)
 	}
-	x.db = db
+	db, err := buntdb.Open(filepath.Join(dir, recordsFile))
+	if err != nil {
+		lock.Close()
+		return nil, ioErr("open", dir, err)
+	}
+	x.db, x.lock = db, lock
 	fail := func(err error) (*Index, error) {
 		if x.bl != nil {
 			_ = x.bl.Close()
 		}
 		_ = db.Close()
+		_ = lock.Close()
 		return nil, ioErr("open", dir, err)
 	}
 	var cfg buntdb.Config
@@ -345,7 +352,7 @@ func (x *Index) Close() error {
 			}
 		}
 	}
-	errs = append(errs, x.bl.Close(), x.db.Close())
+	errs = append(errs, x.bl.Close(), x.db.Close(), x.lock.Close())
 	if err := errors.Join(errs...); err != nil {
 		return ioErr("close", x.dir, err)
 	}

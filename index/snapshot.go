@@ -80,6 +80,7 @@ func Load(dir string, r io.Reader, opts Options) (*Index, error) {
 	}
 	if err := loadRecords(dir, r); err != nil {
 		_ = os.Remove(filepath.Join(dir, recordsFile))
+		_ = os.Remove(filepath.Join(dir, "lock"))
 		return nil, err
 	}
 	return Open(dir, opts)
@@ -94,6 +95,11 @@ func loadRecords(dir string, r io.Reader) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ioErr("load", dir, err)
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return ioErr("load", dir, err)
+	}
+	defer lock.Close()
 	db, err := buntdb.Open(filepath.Join(dir, recordsFile))
 	if err != nil {
 		return ioErr("load", dir, err)
