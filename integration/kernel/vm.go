@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,6 +103,7 @@ func Boot(ctx context.Context, cfg VMConfig) (*VM, error) {
 		"-netdev", "user,id=n0,net=10.0.2.0/24,host=10.0.2.2,ipv6=off",
 		"-device", "virtio-net-pci,netdev=n0,romfile=",
 		"-device", "virtio-serial-pci,id=vser0",
+		"-qmp", "unix:" + filepath.Join(cfg.Dir, "qmp.sock") + ",server=on,wait=off",
 		"-chardev", "socket,id=ctl,path=" + ctlPath,
 		"-device", "virtserialport,bus=vser0.0,chardev=ctl,name=semfs.ctl",
 	}
@@ -234,6 +236,79 @@ func (vm *VM) Run(ctx context.Context, name string, timeout time.Duration, scrip
 			return res, vm.failure(vm.dead.Error(), out.String())
 		}
 	}
+}
+
+// WaitNinePConnected waits (bounded by timeout) until QEMU's chardev for the
+// 9P port is connected to the server's socket. After a daemon restart QEMU
+// reconnects once a second; bytes the guest sends before that are lost, so a
+// remount must wait for this. It asks QEMU itself (QMP query-chardev), so
+// no sleep or guess is involved.
+func (vm *VM) WaitNinePConnected(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last string
+	for time.Now().Before(deadline) {
+		st, err := vm.chardevFilename("p9")
+		if err == nil && !strings.HasPrefix(st, "disconnected") {
+			return nil
+		}
+		last = fmt.Sprint(st, err)
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("vm: 9P chardev not reconnected within %v (last state: %s)", timeout, last)
+}
+
+// chardevFilename returns QEMU's "filename" of a chardev, which starts with
+// "disconnected:" while a socket chardev has no peer.
+func (vm *VM) chardevFilename(id string) (string, error) {
+	c, err := net.DialTimeout("unix", filepath.Join(vm.cfg.Dir, "qmp.sock"), 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	dec := json.NewDecoder(c)
+	var greeting map[string]any
+	if err := dec.Decode(&greeting); err != nil {
+		return "", fmt.Errorf("qmp greeting: %w", err)
+	}
+	for _, cmd := range []string{`{"execute":"qmp_capabilities"}`, `{"execute":"query-chardev"}`} {
+		if _, err := io.WriteString(c, cmd+"\n"); err != nil {
+			return "", err
+		}
+		for {
+			var resp struct {
+				Return json.RawMessage `json:"return"`
+				Error  any             `json:"error"`
+				Event  string          `json:"event"`
+			}
+			if err := dec.Decode(&resp); err != nil {
+				return "", fmt.Errorf("qmp: %w", err)
+			}
+			if resp.Event != "" {
+				continue
+			}
+			if resp.Error != nil {
+				return "", fmt.Errorf("qmp %s: %v", cmd, resp.Error)
+			}
+			if strings.Contains(cmd, "query-chardev") {
+				var devs []struct {
+					Label    string `json:"label"`
+					Filename string `json:"filename"`
+				}
+				if err := json.Unmarshal(resp.Return, &devs); err != nil {
+					return "", err
+				}
+				for _, d := range devs {
+					if d.Label == id {
+						return d.Filename, nil
+					}
+				}
+				return "", fmt.Errorf("qmp: no chardev %q", id)
+			}
+			break
+		}
+	}
+	return "", errors.New("qmp: no answer")
 }
 
 // Close powers the guest off (bounded) and stops QEMU.

@@ -33,31 +33,47 @@ mount_9p_tcp() {
 # directly (virtio_console has no read_iter/write_iter, so the kernel's
 # kernel_read/kernel_write refuse it, EINVAL) and the port opens only once
 # (EBUSY): one O_RDWR descriptor is relayed by two cat processes to two FIFOs
-# which the mount uses as rfdno/wfdno. TAG names the FIFOs and the relays'
-# pid file so a later remount can retire them.
+# which the mount uses as rfdno/wfdno.
+#
+# The kernel gets the rx FIFO read-only, with the relay as its only writer:
+# when the daemon goes away the port reads EOF, the relay exits, the kernel
+# reads EOF and marks the 9P client disconnected (EIO from then on, and a
+# clean umount), as a TCP mount does. With an O_RDWR rx the kernel would be a
+# writer itself, never see EOF, and hang in every later request.
 mount_9p_fd() {
 	mkdir -p "$2"
 	tag=9pfd.$$
 	[ -e /dev/semfs-9p ] || fail "no virtio-serial port semfs.9p"
 	mkfifo "/tmp/$tag.rx" "/tmp/$tag.tx" || fail mkfifo
-	exec 3<>"/tmp/$tag.rx" 4<>"/tmp/$tag.tx" 5<>/dev/semfs-9p || fail "open /dev/semfs-9p"
-	cat <&5 >"/tmp/$tag.rx" 3>&- 4>&- 2>/dev/null &
+	exec 5<>/dev/semfs-9p || fail "open /dev/semfs-9p"
+	exec 4<>"/tmp/$tag.tx" || fail "open tx FIFO"
+	# A 9P message larger than the pipe buffer (64 KiB by default) stalls
+	# trans=fd for good on Linux 6.1 (a 1 MiB-msize Twrite never completes;
+	# msize=65536 works). Grow both pipes beyond msize; a pipe keeps its size
+	# while anything holds it open.
+	echo 4194304 >/proc/sys/fs/pipe-max-size
+	$G pipesize "/tmp/$tag.tx" 2097152 >/dev/null || fail "grow the tx FIFO"
+	cat <"/tmp/$tag.tx" >&5 4>&- 2>/dev/null &
 	echo $! >/tmp/9pfd.relays
-	cat <"/tmp/$tag.tx" >&5 3>&- 4>&- 2>/dev/null &
+	cat <&5 >"/tmp/$tag.rx" 4>&- 2>/dev/null &
 	echo $! >>/tmp/9pfd.relays
+	exec 3<"/tmp/$tag.rx" || fail "open rx FIFO"
+	$G pipesize "/tmp/$tag.rx" 2097152 >/dev/null || fail "grow the rx FIFO"
 	o="trans=fd,rfdno=3,wfdno=4,$NINEP_OPTS_BASE,aname=$1"
 	echo "mount -t 9p -o $o semfs9p $2  (fd 3,4 = FIFOs relayed to /dev/semfs-9p)"
 	timeout 60 mount -t 9p -o "$o" semfs9p "$2" || fail "9P/fd mount of $1 failed"
-	exec 3>&- 4>&- 5>&-
+	exec 3<&- 4>&- 5>&-
 }
 
-# retire_9p_fd MNT: detach a dead 9P/fd mount and stop its relays, so a new
-# mount over the (reconnected) port starts a clean byte stream.
+# retire_9p_fd MNT: stop the relays of a 9P/fd mount (its client then sees
+# EOF and fails every request) and detach it, so that a new mount over the
+# (reconnected) port starts a clean byte stream. It prints what reading
+# restart/old.txt through the old mount gives once the relays are gone.
 retire_9p_fd() {
 	[ -f /tmp/9pfd.relays ] && kill $(cat /tmp/9pfd.relays) 2>/dev/null
 	rm -f /tmp/9pfd.relays
-	umount -l "$1" 2>/dev/null
-	true
+	echo "old 9P/fd mount after its relays stopped: $(timeout -s KILL 20 cat "$1/restart/old.txt" 2>&1 || echo killed)"
+	timeout -s KILL 30 umount -l "$1" || fail "umount -l $1"
 }
 
 # ---------------------------------------------------------------- battery

@@ -6,6 +6,10 @@
 //
 //	semfs-guest excl PATH              create with O_CREAT|O_EXCL; exit 0, or 17 on EEXIST
 //	semfs-guest pattern SEED SIZE      write kernel.Pattern(SEED, SIZE) to stdout
+//	semfs-guest pipesize FIFO BYTES    grow a FIFO's pipe buffer (F_SETPIPE_SZ); it
+//	                                   lasts while any process keeps the FIFO open
+//	semfs-guest runas UID GID CMD...   exec CMD with that uid/gid and no groups
+//	                                   (busybox's setpriv cannot change uids)
 //	semfs-guest hold PATH CMDFIFO ACKFIFO
 //	    open PATH (O_WRONLY|O_CREAT|O_TRUNC) once, then for each line of CMDFIFO:
 //	      "write SEED SIZE"  write the pattern at the current offset
@@ -22,9 +26,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/semfs/semfs/integration/kernel"
 )
@@ -58,6 +65,49 @@ func main() {
 		}
 		if _, err := os.Stdout.Write(kernel.Pattern(a[0], n)); err != nil {
 			fatal(1, "pattern: %v", err)
+		}
+	case "pipesize":
+		if len(a) != 2 {
+			fatal(2, "usage: semfs-guest pipesize FIFO BYTES")
+		}
+		n, err := strconv.Atoi(a[1])
+		if err != nil || n <= 0 {
+			fatal(2, "pipesize: bad size %q", a[1])
+		}
+		f, err := os.OpenFile(a[0], os.O_RDWR, 0)
+		if err != nil {
+			fatal(1, "pipesize: %v", err)
+		}
+		got, err := unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, n)
+		if err != nil {
+			fatal(1, "pipesize %s %d: %v", a[0], n, err)
+		}
+		fmt.Println(got)
+	case "runas":
+		if len(a) < 3 {
+			fatal(2, "usage: semfs-guest runas UID GID CMD...")
+		}
+		uid, err1 := strconv.Atoi(a[0])
+		gid, err2 := strconv.Atoi(a[1])
+		if err1 != nil || err2 != nil {
+			fatal(2, "runas: bad uid/gid %q %q", a[0], a[1])
+		}
+		path, err := exec.LookPath(a[2])
+		if err != nil {
+			fatal(1, "runas: %v", err)
+		}
+		// Order matters: groups and gid first, while still root.
+		if err := syscall.Setgroups(nil); err != nil {
+			fatal(1, "runas: setgroups: %v", err)
+		}
+		if err := syscall.Setgid(gid); err != nil {
+			fatal(1, "runas: setgid: %v", err)
+		}
+		if err := syscall.Setuid(uid); err != nil {
+			fatal(1, "runas: setuid: %v", err)
+		}
+		if err := syscall.Exec(path, a[2:], os.Environ()); err != nil {
+			fatal(1, "runas: exec %s: %v", path, err)
 		}
 	case "hold":
 		if len(a) != 3 {
