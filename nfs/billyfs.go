@@ -61,7 +61,7 @@ func (b *billyFS) begin(op, name string) (string, error) {
 // the reply carries.
 func (b *billyFS) done(op, p string, err error) error {
 	if err == nil {
-		b.req().override = 0
+		b.req().fail(0)
 		return nil
 	}
 	return pathError(b.req(), op, p, err)

@@ -60,7 +60,9 @@ func (h *connHandler) guard(op string, err *error) {
 		return
 	}
 	h.s.log.Error("panic in NFS adapter; answering SERVERFAULT", "op", op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	h.c.current().fail(nfs3ErrServerFault)
+	r := h.c.current()
+	r.fail(nfs3ErrServerFault)
+	r.panicked = true
 	if err != nil {
 		*err = &fs.PathError{Op: op, Err: syscall.EIO}
 	}
@@ -204,7 +206,7 @@ func (h *connHandler) resolveHandle(fh []byte) (*billyFS, string, error) {
 		return nil, "", err
 	}
 	h.resolvedFor, h.resolved, h.resolvedID = r, p, id
-	r.override = 0
+	r.fail(0)
 	return h.fsFor(fhd.app, app), p, nil
 }
 

@@ -80,6 +80,7 @@ type request struct {
 
 	// Set while the call is served, read by the reply rewriter.
 	override uint32 // nfsstat3 for an error reply (the adapter knows better than go-nfs); 0 keeps go-nfs's
+	panicked bool   // the adapter panicked serving this call: SERVERFAULT sticks
 }
 
 // fast says the adapter answers this call itself (see fastpath.go).
@@ -88,7 +89,7 @@ func (r *request) fast() bool {
 		return false
 	}
 	switch r.proc {
-	case procGetattr, procRead, procWrite, procReaddirplus:
+	case procGetattr, procLookup, procRead, procWrite, procReaddirplus, procCommit:
 		return true
 	}
 	return false
@@ -96,7 +97,7 @@ func (r *request) fast() bool {
 
 // fail records the status an error reply to this call must carry.
 func (r *request) fail(status uint32) {
-	if r != nil {
+	if r != nil && !r.panicked {
 		r.override = status
 	}
 }

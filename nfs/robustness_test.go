@@ -60,7 +60,13 @@ func TestPanicContained(t *testing.T) {
 	c, root := e.client("/@notes")
 	_, f := c.create(root, "f", 0, 0)
 	c.write(f, 0, []byte("data"), 2)
-	for _, op := range []string{"getattr", "lstat", "resolve", "write", "read"} {
+	st, d := c.call(pSymlink, (&enc{}).dirop(root, "l").sattr(-1).str("f"))
+	if st != sOK {
+		t.Fatal(st)
+	}
+	d.u32()
+	link := d.opaque()
+	for _, op := range []string{"getattr", "readlink", "resolve", "write", "read"} {
 		e.srv.SetPanic(op)
 		var st uint32
 		switch op {
@@ -68,8 +74,8 @@ func TestPanicContained(t *testing.T) {
 			st, _, _, _ = c.write(f, 0, []byte("x"), 0)
 		case "read":
 			st, _, _ = c.read(f, 0, 1)
-		case "lstat": // through go-nfs (LOOKUP)
-			st, _, _ = c.lookup(root, "f")
+		case "readlink": // through go-nfs
+			st, _ = c.call(pReadlink, (&enc{}).opaque(link))
 		default:
 			st, _ = c.getattr(f)
 		}
