@@ -123,6 +123,7 @@ func newHarness(t *testing.T) *harness {
 	}
 	h.img = img
 	h.mark("image (cached: %s, %s %s, pvh=%v)", img.Dir, img.KernelPackage, img.KernelVersion, img.PVH, t0)
+	kernel.RemoveStale("semfsk")
 	ns, err := kernel.NewNetns(h.ctx, fmt.Sprintf("semfsk%d", os.Getpid()))
 	if err != nil {
 		t.Fatal(err)

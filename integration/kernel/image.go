@@ -173,7 +173,7 @@ func buildImage(ctx context.Context, tmp, kpkg, kver string, busybox []byte, log
 	for _, d := range []string{"bin", "dev", "proc", "sys", "tmp", "mnt", "semfs", "lib/modules", "etc", "root"} {
 		a.Dir(d, 0o755)
 	}
-	a.Dir("tmp", 0o1777)
+	a.Dir("tmp", 0o777) // init mounts a mode=1777 tmpfs over it
 	a.File("init", 0o755, guestInit)
 	a.File("bin/busybox", 0o755, busybox)
 	a.File("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n"))

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -79,6 +81,26 @@ func (n *Netns) Dial(network, addr string, timeout time.Duration) (net.Conn, err
 	}()
 	r := <-ch
 	return r.c, r.err
+}
+
+// RemoveStale deletes namespaces named prefix+PID whose PID no longer
+// exists: those a killed test run could not delete. Namespaces of live
+// processes (a concurrent run) are left alone.
+func RemoveStale(prefix string) {
+	ents, _ := os.ReadDir("/run/netns")
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok {
+			continue
+		}
+		pid, err := strconv.Atoi(rest)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			(&Netns{Name: e.Name()}).Delete()
+		}
+	}
 }
 
 // Delete removes the namespace. Processes still inside keep it alive until

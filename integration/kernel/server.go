@@ -46,7 +46,8 @@ func (s *Server) Start(ctx context.Context, timeout time.Duration) error {
 	for _, argv := range s.Argv {
 		cmd := s.Netns.Command(argv...)
 		cmd.Stdout, cmd.Stderr = log, log
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// Pdeathsig: a test binary killed outright must not leave a daemon behind.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
 			s.Stop(syscall.SIGKILL, 5*time.Second)
 			return fmt.Errorf("server: start %s: %w", strings.Join(argv, " "), err)
