@@ -226,3 +226,62 @@ func TestSnapshotUnderConcurrentWrites(t *testing.T) {
 		t.Fatalf("restored daemon finds %d files by creator, want %d (%v)", len(res), len(ents), err)
 	}
 }
+
+// TestTagsFollowRenamesThroughProtocolsAndRestart: tags and created_by move with
+// a file and with a whole directory renamed over 9P or NFS, and stay after a
+// restart.
+func TestTagsFollowRenamesThroughProtocolsAndRestart(t *testing.T) {
+	d := semfstest.Start(t, semfstest.Options{ModelDir: "off"})
+	ctx := d.Context()
+	root := d.Attach9P(t, "@notes", 0)
+	_, dir, err := root.Walk(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dir.Mkdir("proj", 0o755, p9.NoUID, p9.NoGID); err != nil {
+		t.Fatal(err)
+	}
+	dir.Close()
+	_, proj, err := root.Walk([]string{"proj"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create9P(t, proj, "plan.md", []byte("plan"))
+	create9P(t, root, "todo.md", []byte("todo"))
+	for p, task := range map[string]string{"proj/plan.md": "plan the launch", "todo.md": "weekly chores"} {
+		if _, err := d.Client.Tag(ctx, control.TagRequest{Path: p, Task: task, RelatedApps: []string{"calendar"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A file over 9P, a directory over NFS.
+	if err := root.RenameAt("todo.md", root, "done.md"); err != nil {
+		t.Fatalf("9P renameat: %v", err)
+	}
+	proj.Close()
+	v := d.MountNFS(t, "/@editor", 0)
+	if err := v.Rename("proj", "archive"); err != nil {
+		t.Fatalf("NFS rename of a directory: %v", err)
+	}
+	check := func() {
+		t.Helper()
+		for p, task := range map[string]string{"archive/plan.md": "plan the launch", "done.md": "weekly chores"} {
+			rec, err := d.Client.File(ctx, p)
+			if err != nil || rec.Task != task || rec.CreatedBy != "notes" || len(rec.RelatedApps) != 1 {
+				t.Errorf("%s: %+v %v", p, rec, err)
+			}
+		}
+		for _, gone := range []string{"proj/plan.md", "todo.md"} {
+			if _, err := d.Client.File(ctx, gone); err == nil {
+				t.Errorf("%s still has a record", gone)
+			}
+		}
+		res, err := d.Client.Query(ctx, control.QueryRequest{Text: "archive launch"})
+		if err != nil || len(res) != 1 || res[0].Path != "archive/plan.md" || res[0].Score != 2 {
+			t.Errorf("query archive launch: %+v %v", res, err)
+		}
+	}
+	check()
+	d.Restart()
+	ctx = d.Context()
+	check()
+}
