@@ -129,14 +129,21 @@ var benchQueries = []string{"auth bug", "quarterly report", "login failure notes
 
 func BenchmarkQuery(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
-		for _, mode := range []string{"keyword", "vector512"} {
+		// uselite: the same 512-d corpus, each query embedded in-process by the
+		// real model (its own query cache is not used: embed.LoadUSELite as is).
+		for _, mode := range []string{"keyword", "vector512", "uselite"} {
 			b.Run(fmt.Sprintf("%dk/%s", n/1000, mode), func(b *testing.B) {
+				var opts Options
 				dims := 0
-				if mode == "vector512" {
+				switch mode {
+				case "vector512":
 					dims = embed.UseLite.Dims
+				case "uselite":
+					dims = embed.UseLite.Dims
+					opts.Embedder = embedtest.USELite(b)
 				}
 				c := corpus(b, n, dims)
-				x, err := Open(c.dir, Options{})
+				x, err := Open(c.dir, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -147,7 +154,7 @@ func BenchmarkQuery(b *testing.B) {
 				b.ResetTimer()
 				for i := range b.N {
 					q := Query{Text: benchQueries[i%len(benchQueries)], Limit: 20}
-					if dims > 0 {
+					if mode == "vector512" {
 						q.Vector = &Vector{Model: embed.UseLite.Name, Values: qv}
 					}
 					res, err := x.Query(context.Background(), q)
