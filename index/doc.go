@@ -12,7 +12,12 @@
 //     from buntdb and rebuilt from it whenever the two disagree at Open (a crash
 //     between the buntdb commit and Bleve's background persist), which is logged.
 //   - memory: every vector of every known model, contiguous per model, for the
-//     exhaustive similarity scan of each query.
+//     exhaustive similarity scan of each query; and every record's folded keyword
+//     fields in one slice, against which Bleve's candidates are checked (or which
+//     a query with a very common word scans instead: see keywordCandidates).
+//     Records themselves are read from buntdb for the results only.
+//   - lock: a flock held while the index is open; a second Open of the same
+//     directory fails instead of corrupting it.
 //
 // Invariants:
 //
@@ -34,5 +39,7 @@
 // Writes (Create, Touch, Rename, Remove, Tag, Reconcile) are serialised and
 // durable when they return; reads (Get, Query, Stats, Dump) run concurrently with
 // each other and see every write that returned before they started. Tag and Query
-// compute embeddings before taking the lock.
+// compute embeddings before taking the lock. A background goroutine (only with an
+// in-process embedder) re-embeds tagged records whose vector is stale; it takes
+// the write lock only to store what it computed. WaitEmbedded waits for it.
 package index
