@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // imageFormat changes whenever the layout of a cached image changes, so old
@@ -131,7 +132,26 @@ func BuildImage(ctx context.Context, cfg ImageConfig) (*Image, error) {
 	if err := os.Rename(tmp, entry); err != nil {
 		return nil, fmt.Errorf("image: install %s: %w", entry, err)
 	}
+	pruneImages(dir, entry, logf)
 	return loadImage(entry)
+}
+
+// pruneImages removes cache entries other than keep that were built more
+// than a day ago (a superseded kernel package or harness version), so the
+// cache does not grow by ~66 MB per kernel update. Runs under the cache lock;
+// a run still booting a day-old entry is not a case worth keeping it for.
+func pruneImages(dir, keep string, logf func(string, ...any)) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() || p == keep {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+			logf("image: removing superseded cache entry %s", e.Name())
+			os.RemoveAll(p)
+		}
+	}
 }
 
 func buildImage(ctx context.Context, tmp, kpkg, kver string, busybox []byte, logf func(string, ...any)) (*Image, error) {
