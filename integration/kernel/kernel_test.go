@@ -321,10 +321,10 @@ func restart(t *testing.T, h *harness, d *semfsd) {
 		t.Helper()
 		got, err := os.ReadFile(held)
 		if err != nil {
-			t.Fatalf("%s: host read of %s: %v", when, held, err)
+			t.Fatalf("mount nfs, %s: host read of %s: %v", when, held, err)
 		}
 		if !bytes.HasPrefix(got, want) {
-			t.Fatalf("%s: backing file holds %d bytes (md5 %s); the %d acknowledged bytes (md5 %s) are not its prefix",
+			t.Fatalf("mount nfs, %s: backing file holds %d bytes (md5 %s); the %d acknowledged bytes (md5 %s) are not its prefix",
 				when, len(got), md5bytes(got), len(want), md5bytes(want))
 		}
 	}
@@ -391,7 +391,7 @@ md5sum </mnt/nfs/restart/held.bin | cut -c1-32`)
 		want = append(want, kernel.Pattern("c4", chunk)...)
 		hostHas(t, "after c3 (written while the daemon was down), c4 and fsync")
 		if got := md5file(t, held); got != md5bytes(want) {
-			t.Fatalf("backing file md5 %s, want %s (c1..c4)", got, md5bytes(want))
+			t.Fatalf("mount nfs, after the restarts: backing file md5 %s, want %s (c1..c4)", got, md5bytes(want))
 		}
 	})
 
