@@ -51,32 +51,6 @@ func (a Attr) IsDir() bool { return a.Mode.IsDir() }
 // IsSymlink reports whether the attributes describe a symbolic link.
 func (a Attr) IsSymlink() bool { return a.Mode&fs.ModeSymlink != 0 }
 
-func attrOf(fi fs.FileInfo) Attr {
-	a := Attr{Mode: fi.Mode(), Size: fi.Size(), Mtime: fi.ModTime(), Atime: fi.ModTime(), Ctime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		a = attrOfStat(st)
-		a.Mode = fi.Mode()
-	}
-	return a
-}
-
-func attrOfStat(st *syscall.Stat_t) Attr {
-	return Attr{
-		Mode:   modeOf(st.Mode),
-		Size:   st.Size,
-		Ino:    st.Ino,
-		Dev:    st.Dev,
-		Nlink:  uint32(st.Nlink),
-		UID:    st.Uid,
-		GID:    st.Gid,
-		Rdev:   st.Rdev,
-		Blocks: st.Blocks,
-		Atime:  time.Unix(st.Atim.Sec, st.Atim.Nsec),
-		Mtime:  time.Unix(st.Mtim.Sec, st.Mtim.Nsec),
-		Ctime:  time.Unix(st.Ctim.Sec, st.Ctim.Nsec),
-	}
-}
-
 // modeOf converts st_mode to an fs.FileMode the way the os package does.
 func modeOf(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)

@@ -100,11 +100,7 @@ func (fl *File) Sync() error {
 
 // Stat returns the open file's attributes.
 func (fl *File) Stat() (Attr, error) {
-	fi, err := fl.f.Stat()
-	if err != nil {
-		return Attr{}, wrap("stat", fl.Path(), err)
-	}
-	return attrOf(fi), nil
+	return statx(int(fl.f.Fd()), "", "stat", fl.Path())
 }
 
 // Fd exposes the descriptor for zero-copy paths in front ends; the File keeps
