@@ -178,45 +178,60 @@ func (x *Index) scanForReembed(ctx context.Context) {
 	model := x.emb.Name()
 	var need []string
 	otherModels := map[string]int{}
-	x.mu.RLock()
-	err := x.view("reembed", "", func(tx *buntdb.Tx) error {
-		return tx.AscendRange("", recPrefix, "r;", func(k, v string) bool {
-			if ctx.Err() != nil {
-				return false
-			}
-			p := k[len(recPrefix):]
-			s, err := decodeStored(v)
-			if err != nil || !s.tagged() {
-				return true
-			}
-			vs, err := vectorsOf(tx, p)
-			if err != nil {
-				return true
-			}
-			current := false
-			h := textHash(embed.TagText(s.Task, s.RelatedApps, p))
-			for _, kv := range vs {
-				_, m, _ := splitVecKey(kv.key)
-				vv, err := decodeVector(kv.val)
+	// In chunks, so that writers (and the readers queued behind them) are not held
+	// up for the whole scan of a large index.
+	const chunk = 1000
+	from, first := recPrefix, true
+	for {
+		n := 0
+		x.mu.RLock()
+		err := x.view("reembed", "", func(tx *buntdb.Tx) error {
+			return tx.AscendRange("", from, "r;", func(k, v string) bool {
+				if ctx.Err() != nil {
+					return false
+				}
+				if k == from && !first {
+					return true // the last key of the previous chunk
+				}
+				n++
+				from = k
+				p := k[len(recPrefix):]
+				s, err := decodeStored(v)
+				if err != nil || !s.tagged() {
+					return n < chunk
+				}
+				vs, err := vectorsOf(tx, p)
 				if err != nil {
-					continue
+					return n < chunk
 				}
-				if m == model && (vv.kind == vecClient || vv.hash == h) {
-					current = true
-				} else if vv.kind == vecInProcess && m != model {
-					otherModels[m]++
+				current := false
+				h := textHash(embed.TagText(s.Task, s.RelatedApps, p))
+				for _, kv := range vs {
+					_, m, _ := splitVecKey(kv.key)
+					kind, vh, ok := vectorHeader(kv.val)
+					switch {
+					case !ok:
+					case m == model && (kind == vecClient || vh == h):
+						current = true
+					case kind == vecInProcess && m != model:
+						otherModels[m]++
+					}
 				}
-			}
-			if !current {
-				need = append(need, p)
-			}
-			return true
+				if !current {
+					need = append(need, p)
+				}
+				return n < chunk
+			})
 		})
-	})
-	x.mu.RUnlock()
-	if err != nil {
-		x.log.Error("index: cannot scan records for re-embedding", "err", err)
-		return
+		x.mu.RUnlock()
+		first = false
+		if err != nil {
+			x.log.Error("index: cannot scan records for re-embedding", "err", err)
+			return
+		}
+		if n < chunk || ctx.Err() != nil {
+			break
+		}
 	}
 	for m, n := range otherModels {
 		x.log.Warn("index: in-process model changed; re-embedding tagged records in the background", "from", m, "to", model, "vectors", n)
@@ -250,7 +265,7 @@ func (x *Index) reembed(ctx context.Context, paths []string) (int, error) {
 			text := embed.TagText(s.Task, s.RelatedApps, p)
 			h := textHash(text)
 			if v, err := tx.Get(vecKey(p, model)); err == nil {
-				if vv, err := decodeVector(v); err == nil && (vv.kind == vecClient || vv.hash == h) {
+				if kind, vh, ok := vectorHeader(v); ok && (kind == vecClient || vh == h) {
 					continue
 				}
 			}

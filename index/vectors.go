@@ -63,6 +63,14 @@ func decodeFloats(dst []float32, src string) {
 	}
 }
 
+// vectorHeader reads kind and hash without decoding the values.
+func vectorHeader(s string) (kind byte, hash uint64, ok bool) {
+	if len(s) < vecHeader || (s[0] != vecInProcess && s[0] != vecClient) {
+		return 0, 0, false
+	}
+	return s[0], binary.LittleEndian.Uint64([]byte(s[1:9])), true
+}
+
 func textHash(text string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(text))
