@@ -110,6 +110,12 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 func (s *Server) serveConn(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		// A 1 MiB READ reply then leaves in one write instead of a park and
+		// wake per socket-buffer's worth; the kernel caps it at wmem_max.
+		_ = tc.SetWriteBuffer(4 << 20)
+		_ = tc.SetReadBuffer(4 << 20)
+	}
 	done := make(chan struct{})
 	var once sync.Once
 	var rc *rpcConn
