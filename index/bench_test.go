@@ -76,7 +76,11 @@ func corpus(b *testing.B, n, dims int) *benchCorpus {
 	return c
 }
 
-func writeCorpus(dir string, n, dims int) error {
+func writeCorpus(dir string, n, dims int) error { return writeCorpusTagged(dir, n, dims, true) }
+
+// writeCorpusTagged writes n records, tagged or not (untagged records give an
+// in-process embedder nothing to re-embed in the background).
+func writeCorpusTagged(dir string, n, dims int, tagged bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -94,6 +98,9 @@ func writeCorpus(dir string, n, dims int) error {
 				RelatedApps: []string{benchApps[r.Intn(len(benchApps))], benchApps[r.Intn(len(benchApps))]},
 				CreatedAt:   time.Unix(1_700_000_000+int64(i), 0).UTC(), Ino: uint64(i + 1)}
 			s.UpdatedAt = s.CreatedAt
+			if !tagged {
+				s.Task, s.RelatedApps = "", []string{}
+			}
 			if _, _, err := tx.Set(recKey(p), s.encode(), nil); err != nil {
 				return err
 			}
@@ -189,7 +196,7 @@ func BenchmarkQueryWord(b *testing.B) {
 	}
 }
 
-// BenchmarkTag: one Tag per op on a 10k-record index, durable on return:
+// BenchmarkTag: one Tag per op on an index of 10k untagged records, durable on return:
 // keyword-only, with a client 512-d vector, and with the real USE-lite model
 // embedding the tag text in-process (skipped when the model is not fetched).
 func BenchmarkTag(b *testing.B) {
@@ -200,7 +207,7 @@ func BenchmarkTag(b *testing.B) {
 				opts.Embedder = embedtest.USELite(b)
 			}
 			dir := b.TempDir()
-			if err := writeCorpus(dir, 10_000, 0); err != nil {
+			if err := writeCorpusTagged(dir, 10_000, 0, false); err != nil {
 				b.Fatal(err)
 			}
 			x, err := Open(dir, opts)
@@ -218,6 +225,39 @@ func BenchmarkTag(b *testing.B) {
 				}
 				task := benchWords[i%len(benchWords)] + " " + benchWords[(i/7)%len(benchWords)]
 				if _, err := x.Tag(context.Background(), fmt.Sprintf("tagged/f%d.md", i), task, []string{"code-editor"}, vv); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTagMany: b.N files tagged through TagMany in batches of 256 (per-op
+// figure = per file), keyword-only and with USE-lite embedding in-process.
+func BenchmarkTagMany(b *testing.B) {
+	for _, mode := range []string{"keyword", "uselite"} {
+		b.Run(mode, func(b *testing.B) {
+			var opts Options
+			if mode == "uselite" {
+				opts.Embedder = embedtest.USELite(b)
+			}
+			dir := b.TempDir()
+			if err := writeCorpusTagged(dir, 10_000, 0, false); err != nil {
+				b.Fatal(err)
+			}
+			x, err := Open(dir, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += 256 {
+				var reqs []TagRequest
+				for j := i; j < min(i+256, b.N); j++ {
+					task := benchWords[j%len(benchWords)] + " " + benchWords[(j/7)%len(benchWords)]
+					reqs = append(reqs, TagRequest{Path: fmt.Sprintf("tagged/f%d.md", j), Task: task, RelatedApps: []string{"code-editor"}})
+				}
+				if _, err := x.TagMany(context.Background(), reqs); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -203,81 +203,130 @@ func dropTree(tx *buntdb.Tx, e *effects, path string) error {
 // before the write, outside the index lock; ctx bounds it.
 // Write guarantee: serialised with every other write, durable when it returns.
 func (x *Index) Tag(ctx context.Context, path, task string, relatedApps []string, v *Vector) (Record, error) {
-	if err := checkPath("tag", path); err != nil {
-		return Record{}, err
-	}
-	if err := checkText("tag", path, task); err != nil {
-		return Record{}, err
-	}
-	if err := checkText("tag", path, relatedApps...); err != nil {
-		return Record{}, err
-	}
-	apps := make([]string, 0, len(relatedApps))
-	for _, a := range relatedApps {
-		if a != "" {
-			apps = append(apps, a)
-		}
-	}
-	if v != nil {
-		if err := x.checkClientVector("tag", path, v); err != nil {
-			return Record{}, err
-		}
-	}
-	var client []float32
-	if v != nil {
-		client = append([]float32(nil), v.Values...)
-	}
-	tagged := task != "" || len(apps) > 0
-	var own []float32
-	var ownHash uint64
-	if x.emb != nil && tagged && (v == nil || v.Model != x.emb.Name()) {
-		text := embed.TagText(task, apps, path)
-		vec, err := x.embedOne(ctx, text)
-		if err != nil {
-			return Record{}, ioErr("tag", path, err)
-		}
-		own, ownHash = vec, textHash(text)
-	}
-	now := stamp(time.Now())
-	var rec Record
-	err := x.update("tag", path, func(tx *buntdb.Tx, e *effects) error {
-		s, ok, err := getRecord(tx, path)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			s = &stored{CreatedAt: now, UpdatedAt: now}
-		}
-		s.Task, s.RelatedApps = task, apps
-		if err := e.putRecord(tx, path, s, true); err != nil {
-			return err
-		}
-		old, err := vectorsOf(tx, path)
-		if err != nil {
-			return err
-		}
-		for _, o := range old {
-			if err := e.deleteVectorKey(tx, o.key); err != nil {
-				return err
-			}
-		}
-		if own != nil {
-			if err := e.putVector(tx, path, x.emb.Name(), vecInProcess, ownHash, own); err != nil {
-				return err
-			}
-		}
-		if client != nil {
-			if err := e.putVector(tx, path, v.Model, vecClient, 0, client); err != nil {
-				return err
-			}
-		}
-		rec = s.record(path)
-		return nil
-	})
+	recs, err := x.tagMany(ctx, "tag", []TagRequest{{Path: path, Task: task, RelatedApps: relatedApps, Vector: v}})
 	if err != nil {
 		return Record{}, err
 	}
-	return rec, nil
+	return recs[0], nil
+}
+
+// TagRequest is one file's tags for TagMany; the fields mean what Tag's
+// arguments mean.
+type TagRequest struct {
+	Path        string   `json:"path"`
+	Task        string   `json:"task"`
+	RelatedApps []string `json:"relatedApps"`
+	Vector      *Vector  `json:"embedding,omitempty"`
+}
+
+// TagMany is Tag for many files at once: all tag texts are embedded in one
+// batched Embed call and everything is written in one transaction, so tagging
+// thousands of files costs a fraction of as many Tag calls. All or nothing: if
+// any request is invalid (KindInvalid, naming it) or embedding fails, nothing
+// changes. A path given twice gets the later request's tags. Returns the records
+// in request order.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (x *Index) TagMany(ctx context.Context, reqs []TagRequest) ([]Record, error) {
+	return x.tagMany(ctx, "tag", reqs)
+}
+
+func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Record, error) {
+	type prepared struct {
+		path, task string
+		apps       []string
+		client     *Vector // copied
+		own        []float32
+		ownHash    uint64
+	}
+	preps := make([]prepared, len(reqs))
+	var texts []string
+	var textOf []int // request index of each text
+	for i, r := range reqs {
+		if err := checkPath(op, r.Path); err != nil {
+			return nil, err
+		}
+		if err := checkText(op, r.Path, r.Task); err != nil {
+			return nil, err
+		}
+		if err := checkText(op, r.Path, r.RelatedApps...); err != nil {
+			return nil, err
+		}
+		p := prepared{path: r.Path, task: r.Task, apps: make([]string, 0, len(r.RelatedApps))}
+		for _, a := range r.RelatedApps {
+			if a != "" {
+				p.apps = append(p.apps, a)
+			}
+		}
+		if r.Vector != nil {
+			if err := x.checkClientVector(op, r.Path, r.Vector); err != nil {
+				return nil, err
+			}
+			p.client = &Vector{Model: r.Vector.Model, Values: append([]float32(nil), r.Vector.Values...)}
+		}
+		tagged := p.task != "" || len(p.apps) > 0
+		if x.emb != nil && tagged && (p.client == nil || p.client.Model != x.emb.Name()) {
+			text := embed.TagText(p.task, p.apps, p.path)
+			p.ownHash = textHash(text)
+			texts = append(texts, text)
+			textOf = append(textOf, i)
+		}
+		preps[i] = p
+	}
+	if len(texts) > 0 {
+		vecs, err := x.embedMany(ctx, texts)
+		if err != nil {
+			return nil, ioErr(op, reqs[textOf[0]].Path, err)
+		}
+		for j, i := range textOf {
+			preps[i].own = vecs[j]
+		}
+	}
+	now := stamp(time.Now())
+	recs := make([]Record, len(preps))
+	path := ""
+	if len(preps) == 1 {
+		path = preps[0].path
+	}
+	err := x.update(op, path, func(tx *buntdb.Tx, e *effects) error {
+		for i, p := range preps {
+			s, ok, err := getRecord(tx, p.path)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				s = &stored{CreatedAt: now, UpdatedAt: now}
+			}
+			s.Task, s.RelatedApps = p.task, p.apps
+			if err := e.putRecord(tx, p.path, s, true); err != nil {
+				return err
+			}
+			old, err := vectorsOf(tx, p.path)
+			if err != nil {
+				return err
+			}
+			for _, o := range old {
+				if err := e.deleteVectorKey(tx, o.key); err != nil {
+					return err
+				}
+			}
+			if p.own != nil {
+				if err := e.putVector(tx, p.path, x.emb.Name(), vecInProcess, p.ownHash, p.own); err != nil {
+					return err
+				}
+			}
+			if p.client != nil {
+				if err := e.putVector(tx, p.path, p.client.Model, vecClient, 0, p.client.Values); err != nil {
+					return err
+				}
+			}
+			recs[i] = s.record(p.path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
 }
 
 func (x *Index) checkClientVector(op, path string, v *Vector) error {

@@ -118,3 +118,42 @@ func TestModelChangeReembeds(t *testing.T) {
 		t.Errorf("hybrid after change: %v", scores(got))
 	}
 }
+
+func TestTagMany(t *testing.T) {
+	emb := hashEmbedder{name: "hash-32", dims: 32}
+	x := openIndex(t, t.TempDir(), index.Options{Embedder: emb})
+	var reqs []index.TagRequest
+	for i := range 300 {
+		reqs = append(reqs, index.TagRequest{Path: "batch/f" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Task: "sorting photos", RelatedApps: []string{"viewer"}})
+	}
+	reqs = append(reqs, index.TagRequest{Path: "batch/faa", Task: "the later request wins"})
+	reqs = append(reqs, index.TagRequest{Path: "batch/client", Task: "t", Vector: vec4(1, 0, 0, 0)})
+
+	// One bad request: nothing at all is written.
+	bad := append(append([]index.TagRequest(nil), reqs...), index.TagRequest{Path: "../x"})
+	if _, err := x.TagMany(context.Background(), bad); index.KindOf(err) != index.KindInvalid {
+		t.Fatalf("bad batch: %v", err)
+	}
+	if s := x.Stats(); s.Records != 0 {
+		t.Fatalf("bad batch wrote %d records", s.Records)
+	}
+
+	recs, err := x.TagMany(context.Background(), reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(reqs) || recs[0].Task != "sorting photos" || recs[300].Task != "the later request wins" {
+		t.Fatalf("records %d %+v %+v", len(recs), recs[0], recs[300])
+	}
+	s := x.Stats()
+	if s.Records != 301 || s.Tagged != 301 || s.Vectors["hash-32"] != 301 || s.Vectors[testModel.Name] != 1 {
+		t.Errorf("stats %+v", s)
+	}
+	if r, _ := x.Get("batch/faa"); r.Task != "the later request wins" {
+		t.Errorf("duplicate: %+v", r)
+	}
+	got := query(t, x, index.Query{Text: "photos", Limit: 3})
+	if len(got) != 3 || got[0].Score <= 1 {
+		t.Errorf("query after batch: %v", scores(got))
+	}
+}
