@@ -74,9 +74,9 @@ func (x *Index) Touch(path string, at time.Time) error {
 // under newPath+"/"). Tags, CreatedBy and CreatedAt follow the file; UpdatedAt of
 // each moved record becomes at (if later). Client-supplied vectors move as they
 // are; in-process vectors move too and are re-embedded in the background, since
-// the path is part of the tag text. Renaming a path onto itself, or one the index
-// holds nothing of, changes nothing; moving a directory into its own subtree (or
-// onto an ancestor) is KindInvalid.
+// the path is part of the tag text. Renaming a path onto itself changes nothing;
+// renaming one the index holds nothing of only drops what was at newPath; moving
+// a directory into its own subtree (or onto an ancestor) is KindInvalid.
 // Write guarantee: serialised with every other write, durable when it returns.
 func (x *Index) Rename(oldPath, newPath string, at time.Time) error {
 	if err := checkPath("rename", oldPath); err != nil {
@@ -107,9 +107,8 @@ func moveTree(tx *buntdb.Tx, e *effects, oldPath, newPath string, at time.Time) 
 	if err != nil {
 		return err
 	}
-	if len(recs) == 0 && len(vecs) == 0 {
-		return nil
-	}
+	// Whatever was at newPath was replaced, even by a file the index had no
+	// record of: its tags must not stick to the newcomer.
 	if err := dropTree(tx, e, newPath); err != nil {
 		return err
 	}

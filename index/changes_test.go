@@ -172,12 +172,19 @@ func TestRenameFileAndSubtree(t *testing.T) {
 	if got := query(t, x, index.Query{Text: "replaced"}); len(got) != 0 {
 		t.Errorf("replaced record survived: %v", scores(got))
 	}
-	// Renaming something the index does not hold changes nothing.
+	// Renaming something the index does not hold changes nothing...
 	if err := x.Rename("nothing/here", "x/y", t0); err != nil {
 		t.Fatal(err)
 	}
 	if s := x.Stats(); s.Records != 4 || s.Tagged != 1 {
 		t.Errorf("stats %+v", s)
+	}
+	// ...except that a file it replaces loses its record.
+	if err := x.Rename("untracked/file", "proj2/c.txt", t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Get("proj2/c.txt"); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("replaced record kept: %v", err)
 	}
 }
 
