@@ -189,6 +189,11 @@ func TestKernelClients(t *testing.T) {
 		}
 	}()
 	h.boot(d.ninepSock)
+	// QEMU connects a reconnect=1 chardev asynchronously; bytes the guest
+	// sends before that would be lost, so the 9P/fd mount waits for it.
+	if err := h.vm.WaitNinePConnected(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
 
 	nfs := mnt{"nfs", "/mnt/nfs", d.data}
 	p9 := mnt{"9p-tcp", "/mnt/9p", d.data}
