@@ -109,7 +109,7 @@ func (s *Server) Stop(sig syscall.Signal, timeout time.Duration) error {
 		select {
 		case <-p.done:
 		case <-deadline:
-			errs = append(errs, fmt.Errorf("server: %s did not exit within %v of %v", p.cmd.Args[3], timeout, sig))
+			errs = append(errs, fmt.Errorf("server: %s did not exit within %v of %v", strings.Join(p.cmd.Args[4:], " "), timeout, sig))
 			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			<-p.done
 		}
