@@ -453,3 +453,30 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+func TestTagManyIsAllOrNothing(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	writeFiles(t, data, map[string]string{"a.md": "a", "b.md": "b", "c.md": "c"})
+	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off"})
+	ctx := d.Context()
+	bad := []control.TagRequest{
+		{Path: "a.md", Task: "first"},
+		{Path: "b.md", Task: "second"},
+		{Path: "missing.md", Task: "third"},
+	}
+	var ae *control.APIError
+	if _, err := d.Client.TagMany(ctx, bad); !errors.As(err, &ae) || ae.Status != 404 || !strings.Contains(ae.Message, "tags[2]") {
+		t.Fatalf("batch with a missing file: %v", err)
+	}
+	if rec, _ := d.Client.File(ctx, "a.md"); rec.Task != "" {
+		t.Fatalf("a failed batch changed a.md: %+v", rec)
+	}
+	recs, err := d.Client.TagMany(ctx, bad[:2])
+	if err != nil || len(recs) != 2 || recs[0].Task != "first" || recs[1].Path != "b.md" {
+		t.Fatalf("batch: %+v %v", recs, err)
+	}
+	status, eb, _ := rawRequest(t, d.Socket, "POST", "/v1/tags", "application/json", []byte(`{"tags":[]}`))
+	if status != 400 || eb.Error.Code != control.CodeInvalid {
+		t.Fatalf("empty batch: %d %+v", status, eb)
+	}
+}

@@ -120,6 +120,13 @@ func (c *Client) Tag(ctx context.Context, req TagRequest) (index.Record, error) 
 	return out, err
 }
 
+// TagMany tags many files in one call, all or nothing.
+func (c *Client) TagMany(ctx context.Context, reqs []TagRequest) ([]index.Record, error) {
+	var out TagsResponse
+	err := c.do(ctx, http.MethodPost, "/v1/tags", TagsRequest{Tags: reqs}, &out)
+	return out.Records, err
+}
+
 // Query returns matching files, best first.
 func (c *Client) Query(ctx context.Context, req QueryRequest) ([]index.Result, error) {
 	var out QueryResponse

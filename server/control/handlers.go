@@ -21,6 +21,7 @@ const (
 	MaxRelatedApps = 64
 	MaxQueryText   = 4096
 	MaxLimit       = 10000
+	MaxBatch       = 10000
 )
 
 func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
@@ -50,47 +51,87 @@ func (s *Server) serveTag(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	p, err := server.CleanPath("tag", req.Path)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidPath, err.Error())
+	ir, ok := s.checkTag(w, r, req, "")
+	if !ok {
 		return
 	}
-	if p == "" {
-		writeError(w, http.StatusBadRequest, CodeInvalidPath, "path is empty: name a file")
-		return
-	}
-	if len(req.Task) > MaxTask {
-		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("task is over %d bytes", MaxTask))
-		return
-	}
-	if len(req.RelatedApps) > MaxRelatedApps {
-		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("more than %d related apps", MaxRelatedApps))
-		return
-	}
-	for i, a := range req.RelatedApps {
-		if msg := checkRelatedApp(a); msg != "" {
-			writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("relatedApps[%d]: %s", i, msg))
-			return
-		}
-	}
-	if req.Embedding != nil && !validVector(w, req.Embedding) {
-		return
-	}
-	a, err := s.opt.FS.Lstat(r.Context(), p)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	if a.IsDir() {
-		writeError(w, http.StatusBadRequest, CodeInvalidPath, "/"+p+" is a directory; tags belong to files")
-		return
-	}
-	rec, err := s.opt.Index.Tag(r.Context(), p, req.Task, req.RelatedApps, req.Embedding)
+	rec, err := s.opt.Index.Tag(r.Context(), ir.Path, ir.Task, ir.RelatedApps, ir.Vector)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, rec)
+}
+
+// serveTags tags many files in one batched embedding call and one transaction:
+// all or nothing. It is how an app that tags thousands of files stays fast.
+func (s *Server) serveTags(w http.ResponseWriter, r *http.Request) {
+	var req TagsRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	if len(req.Tags) == 0 || len(req.Tags) > MaxBatch {
+		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("tags must hold 1 to %d requests", MaxBatch))
+		return
+	}
+	batch := make([]index.TagRequest, len(req.Tags))
+	for i, t := range req.Tags {
+		ir, ok := s.checkTag(w, r, t, fmt.Sprintf("tags[%d]: ", i))
+		if !ok {
+			return
+		}
+		batch[i] = ir
+	}
+	recs, err := s.opt.Index.TagMany(r.Context(), batch)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, TagsResponse{Records: recs})
+}
+
+// checkTag validates one tag request and that its file exists; on failure it
+// has written the error.
+func (s *Server) checkTag(w http.ResponseWriter, r *http.Request, req TagRequest, where string) (index.TagRequest, bool) {
+	fail := func(status int, code, msg string) (index.TagRequest, bool) {
+		writeError(w, status, code, where+msg)
+		return index.TagRequest{}, false
+	}
+	p, err := server.CleanPath("tag", req.Path)
+	if err != nil {
+		return fail(http.StatusBadRequest, CodeInvalidPath, err.Error())
+	}
+	if p == "" {
+		return fail(http.StatusBadRequest, CodeInvalidPath, "path is empty: name a file")
+	}
+	if len(req.Task) > MaxTask {
+		return fail(http.StatusBadRequest, CodeInvalid, fmt.Sprintf("task is over %d bytes", MaxTask))
+	}
+	if len(req.RelatedApps) > MaxRelatedApps {
+		return fail(http.StatusBadRequest, CodeInvalid, fmt.Sprintf("more than %d related apps", MaxRelatedApps))
+	}
+	for i, a := range req.RelatedApps {
+		if msg := checkRelatedApp(a); msg != "" {
+			return fail(http.StatusBadRequest, CodeInvalid, fmt.Sprintf("relatedApps[%d]: %s", i, msg))
+		}
+	}
+	if req.Embedding != nil {
+		if msg := checkVector(req.Embedding); msg != "" {
+			return fail(http.StatusBadRequest, CodeInvalid, msg)
+		}
+	}
+	a, err := s.opt.FS.Lstat(r.Context(), p)
+	if err != nil {
+		if server.KindOf(err) == server.KindNotFound {
+			return fail(http.StatusNotFound, CodeNotFound, "no such file: /"+p)
+		}
+		writeErr(w, err)
+		return index.TagRequest{}, false
+	}
+	if a.IsDir() {
+		return fail(http.StatusBadRequest, CodeInvalidPath, "/"+p+" is a directory; tags belong to files")
+	}
+	return index.TagRequest{Path: p, Task: req.Task, RelatedApps: req.RelatedApps, Vector: req.Embedding}, true
 }
 
 // checkRelatedApp accepts any printable name up to 128 bytes: related apps are
@@ -110,22 +151,21 @@ func checkRelatedApp(a string) string {
 	return ""
 }
 
-func validVector(w http.ResponseWriter, v *index.Vector) bool {
+// checkVector catches what JSON lets through; the index checks the model and
+// its dimensions.
+func checkVector(v *index.Vector) string {
 	if v.Model == "" {
-		writeError(w, http.StatusBadRequest, CodeInvalid, "embedding.model is empty")
-		return false
+		return "embedding.model is empty"
 	}
 	if len(v.Values) == 0 {
-		writeError(w, http.StatusBadRequest, CodeInvalid, "embedding.vector is empty")
-		return false
+		return "embedding.vector is empty"
 	}
 	for i, x := range v.Values {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("embedding.vector[%d] is not a finite number", i))
-			return false
+			return fmt.Sprintf("embedding.vector[%d] is not a finite number", i)
 		}
 	}
-	return true
+	return ""
 }
 
 func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
@@ -145,8 +185,11 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("limit must be 0 (all) to %d", MaxLimit))
 		return
 	}
-	if req.Embedding != nil && !validVector(w, req.Embedding) {
-		return
+	if req.Embedding != nil {
+		if msg := checkVector(req.Embedding); msg != "" {
+			writeError(w, http.StatusBadRequest, CodeInvalid, msg)
+			return
+		}
 	}
 	res, err := s.opt.Index.Query(r.Context(), index.Query{Text: req.Text, Limit: req.Limit, Vector: req.Embedding})
 	if err != nil {

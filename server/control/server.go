@@ -59,6 +59,7 @@ func New(opt Options) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/register", s.method(http.MethodPost, s.serveRegister))
 	mux.HandleFunc("/v1/tag", s.method(http.MethodPost, s.serveTag))
+	mux.HandleFunc("/v1/tags", s.method(http.MethodPost, s.serveTags))
 	mux.HandleFunc("/v1/query", s.method(http.MethodPost, s.serveQuery))
 	mux.HandleFunc("/v1/files/", s.method(http.MethodGet, s.serveFile))
 	mux.HandleFunc("/v1/health", s.method(http.MethodGet, s.serveHealth))
@@ -226,12 +227,18 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 // writeErr maps a core or index error to a status: the daemon's own failures are
 // 5xx so an outage never looks like "nothing matched".
 func writeErr(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, index.ErrNotFound):
-		writeError(w, http.StatusNotFound, CodeNotFound, err.Error())
-		return
-	case errors.Is(err, index.ErrInvalidVector), errors.Is(err, index.ErrUnknownModel):
-		writeError(w, http.StatusBadRequest, CodeInvalid, err.Error())
+	var ie *index.Error
+	if errors.As(err, &ie) {
+		switch ie.Kind {
+		case index.KindNotFound:
+			writeError(w, http.StatusNotFound, CodeNotFound, err.Error())
+		case index.KindInvalid:
+			writeError(w, http.StatusBadRequest, CodeInvalid, err.Error())
+		case index.KindClosed:
+			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error())
+		default:
+			writeError(w, http.StatusInternalServerError, CodeInternal, err.Error())
+		}
 		return
 	}
 	var se *server.Error

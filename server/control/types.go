@@ -25,6 +25,16 @@ type TagRequest struct {
 	Embedding   *index.Vector `json:"embedding,omitempty"`
 }
 
+// TagsRequest tags many files at once, all or nothing.
+type TagsRequest struct {
+	Tags []TagRequest `json:"tags"`
+}
+
+// TagsResponse holds the records, in request order.
+type TagsResponse struct {
+	Records []index.Record `json:"records"`
+}
+
 // QueryRequest asks for files by meaning and keywords. Limit <= 0 returns every match.
 type QueryRequest struct {
 	Text      string        `json:"text"`

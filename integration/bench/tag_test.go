@@ -1,0 +1,73 @@
+package bench_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs/embed/embedtest"
+	"github.com/semfs/semfs/integration/semfstest"
+	"github.com/semfs/semfs/server/control"
+)
+
+// BenchmarkTag10kThroughDaemon tags 10,000 files through the control socket
+// with the in-process USE-lite model embedding every tag text: one file per
+// POST /v1/tag, and in batches of 500 per POST /v1/tags.
+//
+//	go test -run '^$' -bench Tag10k -benchtime 1x ./integration/bench/
+func BenchmarkTag10kThroughDaemon(b *testing.B) {
+	modelDir := embedtest.ModelDir(b)
+	const n = 10_000
+	tasks := []string{"fix auth bug", "write release notes", "triage flaky test", "plan sprint", "review design doc"}
+	apps := []string{"code-editor", "terminal", "browser", "notes", "calendar"}
+	req := func(i int) control.TagRequest {
+		return control.TagRequest{
+			Path:        fmt.Sprintf("proj%02d/notes/item-%05d.md", i%40, i),
+			Task:        fmt.Sprintf("%s %d", tasks[i%len(tasks)], i),
+			RelatedApps: []string{apps[i%len(apps)], apps[(i+2)%len(apps)]},
+		}
+	}
+	for _, mode := range []string{"one-by-one", "batch-500"} {
+		b.Run(mode, func(b *testing.B) {
+			for it := 0; it < b.N; it++ {
+				b.StopTimer()
+				data := filepath.Join(b.TempDir(), "data")
+				for i := 0; i < n; i++ {
+					p := filepath.Join(data, filepath.FromSlash(req(i).Path))
+					if i < 40 {
+						os.MkdirAll(filepath.Dir(p), 0o755)
+					}
+					if err := os.WriteFile(p, nil, 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+				d := semfstest.Start(b, semfstest.Options{Data: data, ModelDir: modelDir})
+				ctx := d.Context()
+				b.StartTimer()
+				t0 := time.Now()
+				if mode == "one-by-one" {
+					for i := 0; i < n; i++ {
+						if _, err := d.Client.Tag(ctx, req(i)); err != nil {
+							b.Fatal(err)
+						}
+					}
+				} else {
+					for i := 0; i < n; i += 500 {
+						batch := make([]control.TagRequest, 0, 500)
+						for j := i; j < i+500; j++ {
+							batch = append(batch, req(j))
+						}
+						if _, err := d.Client.TagMany(ctx, batch); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(time.Since(t0).Seconds(), "s/10k-files")
+				b.StopTimer()
+				d.Stop()
+			}
+		})
+	}
+}
