@@ -286,27 +286,16 @@ func perm(m p9.FileMode) fs.FileMode {
 	return p
 }
 
-// own gives a file the attach's uid and the gid the client asked for (Linux
-// computes it, including setgid directories), as a server running as each user
-// would. It is best effort: a server that may not chown leaves its own ids, which
-// is what such a server can honestly do.
-func (f *file) own(p string, a server.Attr, gid p9.GID) {
+// creating returns f's context with the gid the client asked for (Linux computes
+// it, including setgid directories); the core gives a new file to the caller's
+// uid and that gid, as a local filesystem would.
+func (f *file) creating(gid p9.GID) context.Context {
+	if !gid.Ok() {
+		return f.ctx
+	}
 	id := server.IdentityFrom(f.ctx)
-	var s server.SetAttr
-	if id.HasUID && id.UID != a.UID {
-		u := id.UID
-		s.UID = &u
-	}
-	if gid.Ok() && uint32(gid) != a.GID {
-		g := uint32(gid)
-		s.GID = &g
-	}
-	if s.UID == nil && s.GID == nil {
-		return
-	}
-	if _, err := f.srv.fs.SetAttr(f.ctx, p, s); err != nil {
-		f.srv.log.Debug("ninep: could not give a new file its creator's ids", "path", p, "err", err)
-	}
+	id.GID, id.HasGID = uint32(gid), true
+	return server.WithIdentity(f.ctx, id)
 }
 
 // Create implements p9.File.Create (Tlcreate). Without O_EXCL an existing file is
@@ -317,7 +306,7 @@ func (f *file) Create(name string, flags p9.OpenFlags, mode p9.FileMode, _ p9.UI
 		return nil, p9.QID{}, 0, toErrno(err)
 	}
 	p := server.Join(f.p(), name)
-	fl, created, err := f.srv.fs.Create(f.ctx, p, perm(mode), flags&dotlExcl != 0)
+	fl, created, err := f.srv.fs.Create(f.creating(gid), p, perm(mode), flags&dotlExcl != 0)
 	if err != nil {
 		return nil, p9.QID{}, 0, toErrno(err)
 	}
@@ -332,9 +321,6 @@ func (f *file) Create(name string, flags p9.OpenFlags, mode p9.FileMode, _ p9.UI
 		fl.Close()
 		return nil, p9.QID{}, 0, toErrno(err)
 	}
-	if created {
-		f.own(p, st, gid)
-	}
 	c := f.child(p)
 	c.open.Store(&openFile{fl: fl, writable: true})
 	return c, qidOf(st), 0, nil
@@ -347,11 +333,10 @@ func (f *file) Mkdir(name string, mode p9.FileMode, _ p9.UID, gid p9.GID) (qid p
 		return p9.QID{}, toErrno(err)
 	}
 	p := server.Join(f.p(), name)
-	a, err := f.srv.fs.Mkdir(f.ctx, p, perm(mode))
+	a, err := f.srv.fs.Mkdir(f.creating(gid), p, perm(mode))
 	if err != nil {
 		return p9.QID{}, toErrno(err)
 	}
-	f.own(p, a, gid)
 	return qidOf(a), nil
 }
 
@@ -363,11 +348,10 @@ func (f *file) Symlink(target, name string, _ p9.UID, gid p9.GID) (qid p9.QID, e
 		return p9.QID{}, toErrno(err)
 	}
 	p := server.Join(f.p(), name)
-	a, err := f.srv.fs.Symlink(f.ctx, target, p)
+	a, err := f.srv.fs.Symlink(f.creating(gid), target, p)
 	if err != nil {
 		return p9.QID{}, toErrno(err)
 	}
-	f.own(p, a, gid)
 	return qidOf(a), nil
 }
 
@@ -397,10 +381,10 @@ func (f *file) Mknod(name string, mode p9.FileMode, _, _ uint32, _ p9.UID, gid p
 	var a server.Attr
 	switch mode.FileType() {
 	case p9.ModeNamedPipe:
-		a, err = f.srv.fs.Mkfifo(f.ctx, p, perm(mode))
+		a, err = f.srv.fs.Mkfifo(f.creating(gid), p, perm(mode))
 	case p9.ModeRegular, 0:
 		var fl *server.File
-		fl, _, err = f.srv.fs.Create(f.ctx, p, perm(mode), true)
+		fl, _, err = f.srv.fs.Create(f.creating(gid), p, perm(mode), true)
 		if err == nil {
 			a, err = fl.Stat()
 			fl.Close()
@@ -411,7 +395,6 @@ func (f *file) Mknod(name string, mode p9.FileMode, _, _ uint32, _ p9.UID, gid p
 	if err != nil {
 		return p9.QID{}, toErrno(err)
 	}
-	f.own(p, a, gid)
 	return qidOf(a), nil
 }
 

@@ -30,6 +30,7 @@ type FS struct {
 	res  *resolver
 	sink Sink
 	reg  *Registry
+	root bool // running as root: new files can be given to their creator
 	log  *slog.Logger
 
 	// gate is held shared by every operation that changes the backing directory
@@ -57,7 +58,8 @@ func New(dir string, opts Options) (*FS, error) {
 		root.Close()
 		return nil, wrap("open backing directory", "", err)
 	}
-	f := &FS{dir: dir, res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{}}
+	f := &FS{dir: dir, res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
+		root: os.Geteuid() == 0}
 	if f.log == nil {
 		f.log = slog.Default()
 	}

@@ -520,3 +520,37 @@ func TestSymlinkedDirectoryIsNotTraversed(t *testing.T) {
 		t.Fatalf("lstat through an in-root symlink: %v", err)
 	}
 }
+
+func TestNewFilesBelongToTheirCreator(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a daemon running as root can give files away")
+	}
+	f := newFixture(t)
+	ctx := server.WithIdentity(context.Background(), server.Identity{UID: 4321, HasUID: true, GID: 4322, HasGID: true})
+	file, _, err := f.fs.Create(ctx, "mine", 0o644, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file.Close()
+	if _, err := f.fs.Mkdir(ctx, "dir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.fs.Symlink(ctx, "mine", "link"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"mine", "dir", "link"} {
+		a, err := f.fs.Lstat(ctx, p)
+		if err != nil || a.UID != 4321 || a.GID != 4322 {
+			t.Errorf("%s: uid %d gid %d (%v), want 4321/4322", p, a.UID, a.GID, err)
+		}
+	}
+	// Without a uid, files stay the daemon's.
+	file, _, err = f.fs.Create(as("notes"), "daemons", 0o644, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file.Close()
+	if a, _ := f.fs.Lstat(ctx, "daemons"); a.UID != 0 {
+		t.Errorf("a file without a caller uid belongs to %d", a.UID)
+	}
+}

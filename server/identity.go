@@ -9,6 +9,8 @@ type Identity struct {
 	MountApp string // app named by the mount ("/@notes" over NFS, aname "@notes" over 9P)
 	UID      uint32 // the caller's uid (AUTH_UNIX, 9P n_uname, SO_PEERCRED)
 	HasUID   bool   // UID is meaningful
+	GID      uint32 // the caller's primary gid, when the protocol sends one
+	HasGID   bool
 	Proto    string // "nfs", "9p", "control": for logs only
 }
 

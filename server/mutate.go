@@ -32,6 +32,28 @@ func (f *FS) mutate(fn func() error) error {
 	return fn()
 }
 
+// own gives a newly created file to the caller's uid (and gid, if known), as a
+// local filesystem would: a file an app writes as uid 1000 through NFS or 9P is
+// owned by uid 1000 on disk. Only a daemon running as root can do that; otherwise
+// new files stay the daemon's, which is all an unprivileged server can offer.
+// name "" means fd itself. Best effort: the file exists either way.
+func (f *FS) own(ctx context.Context, fd int, name string, flags int) {
+	id := IdentityFrom(ctx)
+	if !id.HasUID || !f.root {
+		return
+	}
+	gid := -1
+	if id.HasGID {
+		gid = int(id.GID)
+	}
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	if err := unix.Fchownat(fd, name, int(id.UID), gid, flags); err != nil {
+		f.log.Debug("could not give a new file to its creator", "uid", id.UID, "err", err)
+	}
+}
+
 // Create opens regular file p for reading and writing, creating it with mode perm
 // if it does not exist. With exclusive, an existing p is KindExists. A newly
 // created file is reported as ChangeCreate with the acting app, which becomes its
@@ -57,6 +79,7 @@ func (f *FS) Create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		if err != nil {
 			return wrap("create", p, err)
 		}
+		f.own(ctx, fd, "", 0)
 		file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
 		created = true
 		a, _ := statx(fd, "", "create", p)
@@ -132,6 +155,7 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (Attr, error
 		if err := unix.Mkdirat(d.fd, name, unixPerm(perm)); err != nil {
 			return wrap("mkdir", p, err)
 		}
+		f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 		a, err = fstatat(d, name, "mkdir", p)
 		return err
 	})
@@ -155,6 +179,7 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (Attr, error) {
 		if err := unix.Symlinkat(target, d.fd, name); err != nil {
 			return wrap("symlink", p, err)
 		}
+		f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 		a, err = fstatat(d, name, "symlink", p)
 		if err == nil {
 			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
@@ -177,6 +202,7 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, erro
 		if err := unix.Mknodat(d.fd, name, unix.S_IFIFO|unixPerm(perm), 0); err != nil {
 			return wrap("mknod", p, err)
 		}
+		f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 		a, err = fstatat(d, name, "mknod", p)
 		if err == nil {
 			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
