@@ -11,8 +11,11 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 build: $(BIN)
 
+# bin/model points at the fetched model, so bin/semfs finds it from any
+# working directory (the model directory beside the executable).
 $(BIN): FORCE
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/semfs
+	ln -sfn ../embed/model/dist bin/model
 
 model:
 	bash embed/model/fetch.sh
