@@ -23,23 +23,28 @@ func (x *Index) Create(path, createdBy string, ino uint64, at time.Time) error {
 	}
 	at = stamp(at)
 	return x.update("create", path, func(tx *buntdb.Tx, e *effects) error {
-		s, ok, err := getRecord(tx, path)
-		if err != nil {
-			return err
-		}
-		if ok {
-			if s.Ino == ino && !at.After(s.UpdatedAt) {
-				return nil
-			}
-			s.Ino = ino
-			if at.After(s.UpdatedAt) {
-				s.UpdatedAt = at
-			}
-			return e.putRecord(tx, path, s, false)
-		}
-		s = &stored{CreatedBy: createdBy, RelatedApps: []string{}, CreatedAt: at, UpdatedAt: at, Ino: ino}
-		return e.putRecord(tx, path, s, true)
+		return createTx(tx, e, path, createdBy, ino, at)
 	})
+}
+
+// createTx is Create inside a transaction.
+func createTx(tx *buntdb.Tx, e *effects, path, createdBy string, ino uint64, at time.Time) error {
+	s, ok, err := getRecord(tx, path)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if s.Ino == ino && !at.After(s.UpdatedAt) {
+			return nil
+		}
+		s.Ino = ino
+		if at.After(s.UpdatedAt) {
+			s.UpdatedAt = at
+		}
+		return e.putRecord(tx, path, s, false)
+	}
+	s = &stored{CreatedBy: createdBy, RelatedApps: []string{}, CreatedAt: at, UpdatedAt: at, Ino: ino}
+	return e.putRecord(tx, path, s, true)
 }
 
 // Touch records a write to path at time at: UpdatedAt becomes at unless it is
@@ -52,21 +57,26 @@ func (x *Index) Touch(path string, at time.Time) error {
 	}
 	at = stamp(at)
 	return x.update("touch", path, func(tx *buntdb.Tx, e *effects) error {
-		s, ok, err := getRecord(tx, path)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errorf("touch", KindNotFound, path, ErrNotFound)
-		}
-		// The size/mtime Reconcile last saw are stale now; forget them so the next
-		// Reconcile compares the file's mtime with UpdatedAt instead.
-		s.Seen = nil
-		if at.After(s.UpdatedAt) {
-			s.UpdatedAt = at
-		}
-		return e.putRecord(tx, path, s, false)
+		return touchTx(tx, e, path, at)
 	})
+}
+
+// touchTx is Touch inside a transaction.
+func touchTx(tx *buntdb.Tx, e *effects, path string, at time.Time) error {
+	s, ok, err := getRecord(tx, path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errorf("touch", KindNotFound, path, ErrNotFound)
+	}
+	// The size/mtime Reconcile last saw are stale now; forget them so the next
+	// Reconcile compares the file's mtime with UpdatedAt instead.
+	s.Seen = nil
+	if at.After(s.UpdatedAt) {
+		s.UpdatedAt = at
+	}
+	return e.putRecord(tx, path, s, false)
 }
 
 // Rename moves the record of oldPath and every record under oldPath+"/" to the
@@ -88,13 +98,20 @@ func (x *Index) Rename(oldPath, newPath string, at time.Time) error {
 	if oldPath == newPath {
 		return nil
 	}
-	if strings.HasPrefix(newPath, oldPath+"/") || strings.HasPrefix(oldPath, newPath+"/") {
-		return errorf("rename", KindInvalid, oldPath, fmt.Errorf("%w: cannot move %q to %q", ErrInvalidPath, oldPath, newPath))
+	if err := checkMove(oldPath, newPath); err != nil {
+		return err
 	}
 	at = stamp(at)
 	return x.update("rename", oldPath, func(tx *buntdb.Tx, e *effects) error {
 		return moveTree(tx, e, oldPath, newPath, at)
 	})
+}
+
+func checkMove(oldPath, newPath string) error {
+	if strings.HasPrefix(newPath, oldPath+"/") || strings.HasPrefix(oldPath, newPath+"/") {
+		return errorf("rename", KindInvalid, oldPath, fmt.Errorf("%w: cannot move %q to %q", ErrInvalidPath, oldPath, newPath))
+	}
+	return nil
 }
 
 // moveTree is Rename inside a transaction.
