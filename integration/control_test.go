@@ -279,7 +279,8 @@ func TestTagsSurviveRestartAndReconcile(t *testing.T) {
 	editedBefore, _ := findPath(before, "edit-me.md")
 	d.Restart()
 	ctx = d.Context()
-	if !strings.Contains(d.Log(), "reconcile") {
+	// stderr is copied on its own goroutine: give the line a moment to arrive.
+	if !d.WaitLog("index reconciled", 5*time.Second) {
 		t.Errorf("the daemon did not report its reconcile:\n%s", d.Log())
 	}
 	check := func(p, task string) {
@@ -318,7 +319,7 @@ func TestKeywordOnlyWithoutModel(t *testing.T) {
 	writeFiles(t, data, map[string]string{"notes/login.md": "x", "other.md": "y"})
 	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: filepath.Join(t.TempDir(), "no-model-here")})
 	ctx := d.Context()
-	if !strings.Contains(d.Log(), "keyword-only") {
+	if !d.WaitLog("keyword-only", 5*time.Second) {
 		t.Fatalf("the daemon did not log why search is keyword-only:\n%s", d.Log())
 	}
 	d.Client.Tag(ctx, control.TagRequest{Path: "notes/login.md", Task: "fix authentication bug"})

@@ -158,7 +158,7 @@ func TestAttributionByRegisteredUID(t *testing.T) {
 	ctx = d.Context()
 	create9P(t, d.Attach9P(t, "", me), "after-restart.txt", []byte("x"))
 	if rec, err := d.Client.File(ctx, "after-restart.txt"); err != nil || rec.CreatedBy != "agent" {
-		t.Fatalf("after restart: %+v %v", rec, err)
+		t.Fatalf("after restart: %+v %v\n%s", rec, err, d.Log())
 	}
 }
 
@@ -267,7 +267,7 @@ func TestTagsFollowRenamesThroughProtocolsAndRestart(t *testing.T) {
 		for p, task := range map[string]string{"archive/plan.md": "plan the launch", "done.md": "weekly chores"} {
 			rec, err := d.Client.File(ctx, p)
 			if err != nil || rec.Task != task || rec.CreatedBy != "notes" || len(rec.RelatedApps) != 1 {
-				t.Errorf("%s: %+v %v", p, rec, err)
+				t.Errorf("%s: %+v %v\n%s", p, rec, err, d.Log())
 			}
 		}
 		for _, gone := range []string{"proj/plan.md", "todo.md"} {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -93,9 +94,17 @@ func (fl *File) Truncate(size int64) error {
 	return nil
 }
 
-// Sync makes the file's data and metadata durable (fsync).
+// Sync makes the file's data and metadata durable (fsync), and the index's
+// record of it as durable: the file's pending updatedAt is sent and the sink
+// flushed.
 func (fl *File) Sync() error {
-	return wrap("sync", fl.Path(), fl.f.Sync())
+	if err := fl.f.Sync(); err != nil {
+		return wrap("sync", fl.Path(), err)
+	}
+	if fl.written.Load() {
+		fl.fs.touches.flushPath(fl.Path())
+	}
+	return fl.fs.flushSink(context.Background())
 }
 
 // Stat returns the open file's attributes.

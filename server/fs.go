@@ -74,10 +74,20 @@ func New(dir string, opts Options) (*FS, error) {
 // Dir returns the backing directory's host path (for logs and snapshots).
 func (f *FS) Dir() string { return f.dir }
 
-// Close flushes pending write notifications and releases the backing directory.
+// Close flushes pending write notifications into the sink and releases the
+// backing directory.
 func (f *FS) Close() error {
 	f.touches.close()
+	f.flushSink(context.Background())
 	return f.res.close()
+}
+
+// flushSink waits until the sink has applied every change sent so far.
+func (f *FS) flushSink(ctx context.Context) error {
+	if fl, ok := f.sink.(Flusher); ok {
+		return fl.Flush(ctx)
+	}
+	return nil
 }
 
 // Registry returns the uid registry the FS attributes with (may be nil).
@@ -233,6 +243,9 @@ func (f *FS) Freeze(ctx context.Context, fn func() error) error {
 	f.gate.Lock()
 	defer f.gate.Unlock()
 	f.touches.flush()
+	if err := f.flushSink(ctx); err != nil {
+		return err
+	}
 	return fn()
 }
 

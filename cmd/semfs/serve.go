@@ -109,6 +109,7 @@ type daemon struct {
 
 	reg   *server.Registry
 	idx   *index.Index
+	queue *server.Batcher // the change stream into the index
 	fs    *server.FS
 	ctl   *control.Server
 	nfs   *nfs.Server
@@ -140,8 +141,8 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if d.idx, err = index.Open(d.paths.Index, indexOptions(emb, thresholds, d.log)); err != nil {
 		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
 	}
-	sink := server.SinkFunc(func(ctx context.Context, c server.Change) error { return applyChange(d.idx, c) })
-	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: sink, Registry: d.reg, Logger: d.log, WriteQuiet: d.args.writeQuiet}); err != nil {
+	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error { return applyChanges(d.idx, d.log, cs) }, 4096, d.log)
+	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: (*changeSink)(d), Registry: d.reg, Logger: d.log, WriteQuiet: d.args.writeQuiet}); err != nil {
 		return err
 	}
 	if err := d.reconcileIndex(ctx); err != nil {
@@ -237,6 +238,9 @@ func (d *daemon) stop() {
 	if d.fs != nil {
 		d.fs.Close()
 	}
+	if d.queue != nil {
+		d.queue.Close()
+	}
 	if d.idx != nil {
 		if err := d.idx.Close(); err != nil {
 			d.log.Error("closing the index", "err", err)
@@ -308,24 +312,49 @@ func (d *daemon) health() control.Health {
 	}
 }
 
-// applyChange feeds one change of the core's stream into the index.
-func applyChange(idx *index.Index, c server.Change) error {
-	switch c.Op {
-	case server.ChangeCreate:
-		return idx.Create(c.Path, c.App, c.Ino, c.Time)
-	case server.ChangeWrite:
-		// A file written after it was removed (still open) has no record left;
-		// there is nothing to update.
-		if err := idx.Touch(c.Path, c.Time); err != nil && !errors.Is(err, index.ErrNotFound) {
-			return err
+// changeSink is the core's change stream as the daemon consumes it: the NFS
+// handle map learns of renames and removes made over 9P at once (a handle must
+// not go stale in between), and the index through the batching queue.
+type changeSink daemon
+
+func (s *changeSink) Apply(ctx context.Context, c server.Change) error {
+	if s.nfs != nil {
+		if err := s.nfs.Apply(ctx, c); err != nil {
+			s.log.Warn("NFS handle map update failed", "op", c.Op.String(), "path", c.Path, "err", err)
 		}
-		return nil
-	case server.ChangeRename:
-		return idx.Rename(c.Path, c.NewPath, c.Time)
-	case server.ChangeRemove:
-		return idx.Remove(c.Path)
 	}
-	return fmt.Errorf("unknown change %v", c.Op)
+	return s.queue.Apply(ctx, c)
+}
+
+func (s *changeSink) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
+
+// applyChanges feeds a batch of the core's change stream into the index in one
+// transaction.
+func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error {
+	batch := make([]index.Change, 0, len(cs))
+	for _, c := range cs {
+		ic := index.Change{Path: c.Path, NewPath: c.NewPath, CreatedBy: c.App, Ino: c.Ino, At: c.Time}
+		switch c.Op {
+		case server.ChangeCreate:
+			ic.Op = index.OpCreate
+		case server.ChangeWrite:
+			ic.Op = index.OpTouch
+		case server.ChangeRename:
+			ic.Op = index.OpRename
+		case server.ChangeRemove:
+			ic.Op = index.OpRemove
+		default:
+			return fmt.Errorf("unknown change %v", c.Op)
+		}
+		batch = append(batch, ic)
+	}
+	// Skipped changes are expected: a write to a file removed while still open
+	// has no record left to touch.
+	skipped, err := idx.Apply(batch)
+	if skipped > 0 {
+		log.Debug("index skipped changes", "skipped", skipped, "of", len(batch))
+	}
+	return err
 }
 
 // indexOptions lists every model whose vectors the index accepts: the known

@@ -174,6 +174,20 @@ func (d *Daemon) start() {
 // Log returns everything the daemon wrote so far.
 func (d *Daemon) Log() string { return d.log.String() }
 
+// WaitLog waits up to timeout for the daemon's output to contain s.
+func (d *Daemon) WaitLog(s string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if strings.Contains(d.Log(), s) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // Stop sends SIGTERM and waits for a clean exit; a non-zero exit fails the test.
 func (d *Daemon) Stop() {
 	if d.cmd == nil {

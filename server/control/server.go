@@ -28,6 +28,9 @@ type Options struct {
 	// Health fills the parts of Health only the daemon knows (listeners, dirs);
 	// the control server adds index stats and registrations.
 	Health func() Health
+	// Sync waits until every file change so far has reached the index, so that a
+	// query sees the writes that happened before it. Nil means nothing to wait for.
+	Sync func(ctx context.Context) error
 	// Snapshot writes a consistent archive of the backing directory and index to w.
 	Snapshot func(ctx context.Context, w io.Writer, size func(int64)) error
 }
@@ -167,12 +170,20 @@ func (s *Server) guard(h http.Handler) http.Handler {
 	})
 }
 
+// method checks the HTTP method, then waits for the change stream to catch up,
+// so every answer reflects the file operations that came before the request.
 func (s *Server) method(m string, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != m {
 			w.Header().Set("Allow", m)
 			writeError(w, http.StatusMethodNotAllowed, CodeMethod, fmt.Sprintf("%s needs %s", r.URL.Path, m))
 			return
+		}
+		if s.opt.Sync != nil {
+			if err := s.opt.Sync(r.Context()); err != nil {
+				writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "waiting for the index: "+err.Error())
+				return
+			}
 		}
 		h(w, r)
 	}

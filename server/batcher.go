@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+)
+
+// Flusher is a Sink that may hold changes back; Flush returns once every change
+// handed to it before the call has been applied. FS.Freeze and File.Sync flush
+// the FS's sink, so a snapshot and an fsync see the index caught up.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
+// Batcher is a Sink that queues changes and applies them in order, in batches,
+// on its own goroutine. Applying one change at a time costs the index a sync to
+// disk per file; a burst of creates (an untar, a build) then runs at the disk's
+// fsync rate. Queued, a burst becomes a few transactions. Changes reach the index
+// within one batch's time, before any Flush returns, and before a snapshot or an
+// fsync completes; a crash can lose only changes whose files were not synced
+// either, which the next start's reconcile records (unattributed).
+//
+// At most maxQueue changes wait; Apply blocks beyond that, so a slow index slows
+// writers instead of growing memory without bound.
+type Batcher struct {
+	apply func(context.Context, []Change) error
+	log   *slog.Logger
+	max   int
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	queue    []Change
+	enqueued uint64 // changes ever queued
+	applied  uint64 // changes ever applied (or failed and logged)
+	closed   bool
+	done     chan struct{}
+}
+
+// NewBatcher starts a Batcher that hands batches of at most maxQueue changes to
+// apply. An error from apply is logged; the files stay as they are and the next
+// start's reconcile repairs the index.
+func NewBatcher(apply func(context.Context, []Change) error, maxQueue int, log *slog.Logger) *Batcher {
+	if log == nil {
+		log = slog.Default()
+	}
+	if maxQueue < 1 {
+		maxQueue = 1
+	}
+	b := &Batcher{apply: apply, log: log, max: maxQueue, done: make(chan struct{})}
+	b.cond = sync.NewCond(&b.mu)
+	go b.run()
+	return b
+}
+
+// Apply queues c. It fails only after Close.
+func (b *Batcher) Apply(ctx context.Context, c Change) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.queue) >= b.max && !b.closed {
+		b.cond.Wait()
+	}
+	if b.closed {
+		return E("change stream", KindIO, c.Path, constError("the change stream is closed"))
+	}
+	b.queue = append(b.queue, c)
+	b.enqueued++
+	b.cond.Broadcast()
+	return nil
+}
+
+// Flush waits until every change queued before the call has been applied.
+func (b *Batcher) Flush(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	target := b.enqueued
+	for b.applied < target {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.cond.Wait()
+	}
+	return nil
+}
+
+// Close applies what is queued and stops.
+func (b *Batcher) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.cond.Broadcast()
+	b.mu.Unlock()
+	<-b.done
+}
+
+func (b *Batcher) run() {
+	defer close(b.done)
+	for {
+		b.mu.Lock()
+		for len(b.queue) == 0 && !b.closed {
+			b.cond.Wait()
+		}
+		if len(b.queue) == 0 && b.closed {
+			b.mu.Unlock()
+			return
+		}
+		batch := b.queue
+		b.queue = nil
+		b.cond.Broadcast() // room for writers blocked on a full queue
+		b.mu.Unlock()
+
+		if err := b.apply(context.Background(), batch); err != nil {
+			b.log.Error("index update failed; the next start's reconcile repairs it",
+				"changes", len(batch), "first", batch[0].Path, "err", err)
+		}
+
+		b.mu.Lock()
+		b.applied += uint64(len(batch))
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	}
+}
