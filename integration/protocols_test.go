@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hugelgupf/p9/p9"
 
@@ -158,7 +159,10 @@ func TestAttributionByRegisteredUID(t *testing.T) {
 	ctx = d.Context()
 	create9P(t, d.Attach9P(t, "", me), "after-restart.txt", []byte("x"))
 	if rec, err := d.Client.File(ctx, "after-restart.txt"); err != nil || rec.CreatedBy != "agent" {
-		t.Fatalf("after restart: %+v %v\n%s", rec, err, d.Log())
+		time.Sleep(time.Second)
+		rec2, err2 := d.Client.File(ctx, "after-restart.txt")
+		_, serr := os.Stat(filepath.Join(d.Data, "after-restart.txt"))
+		t.Fatalf("after restart: %+v %v\n1s later: %+v %v; on disk: %v\n%s", rec, err, rec2, err2, serr, d.Log())
 	}
 }
 

@@ -151,6 +151,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	d.ctl = control.New(control.Options{
 		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log,
 		Health: d.health,
+		Sync:   d.queue.Flush,
 		Snapshot: func(ctx context.Context, w io.Writer, _ func(int64)) error {
 			return snapshot.Write(ctx, w, d.fs, d.idx, d.reg)
 		},
@@ -351,9 +352,7 @@ func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error 
 	// Skipped changes are expected: a write to a file removed while still open
 	// has no record left to touch.
 	skipped, err := idx.Apply(batch)
-	if skipped > 0 {
-		log.Debug("index skipped changes", "skipped", skipped, "of", len(batch))
-	}
+	log.Debug("index applied changes", "changes", len(batch), "skipped", skipped, "first", batch[0].Path, "err", err)
 	return err
 }
 

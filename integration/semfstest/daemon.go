@@ -116,6 +116,9 @@ func (d *Daemon) start() {
 	if d.opt.NinePSocket != "" {
 		args = append(args, "--9p-socket", d.opt.NinePSocket)
 	}
+	if lvl := os.Getenv("SEMFS_TEST_LOG_LEVEL"); lvl != "" {
+		args = append(args, "--log-level", lvl)
+	}
 	args = append(args, d.opt.Args...)
 	cmd := exec.Command(Binary(t), args...)
 	cmd.Env = append(os.Environ(), d.opt.Env...)
