@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -49,7 +50,13 @@ type Index struct {
 	lock *os.File // flock on dir/lock: one process (one Index) per directory
 	bl   bleve.Index
 	gen  uint64
-	vecs map[string]*vecSet // by model name
+
+	// pending holds committed record changes not yet in Bleve (nil = delete),
+	// up to pendingGen; hasPending lets queries skip the write lock when empty.
+	pending    map[string]*stored
+	pendingGen uint64
+	hasPending atomic.Bool
+	vecs       map[string]*vecSet // by model name
 	// hay holds each record's folded keyword fields, so that checking Bleve's
 	// candidates against the exact rule costs a few strings.Contains, not a
 	// record decode each. Records are read from buntdb only for the results.
@@ -332,6 +339,7 @@ func (x *Index) Close() error {
 	if x.closed {
 		return nil
 	}
+	x.flushBleveLocked()
 	x.closed = true
 	var errs []error
 	if x.degraded == nil {

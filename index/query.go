@@ -55,6 +55,7 @@ func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
 	}
 	threshold := x.models[model].Threshold
 
+	x.flushBleve()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.closed {
