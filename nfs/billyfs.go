@@ -41,7 +41,7 @@ func (b *billyFS) req() *request { return b.h.c.current() }
 func (b *billyFS) ctx() context.Context {
 	r := b.req()
 	return server.WithIdentity(context.Background(), server.Identity{
-		MountApp: b.app, UID: r.uid, HasUID: r.hasUID, Proto: "nfs",
+		MountApp: b.app, UID: r.uid, HasUID: r.hasUID, GID: r.gid, HasGID: r.hasUID, Proto: "nfs",
 	})
 }
 
