@@ -63,6 +63,9 @@ type conn struct {
 	wbuf    []byte   // the reply assembled so far
 	wdrop   []byte   // non-nil: the reply is being dropped; send this instead
 	pending [][]byte // replies of the shim waiting for p9's reply to end
+	// wvec is the vector of a writev, kept here so that handing it to the
+	// socket (an interface call, so it escapes) allocates nothing per reply.
+	wvec net.Buffers
 }
 
 // getlock is one Tgetlock in flight.
@@ -292,8 +295,7 @@ func (c *conn) Write(p []byte) (int, error) {
 		case k >= 16<<10:
 			// A read payload: send what is assembled and the payload together
 			// without copying it.
-			bufs := net.Buffers{c.wbuf, chunk}
-			_, err := bufs.WriteTo(c.nc)
+			err := c.writev(c.wbuf, chunk)
 			c.wbuf = c.wbuf[:0]
 			if err != nil {
 				return 0, err
@@ -317,18 +319,31 @@ func (c *conn) Write(p []byte) (int, error) {
 // shim's own replies that waited for it, in one system call.
 // Precondition: c.wmu held.
 func (c *conn) endReply() error {
-	bufs := net.Buffers{c.wbuf}
+	msg := c.wbuf
 	if c.wdrop != nil {
-		bufs = net.Buffers{c.wdrop}
+		msg = c.wdrop
 		c.wdrop = nil
 	}
-	bufs = append(bufs, c.pending...)
-	c.pending = nil
 	c.wbuf = c.wbuf[:0]
-	if len(bufs) == 1 && len(bufs[0]) == 0 {
-		return nil
+	var err error
+	switch {
+	case len(c.pending) > 0:
+		err = c.writev(append([][]byte{msg}, c.pending...)...)
+		c.pending = nil
+	case len(msg) > 0:
+		// The common case: one reply, one write(2), nothing allocated.
+		_, err = c.nc.Write(msg)
 	}
-	_, err := bufs.WriteTo(c.nc)
+	return err
+}
+
+// writev sends bufs in one system call through c.wvec.
+// Precondition: c.wmu held.
+func (c *conn) writev(bufs ...[]byte) error {
+	c.wvec = append(c.wvec[:0], bufs...)
+	v := c.wvec // WriteTo consumes the slice it is given; keep c.wvec's start
+	_, err := v.WriteTo(c.nc)
+	clear(c.wvec) // drop references to p9's pooled buffers
 	return err
 }
 

@@ -106,7 +106,7 @@ func (l *logBuffer) String() string {
 	return string(l.buf)
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{root: t.TempDir(), rec: &recorder{}, logs: &logBuffer{}}
 	e.export = filepath.Join(e.root, "export")
@@ -201,7 +201,7 @@ func (c *plainConn) Write(b []byte) (int, error) {
 }
 
 // dial connects p9's client over network/addr with msize and attaches aname as uid.
-func dial(t *testing.T, network, addr, aname string, uid uint32, msize uint32) (*p9.Client, p9.File) {
+func dial(t testing.TB, network, addr, aname string, uid uint32, msize uint32) (*p9.Client, p9.File) {
 	t.Helper()
 	cl := client(t, network, addr, uid, msize)
 	root, err := cl.Attach(aname)
@@ -211,7 +211,7 @@ func dial(t *testing.T, network, addr, aname string, uid uint32, msize uint32) (
 	return cl, root
 }
 
-func client(t *testing.T, network, addr string, uid uint32, msize uint32) *p9.Client {
+func client(t testing.TB, network, addr string, uid uint32, msize uint32) *p9.Client {
 	t.Helper()
 	nc, err := net.Dial(network, addr)
 	if err != nil {
@@ -228,7 +228,7 @@ func client(t *testing.T, network, addr string, uid uint32, msize uint32) *p9.Cl
 	return cl
 }
 
-func walk(t *testing.T, from p9.File, names ...string) p9.File {
+func walk(t testing.TB, from p9.File, names ...string) p9.File {
 	t.Helper()
 	_, f, err := from.Walk(names)
 	if err != nil {
@@ -238,7 +238,7 @@ func walk(t *testing.T, from p9.File, names ...string) p9.File {
 }
 
 // create makes name in dir with data and clunks it.
-func create(t *testing.T, dir p9.File, name string, data []byte) {
+func create(t testing.TB, dir p9.File, name string, data []byte) {
 	t.Helper()
 	d := walk(t, dir)
 	f, _, _, err := d.Create(name, p9.ReadWrite, 0o644, p9.NoUID, p9.NoGID)

@@ -1,7 +1,7 @@
 // Command semfs9p serves a directory over 9P2000.L with semfs's core and ninep
 // adapter, and nothing else (no index), for side-by-side benchmarks against diod.
 //
-//	semfs9p -dir DIR -addr 127.0.0.1:PORT [-socket PATH] [-cpuprofile FILE]
+//	semfs9p -dir DIR -addr 127.0.0.1:PORT [-socket PATH] [-cpuprofile FILE] [-memprofile FILE]
 package main
 
 import (
@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -24,7 +25,20 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:5640", "TCP address")
 	sock := flag.String("socket", "", "also serve on this Unix socket")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here until the server stops")
+	memprofile := flag.String("memprofile", "", "write an allocation profile here when the server stops")
 	flag.Parse()
+	if *memprofile != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			f, err := os.Create(*memprofile)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return
+			}
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}()
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
