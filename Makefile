@@ -24,7 +24,9 @@ serve: model build
 	./$(BIN) serve
 
 test: model
-	SEMFS_REQUIRE_MODEL=1 $(GO) test -timeout 25m ./...
+	# -count=1: the integration and kernel tests build and run the semfs binary, which
+	# Go's test cache cannot see; a cached pass could hide a broken daemon.
+	SEMFS_REQUIRE_MODEL=1 $(GO) test -count=1 -timeout 25m ./...
 
 bench: model
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./index/ ./embed/
