@@ -90,23 +90,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		delete(s.lns, ln)
 		s.mu.Unlock()
 	}()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return err
-		}
-		s.serveConn(c)
-	}
+	return server.Accept(ln, s.log, s.serveConn)
 }
 
 func (s *Server) serveConn(c net.Conn) {

@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"runtime/debug"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/server"
@@ -88,31 +86,12 @@ func (s *Server) Serve(ln net.Listener) error {
 		delete(s.lns, ln)
 		s.mu.Unlock()
 	}()
-	var backoff time.Duration
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || strings.Contains(err.Error(), "too many open files") {
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn("ninep: accept failed; retrying", "err", err, "in", backoff)
-				time.Sleep(backoff)
-				continue
-			}
-			return err
-		}
-		backoff = 0
+	return server.Accept(ln, s.log, func(nc net.Conn) {
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			nc.Close()
-			return nil
+			return
 		}
 		s.conns[nc] = struct{}{}
 		s.nconn++
@@ -120,7 +99,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go s.handle(nc, id)
-	}
+	})
 }
 
 // handle serves one connection until the client goes away or Close.
