@@ -46,6 +46,19 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// oneArg parses args and wants exactly one positional argument; otherwise it
+// prints the usage (unless the flags already failed) and says no.
+func oneArg(fs *flag.FlagSet, args []string) (string, bool) {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil || len(pos) != 1 {
+		if err == nil {
+			fs.Usage()
+		}
+		return "", false
+	}
+	return pos[0], true
+}
+
 func newFlagSet(env *cliEnv, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)

@@ -14,14 +14,11 @@ func runRegister(ctx context.Context, env *cliEnv, args []string) int {
 	var cf clientFlags
 	fs := newFlagSet(env, "register", "APP")
 	cf.register(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) != 1 {
-		if err == nil {
-			fs.Usage()
-		}
+	arg, ok := oneArg(fs, args)
+	if !ok {
 		return exitUsage
 	}
-	out, err := cf.client().Register(ctx, pos[0])
+	out, err := cf.client().Register(ctx, arg)
 	if err != nil {
 		return exitFor(env, err)
 	}
@@ -40,11 +37,8 @@ func runTag(ctx context.Context, env *cliEnv, args []string) int {
 	cf.register(fs)
 	fs.StringVar(&task, "task", "", "why the file exists")
 	fs.StringVar(&related, "related-apps", "", "comma-separated apps the file matters to")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) != 1 {
-		if err == nil {
-			fs.Usage()
-		}
+	arg, ok := oneArg(fs, args)
+	if !ok {
 		return exitUsage
 	}
 	apps := []string{}
@@ -53,7 +47,7 @@ func runTag(ctx context.Context, env *cliEnv, args []string) int {
 			apps = append(apps, a)
 		}
 	}
-	rec, err := cf.client().Tag(ctx, control.TagRequest{Path: pos[0], Task: task, RelatedApps: apps})
+	rec, err := cf.client().Tag(ctx, control.TagRequest{Path: arg, Task: task, RelatedApps: apps})
 	if err != nil {
 		return exitFor(env, err)
 	}
@@ -99,14 +93,11 @@ func runGet(ctx context.Context, env *cliEnv, args []string) int {
 	var cf clientFlags
 	fs := newFlagSet(env, "get", "PATH")
 	cf.register(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) != 1 {
-		if err == nil {
-			fs.Usage()
-		}
+	arg, ok := oneArg(fs, args)
+	if !ok {
 		return exitUsage
 	}
-	rec, err := cf.client().File(ctx, pos[0])
+	rec, err := cf.client().File(ctx, arg)
 	if err != nil {
 		return exitFor(env, err)
 	}

@@ -19,14 +19,10 @@ func runSnapshot(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet(env, "snapshot", "FILE")
 	cf.register(fs)
 	fs.BoolVar(&quiet, "quiet", false, "no progress bar")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) != 1 {
-		if err == nil {
-			fs.Usage()
-		}
+	dst, ok := oneArg(fs, args)
+	if !ok {
 		return exitUsage
 	}
-	dst := pos[0]
 	body, size, err := cf.client().Snapshot(ctx)
 	if err != nil {
 		return exitFor(env, err)
@@ -79,11 +75,8 @@ func runRestore(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlagSet(env, "restore", "FILE [--data DIR] [--index DIR]")
 	fs.StringVar(&data, "data", "", "backing directory to create (env "+envData+")")
 	fs.StringVar(&idx, "index", "", "index directory to create (env "+envIndex+")")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) != 1 {
-		if err == nil {
-			fs.Usage()
-		}
+	arg, ok := oneArg(fs, args)
+	if !ok {
 		return exitUsage
 	}
 	p := resolve(data, idx, "")
@@ -91,7 +84,7 @@ func runRestore(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "semfs: %v\n", err)
 		return exitUsage
 	}
-	f, err := os.Open(pos[0])
+	f, err := os.Open(arg)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "semfs: %v\n", err)
 		return exitFailed
