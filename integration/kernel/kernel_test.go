@@ -35,7 +35,7 @@ type semfsd struct {
 func (d *semfsd) argv() []string {
 	return []string{d.bin, "serve", "--data", d.data, "--index", d.index, "--socket", d.sock,
 		"--nfs", fmt.Sprintf("127.0.0.1:%d", nfsPort), "--9p", fmt.Sprintf("127.0.0.1:%d", ninepPort),
-		"--9p-socket", d.ninepSock}
+		"--9p-socket", d.ninepSock, "--model-dir", "off"}
 }
 
 // semfsBinary builds ./cmd/semfs into the run directory, or takes the
@@ -103,13 +103,10 @@ func (d *semfsd) query(t *testing.T, text string) []record {
 	return resp.Results
 }
 
-// expectQuery checks `semfs query text`: the best result is path, and no
-// other result matches on keywords. Every name the tests use (app, task) is
-// a word that occurs in no other file's path, creator or task, so with a
-// keyword-only index the answer is exactly path. With an embedding model
-// loaded, semantically close files may follow below the model's threshold
-// rules; those are logged, and fail the test only if they share the creator
-// (attribution) — which would mean the wrong file was attributed.
+// expectQuery checks `semfs query text`: the answer is exactly path. Every
+// name the tests use (app, task) is a word that occurs in no other file's
+// path, creator or task, and the daemon runs keyword-only (--model-dir off), so
+// nothing else may match.
 func (d *semfsd) expectQuery(t *testing.T, text, path, createdBy string) {
 	t.Helper()
 	res := d.query(t, text)
@@ -132,8 +129,8 @@ func (d *semfsd) expectQuery(t *testing.T, text, path, createdBy string) {
 			t.Errorf("semfs query %s: unexpected keyword match %s (createdBy=%q task=%q)", text, r.Path, r.CreatedBy, r.Task)
 		}
 	}
-	if len(res) > 1 {
-		t.Logf("semfs query %s: %d results: %s", text, len(res), strings.Join(all, ", "))
+	if len(res) != 1 {
+		t.Errorf("semfs query %s: %d results, want exactly %s: %s", text, len(res), path, strings.Join(all, ", "))
 	}
 }
 
