@@ -350,7 +350,6 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 	if err != nil {
 		return Attr{}, err
 	}
-	proc := "/proc/self/fd/" + itoa(pfd)
 	if s.Size != nil {
 		switch {
 		case cur.IsDir():
@@ -360,9 +359,15 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 		case *s.Size < 0:
 			return Attr{}, E("setattr", KindInvalid, p, constError("negative size"))
 		}
-		wfd, err := unix.Open(proc, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		// Open the name again without following it and check it is still the
+		// inode pinned above: no /proc needed, and no swap can redirect it.
+		wfd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err != nil {
 			return Attr{}, wrap("setattr", p, err)
+		}
+		if now, err := statx(wfd, "", "setattr", p); err != nil || now.Ino != cur.Ino || now.Dev != cur.Dev {
+			unix.Close(wfd)
+			return Attr{}, E("setattr", KindStale, p, constError("the file changed while its size was being set"))
 		}
 		err = unix.Ftruncate(wfd, *s.Size)
 		unix.Close(wfd)
@@ -387,7 +392,15 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 		if cur.IsSymlink() {
 			return Attr{}, E("setattr", KindNotSupported, p, constError("symlinks have no mode of their own"))
 		}
-		if err := unix.Chmod(proc, unixPerm(*s.Mode)); err != nil {
+		// chmod through the pinned descriptor's /proc link. Without /proc (some
+		// sandboxes) it goes by name from the parent: the last component was just
+		// seen not to be a symlink, and a swap to one between that check and the
+		// call is the one race left, as with os.Root.Chmod.
+		err := unix.Chmod("/proc/self/fd/"+itoa(pfd), unixPerm(*s.Mode))
+		if err == unix.ENOENT {
+			err = unix.Fchmodat(dfd, name, unixPerm(*s.Mode), 0)
+		}
+		if err != nil {
 			return Attr{}, wrap("setattr", p, err)
 		}
 	}
