@@ -28,9 +28,13 @@ var build struct {
 	err  error
 }
 
-// Binary builds ./cmd/semfs once per test process and returns its path.
+// Binary builds ./cmd/semfs once per test process and returns its path, or
+// returns $SEMFS_BIN when set (e.g. a binary built with -race).
 func Binary(t testing.TB) string {
 	t.Helper()
+	if p := os.Getenv("SEMFS_BIN"); p != "" {
+		return p
+	}
 	build.once.Do(func() {
 		_, file, _, _ := runtime.Caller(0)
 		repo := filepath.Join(filepath.Dir(file), "..", "..")
