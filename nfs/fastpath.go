@@ -114,12 +114,19 @@ func status(r *request, err error) uint32 {
 	return nfs3ErrServerFault
 }
 
-func (h *connHandler) fastGetattr(r *request, fh []byte) []byte {
-	_, p, err := h.resolveHandle(fh)
+// resolveStat resolves a handle and lstats what it names: the first step of
+// every fast-path call that needs the file's attributes.
+func (h *connHandler) resolveStat(fh []byte) (*billyFS, string, server.Attr, error) {
+	b, p, err := h.resolveHandle(fh)
 	if err != nil {
-		return h.replyEnd(h.replyStart(r, status(r, err)))
+		return nil, "", server.Attr{}, err
 	}
 	a, err := h.lstat(p)
+	return b, p, a, err
+}
+
+func (h *connHandler) fastGetattr(r *request, fh []byte) []byte {
+	_, _, a, err := h.resolveStat(fh)
 	if err != nil {
 		return h.replyEnd(h.replyStart(r, status(r, err)))
 	}
@@ -131,11 +138,7 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 		out := h.replyStart(r, st)
 		return h.replyEnd(appendPostOp(out, a))
 	}
-	b, p, err := h.resolveHandle(fh)
-	if err != nil {
-		return fail(status(r, err), nil)
-	}
-	a, err := h.lstat(p)
+	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
 		return fail(status(r, err), nil)
 	}
@@ -191,11 +194,7 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	fail := func(st uint32) []byte {
 		return h.replyEnd(append(h.replyStart(r, st), 0, 0, 0, 0, 0, 0, 0, 0)) // wcc_data: none
 	}
-	b, p, err := h.resolveHandle(fh)
-	if err != nil {
-		return fail(status(r, err))
-	}
-	pre, err := h.lstat(p)
+	b, p, pre, err := h.resolveStat(fh)
 	if err != nil {
 		return fail(status(r, err))
 	}
@@ -317,11 +316,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 	if dircount < 512 || maxcount < 4096 {
 		return fail(10008, nil) // NFS3ERR_TOOSMALL
 	}
-	b, p, err := h.resolveHandle(fh)
-	if err != nil {
-		return fail(status(r, err), nil)
-	}
-	a, err := h.lstat(p)
+	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
 		return fail(status(r, err), nil)
 	}
@@ -432,11 +427,7 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 	fail := func(st uint32, dir *server.Attr) []byte {
 		return h.replyEnd(appendPostOp(h.replyStart(r, st), dir))
 	}
-	b, p, err := h.resolveHandle(fh)
-	if err != nil {
-		return fail(status(r, err), nil)
-	}
-	dir, err := h.lstat(p)
+	b, p, dir, err := h.resolveStat(fh)
 	if err != nil {
 		return fail(status(r, err), nil)
 	}
