@@ -112,10 +112,6 @@ func (fl *File) Stat() (Attr, error) {
 	return statx(int(fl.f.Fd()), "", "stat", fl.Path())
 }
 
-// Fd exposes the descriptor for zero-copy paths in front ends; the File keeps
-// ownership.
-func (fl *File) Fd() uintptr { return fl.f.Fd() }
-
 // Close releases the file; if it was written, its ChangeWrite is sent now.
 func (fl *File) Close() error {
 	fl.fs.openMu.Lock()

@@ -26,7 +26,6 @@ type Options struct {
 // their Sink call, so the index sees them in the order the disk did; reads and data
 // writes run concurrently.
 type FS struct {
-	dir  string
 	res  *resolver
 	sink Sink
 	reg  *Registry
@@ -58,7 +57,7 @@ func New(dir string, opts Options) (*FS, error) {
 		root.Close()
 		return nil, wrap("open backing directory", "", err)
 	}
-	f := &FS{dir: dir, res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
+	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
 		root: os.Geteuid() == 0}
 	if f.log == nil {
 		f.log = slog.Default()
@@ -70,9 +69,6 @@ func New(dir string, opts Options) (*FS, error) {
 	f.touches = newTouchQueue(quiet, f.applyTouch)
 	return f, nil
 }
-
-// Dir returns the backing directory's host path (for logs and snapshots).
-func (f *FS) Dir() string { return f.dir }
 
 // Close flushes pending write notifications into the sink and releases the
 // backing directory.
@@ -89,9 +85,6 @@ func (f *FS) flushSink(ctx context.Context) error {
 	}
 	return nil
 }
-
-// Registry returns the uid registry the FS attributes with (may be nil).
-func (f *FS) Registry() *Registry { return f.reg }
 
 // App resolves the acting app for ctx: the mount's app, else the app registered for
 // the caller's uid, else "" (unattributed; never guessed).
