@@ -2,8 +2,10 @@
 // the NFSv3 and 9P front ends perform goes through an *FS, which owns three
 // invariants.
 //
-//   - Containment. All access goes through one *os.Root opened on the backing
-//     directory. Paths are slash-separated, relative to that directory and made of
+//   - Containment. The backing directory is opened once with os.OpenRoot; every
+//     path is resolved beneath it by the kernel (openat2 with RESOLVE_BENEATH and
+//     RESOLVE_NO_SYMLINKS, or os.Root where openat2 is missing; see resolve.go).
+//     Paths are slash-separated, relative to that directory and made of
 //     validated components (no "", ".", "..", "/" or NUL inside a component). The
 //     last component of a path is never followed when it is a symlink: symlinks are
 //     stored and returned, and operations that would act on a symlink's target
@@ -16,7 +18,8 @@
 //   - Errors. Every error returned is a *Error carrying Op, Kind and Path. Front
 //     ends map Kind to their status codes in one exhaustive switch each.
 //
-// Every namespace mutation is reported, in order and synchronously, to the Sink
-// (the index); data writes are coalesced into one Touch per path per quiet period
-// because NFSv3 has no close.
+// Every namespace mutation is reported, in order, to the Sink before the call
+// returns; the daemon's Sink is a Batcher that applies them to the index in
+// batches, and FS.Freeze and File.Sync flush it. Data writes are coalesced into one
+// ChangeWrite per path per quiet period because NFSv3 has no close.
 package server
