@@ -2,7 +2,6 @@ package ninep_test
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/ninep"
+	"github.com/semfs/semfs/ninep/v9fsconn"
 	"github.com/semfs/semfs/server"
 )
 
@@ -160,46 +160,6 @@ func newEnv(t testing.TB) *env {
 	return e
 }
 
-// plainConn makes p9's client speak like Linux's v9fs: it rewrites the client's
-// "9P2000.L.Google.N" Tversion to plain "9P2000.L" and puts a real n_uname in
-// every Tattach (the client always sends NoUID). It reassembles the client's
-// writes into whole messages first.
-type plainConn struct {
-	net.Conn
-	uid uint32
-	buf []byte
-}
-
-func (c *plainConn) Write(b []byte) (int, error) {
-	c.buf = append(c.buf, b...)
-	var out []byte
-	for len(c.buf) >= 4 {
-		size := int(binary.LittleEndian.Uint32(c.buf))
-		if len(c.buf) < size {
-			break
-		}
-		msg := append([]byte(nil), c.buf[:size]...)
-		c.buf = c.buf[size:]
-		switch msg[4] {
-		case 100: // Tversion: size[4] type[1] tag[2] msize[4] version[s]
-			m := append([]byte{0, 0, 0, 0}, msg[4:11]...)
-			m = binary.LittleEndian.AppendUint16(m, 8)
-			m = append(m, "9P2000.L"...)
-			binary.LittleEndian.PutUint32(m, uint32(len(m)))
-			msg = m
-		case 104: // Tattach: n_uname[4] is last
-			binary.LittleEndian.PutUint32(msg[size-4:], c.uid)
-		}
-		out = append(out, msg...)
-	}
-	if len(out) > 0 {
-		if _, err := c.Conn.Write(out); err != nil {
-			return 0, err
-		}
-	}
-	return len(b), nil
-}
-
 // dial connects p9's client over network/addr with msize and attaches aname as uid.
 func dial(t testing.TB, network, addr, aname string, uid uint32, msize uint32) (*p9.Client, p9.File) {
 	t.Helper()
@@ -217,7 +177,7 @@ func client(t testing.TB, network, addr string, uid uint32, msize uint32) *p9.Cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := p9.NewClient(&plainConn{Conn: nc, uid: uid}, p9.WithMessageSize(msize))
+	cl, err := p9.NewClient(v9fsconn.Wrap(nc, uid), p9.WithMessageSize(msize))
 	if err != nil {
 		t.Fatalf("version: %v", err)
 	}

@@ -1,12 +1,12 @@
 package semfstest
 
 import (
-	"encoding/binary"
 	"net"
 	"strconv"
 	"testing"
 
 	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/ninep/v9fsconn"
 	nfsc "github.com/willscott/go-nfs-client/nfs"
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 )
@@ -43,7 +43,7 @@ func (d *Daemon) Attach9P(t testing.TB, aname string, uid uint32) p9.File {
 	if err != nil {
 		t.Fatalf("dial 9P %s: %v", d.NineP, err)
 	}
-	cl, err := p9.NewClient(&kernelLikeConn{Conn: conn, uid: uid}, p9.WithMessageSize(1<<20))
+	cl, err := p9.NewClient(v9fsconn.Wrap(conn, uid), p9.WithMessageSize(1<<20))
 	if err != nil {
 		conn.Close()
 		t.Fatalf("9P version: %v", err)
@@ -55,47 +55,4 @@ func (d *Daemon) Attach9P(t testing.TB, aname string, uid uint32) p9.File {
 	}
 	t.Cleanup(func() { root.Close(); cl.Close() })
 	return root
-}
-
-type kernelLikeConn struct {
-	net.Conn
-	uid uint32
-	buf []byte
-}
-
-const (
-	msgTversion = 100
-	msgTattach  = 104
-)
-
-// Write reassembles whole 9P messages, rewrites Tversion and Tattach, and sends
-// them on.
-func (c *kernelLikeConn) Write(b []byte) (int, error) {
-	c.buf = append(c.buf, b...)
-	var out []byte
-	for len(c.buf) >= 7 {
-		size := int(binary.LittleEndian.Uint32(c.buf))
-		if size < 7 || len(c.buf) < size {
-			break
-		}
-		msg := append([]byte(nil), c.buf[:size]...)
-		c.buf = c.buf[size:]
-		switch msg[4] {
-		case msgTversion: // size[4] type[1] tag[2] msize[4] version[s]
-			m := append([]byte{0, 0, 0, 0}, msg[4:11]...)
-			m = binary.LittleEndian.AppendUint16(m, uint16(len("9P2000.L")))
-			m = append(m, "9P2000.L"...)
-			binary.LittleEndian.PutUint32(m, uint32(len(m)))
-			msg = m
-		case msgTattach: // ... n_uname[4] last
-			binary.LittleEndian.PutUint32(msg[len(msg)-4:], c.uid)
-		}
-		out = append(out, msg...)
-	}
-	if len(out) > 0 {
-		if _, err := c.Conn.Write(out); err != nil {
-			return 0, err
-		}
-	}
-	return len(b), nil
 }

@@ -11,7 +11,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -24,55 +23,11 @@ import (
 	"time"
 
 	"github.com/hugelgupf/p9/p9"
+
+	"github.com/semfs/semfs/ninep/v9fsconn"
 )
 
 const deadline = 120 * time.Second
-
-// plainConn rewrites the client's Tversion to plain 9P2000.L and puts uid in
-// every Tattach's n_uname, reassembling the client's writes into messages.
-type plainConn struct {
-	net.Conn
-	uid uint32
-	buf []byte
-}
-
-func (c *plainConn) Write(b []byte) (int, error) {
-	c.buf = append(c.buf, b...)
-	var out [][]byte
-	for len(c.buf) >= 4 {
-		size := int(binary.LittleEndian.Uint32(c.buf))
-		if size < 7 {
-			return 0, errors.New("p9load: malformed outgoing message")
-		}
-		if len(c.buf) < size {
-			break
-		}
-		m := c.buf[:size]
-		c.buf = c.buf[size:]
-		switch m[4] {
-		case 100: // Tversion
-			v := append([]byte{0, 0, 0, 0}, m[4:11]...)
-			v = binary.LittleEndian.AppendUint16(v, 8)
-			v = append(v, "9P2000.L"...)
-			binary.LittleEndian.PutUint32(v, uint32(len(v)))
-			m = v
-		case 104: // Tattach: n_uname is the last field
-			m = append([]byte(nil), m...)
-			binary.LittleEndian.PutUint32(m[size-4:], c.uid)
-		}
-		out = append(out, m)
-	}
-	if len(out) > 0 {
-		bufs := net.Buffers(out)
-		if _, err := bufs.WriteTo(c.Conn); err != nil {
-			return 0, err
-		}
-	}
-	if len(c.buf) == 0 {
-		c.buf = c.buf[:0:0] // do not keep a 1 MiB message alive
-	}
-	return len(b), nil
-}
 
 func must(err error, what string) {
 	if err != nil {
@@ -94,7 +49,7 @@ func main() {
 	}
 	nc, err := net.Dial("tcp", *addr)
 	must(err, "dial")
-	cl, err := p9.NewClient(&plainConn{Conn: nc, uid: uint32(*uid)}, p9.WithMessageSize(uint32(*msize)))
+	cl, err := p9.NewClient(v9fsconn.Wrap(nc, uint32(*uid)), p9.WithMessageSize(uint32(*msize)))
 	must(err, "version")
 	defer cl.Close()
 	root, err := cl.Attach(*aname)
