@@ -74,8 +74,15 @@ type getlock struct {
 	reply  []byte // the Rgetlock, once file.Lock has answered
 }
 
+// readBuffer is the connection's read buffer. Small on purpose: bufio reads a
+// payload larger than its buffer straight into p9's message buffer, so a Twrite
+// costs a copy of at most this much; a 64 KiB buffer copied whole Twrites (13 %
+// of the server's CPU while writing). A burst of small requests still arrives in
+// one read.
+const readBuffer = 4 << 10
+
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
-	return &conn{srv: srv, id: id, nc: nc, br: bufio.NewReaderSize(nc, 64<<10), getlocks: map[uint16]*getlock{}}
+	return &conn{srv: srv, id: id, nc: nc, br: bufio.NewReaderSize(nc, readBuffer), getlocks: map[uint16]*getlock{}}
 }
 
 // Read implements io.Reader for p9's receive loop.
