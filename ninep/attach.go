@@ -72,6 +72,9 @@ func (f *file) attachRoot(tok string) ([]p9.QID, *file, server.Attr, error) {
 		return nil, nil, a, toErrno(err)
 	}
 	root := &file{srv: f.srv, conn: f.conn, ctx: server.WithIdentity(f.ctx, id)}
+	if f.conn != nil {
+		f.conn.made(root)
+	}
 	f.srv.log.Debug("ninep: attach", "app", id.MountApp, "uid", id.UID, "hasUID", id.HasUID)
 	return []p9.QID{qidOf(a)}, root, a, nil
 }

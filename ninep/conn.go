@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
@@ -39,6 +40,10 @@ const getlockFlag = 1 << 30
 //     file.Lock tests the lock table and leaves the answer here, and the Rlock
 //     p9 sends back is replaced by that Rgetlock. The fid is resolved by p9 as for
 //     any request, which the shim alone could not do.
+//   - Tgetattr, Tread, Twrite on a fid the shim knows: answered here, inline,
+//     through the same *file methods p9 would call (fast.go). To know fids, the
+//     shim keeps one fid-making request (Tattach, Twalk, Tlcreate) in flight at
+//     a time and forgets a fid when it reads its Tclunk or Tremove.
 //
 // Everything else passes through unchanged and uncopied. Replies the shim makes
 // itself are sent between two of p9's replies, never inside one; each of p9's
@@ -66,6 +71,15 @@ type conn struct {
 	// wvec is the vector of a writev, kept here so that handing it to the
 	// socket (an interface call, so it escapes) allocates nothing per reply.
 	wvec net.Buffers
+
+	// The fast path (fast.go). msize is the one Tversion granted; rdata, wdata
+	// and ohdr are the receiving goroutine's buffers for Tread data, Twrite data
+	// and the replies it encodes.
+	fmu          sync.Mutex
+	fs           fidState
+	msize        atomic.Uint32
+	rdata, wdata []byte
+	ohdr         []byte
 }
 
 // getlock is one Tgetlock in flight.
@@ -82,7 +96,8 @@ type getlock struct {
 const readBuffer = 4 << 10
 
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
-	return &conn{srv: srv, id: id, nc: nc, br: bufio.NewReaderSize(nc, readBuffer), getlocks: map[uint16]*getlock{}}
+	return &conn{srv: srv, id: id, nc: nc, br: bufio.NewReaderSize(nc, readBuffer), getlocks: map[uint16]*getlock{},
+		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}}
 }
 
 // Read implements io.Reader for p9's receive loop.
@@ -121,7 +136,30 @@ func (c *conn) Read(p []byte) (n int, err error) {
 		if size < headerLen {
 			return 0, errMalformed
 		}
-		switch hdr[4] {
+		typ, tag := hdr[4], binary.LittleEndian.Uint16(hdr[5:])
+		switch typ {
+		case msgTgetattr, msgTread, msgTwrite:
+			done, err := c.fast(typ, tag, size)
+			if err != nil {
+				return 0, err
+			}
+			if done {
+				continue
+			}
+		case msgTwalk, msgTwalkgetattr:
+			if newfid, ok := c.peekFid(size, headerLen+4); ok {
+				c.startMaking(tag, newfid)
+			}
+		case msgTlcreate, msgTucreate:
+			if fid, ok := c.peekFid(size, headerLen); ok {
+				c.startMaking(tag, fid)
+			}
+		case msgTclunk, msgTremove:
+			if fid, ok := c.peekFid(size, headerLen); ok {
+				c.forget(fid)
+			}
+		}
+		switch typ {
 		case msgTversion, msgTauth, msgTattach, msgTxattrwalk, msgTxattrcreate, msgTlock, msgTgetlock:
 			if size > maxControlMsg {
 				return 0, errMalformed
@@ -150,9 +188,12 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		if len(msg) < headerLen+4 {
 			return nil, errMalformed
 		}
-		if ms := binary.LittleEndian.Uint32(msg[headerLen:]); ms > c.srv.msize {
-			binary.LittleEndian.PutUint32(msg[headerLen:], c.srv.msize)
+		ms := binary.LittleEndian.Uint32(msg[headerLen:])
+		if ms > c.srv.msize {
+			ms = c.srv.msize
+			binary.LittleEndian.PutUint32(msg[headerLen:], ms)
 		}
+		c.msize.Store(ms)
 		return msg, nil
 	case msgTattach:
 		// size[4] Tattach tag[2] fid[4] afid[4] uname[s] aname[s] n_uname[4]
@@ -165,6 +206,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		if r.bad {
 			return nil, errMalformed
 		}
+		c.startMaking(tag, fid)
 		w := newMessage(msgTattach, tag)
 		w.u32(fid)
 		w.u32(afid)
@@ -259,6 +301,24 @@ func (c *conn) reply(msg []byte) error {
 	return nil
 }
 
+// replyv sends a reply the shim made from hdr and payload (nil for none), both
+// the receiving goroutine's buffers: at once in one system call if p9 is between
+// replies, else copied to wait for the end of p9's.
+func (c *conn) replyv(hdr, payload []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wleft == 0 && len(c.whead) == 0 {
+		if len(payload) == 0 {
+			_, err := c.nc.Write(hdr)
+			return err
+		}
+		return c.writev(hdr, payload)
+	}
+	msg := make([]byte, 0, len(hdr)+len(payload))
+	c.pending = append(c.pending, append(append(msg, hdr...), payload...))
+	return nil
+}
+
 // Write implements io.Writer for p9's sender, which writes one whole reply at a
 // time (under its own lock) as a few slices.
 func (c *conn) Write(p []byte) (int, error) {
@@ -282,6 +342,7 @@ func (c *conn) Write(p []byte) (int, error) {
 				return 0, errMalformed
 			}
 			c.wleft = size - headerLen
+			c.replied(typ, tag)
 			if repl := c.replyFor(typ, tag); repl != nil {
 				c.wdrop = repl
 				c.wbuf = c.wbuf[:0]

@@ -52,7 +52,8 @@ type file struct {
 // openFile is a regular file opened by Tlopen or Tlcreate.
 type openFile struct {
 	fl       *server.File
-	writable bool // the descriptor was opened for writing (truncate may use it)
+	writable bool         // the descriptor was opened for writing (truncate may use it)
+	mode     p9.OpenFlags // the access the client asked for (p9 checks reads and writes against it)
 }
 
 var _ p9.File = (*file)(nil)
@@ -63,8 +64,15 @@ func (f *file) p() string {
 	return f.path
 }
 
+// child returns a new fid's file for path p under the same attach. Every file a
+// fid can end up holding is made here or by attachRoot, and reported to the
+// connection's fast path (fast.go), which learns from it whose fid is whose.
 func (f *file) child(p string) *file {
-	return &file{srv: f.srv, conn: f.conn, ctx: f.ctx, path: p}
+	c := &file{srv: f.srv, conn: f.conn, ctx: f.ctx, path: p}
+	if f.conn != nil {
+		f.conn.made(c)
+	}
+	return c
 }
 
 // guard turns a panic below a p9 handler into EIO for this request, logged with
@@ -216,7 +224,7 @@ func (f *file) Open(mode p9.OpenFlags) (qid p9.QID, iounit uint32, err error) {
 		fl.Close()
 		return p9.QID{}, 0, toErrno(err)
 	}
-	f.open.Store(&openFile{fl: fl, writable: flags&(os.O_WRONLY|os.O_RDWR) != 0})
+	f.open.Store(&openFile{fl: fl, writable: flags&(os.O_WRONLY|os.O_RDWR) != 0, mode: mode.Mode()})
 	return qidOf(st), 0, nil
 }
 
@@ -322,7 +330,7 @@ func (f *file) Create(name string, flags p9.OpenFlags, mode p9.FileMode, _ p9.UI
 		return nil, p9.QID{}, 0, toErrno(err)
 	}
 	c := f.child(p)
-	c.open.Store(&openFile{fl: fl, writable: true})
+	c.open.Store(&openFile{fl: fl, writable: true, mode: flags.Mode()})
 	return c, qidOf(st), 0, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/server"
@@ -36,6 +37,9 @@ type Server struct {
 	conns  map[net.Conn]struct{}
 	nconn  uint64 // connections accepted so far; each one's id owns its POSIX locks (0: direct use)
 	wg     sync.WaitGroup
+
+	noFast   bool          // every request goes through p9 (set by tests, before Serve; see fast.go)
+	answered atomic.Uint64 // requests the fast path answered
 }
 
 // NewServer returns a Server for fsys.

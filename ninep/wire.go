@@ -8,6 +8,10 @@ import (
 // 9P2000.L message types the connection shim looks at (Linux include/net/9p/9p.h).
 const (
 	msgRlerror      = 7
+	msgTlcreate     = 14
+	msgRlcreate     = 15
+	msgTgetattr     = 24
+	msgRgetattr     = 25
 	msgTxattrwalk   = 30
 	msgTxattrcreate = 32
 	msgTlock        = 52
@@ -17,6 +21,20 @@ const (
 	msgTversion     = 100
 	msgTauth        = 102
 	msgTattach      = 104
+	msgRattach      = 105
+	msgTwalk        = 110
+	msgRwalk        = 111
+	msgTread        = 116
+	msgRread        = 117
+	msgTwrite       = 118
+	msgRwrite       = 119
+	msgTclunk       = 120
+	msgTremove      = 122
+	// p9's own extensions (Linux never sends them), which make fids too.
+	msgTwalkgetattr = 126
+	msgRwalkgetattr = 127
+	msgTucreate     = 128
+	msgRucreate     = 129
 )
 
 const (
@@ -25,6 +43,7 @@ const (
 	// Tattach, Txattr*, Tgetlock): two 16-bit strings plus fixed fields fit.
 	maxControlMsg = 4 + 1 + 2 + 4 + 4 + 2 + 65535 + 2 + 65535 + 4 + 64
 	noUID         = 0xFFFFFFFF
+	noTag         = 0xFFFF
 )
 
 var errMalformed = errors.New("ninep: malformed 9P message")

@@ -1,0 +1,237 @@
+package ninep_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/ninep"
+)
+
+const (
+	tRemove   = 122
+	oRdonly   = uint32(0)
+	oWronly   = uint32(1)
+	oRdwr     = uint32(2)
+	maskAll   = uint64(0x3fff)
+	fastMsize = 64 << 10
+)
+
+// exchange sends one request and returns its whole reply (type, tag, body), so
+// that two servers' replies can be compared byte for byte.
+func (r *raw) exchange(b []byte) []byte {
+	r.t.Helper()
+	r.send(b)
+	typ, tag, body := r.recv()
+	return append(binary.LittleEndian.AppendUint16([]byte{typ}, tag), body...)
+}
+
+// TestFastPathAnswersAsP9: the shim answers Tgetattr, Tread and Twrite itself
+// (fast.go). The same requests, step by step, go to the same files over a
+// connection where it does and one where p9 answers everything; every reply must
+// be byte-identical, errors included: unopened fids, the wrong access mode, a
+// directory, fids never made, clunked, failed walks, fids reused, a fid a walk
+// or a create replaced, counts past the msize and a Twrite whose count lies.
+func TestFastPathAnswersAsP9(t *testing.T) {
+	e := newEnv(t)
+	ref := ninep.NewServer(e.fs, ninep.Options{})
+	ninep.NoFastPath(ref)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); ref.Serve(ln) }()
+	t.Cleanup(func() { ref.Close(); <-done })
+
+	content := bytes.Repeat([]byte("semfs fast path "), 10000/16)
+	if err := os.WriteFile(filepath.Join(e.export, "f"), content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(e.export, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	fast, slow := dialRaw(t, "tcp", e.tcp), dialRaw(t, "tcp", ln.Addr().String())
+	for _, r := range []*raw{fast, slow} {
+		r.version(fastMsize)
+		if err := r.attach(1, 1, "@fast", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk := func(fid, newfid uint32, names ...string) []byte {
+		f := []any{fid, newfid, uint16(len(names))}
+		for _, n := range names {
+			f = append(f, n)
+		}
+		return msg(tWalk, 3, f...)
+	}
+	steps := []struct {
+		name string
+		req  []byte
+		ok   bool // the reply must not be an Rlerror
+	}{
+		{"walk f", walk(1, 2, "f"), true},
+		{"getattr walked file", msg(tGetattr, 4, uint32(2), maskAll), true},
+		{"getattr root", msg(tGetattr, 4, uint32(1), maskAll), true},
+		{"read unopened", msg(tRead, 5, uint32(2), uint64(0), uint32(100)), false},
+		{"write unopened", msg(tWrite, 5, uint32(2), uint64(0), uint32(3), []byte("abc")), false},
+		{"open f read-only", msg(tLopen, 6, uint32(2), oRdonly), true},
+		{"read", msg(tRead, 7, uint32(2), uint64(0), uint32(4096)), true},
+		{"short read", msg(tRead, 7, uint32(2), uint64(9000), uint32(4096)), true},
+		{"read past end", msg(tRead, 7, uint32(2), uint64(20000), uint32(100)), true},
+		{"read count past msize (p9's answer)", msg(tRead, 7, uint32(2), uint64(0), uint32(fastMsize)), true},
+		{"write on read-only fid", msg(tWrite, 8, uint32(2), uint64(0), uint32(5), []byte("semfs")), false},
+		{"walk f again", walk(1, 4, "f"), true},
+		{"open f write-only", msg(tLopen, 6, uint32(4), oWronly), true},
+		{"write same bytes", msg(tWrite, 8, uint32(4), uint64(0), uint32(5), []byte("semfs")), true},
+		{"read on write-only fid", msg(tRead, 7, uint32(4), uint64(0), uint32(10)), false},
+		{"getattr after writes", msg(tGetattr, 4, uint32(2), maskAll), true},
+		{"write count lies", msg(tWrite, 8, uint32(4), uint64(0), uint32(9), []byte("semfs")), false},
+		{"walk d", walk(1, 3, "d"), true},
+		{"open d", msg(tLopen, 6, uint32(3), oRdonly), true},
+		{"read directory fid", msg(tRead, 7, uint32(3), uint64(0), uint32(100)), false},
+		{"clunk d", msg(tClunk, 9, uint32(3)), true},
+		{"getattr clunked fid", msg(tGetattr, 4, uint32(3), maskAll), false},
+		{"getattr never made", msg(tGetattr, 4, uint32(99), maskAll), false},
+		{"read never made", msg(tRead, 7, uint32(99), uint64(0), uint32(10)), false},
+		{"failed walk", walk(1, 5, "missing"), false},
+		{"getattr after failed walk", msg(tGetattr, 4, uint32(5), maskAll), false},
+		{"walk d again (fid 3 reused)", walk(1, 3, "d"), true},
+		{"getattr reused fid", msg(tGetattr, 4, uint32(3), maskAll), true},
+		{"create in d (fid 3 becomes the file)", msg(tLcreate, 10, uint32(3), "new", oRdwr, uint32(0o640), uint32(0)), true},
+		{"getattr created fid", msg(tGetattr, 4, uint32(3), maskAll), true},
+		{"write created fid", msg(tWrite, 8, uint32(3), uint64(0), uint32(4), []byte("new!")), true},
+		{"read created fid", msg(tRead, 7, uint32(3), uint64(0), uint32(100)), true},
+		{"clone root", walk(1, 6), true},
+		{"getattr clone", msg(tGetattr, 4, uint32(6), maskAll), true},
+		{"walk in place to d/new", walk(6, 6, "d", "new"), true},
+		{"getattr walked in place", msg(tGetattr, 4, uint32(6), maskAll), true},
+		{"read walked-in-place unopened", msg(tRead, 7, uint32(6), uint64(0), uint32(10)), false},
+	}
+	for _, s := range steps {
+		got, want := fast.exchange(s.req), slow.exchange(s.req)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: fast path replied (%d bytes)\n  %x\np9 replied (%d bytes)\n  %x", s.name, len(got), head(got), len(want), head(want))
+		}
+		if isErr := got[0] == 7; isErr == s.ok {
+			t.Fatalf("%s: reply %x, want ok=%v", s.name, head(got), s.ok)
+		}
+	}
+	// Both sides must have been what they claim: 13 of the steps above are
+	// the fast path's to answer (the rest are p9's to refuse), none of the
+	// reference's.
+	if n := ninep.FastAnswered(e.srv); n != 13 {
+		t.Errorf("fast path answered %d requests, want 13", n)
+	}
+	if n := ninep.FastAnswered(ref); n != 0 {
+		t.Errorf("reference answered %d requests itself", n)
+	}
+	b, err := os.ReadFile(filepath.Join(e.export, "d", "new"))
+	if err != nil || string(b) != "new!" {
+		t.Fatalf("d/new = %q, %v", b, err)
+	}
+}
+
+func head(b []byte) []byte { return b[:min(len(b), 48)] }
+
+// TestFastPathForgetsRemovedFid: after Tremove (a clunk that also unlinks) the
+// fid is p9's EBADF, not a stale file the shim answers for.
+func TestFastPathForgetsRemovedFid(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.export, "gone"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := dialRaw(t, "tcp", e.tcp)
+	r.version(fastMsize)
+	if err := r.attach(1, 1, "@fast", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.walk(1, 2, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tGetattr, 2, uint32(2), maskAll)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tRemove, 2, uint32(2))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tGetattr, 2, uint32(2), maskAll)); err != linux.EBADF {
+		t.Fatalf("getattr of removed fid: %v, want EBADF", err)
+	}
+	if _, err := os.Lstat(filepath.Join(e.export, "gone")); !os.IsNotExist(err) {
+		t.Fatalf("file still there: %v", err)
+	}
+}
+
+// TestFastPathConcurrentFids: many goroutines share one connection, each making,
+// writing, reading back, stat'ing and clunking its own fids while the others do
+// the same, so fid numbers are reused all the time. Every byte read must be the
+// one its own goroutine wrote. (Run with -race: the shim's fid table is shared
+// by p9's goroutines and the receiving one.)
+func TestFastPathConcurrentFids(t *testing.T) {
+	e := newEnv(t)
+	_, root := dial(t, "tcp", e.tcp, "@fast", 0, fastMsize)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				if err := fastRoundTrip(root, fmt.Sprintf("g%d-%d", g, i), bytes.Repeat([]byte{byte('a' + g)}, 100+i*997)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func fastRoundTrip(root p9.File, name string, data []byte) error {
+	_, dir, err := root.Walk(nil)
+	if err != nil {
+		return err
+	}
+	f, _, _, err := dir.Create(name, p9.ReadWrite, 0o644, 0, 0)
+	if err != nil {
+		dir.Close()
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	if n, err := f.WriteAt(data, 0); err != nil || n != len(data) {
+		return fmt.Errorf("write %s: %d, %v", name, n, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	_, g, err := root.Walk([]string{name})
+	if err != nil {
+		return fmt.Errorf("walk %s: %w", name, err)
+	}
+	defer g.Close()
+	_, _, attr, err := g.GetAttr(p9.AttrMaskAll)
+	if err != nil || attr.Size != uint64(len(data)) {
+		return fmt.Errorf("getattr %s: size %d, %v; want %d", name, attr.Size, err, len(data))
+	}
+	if _, _, err := g.Open(p9.ReadOnly); err != nil {
+		return err
+	}
+	got := make([]byte, len(data)+10)
+	n, err := g.ReadAt(got, 0)
+	if err != nil || !bytes.Equal(got[:n], data) {
+		return fmt.Errorf("read %s: %d bytes (want %d), %v", name, n, len(data), err)
+	}
+	return nil
+}
