@@ -40,10 +40,10 @@ const getlockFlag = 1 << 30
 //     file.Lock tests the lock table and leaves the answer here, and the Rlock
 //     p9 sends back is replaced by that Rgetlock. The fid is resolved by p9 as for
 //     any request, which the shim alone could not do.
-//   - Tgetattr, Tread, Twrite on a fid the shim knows: answered here, inline,
-//     through the same *file methods p9 would call (fast.go). To know fids, the
-//     shim keeps one fid-making request (Tattach, Twalk, Tlcreate) in flight at
-//     a time and forgets a fid when it reads its Tclunk or Tremove.
+//   - Tgetattr, Tread, Twrite on a fid the shim knows, and Tclunk of one that is
+//     not open: answered here, inline, through the same *file methods p9 would
+//     call (fast.go). To know fids, the shim keeps one fid-making request
+//     (Tattach, Twalk, Tlcreate) in flight at a time.
 //
 // Everything else passes through unchanged and uncopied. Replies the shim makes
 // itself are sent between two of p9's replies, never inside one; each of p9's
@@ -137,27 +137,12 @@ func (c *conn) Read(p []byte) (n int, err error) {
 			return 0, errMalformed
 		}
 		typ, tag := hdr[4], binary.LittleEndian.Uint16(hdr[5:])
-		switch typ {
-		case msgTgetattr, msgTread, msgTwrite:
-			done, err := c.fast(typ, tag, size)
-			if err != nil {
-				return 0, err
-			}
-			if done {
-				continue
-			}
-		case msgTwalk, msgTwalkgetattr:
-			if newfid, ok := c.peekFid(size, headerLen+4); ok {
-				c.startMaking(tag, newfid)
-			}
-		case msgTlcreate, msgTucreate:
-			if fid, ok := c.peekFid(size, headerLen); ok {
-				c.startMaking(tag, fid)
-			}
-		case msgTclunk, msgTremove:
-			if fid, ok := c.peekFid(size, headerLen); ok {
-				c.forget(fid)
-			}
+		done, err := c.intercept(typ, tag, size)
+		if err != nil {
+			return 0, err
+		}
+		if done {
+			continue
 		}
 		switch typ {
 		case msgTversion, msgTauth, msgTattach, msgTxattrwalk, msgTxattrcreate, msgTlock, msgTgetlock:

@@ -12,8 +12,9 @@ import (
 
 // The fast path: the connection shim answers Tgetattr, Tread and Twrite itself,
 // in the goroutine p9 is receiving with, by calling the very *file methods p9
-// would call for that fid. Everything else, and anything the shim is unsure
-// of, goes to p9 as before, and p9 answers it as it always did.
+// would call for that fid, and answers the Tclunk of a fid that is not open.
+// Everything else, and anything the shim is unsure of, goes to p9 as before,
+// and p9 answers it as it always did.
 //
 // Why: p9 hands every message from the goroutine that read it to another one
 // (the reader lets a waiting goroutine take over receiving, which wakes a second
@@ -42,6 +43,17 @@ import (
 // not in the table, a file not opened (or a directory), a read on a write-only
 // fid or a write on a read-only one, a count beyond the msize, a Twrite whose
 // count and length disagree.
+//
+// Clunks of fids that are only walked (the walk, getattr, clunk of every entry
+// of `ls -l`, and of every stat on a cache=none mount) are answered here and
+// not passed on: p9 keeps its reference, a few hundred bytes holding no
+// descriptor (file.Close has nothing to do for such a fid), until the client
+// reuses the number for a new fid, which replaces it in p9's table, or
+// disconnects. Until then the shim answers every request naming that fid with
+// p9's EBADF itself, so to the client the fid is gone exactly as if p9 had
+// clunked it. At most maxDeferred of them per connection; past that, clunks go
+// to p9 (a client that never reuses fid numbers gets no faster, and holds no
+// more memory than it could by never clunking).
 
 // makeWait bounds how long a fid-making request may stay unanswered before the
 // next one stops waiting; the shim then stops answering for this connection's
@@ -59,11 +71,128 @@ type making struct {
 	done    chan struct{}
 }
 
+// maxDeferred bounds the clunks per connection the shim answered without
+// telling p9 whose fid numbers the client has not reused yet.
+const maxDeferred = 1024
+
 // fidState is a connection's view of p9's fid table, guarded by conn.fmu.
 type fidState struct {
-	fids map[uint32]*file
-	mk   *making
-	off  bool // a making request outlived makeWait: no more fast path here
+	fids     map[uint32]*file
+	deferred map[uint32]struct{} // clunked by the shim, still held by p9
+	mk       *making
+	off      bool // a making request outlived makeWait: no more fast path here
+}
+
+// intercept is the shim's look at every request before p9 sees it (called from
+// Read at a message boundary, the header buffered). It reports whether it
+// consumed and answered the request.
+func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
+	if c.clunkedFid(typ, size) {
+		if _, err := c.br.Discard(size); err != nil {
+			return true, io.ErrUnexpectedEOF
+		}
+		c.srv.answered.Add(1)
+		return true, c.replyv(rlerror(tag, uint32(linux.EBADF)), nil)
+	}
+	switch typ {
+	case msgTgetattr, msgTread, msgTwrite:
+		return c.fast(typ, tag, size)
+	case msgTwalk, msgTwalkgetattr:
+		if newfid, ok := c.peekFid(size, headerLen+4); ok {
+			c.startMaking(tag, newfid)
+		}
+	case msgTlcreate, msgTucreate:
+		if fid, ok := c.peekFid(size, headerLen); ok {
+			c.startMaking(tag, fid)
+		}
+	case msgTclunk:
+		if fid, ok := c.peekFid(size, headerLen); ok {
+			if c.deferClunk(fid, size) {
+				if _, err := c.br.Discard(size); err != nil {
+					return true, io.ErrUnexpectedEOF
+				}
+				c.srv.answered.Add(1)
+				w := append(c.ohdr[:0], headerLen, 0, 0, 0, msgRclunk, 0, 0)
+				binary.LittleEndian.PutUint16(w[5:], tag)
+				return true, c.replyv(w, nil)
+			}
+			c.forget(fid)
+		}
+	case msgTremove:
+		if fid, ok := c.peekFid(size, headerLen); ok {
+			c.forget(fid)
+		}
+	}
+	return false, nil
+}
+
+// clunkedFid reports whether the request names, as a fid that must exist, one
+// whose clunk the shim answered (deferClunk).
+func (c *conn) clunkedFid(typ uint8, size int) bool {
+	c.fmu.Lock()
+	n := len(c.fs.deferred)
+	c.fmu.Unlock()
+	if n == 0 {
+		return false
+	}
+	var fids []uint32
+	switch typ {
+	case msgTversion, msgTauth, msgTflush, msgTattach, msgTxattrwalk, msgTxattrcreate:
+		// No fid, a new one, or answered by the shim whatever the fid.
+		return false
+	case msgTlink, msgTrename: // dfid fid / fid dfid
+		if a, ok := c.peekFid(size, headerLen); ok {
+			fids = append(fids, a)
+		}
+		if b, ok := c.peekFid(size, headerLen+4); ok {
+			fids = append(fids, b)
+		}
+	case msgTrenameat: // olddirfid oldname[s] newdirfid newname[s]
+		if a, ok := c.peekFid(size, headerLen); ok {
+			fids = append(fids, a)
+		}
+		if b, err := c.br.Peek(min(size, headerLen+6)); err == nil && len(b) == headerLen+6 {
+			if nd, ok := c.peekFid(size, headerLen+6+int(binary.LittleEndian.Uint16(b[headerLen+4:]))); ok {
+				fids = append(fids, nd)
+			}
+		}
+	default: // every other request's first field is the fid it acts on
+		if a, ok := c.peekFid(size, headerLen); ok {
+			fids = append(fids, a)
+		}
+	}
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	for _, fid := range fids {
+		if _, ok := c.fs.deferred[fid]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// deferClunk decides whether the shim answers a Tclunk of fid itself (see
+// above): the fid is in the table, not open, not the target of the making
+// request in flight, and the connection has room.
+func (c *conn) deferClunk(fid uint32, size int) bool {
+	if size != headerLen+4 {
+		return false
+	}
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	f := c.fs.fids[fid]
+	if f == nil || f.open.Load() != nil || f.dirOpen.Load() || len(c.fs.deferred) >= maxDeferred {
+		return false
+	}
+	if mk := c.fs.mk; mk != nil && mk.fid == fid {
+		return false
+	}
+	delete(c.fs.fids, fid)
+	if c.fs.deferred == nil {
+		c.fs.deferred = map[uint32]struct{}{}
+	}
+	c.fs.deferred[fid] = struct{}{}
+	return true
 }
 
 // startMaking waits until no fid-making request is in flight and records this
@@ -72,6 +201,9 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 	for {
 		c.fmu.Lock()
 		if c.fs.off {
+			// Untracked from now on: take p9's replacing of a deferred fid for
+			// granted rather than refuse the client's new fid forever.
+			delete(c.fs.deferred, fid)
 			c.fmu.Unlock()
 			return
 		}
@@ -126,6 +258,8 @@ func (c *conn) replied(typ uint8, tag uint16) {
 	}
 	switch typ {
 	case msgRwalk, msgRwalkgetattr, msgRlcreate, msgRucreate, msgRattach:
+		// p9 installed a new reference under mk.fid, dropping any it held.
+		delete(c.fs.deferred, mk.fid)
 		if mk.made != nil && !mk.dropped {
 			if c.fs.fids == nil {
 				c.fs.fids = map[uint32]*file{}

@@ -17,6 +17,7 @@ import (
 
 const (
 	tRemove   = 122
+	tRenameat = 74
 	oRdonly   = uint32(0)
 	oWronly   = uint32(1)
 	oRdwr     = uint32(2)
@@ -115,6 +116,18 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 		{"walk in place to d/new", walk(6, 6, "d", "new"), true},
 		{"getattr walked in place", msg(tGetattr, 4, uint32(6), maskAll), true},
 		{"read walked-in-place unopened", msg(tRead, 7, uint32(6), uint64(0), uint32(10)), false},
+		// A walked-only fid's clunk is the shim's; the fid must then be gone
+		// for every request that names it, until its number is reused.
+		{"walk d as fid 8", walk(1, 8, "d"), true},
+		{"clunk walked-only fid", msg(tClunk, 9, uint32(8)), true},
+		{"getattr clunked walked-only fid", msg(tGetattr, 4, uint32(8), maskAll), false},
+		{"walk from clunked fid", walk(8, 9, "new"), false},
+		{"open clunked fid", msg(tLopen, 6, uint32(8), oRdonly), false},
+		{"renameat into clunked dir fid", msg(tRenameat, 11, uint32(1), "f", uint32(8), "g"), false},
+		{"clunk clunked fid", msg(tClunk, 9, uint32(8)), false},
+		{"reuse clunked number", walk(1, 8, "f"), true},
+		{"getattr reused number", msg(tGetattr, 4, uint32(8), maskAll), true},
+		{"clunk reused number", msg(tClunk, 9, uint32(8)), true},
 	}
 	for _, s := range steps {
 		got, want := fast.exchange(s.req), slow.exchange(s.req)
@@ -125,11 +138,10 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 			t.Fatalf("%s: reply %x, want ok=%v", s.name, head(got), s.ok)
 		}
 	}
-	// Both sides must have been what they claim: 13 of the steps above are
-	// the fast path's to answer (the rest are p9's to refuse), none of the
-	// reference's.
-	if n := ninep.FastAnswered(e.srv); n != 13 {
-		t.Errorf("fast path answered %d requests, want 13", n)
+	// Both sides must have been what they claim: 21 of the steps above are
+	// the fast path's to answer (the rest are p9's), none of the reference's.
+	if n := ninep.FastAnswered(e.srv); n != 21 {
+		t.Errorf("fast path answered %d requests, want 21", n)
 	}
 	if n := ninep.FastAnswered(ref); n != 0 {
 		t.Errorf("reference answered %d requests itself", n)
@@ -137,6 +149,44 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(e.export, "d", "new"))
 	if err != nil || string(b) != "new!" {
 		t.Fatalf("d/new = %q, %v", b, err)
+	}
+}
+
+// TestFastPathClunkBound: a client that never reuses fid numbers gets at most
+// the bound of clunks answered by the shim, then p9's own; every clunked fid
+// answers EBADF either way, and a reused number is a live fid again.
+func TestFastPathClunkBound(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.export, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := dialRaw(t, "tcp", e.tcp)
+	r.version(fastMsize)
+	if err := r.attach(1, 1, "@fast", 0); err != nil {
+		t.Fatal(err)
+	}
+	const n, bound = 1100, 1024
+	for i := range uint32(n) {
+		if err := r.walk(1, 100+i, "f"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.call(msg(tClunk, 2, 100+i)); err != nil {
+			t.Fatalf("clunk %d: %v", i, err)
+		}
+	}
+	if got := ninep.FastAnswered(e.srv); got != bound {
+		t.Fatalf("shim answered %d clunks, want the bound %d", got, bound)
+	}
+	for i := range uint32(n) {
+		if _, err := r.call(msg(tGetattr, 2, 100+i, maskAll)); err != linux.EBADF {
+			t.Fatalf("getattr of clunked fid %d: %v, want EBADF", 100+i, err)
+		}
+	}
+	if err := r.walk(1, 100, "f"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tGetattr, 2, uint32(100), maskAll)); err != nil {
+		t.Fatalf("getattr of reused fid: %v", err)
 	}
 }
 

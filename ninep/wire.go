@@ -10,6 +10,7 @@ const (
 	msgRlerror      = 7
 	msgTlcreate     = 14
 	msgRlcreate     = 15
+	msgTrename      = 20
 	msgTgetattr     = 24
 	msgRgetattr     = 25
 	msgTxattrwalk   = 30
@@ -18,10 +19,13 @@ const (
 	msgRlock        = 53
 	msgTgetlock     = 54
 	msgRgetlock     = 55
+	msgTlink        = 70
+	msgTrenameat    = 74
 	msgTversion     = 100
 	msgTauth        = 102
 	msgTattach      = 104
 	msgRattach      = 105
+	msgTflush       = 108
 	msgTwalk        = 110
 	msgRwalk        = 111
 	msgTread        = 116
@@ -29,6 +33,7 @@ const (
 	msgTwrite       = 118
 	msgRwrite       = 119
 	msgTclunk       = 120
+	msgRclunk       = 121
 	msgTremove      = 122
 	// p9's own extensions (Linux never sends them), which make fids too.
 	msgTwalkgetattr = 126
