@@ -10,12 +10,32 @@ import (
 // The per-message cost of the front end (shim, p9, file, core) over loopback
 // TCP with p9's client, as a Linux client drives it: one request in flight.
 // Allocation counts include the client's; compare them before and after a
-// change, not with zero.
+// change, not with zero. Each runs twice: "fast" is the server as shipped,
+// "p9" a server over the same core that answers everything through p9 (no
+// fast path, fast.go), to show what the shim's own answers save.
+//
+//	go test ./ninep/ -run '^$' -bench . -benchtime 2s
+
+// benchAddr returns the TCP address of e's server, or of a p9-only one.
+func benchAddr(b *testing.B, e *env, fast bool) string {
+	if fast {
+		return e.tcp
+	}
+	_, addr := p9Only(b, e)
+	return addr
+}
+
+func both(b *testing.B, run func(b *testing.B, fast bool)) {
+	b.Run("fast", func(b *testing.B) { run(b, true) })
+	b.Run("p9", func(b *testing.B) { run(b, false) })
+}
 
 // BenchmarkWrite64K: one Twrite of 64 KiB at msize 64 KiB (diod's cap).
-func BenchmarkWrite64K(b *testing.B) {
+func BenchmarkWrite64K(b *testing.B) { both(b, benchWrite64K) }
+
+func benchWrite64K(b *testing.B, fast bool) {
 	e := newEnv(b)
-	_, root := dial(b, "tcp", e.tcp, "/", 0, 64<<10+24)
+	_, root := dial(b, "tcp", benchAddr(b, e, fast), "/", 0, 64<<10+24)
 	d := walk(b, root)
 	f, _, _, err := d.Create("big", p9.ReadWrite, 0o644, p9.NoUID, p9.NoGID)
 	if err != nil {
@@ -33,9 +53,11 @@ func BenchmarkWrite64K(b *testing.B) {
 }
 
 // BenchmarkRead64K: one Tread of 64 KiB at msize 64 KiB, hot page cache.
-func BenchmarkRead64K(b *testing.B) {
+func BenchmarkRead64K(b *testing.B) { both(b, benchRead64K) }
+
+func benchRead64K(b *testing.B, fast bool) {
 	e := newEnv(b)
-	_, root := dial(b, "tcp", e.tcp, "/", 0, 64<<10+24)
+	_, root := dial(b, "tcp", benchAddr(b, e, fast), "/", 0, 64<<10+24)
 	buf := make([]byte, 64<<10)
 	create(b, root, "big", make([]byte, 16<<20))
 	f := walk(b, root, "big")
@@ -53,9 +75,11 @@ func BenchmarkRead64K(b *testing.B) {
 }
 
 // BenchmarkWalkGetattrClunk: what `ls -l` does per entry (Twalk, Tgetattr, Tclunk).
-func BenchmarkWalkGetattrClunk(b *testing.B) {
+func BenchmarkWalkGetattrClunk(b *testing.B) { both(b, benchWalkGetattrClunk) }
+
+func benchWalkGetattrClunk(b *testing.B, fast bool) {
 	e := newEnv(b)
-	_, root := dial(b, "tcp", e.tcp, "/", 0, 64<<10)
+	_, root := dial(b, "tcp", benchAddr(b, e, fast), "/", 0, 64<<10)
 	d := walk(b, root)
 	if _, err := d.Mkdir("c", 0o755, p9.NoUID, p9.NoGID); err != nil {
 		b.Fatal(err)
@@ -74,6 +98,26 @@ func BenchmarkWalkGetattrClunk(b *testing.B) {
 			b.Fatal(err)
 		}
 		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGetattr: one Tgetattr on an open fid one directory down.
+func BenchmarkGetattr(b *testing.B) { both(b, benchGetattr) }
+
+func benchGetattr(b *testing.B, fast bool) {
+	e := newEnv(b)
+	_, root := dial(b, "tcp", benchAddr(b, e, fast), "/", 0, 64<<10)
+	d := walk(b, root)
+	if _, err := d.Mkdir("c", 0o755, p9.NoUID, p9.NoGID); err != nil {
+		b.Fatal(err)
+	}
+	create(b, walk(b, root, "c"), "f", []byte("x"))
+	f := walk(b, root, "c", "f")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, err := f.GetAttr(p9.AttrMaskAll); err != nil {
 			b.Fatal(err)
 		}
 	}

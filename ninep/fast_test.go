@@ -34,14 +34,10 @@ func (r *raw) exchange(b []byte) []byte {
 	return append(binary.LittleEndian.AppendUint16([]byte{typ}, tag), body...)
 }
 
-// TestFastPathAnswersAsP9: the shim answers Tgetattr, Tread and Twrite itself
-// (fast.go). The same requests, step by step, go to the same files over a
-// connection where it does and one where p9 answers everything; every reply must
-// be byte-identical, errors included: unopened fids, the wrong access mode, a
-// directory, fids never made, clunked, failed walks, fids reused, a fid a walk
-// or a create replaced, counts past the msize and a Twrite whose count lies.
-func TestFastPathAnswersAsP9(t *testing.T) {
-	e := newEnv(t)
+// p9Only serves e's core with a second server that answers every request
+// through p9 (no fast path), on its own TCP address.
+func p9Only(t testing.TB, e *env) (*ninep.Server, string) {
+	t.Helper()
 	ref := ninep.NewServer(e.fs, ninep.Options{})
 	ninep.NoFastPath(ref)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -51,6 +47,18 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); ref.Serve(ln) }()
 	t.Cleanup(func() { ref.Close(); <-done })
+	return ref, ln.Addr().String()
+}
+
+// TestFastPathAnswersAsP9: the shim answers Tgetattr, Tread and Twrite itself
+// (fast.go). The same requests, step by step, go to the same files over a
+// connection where it does and one where p9 answers everything; every reply must
+// be byte-identical, errors included: unopened fids, the wrong access mode, a
+// directory, fids never made, clunked, failed walks, fids reused, a fid a walk
+// or a create replaced, counts past the msize and a Twrite whose count lies.
+func TestFastPathAnswersAsP9(t *testing.T) {
+	e := newEnv(t)
+	ref, refAddr := p9Only(t, e)
 
 	content := bytes.Repeat([]byte("semfs fast path "), 10000/16)
 	if err := os.WriteFile(filepath.Join(e.export, "f"), content, 0o644); err != nil {
@@ -60,7 +68,7 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fast, slow := dialRaw(t, "tcp", e.tcp), dialRaw(t, "tcp", ln.Addr().String())
+	fast, slow := dialRaw(t, "tcp", e.tcp), dialRaw(t, "tcp", refAddr)
 	for _, r := range []*raw{fast, slow} {
 		r.version(fastMsize)
 		if err := r.attach(1, 1, "@fast", 0); err != nil {
