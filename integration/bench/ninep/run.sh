@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side 9P2000.L benchmark: semfs's 9P server (ninep over server.FS, no
 # index) against diod, same client (p9load: hugelgupf/p9's client speaking plain
-# 9P2000.L with a real n_uname) and same data, on loopback. msize 64 KiB for both
+# 9P2000.L with a real n_uname, on one proc like a kernel client's one request at
+# a time) and same data, on loopback. msize 64 KiB for both
 # (diod's cap), plus semfs at msize 1 MiB. Rounds alternate the servers (the
 # order rotates each round) so machine drift hits both; medians per row, and
 # ratios as the median of same-round pairs.
