@@ -25,9 +25,11 @@ import (
 // system calls it needs, and no allocation.
 //
 // The cost: while the shim answers one of these, the connection reads nothing
-// else, so a request from another process behind a slow read or write waits for
-// it (p9 would have answered it concurrently). Reads and writes that reach the
-// page cache take microseconds; that is the trade.
+// else, so a request from another process waits behind it (p9 would have
+// answered it concurrently). So the shim never waits for anything but the
+// system call itself: it reads only what the page cache holds (a read that
+// would go to the disk is p9's) and writes only when no snapshot holds the
+// core's writes (else the Twrite goes to p9, to wait there).
 //
 // Knowing which *file p9 holds for a fid. The shim watches the requests that make
 // fids (Tattach, Twalk, Tlcreate and p9's Twalkgetattr and Tucreate) and lets
@@ -331,7 +333,8 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 	if err != nil {
 		return false, nil // p9 reads the same bytes and reports the error
 	}
-	f := c.lookup(binary.LittleEndian.Uint32(b[headerLen:]))
+	fid := binary.LittleEndian.Uint32(b[headerLen:])
+	f := c.lookup(fid)
 	if f == nil {
 		return false, nil
 	}
@@ -355,14 +358,17 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 		if of == nil || of.mode == p9.WriteOnly || count > msize-rreadFixed || size != headerLen+fixed {
 			return false, nil
 		}
+		if cap(c.rdata) < count {
+			c.rdata = make([]byte, msize-rreadFixed)
+		}
+		n, ok, err := f.readCached(c.rdata[:count], int64(off))
+		if !ok {
+			return false, nil // not all in the page cache: p9 reads it, and this goroutine reads on
+		}
 		c.srv.answered.Add(1)
 		if _, err := c.br.Discard(size); err != nil {
 			return true, io.ErrUnexpectedEOF
 		}
-		if cap(c.rdata) < count {
-			c.rdata = make([]byte, msize-rreadFixed)
-		}
-		n, err := f.ReadAt(c.rdata[:count], int64(off))
 		if err != nil && !errors.Is(err, io.EOF) {
 			return true, c.reply(rlerror(tag, uint32(linux.ExtractErrno(err))))
 		}
@@ -380,7 +386,6 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 		if of == nil || of.mode == p9.ReadOnly || count != size-headerLen-fixed || size > msize {
 			return false, nil
 		}
-		c.srv.answered.Add(1)
 		if _, err := c.br.Discard(headerLen + fixed); err != nil {
 			return true, io.ErrUnexpectedEOF
 		}
@@ -392,7 +397,21 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 			// Torn: nothing of it is written, and the client was told nothing.
 			return true, io.ErrUnexpectedEOF
 		}
-		n, err := f.WriteAt(data, int64(off))
+		n, ok, err := f.tryWrite(data, int64(off))
+		if !ok {
+			// A snapshot holds writes: hand p9 the request as it came, to
+			// wait in a goroutine of its own while this one reads on.
+			m := make([]byte, 0, size)
+			m = binary.LittleEndian.AppendUint32(m, uint32(size))
+			m = append(m, msgTwrite)
+			m = binary.LittleEndian.AppendUint16(m, tag)
+			m = binary.LittleEndian.AppendUint32(m, fid)
+			m = binary.LittleEndian.AppendUint64(m, off)
+			m = binary.LittleEndian.AppendUint32(m, uint32(count))
+			c.out = append(m, data...)
+			return true, nil
+		}
+		c.srv.answered.Add(1)
 		if err != nil {
 			return true, c.reply(rlerror(tag, uint32(linux.ExtractErrno(err))))
 		}

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/ninep"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -292,4 +294,136 @@ func fastRoundTrip(root p9.File, name string, data []byte) error {
 		return fmt.Errorf("read %s: %d bytes (want %d), %v", name, n, len(data), err)
 	}
 	return nil
+}
+
+// TestFastPathWaitsForNothing: while a snapshot holds the core's writes, a
+// Twrite the shim would answer goes to p9 to wait there, and a read on the same
+// connection is still answered meanwhile ("reads go on" holds per mount too).
+func TestFastPathWaitsForNothing(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.export, "r"), []byte("readable"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := dialRaw(t, "tcp", e.tcp)
+	r.version(fastMsize)
+	if err := r.attach(1, 1, "@fast", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.walk(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tLcreate, 1, uint32(2), "w", oRdwr, uint32(0o644), uint32(0))); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.walk(1, 3, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tLopen, 1, uint32(3), oRdonly)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tRead, 1, uint32(3), uint64(0), uint32(100))); err != nil { // now cached
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	thaw := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(thaw) // a failure below must not leave the server frozen at cleanup
+	frozen := make(chan error, 1)
+	go func() {
+		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
+	}()
+	<-entered
+	before := ninep.FastAnswered(e.srv)
+	r.send(msg(tWrite, 5, uint32(2), uint64(0), uint32(5), []byte("hello")))
+	r.send(msg(tRead, 6, uint32(3), uint64(0), uint32(100)))
+	typ, tag, body := r.recv()
+	if tag != 6 || typ != tRead+1 || string(body[4:]) != "readable" {
+		t.Fatalf("first reply during the freeze: type %d tag %d %q, want the Rread (tag 6)", typ, tag, body)
+	}
+	thaw()
+	if err := <-frozen; err != nil {
+		t.Fatal(err)
+	}
+	typ, tag, body = r.recv()
+	if tag != 5 || typ != tWrite+1 || binary.LittleEndian.Uint32(body) != 5 {
+		t.Fatalf("after the freeze: type %d tag %d %x, want Rwrite 5 (tag 5)", typ, tag, body)
+	}
+	if got := ninep.FastAnswered(e.srv) - before; got != 1 {
+		t.Fatalf("fast path answered %d of the two, want 1 (the read)", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.export, "w")); err != nil || string(b) != "hello" {
+		t.Fatalf("w = %q, %v", b, err)
+	}
+}
+
+// TestFastPathLeavesColdReadsToP9: a Tread of data not in the page cache is
+// p9's (the shim never waits for the disk); once the data is cached the shim
+// answers the same read.
+func TestFastPathLeavesColdReadsToP9(t *testing.T) {
+	e := newEnv(t)
+	p := filepath.Join(e.export, "cold")
+	data := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := dialRaw(t, "tcp", e.tcp)
+	r.version(fastMsize)
+	if err := r.attach(1, 1, "@fast", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.walk(1, 2, "cold"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tLopen, 1, uint32(2), oRdonly)); err != nil {
+		t.Fatal(err)
+	}
+	if !evict(t, p) {
+		t.Skipf("the page cache of %s cannot be dropped here (tmpfs?): no cold read to send", p)
+	}
+	for i, wantFast := range []uint64{0, 1} {
+		before := ninep.FastAnswered(e.srv)
+		body, err := r.call(msg(tRead, 1, uint32(2), uint64(512<<10), uint32(32<<10)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := body[4:]; !bytes.Equal(got, data[512<<10:544<<10]) {
+			t.Fatalf("read %d: wrong data (%d bytes)", i, len(got))
+		}
+		if got := ninep.FastAnswered(e.srv) - before; got != wantFast {
+			t.Fatalf("read %d: fast path answered %d, want %d", i, got, wantFast)
+		}
+	}
+}
+
+// evict drops p's pages from the page cache and reports whether they are gone.
+func evict(t *testing.T, p string) bool {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := f.Stat()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
+	// mincore(2): bit 0 of each byte says whether that page is resident.
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatal(errno)
+	}
+	for _, v := range vec {
+		if v&1 != 0 {
+			return false
+		}
+	}
+	return true
 }

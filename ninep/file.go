@@ -255,6 +255,37 @@ func (f *file) WriteAt(b []byte, off int64) (n int, err error) {
 	return n, toErrno(err)
 }
 
+// readCached is ReadAt for the fast path (fast.go), which must not wait for the
+// disk: ok=false, nothing read, when the data is not all in the page cache.
+func (f *file) readCached(b []byte, off int64) (n int, ok bool, err error) {
+	ok = true
+	defer f.guard("read", &err)
+	of := f.open.Load()
+	if of == nil {
+		return 0, true, linux.EBADF
+	}
+	if n, ok, err = of.fl.ReadAtCached(b, off); !ok {
+		return 0, false, nil
+	}
+	if n > 0 {
+		return n, true, nil
+	}
+	return 0, true, toErrno(err)
+}
+
+// tryWrite is WriteAt for the fast path, which must not wait for a snapshot:
+// ok=false, nothing written, while the core is frozen.
+func (f *file) tryWrite(b []byte, off int64) (n int, ok bool, err error) {
+	ok = true
+	defer f.guard("write", &err)
+	of := f.open.Load()
+	if of == nil {
+		return 0, true, linux.EBADF
+	}
+	n, ok, err = of.fl.TryWriteAt(b, off)
+	return n, ok, toErrno(err)
+}
+
 // FSync implements p9.File.FSync. A directory has no core descriptor; namespace
 // changes are already on disk when the core reports them, so it succeeds.
 func (f *file) FSync() (err error) {

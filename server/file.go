@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
 // File is an open regular file. ReadAt and WriteAt may be called concurrently.
@@ -62,6 +64,60 @@ func (fl *File) ReadAt(b []byte, off int64) (int, error) {
 	return n, err
 }
 
+// ReadAtCached is ReadAt for a caller that must not wait for the disk (a
+// protocol front end answering in its connection's only reader): it reads only
+// what the page cache holds (preadv2 RWF_NOWAIT) and reports ok=false, having
+// read nothing the caller may use, when the data is not all there; the caller
+// then reads with ReadAt where waiting is harmless. A filesystem that cannot
+// tell gets a plain read.
+func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
+	if off < 0 {
+		return 0, true, E("read", KindInvalid, fl.Path(), constError("negative offset"))
+	}
+	rc, err := fl.f.SyscallConn()
+	if err != nil {
+		return 0, true, wrap("read", fl.Path(), err)
+	}
+	var rerr error
+	plain := false
+	// Control holds the descriptor open for the call (a concurrent Close waits).
+	cerr := rc.Control(func(fd uintptr) {
+		for n < len(b) {
+			k, err := unix.Preadv2(int(fd), [][]byte{b[n:]}, off+int64(n), unix.RWF_NOWAIT)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				n, rerr = -1, nil
+				return
+			case err == unix.EOPNOTSUPP || err == unix.EINVAL:
+				plain = true
+				return
+			case err != nil:
+				rerr = err
+				return
+			case k == 0:
+				return // end of file
+			}
+			n += k
+		}
+	})
+	switch {
+	case cerr != nil:
+		return 0, true, wrap("read", fl.Path(), cerr)
+	case n < 0:
+		return 0, false, nil
+	case plain:
+		k, err := fl.ReadAt(b[n:], off+int64(n))
+		return n + k, true, err
+	case rerr != nil && n == 0:
+		return 0, true, wrap("read", fl.Path(), rerr)
+	case n == 0 && len(b) > 0:
+		return 0, true, io.EOF
+	}
+	return n, true, nil
+}
+
 // WriteAt writes b at off. The data is in the page cache when it returns; Sync
 // makes it durable.
 func (fl *File) WriteAt(b []byte, off int64) (int, error) {
@@ -69,6 +125,24 @@ func (fl *File) WriteAt(b []byte, off int64) (int, error) {
 		return 0, E("write", KindInvalid, fl.Path(), constError("negative offset"))
 	}
 	fl.fs.gate.RLock()
+	return fl.writeAt(b, off)
+}
+
+// TryWriteAt is WriteAt for a caller that must not wait for a snapshot (see
+// ReadAtCached): ok=false, nothing written, while the FS is frozen.
+func (fl *File) TryWriteAt(b []byte, off int64) (n int, ok bool, err error) {
+	if off < 0 {
+		return 0, true, E("write", KindInvalid, fl.Path(), constError("negative offset"))
+	}
+	if !fl.fs.gate.TryRLock() {
+		return 0, false, nil
+	}
+	n, err = fl.writeAt(b, off)
+	return n, true, err
+}
+
+// writeAt writes with the gate held shared, and releases it.
+func (fl *File) writeAt(b []byte, off int64) (int, error) {
 	n, err := fl.f.WriteAt(b, off)
 	fl.fs.gate.RUnlock()
 	if n > 0 {
