@@ -25,6 +25,17 @@ func benchAddr(b *testing.B, e *env, fast bool) string {
 	return addr
 }
 
+// benchDir attaches to a fresh server (or its p9-only twin) at msize 64 KiB
+// and makes directory "c"; it returns the root.
+func benchDir(b *testing.B, fast bool) p9.File {
+	e := newEnv(b)
+	_, root := dial(b, "tcp", benchAddr(b, e, fast), "/", 0, 64<<10)
+	if _, err := walk(b, root).Mkdir("c", 0o755, p9.NoUID, p9.NoGID); err != nil {
+		b.Fatal(err)
+	}
+	return root
+}
+
 func both(b *testing.B, run func(b *testing.B, fast bool)) {
 	b.Run("fast", func(b *testing.B) { run(b, true) })
 	b.Run("p9", func(b *testing.B) { run(b, false) })
@@ -78,12 +89,7 @@ func benchRead64K(b *testing.B, fast bool) {
 func BenchmarkWalkGetattrClunk(b *testing.B) { both(b, benchWalkGetattrClunk) }
 
 func benchWalkGetattrClunk(b *testing.B, fast bool) {
-	e := newEnv(b)
-	_, root := dial(b, "tcp", benchAddr(b, e, fast), "/", 0, 64<<10)
-	d := walk(b, root)
-	if _, err := d.Mkdir("c", 0o755, p9.NoUID, p9.NoGID); err != nil {
-		b.Fatal(err)
-	}
+	root := benchDir(b, fast)
 	c := walk(b, root, "c")
 	for i := range 100 {
 		create(b, c, fmt.Sprintf("f%05d", i), make([]byte, 4096))
@@ -107,12 +113,7 @@ func benchWalkGetattrClunk(b *testing.B, fast bool) {
 func BenchmarkGetattr(b *testing.B) { both(b, benchGetattr) }
 
 func benchGetattr(b *testing.B, fast bool) {
-	e := newEnv(b)
-	_, root := dial(b, "tcp", benchAddr(b, e, fast), "/", 0, 64<<10)
-	d := walk(b, root)
-	if _, err := d.Mkdir("c", 0o755, p9.NoUID, p9.NoGID); err != nil {
-		b.Fatal(err)
-	}
+	root := benchDir(b, fast)
 	create(b, walk(b, root, "c"), "f", []byte("x"))
 	f := walk(b, root, "c", "f")
 	b.ReportAllocs()

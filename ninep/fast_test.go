@@ -170,11 +170,7 @@ func TestFastPathClunkBound(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.export, "f"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := dialRaw(t, "tcp", e.tcp)
-	r.version(fastMsize)
-	if err := r.attach(1, 1, "@fast", 0); err != nil {
-		t.Fatal(err)
-	}
+	r := attachFast(t, e)
 	const n, bound = 1100, 1024
 	for i := range uint32(n) {
 		if err := r.walk(1, 100+i, "f"); err != nil {
@@ -200,6 +196,18 @@ func TestFastPathClunkBound(t *testing.T) {
 	}
 }
 
+// attachFast dials e's server over TCP, negotiates fastMsize and attaches fid 1
+// as app "fast".
+func attachFast(t *testing.T, e *env) *raw {
+	t.Helper()
+	r := dialRaw(t, "tcp", e.tcp)
+	r.version(fastMsize)
+	if err := r.attach(1, 1, "@fast", 0); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func head(b []byte) []byte { return b[:min(len(b), 48)] }
 
 // TestFastPathForgetsRemovedFid: after Tremove (a clunk that also unlinks) the
@@ -209,11 +217,7 @@ func TestFastPathForgetsRemovedFid(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.export, "gone"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := dialRaw(t, "tcp", e.tcp)
-	r.version(fastMsize)
-	if err := r.attach(1, 1, "@fast", 0); err != nil {
-		t.Fatal(err)
-	}
+	r := attachFast(t, e)
 	if err := r.walk(1, 2, "gone"); err != nil {
 		t.Fatal(err)
 	}
@@ -304,11 +308,7 @@ func TestFastPathWaitsForNothing(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.export, "r"), []byte("readable"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := dialRaw(t, "tcp", e.tcp)
-	r.version(fastMsize)
-	if err := r.attach(1, 1, "@fast", 0); err != nil {
-		t.Fatal(err)
-	}
+	r := attachFast(t, e)
 	if err := r.walk(1, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -366,11 +366,7 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := dialRaw(t, "tcp", e.tcp)
-	r.version(fastMsize)
-	if err := r.attach(1, 1, "@fast", 0); err != nil {
-		t.Fatal(err)
-	}
+	r := attachFast(t, e)
 	if err := r.walk(1, 2, "cold"); err != nil {
 		t.Fatal(err)
 	}
