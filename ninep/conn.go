@@ -40,10 +40,10 @@ const getlockFlag = 1 << 30
 //     file.Lock tests the lock table and leaves the answer here, and the Rlock
 //     p9 sends back is replaced by that Rgetlock. The fid is resolved by p9 as for
 //     any request, which the shim alone could not do.
-//   - Tgetattr, Tread, Twrite on a fid the shim knows, and Tclunk of one that is
-//     not open: answered here, inline, through the same *file methods p9 would
-//     call (fast.go). To know fids, the shim keeps one fid-making request
-//     (Tattach, Twalk, Tlcreate) in flight at a time.
+//   - Tgetattr, Tread, Twrite on a fid the shim knows, Tclunk of one that is
+//     not open, and Twalk: answered here, inline, through the same *file
+//     methods p9 would call (fast.go, ghost.go). To know fids, the shim keeps
+//     one fid-making request (Tattach, Twalk, Tlcreate) in flight at a time.
 //
 // Everything else passes through unchanged and uncopied. Replies the shim makes
 // itself are sent between two of p9's replies, never inside one; each of p9's
@@ -68,6 +68,7 @@ type conn struct {
 	wbuf    []byte   // the reply assembled so far
 	wdrop   []byte   // non-nil: the reply is being dropped; send this instead
 	pending [][]byte // replies of the shim waiting for p9's reply to end
+	wnone   [0]byte  // wdrop for a reply dropped without replacement
 	// wvec is the vector of a writev, kept here so that handing it to the
 	// socket (an interface call, so it escapes) allocates nothing per reply.
 	wvec net.Buffers
@@ -80,6 +81,7 @@ type conn struct {
 	msize        atomic.Uint32
 	rdata, wdata []byte
 	ohdr         []byte
+	named        [2]uint32 // namedFids' result
 }
 
 // getlock is one Tgetlock in flight.
@@ -327,7 +329,10 @@ func (c *conn) Write(p []byte) (int, error) {
 				return 0, errMalformed
 			}
 			c.wleft = size - headerLen
-			c.replied(typ, tag)
+			if c.replied(typ, tag) {
+				c.wdrop = c.wnone[:]
+				c.wbuf = c.wbuf[:0]
+			}
 			if repl := c.replyFor(typ, tag); repl != nil {
 				c.wdrop = repl
 				c.wbuf = c.wbuf[:0]

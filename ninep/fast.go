@@ -12,9 +12,9 @@ import (
 
 // The fast path: the connection shim answers Tgetattr, Tread and Twrite itself,
 // in the goroutine p9 is receiving with, by calling the very *file methods p9
-// would call for that fid, and answers the Tclunk of a fid that is not open.
-// Everything else, and anything the shim is unsure of, goes to p9 as before,
-// and p9 answers it as it always did.
+// would call for that fid, answers the Tclunk of a fid that is not open, and
+// answers Twalks itself (ghosts, ghost.go). Everything else, and anything the
+// shim is unsure of, goes to p9 as before, and p9 answers it as it always did.
 //
 // Why: p9 hands every message from the goroutine that read it to another one
 // (the reader lets a waiting goroutine take over receiving, which wakes a second
@@ -70,6 +70,8 @@ type making struct {
 	fid     uint32 // the fid its success binds (Twalk's newfid, else fid)
 	made    *file  // the last *file its handler made
 	dropped bool   // a Tclunk/Tremove for fid was read meanwhile
+	early   bool   // the shim's own Twalk for a ghost (ghost.go): its reply is dropped
+	shadow  bool   // early: p9 still held a stale reference under fid (deferClunk)
 	done    chan struct{}
 }
 
@@ -81,25 +83,63 @@ const maxDeferred = 1024
 type fidState struct {
 	fids     map[uint32]*file
 	deferred map[uint32]struct{} // clunked by the shim, still held by p9
+	ghosts   map[uint32]*ghost   // walked by the shim, unknown to p9 (ghost.go)
+	orphans  map[uint32]bool     // ghosts p9 could not walk; true: p9 holds a stale one
 	mk       *making
 	off      bool // a making request outlived makeWait: no more fast path here
 }
 
 // intercept is the shim's look at every request before p9 sees it (called from
 // Read at a message boundary, the header buffered). It reports whether it
-// consumed and answered the request.
+// consumed the request; a request it consumed was answered, or handed to p9
+// in c.out, or is still buffered behind a walk the shim sent p9 first.
 func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
-	if c.clunkedFid(typ, size) {
-		if _, err := c.br.Discard(size); err != nil {
-			return true, io.ErrUnexpectedEOF
+	named := c.namedFids(typ, size)
+	c.awaitGhostOf(named)
+	fid, errno, g := c.classify(named)
+	switch {
+	case errno == linux.EBADF:
+		return c.answer(size, rlerror(tag, uint32(errno)))
+	case errno != 0: // an orphan (ghost.go)
+		if (typ == msgTclunk || typ == msgTremove) && fid == named[0] {
+			c.fmu.Lock()
+			c.dropOrphan(fid)
+			c.fmu.Unlock()
+			if typ == msgTclunk {
+				return c.answer(size, c.rclunk(tag))
+			}
 		}
-		c.srv.answered.Add(1)
-		return true, c.replyv(rlerror(tag, uint32(linux.EBADF)), nil)
+		return c.answer(size, rlerror(tag, uint32(errno)))
+	case g != nil && typ == msgTclunk && size == headerLen+4:
+		c.fmu.Lock()
+		c.dropGhost(fid)
+		c.fmu.Unlock()
+		return c.answer(size, c.rclunk(tag))
+	case g != nil && typ != msgTgetattr:
+		return c.materialize(fid, tag), nil
 	}
 	switch typ {
 	case msgTgetattr, msgTread, msgTwrite:
-		return c.fast(typ, tag, size)
-	case msgTwalk, msgTwalkgetattr:
+		if done, err := c.fast(typ, tag, size); done || err != nil {
+			return done, err
+		}
+	case msgTrenameat, msgTrename, msgTunlinkat, msgTremove:
+		// p9 moves or marks the fids it knows below what changes; ghosts
+		// are made known first.
+		if n, ok := c.anyGhost(); ok {
+			return c.materialize(n, tag), nil
+		}
+	}
+	c.awaitEarly()
+	switch typ {
+	case msgTwalk:
+		if done, err := c.ghostWalk(tag, size); done || err != nil {
+			return done, err
+		}
+		if newfid, ok := c.peekFid(size, headerLen+4); ok {
+			c.startMaking(tag, newfid)
+		}
+	case msgTwalkgetattr:
 		if newfid, ok := c.peekFid(size, headerLen+4); ok {
 			c.startMaking(tag, newfid)
 		}
@@ -110,13 +150,7 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 	case msgTclunk:
 		if fid, ok := c.peekFid(size, headerLen); ok {
 			if c.deferClunk(fid, size) {
-				if _, err := c.br.Discard(size); err != nil {
-					return true, io.ErrUnexpectedEOF
-				}
-				c.srv.answered.Add(1)
-				w := append(c.ohdr[:0], headerLen, 0, 0, 0, msgRclunk, 0, 0)
-				binary.LittleEndian.PutUint16(w[5:], tag)
-				return true, c.replyv(w, nil)
+				return c.answer(size, c.rclunk(tag))
 			}
 			c.forget(fid)
 		}
@@ -128,20 +162,28 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 	return false, nil
 }
 
-// clunkedFid reports whether the request names, as a fid that must exist, one
-// whose clunk the shim answered (deferClunk).
-func (c *conn) clunkedFid(typ uint8, size int) bool {
-	c.fmu.Lock()
-	n := len(c.fs.deferred)
-	c.fmu.Unlock()
-	if n == 0 {
-		return false
+// answer consumes the buffered request and sends the shim's reply to it.
+func (c *conn) answer(size int, reply []byte) (bool, error) {
+	if _, err := c.br.Discard(size); err != nil {
+		return true, io.ErrUnexpectedEOF
 	}
-	var fids []uint32
+	c.srv.answered.Add(1)
+	return true, c.replyv(reply, nil)
+}
+
+func (c *conn) rclunk(tag uint16) []byte {
+	w := append(c.ohdr[:0], headerLen, 0, 0, 0, msgRclunk, 0, 0)
+	binary.LittleEndian.PutUint16(w[5:], tag)
+	return w
+}
+
+// namedFids returns the fids a buffered request names as fids that must exist
+// (not a fid it makes), in c.named.
+func (c *conn) namedFids(typ uint8, size int) []uint32 {
+	fids := c.named[:0]
 	switch typ {
 	case msgTversion, msgTauth, msgTflush, msgTattach, msgTxattrwalk, msgTxattrcreate:
 		// No fid, a new one, or answered by the shim whatever the fid.
-		return false
 	case msgTlink, msgTrename: // dfid fid / fid dfid
 		if a, ok := c.peekFid(size, headerLen); ok {
 			fids = append(fids, a)
@@ -163,14 +205,29 @@ func (c *conn) clunkedFid(typ uint8, size int) bool {
 			fids = append(fids, a)
 		}
 	}
+	return fids
+}
+
+// classify looks the named fids up: the first that is gone as far as the client
+// can tell, with the errno p9 would give (EBADF for a fid whose clunk the shim
+// answered, ESTALE for an orphan), else the first ghost.
+func (c *conn) classify(named []uint32) (uint32, linux.Errno, *ghost) {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	for _, fid := range fids {
+	var g *ghost
+	var gfid uint32
+	for _, fid := range named {
 		if _, ok := c.fs.deferred[fid]; ok {
-			return true
+			return fid, linux.EBADF, nil
+		}
+		if _, ok := c.fs.orphans[fid]; ok {
+			return fid, linux.ESTALE, nil
+		}
+		if x := c.fs.ghosts[fid]; x != nil && g == nil {
+			g, gfid = x, fid
 		}
 	}
-	return false
+	return gfid, 0, g
 }
 
 // deferClunk decides whether the shim answers a Tclunk of fid itself (see
@@ -190,10 +247,7 @@ func (c *conn) deferClunk(fid uint32, size int) bool {
 		return false
 	}
 	delete(c.fs.fids, fid)
-	if c.fs.deferred == nil {
-		c.fs.deferred = map[uint32]struct{}{}
-	}
-	c.fs.deferred[fid] = struct{}{}
+	c.deferLocked(fid)
 	return true
 }
 
@@ -216,18 +270,65 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 			return
 		}
 		c.fmu.Unlock()
-		t := time.NewTimer(makeWait)
-		select {
-		case <-mk.done:
-			t.Stop()
-		case <-t.C:
-			c.fmu.Lock()
-			if c.fs.mk == mk {
-				c.fs.off, c.fs.mk, c.fs.fids = true, nil, nil
-				c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on",
-					"remote", c.nc.RemoteAddr().String(), "tag", mk.tag)
-			}
-			c.fmu.Unlock()
+		c.await(mk)
+	}
+}
+
+// await waits for mk's reply, at most makeWait; past that the shim stops
+// answering for this connection's fids (see makeWait).
+func (c *conn) await(mk *making) {
+	t := time.NewTimer(makeWait)
+	defer t.Stop()
+	select {
+	case <-mk.done:
+	case <-t.C:
+		c.fmu.Lock()
+		if c.fs.mk == mk {
+			c.fs.off, c.fs.mk, c.fs.fids = true, nil, nil
+			c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on",
+				"remote", c.nc.RemoteAddr().String(), "tag", mk.tag)
+		}
+		c.fmu.Unlock()
+	}
+}
+
+// awaitIdle waits until no fid-making request is in flight.
+func (c *conn) awaitIdle() {
+	for {
+		c.fmu.Lock()
+		mk := c.fs.mk
+		c.fmu.Unlock()
+		if mk == nil {
+			return
+		}
+		c.await(mk)
+	}
+}
+
+// awaitEarly waits for the reply to the shim's own Twalk, if one is in flight:
+// every request that needs p9 comes after it (it carries the tag of a request
+// still held back, see materialize).
+func (c *conn) awaitEarly() {
+	c.fmu.Lock()
+	mk := c.fs.mk
+	c.fmu.Unlock()
+	if mk != nil && mk.early {
+		c.await(mk)
+	}
+}
+
+// awaitGhostOf waits for the shim's own Twalk if it makes one of the named fids.
+func (c *conn) awaitGhostOf(named []uint32) {
+	c.fmu.Lock()
+	mk := c.fs.mk
+	c.fmu.Unlock()
+	if mk == nil || !mk.early {
+		return
+	}
+	for _, fid := range named {
+		if fid == mk.fid {
+			c.await(mk)
+			return
 		}
 	}
 }
@@ -241,36 +342,48 @@ func (c *conn) made(f *file) {
 	c.fmu.Unlock()
 }
 
-// replied sees the header of every reply p9 sends, before the client can.
-func (c *conn) replied(typ uint8, tag uint16) {
+// replied sees the header of every reply p9 sends, before the client can, and
+// reports whether to drop it (the reply to the shim's own Twalk).
+func (c *conn) replied(typ uint8, tag uint16) bool {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	mk := c.fs.mk
 	if mk == nil {
-		return
+		return false
 	}
 	if tag != mk.tag {
 		// p9 answers a request it could not decode with tag NOTAG: if that
-		// was the making request, its reply will never come.
-		if tag == noTag && typ == msgRlerror {
+		// was the making request, its reply will never come. (The shim's
+		// own walks always decode.)
+		if tag == noTag && typ == msgRlerror && !mk.early {
 			c.fs.mk = nil
 			close(mk.done)
 		}
-		return
+		return false
 	}
 	switch typ {
 	case msgRwalk, msgRwalkgetattr, msgRlcreate, msgRucreate, msgRattach:
 		// p9 installed a new reference under mk.fid, dropping any it held.
 		delete(c.fs.deferred, mk.fid)
+		delete(c.fs.ghosts, mk.fid)
 		if mk.made != nil && !mk.dropped {
 			if c.fs.fids == nil {
 				c.fs.fids = map[uint32]*file{}
 			}
 			c.fs.fids[mk.fid] = mk.made
 		}
+	default:
+		if mk.early {
+			// The client was told this fid exists; p9 could not walk it.
+			if c.fs.orphans == nil {
+				c.fs.orphans = map[uint32]bool{}
+			}
+			c.fs.orphans[mk.fid] = mk.shadow
+		}
 	}
 	c.fs.mk = nil
 	close(mk.done)
+	return mk.early
 }
 
 // forget drops a fid the client is about to clunk or remove.
@@ -283,9 +396,13 @@ func (c *conn) forget(fid uint32) {
 	c.fmu.Unlock()
 }
 
+// lookup returns the *file the fast path answers for fid: p9's, or a ghost's.
 func (c *conn) lookup(fid uint32) *file {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
+	if g := c.fs.ghosts[fid]; g != nil {
+		return g.f
+	}
 	return c.fs.fids[fid]
 }
 

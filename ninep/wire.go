@@ -21,6 +21,7 @@ const (
 	msgRgetlock     = 55
 	msgTlink        = 70
 	msgTrenameat    = 74
+	msgTunlinkat    = 76
 	msgTversion     = 100
 	msgTauth        = 102
 	msgTattach      = 104
