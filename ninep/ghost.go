@@ -10,8 +10,8 @@ import (
 // `ls -l` on a mount, and every stat on a cache=none one, is Twalk, Tgetattr,
 // Tclunk per entry. The fast path answers the last two; the Twalk went to p9,
 // whose per-message goroutine hand-off made listing the one request pattern
-// slower than diod. So a Twalk of one to sixteen names from a fid p9 knows is
-// answered here: the shim walks with the same file.walk p9's handler would
+// slower than diod. So a Twalk of up to sixteen names (none: a clone, as
+// before every open and create) from a fid p9 knows is answered here: the shim walks with the same file.walk p9's handler would
 // call, answers Rwalk, and keeps the new fid as a ghost. Tgetattr on a ghost is
 // answered from its *file, and its Tclunk drops it; p9 never hears of either.
 //
@@ -52,7 +52,7 @@ func (c *conn) ghostWalk(tag uint16, size int) (bool, error) {
 	}
 	r := wireReader{b: b[headerLen:]}
 	fid, newfid, n := r.u32(), r.u32(), int(r.u16())
-	if r.bad || n == 0 || n > maxWalkNames || fid == newfid {
+	if r.bad || n > maxWalkNames || fid == newfid {
 		return false, nil
 	}
 	names := make([]string, n)
