@@ -65,11 +65,12 @@ func (f *file) p() string {
 }
 
 // child returns a new fid's file for path p under the same attach. Every file a
-// fid can end up holding is made here or by attachRoot, and reported to the
-// connection's fast path (fast.go), which learns from it whose fid is whose.
-func (f *file) child(p string) *file {
+// fid p9 holds is made here or by attachRoot, and reported to the connection's
+// fast path (fast.go), which learns from it whose fid is whose; the shim's own
+// walks (ghost.go) make theirs unreported.
+func (f *file) child(p string, report bool) *file {
 	c := &file{srv: f.srv, conn: f.conn, ctx: f.ctx, path: p}
-	if f.conn != nil {
+	if report && f.conn != nil {
 		f.conn.made(c)
 	}
 	return c
@@ -90,7 +91,8 @@ func (f *file) guard(op string, err *error) {
 //
 // A clone (no names) is stat'ed only when the caller wants attributes: p9
 // already knows the fid's type, and Linux clones a fid before every open.
-func (f *file) walk(names []string, wantAttr bool) ([]p9.QID, *file, server.Attr, error) {
+// report: the result is for p9 (see child).
+func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, server.Attr, error) {
 	if f.attachNonce != "" && len(names) == 1 && isAttachToken(names[0]) {
 		return f.attachRoot(names[0])
 	}
@@ -100,12 +102,12 @@ func (f *file) walk(names []string, wantAttr bool) ([]p9.QID, *file, server.Attr
 	var err error
 	if len(names) == 0 {
 		if !wantAttr {
-			return nil, f.child(p), a, nil
+			return nil, f.child(p, report), a, nil
 		}
 		if a, err = f.srv.fs.Lstat(f.ctx, p); err != nil {
 			return nil, nil, a, toErrno(err)
 		}
-		return nil, f.child(p), a, nil
+		return nil, f.child(p, report), a, nil
 	}
 	for i, name := range names {
 		switch name {
@@ -126,13 +128,13 @@ func (f *file) walk(names []string, wantAttr bool) ([]p9.QID, *file, server.Attr
 		}
 		qids = append(qids, qidOf(a))
 	}
-	return qids, f.child(p), a, nil
+	return qids, f.child(p, report), a, nil
 }
 
 // Walk implements p9.File.Walk.
 func (f *file) Walk(names []string) (qids []p9.QID, nf p9.File, err error) {
 	defer f.guard("walk", &err)
-	qids, c, _, err := f.walk(names, false)
+	qids, c, _, err := f.walk(names, false, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,7 +145,7 @@ func (f *file) Walk(names []string) (qids []p9.QID, nf p9.File, err error) {
 // answering both from one lstat halves the work of every walk.
 func (f *file) WalkGetAttr(names []string) (qids []p9.QID, nf p9.File, mask p9.AttrMask, attr p9.Attr, err error) {
 	defer f.guard("walk", &err)
-	qids, c, a, err := f.walk(names, true)
+	qids, c, a, err := f.walk(names, true, true)
 	if err != nil {
 		return nil, nil, p9.AttrMask{}, p9.Attr{}, err
 	}
@@ -360,7 +362,7 @@ func (f *file) Create(name string, flags p9.OpenFlags, mode p9.FileMode, _ p9.UI
 		fl.Close()
 		return nil, p9.QID{}, 0, toErrno(err)
 	}
-	c := f.child(p)
+	c := f.child(p, true)
 	c.open.Store(&openFile{fl: fl, writable: true, mode: flags.Mode()})
 	return c, qidOf(st), 0, nil
 }

@@ -66,7 +66,8 @@ func (c *conn) ghostWalk(tag uint16, size int) (bool, error) {
 	if r.bad || len(r.b) != 0 {
 		return false, nil
 	}
-	c.awaitIdle()
+	// No waiting for a walk or create p9 is handling: this walk reports
+	// nothing to it (file.child), so the two cannot be confused.
 	c.fmu.Lock()
 	src, known := c.fs.fids[fid]
 	_, live := c.fs.fids[newfid]
@@ -77,7 +78,7 @@ func (c *conn) ghostWalk(tag uint16, size int) (bool, error) {
 		// live (the client reusing a fid in use): p9 decides.
 		return false, nil
 	}
-	qids, child, _, err := src.walk(names, false)
+	qids, child, _, err := src.walk(names, false, false)
 	if err != nil {
 		return false, nil // p9 walks it again and answers its own way
 	}
