@@ -34,9 +34,10 @@ import (
 // Knowing which *file p9 holds for a fid. The shim watches the requests that make
 // fids (Tattach, Twalk, Tlcreate and p9's Twalkgetattr and Tucreate) and lets
 // only one of them be in flight per connection at a time (the next waits in Read
-// for the reply). While it is in flight, only its handler makes *file values on
-// this connection (file.walk, file.Create, file.attachRoot call conn.made), so
-// the last one made is the one p9 installs; the reply says whether it did
+// for the reply). While it is in flight, only its handler makes *file values
+// reported on this connection (file.child and file.attachRoot call conn.made;
+// the shim's own walks report nothing), so the last one reported is the one p9
+// installs; the reply says whether it did
 // (Rwalk, Rlcreate, Rattach; an Rlerror leaves the fid as it was). A fid leaves
 // the table when the shim reads a Tclunk or Tremove for it, before p9 sees it,
 // so the shim never answers for a fid p9 has let go.
