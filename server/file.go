@@ -125,7 +125,9 @@ func (fl *File) WriteAt(b []byte, off int64) (int, error) {
 		return 0, E("write", KindInvalid, fl.Path(), constError("negative offset"))
 	}
 	fl.fs.gate.RLock()
-	return fl.writeAt(b, off)
+	n, err := fl.f.WriteAt(b, off)
+	fl.fs.gate.RUnlock()
+	return fl.wrote(n, err)
 }
 
 // TryWriteAt is WriteAt for a caller that must not wait for a snapshot (see
@@ -137,14 +139,14 @@ func (fl *File) TryWriteAt(b []byte, off int64) (n int, ok bool, err error) {
 	if !fl.fs.gate.TryRLock() {
 		return 0, false, nil
 	}
-	n, err = fl.writeAt(b, off)
+	n, err = fl.f.WriteAt(b, off)
+	fl.fs.gate.RUnlock()
+	n, err = fl.wrote(n, err)
 	return n, true, err
 }
 
-// writeAt writes with the gate held shared, and releases it.
-func (fl *File) writeAt(b []byte, off int64) (int, error) {
-	n, err := fl.f.WriteAt(b, off)
-	fl.fs.gate.RUnlock()
+// wrote records a write of n bytes (for updatedAt) and wraps its error.
+func (fl *File) wrote(n int, err error) (int, error) {
 	if n > 0 {
 		fl.written.Store(true)
 		fl.fs.touches.add(fl.Path())
