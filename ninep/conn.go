@@ -277,20 +277,11 @@ func (c *conn) replyFor(typ uint8, tag uint16) []byte {
 
 // reply sends a reply of the shim's own: now if p9 is between replies, else
 // right after the one it is writing.
-func (c *conn) reply(msg []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.wleft == 0 && len(c.whead) == 0 {
-		_, err := c.nc.Write(msg)
-		return err
-	}
-	c.pending = append(c.pending, msg)
-	return nil
-}
+func (c *conn) reply(msg []byte) error { return c.replyv(msg, nil) }
 
-// replyv sends a reply the shim made from hdr and payload (nil for none), both
-// the receiving goroutine's buffers: at once in one system call if p9 is between
-// replies, else copied to wait for the end of p9's.
+// replyv sends a reply the shim made from hdr and payload (nil for none), which
+// may be the receiving goroutine's reused buffers: at once in one system call if
+// p9 is between replies, else copied to wait for the end of p9's.
 func (c *conn) replyv(hdr, payload []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()

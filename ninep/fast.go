@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/hugelgupf/p9/linux"
@@ -323,14 +324,8 @@ func (c *conn) awaitGhostOf(named []uint32) {
 	c.fmu.Lock()
 	mk := c.fs.mk
 	c.fmu.Unlock()
-	if mk == nil || !mk.early {
-		return
-	}
-	for _, fid := range named {
-		if fid == mk.fid {
-			c.await(mk)
-			return
-		}
+	if mk != nil && slices.Contains(named, mk.fid) {
+		c.awaitEarly()
 	}
 }
 
