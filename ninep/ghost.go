@@ -2,7 +2,8 @@ package ninep
 
 import (
 	"encoding/binary"
-	"strings"
+
+	"github.com/semfs/semfs/server"
 )
 
 // Ghosts: fids the shim walked itself and p9 has not heard of.
@@ -57,9 +58,9 @@ func (c *conn) ghostWalk(tag uint16, size int) (bool, error) {
 	}
 	names := make([]string, n)
 	for i := range names {
-		// p9's own check of walk names; anything it refuses is p9's to refuse.
-		names[i] = r.str()
-		if names[i] == "" || names[i] == "." || names[i] == ".." || strings.Contains(names[i], "/") {
+		// The core's check is stricter than p9's: a name either refuses is
+		// left to p9, which answers it its own way.
+		if names[i] = r.str(); server.CheckName("walk", names[i]) != nil {
 			return false, nil
 		}
 	}
