@@ -69,6 +69,15 @@ func (b *Batcher) Apply(ctx context.Context, c Change) error {
 	return nil
 }
 
+// Ready reports whether an Apply made now would return without waiting for room
+// (ReadySink). The answer holds while the caller keeps every other producer out;
+// the FS's producers all hold its namespace lock.
+func (b *Batcher) Ready() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue) < b.max && !b.closed
+}
+
 // Flush waits until every change queued before the call has been applied.
 func (b *Batcher) Flush(ctx context.Context) error {
 	b.mu.Lock()

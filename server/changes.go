@@ -48,6 +48,16 @@ type Sink interface {
 	Apply(ctx context.Context, c Change) error
 }
 
+// ReadySink is a Sink that can tell, without waiting, whether an Apply made now
+// would wait (a queue with no room). The core asks before a change a caller must
+// not wait for (FS.TryCreate, File.TryClose): a protocol front end answering in
+// its connection's only reader. A Sink that does not implement it is taken never
+// to wait, as a SinkFunc that records or discards does not.
+type ReadySink interface {
+	Sink
+	Ready() bool
+}
+
 // SinkFunc adapts a function to Sink.
 type SinkFunc func(ctx context.Context, c Change) error
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -198,4 +199,31 @@ func (fl *File) Close() error {
 		fl.fs.touches.flushPath(fl.Path())
 	}
 	return wrap("close", fl.Path(), err)
+}
+
+// TryClose is Close for a caller that must not wait (see FS.TryCreate): ok=false,
+// the file still open, when it was written and its ChangeWrite cannot be sent at
+// once (another namespace change is under way, or the sink has no room).
+func (fl *File) TryClose() (ok bool, err error) {
+	if !fl.written.Load() {
+		return true, fl.Close()
+	}
+	f := fl.fs
+	if !f.ns.TryLock() {
+		return false, nil
+	}
+	defer f.ns.Unlock()
+	if !f.sinkReady() {
+		return false, nil
+	}
+	f.openMu.Lock()
+	delete(f.open, fl)
+	p := fl.path
+	f.openMu.Unlock()
+	err = fl.f.Close()
+	// applyTouch's work, under the namespace lock this call already holds.
+	for p, at := range f.touches.take(func(k string, _ time.Time) bool { return k == p }) {
+		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})
+	}
+	return true, wrap("close", p, err)
 }

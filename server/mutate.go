@@ -61,32 +61,66 @@ func (f *FS) own(ctx context.Context, fd int, name string, flags int) {
 // is never followed (KindExists when exclusive, KindInvalid otherwise).
 func (f *FS) Create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created bool, err error) {
 	err = f.mutate(func() error {
-		d, name, err := f.parent("create", p)
-		if err != nil {
-			return err
-		}
-		defer d.close()
-		flags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		fd, err := unix.Openat(d.fd, name, flags, unixPerm(perm))
-		if err == unix.EEXIST && !exclusive {
-			fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-			if err != nil {
-				return wrap("create", p, err)
-			}
-			file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
-			return nil
-		}
-		if err != nil {
-			return wrap("create", p, err)
-		}
-		f.own(ctx, fd, "", 0)
-		file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
-		created = true
-		a, _ := statx(fd, "", "create", p)
-		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
-		return nil
+		file, created, err = f.create(ctx, p, perm, exclusive)
+		return err
 	})
 	return file, created, err
+}
+
+// TryCreate is Create for a caller that must not wait for anything but the
+// system calls themselves (a protocol front end answering in its connection's
+// only reader): ok=false, nothing done, while a snapshot holds the FS, another
+// namespace change is under way, or the sink has no room for the ChangeCreate.
+// The caller then calls Create where waiting is harmless.
+func (f *FS) TryCreate(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created, ok bool, err error) {
+	if !f.gate.TryRLock() {
+		return nil, false, false, nil
+	}
+	defer f.gate.RUnlock()
+	if !f.ns.TryLock() {
+		return nil, false, false, nil
+	}
+	defer f.ns.Unlock()
+	if !f.sinkReady() {
+		return nil, false, false, nil
+	}
+	file, created, err = f.create(ctx, p, perm, exclusive)
+	return file, created, true, err
+}
+
+// sinkReady reports whether an Apply made now would not wait (ReadySink). Every
+// Apply is made under f.ns, so the answer holds while the caller holds it.
+func (f *FS) sinkReady() bool {
+	if r, ok := f.sink.(ReadySink); ok {
+		return r.Ready()
+	}
+	return true
+}
+
+// create is Create's work. Precondition: f.gate held shared and f.ns held.
+func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (*File, bool, error) {
+	d, name, err := f.parent("create", p)
+	if err != nil {
+		return nil, false, err
+	}
+	defer d.close()
+	flags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(d.fd, name, flags, unixPerm(perm))
+	if err == unix.EEXIST && !exclusive {
+		fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != nil {
+			return nil, false, wrap("create", p, err)
+		}
+		return f.newFile(os.NewFile(uintptr(fd), p), p, true), false, nil
+	}
+	if err != nil {
+		return nil, false, wrap("create", p, err)
+	}
+	f.own(ctx, fd, "", 0)
+	file := f.newFile(os.NewFile(uintptr(fd), p), p, true)
+	a, _ := statx(fd, "", "create", p)
+	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
+	return file, true, nil
 }
 
 // Open opens an existing regular file p. flags take O_RDONLY, O_WRONLY or O_RDWR,

@@ -329,6 +329,10 @@ func (s *changeSink) Apply(ctx context.Context, c server.Change) error {
 
 func (s *changeSink) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
 
+// Ready is the queue's (server.ReadySink): the NFS handle map is not touched by
+// the creates and writes the core asks about, only by renames and removes.
+func (s *changeSink) Ready() bool { return s.queue.Ready() }
+
 // applyChanges feeds a batch of the core's change stream into the index in one
 // transaction.
 func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error {
