@@ -112,16 +112,37 @@ func main() {
 			data[i] = 'x'
 		}
 		i := 0
+		// Per-step latencies, so a change can be placed: clone walk, Tlcreate,
+		// Twrite, Tclunk.
+		var steps [4][]time.Duration
+		lap := func(k int, since time.Time) time.Time {
+			now := time.Now()
+			steps[k] = append(steps[k], now.Sub(since))
+			return now
+		}
 		for ; i < n && !over(); i++ {
+			a := time.Now()
 			_, d, err := dir.Walk(nil) // Tlcreate turns the fid into the new file
 			must(err, "clone")
+			a = lap(0, a)
 			f, _, _, err := d.Create(fmt.Sprintf("f%05d", i), p9.WriteOnly, 0o644, p9.NoUID, p9.NoGID)
 			must(err, "create")
+			a = lap(1, a)
 			_, err = f.WriteAt(data, 0)
 			must(err, "write")
+			a = lap(2, a)
 			must(f.Close(), "clunk")
+			lap(3, a)
 		}
-		fmt.Printf("create files=%d secs=%.3f\n", i, time.Since(t0).Seconds())
+		med := func(l []time.Duration) float64 {
+			if len(l) == 0 {
+				return 0
+			}
+			slices.Sort(l)
+			return float64(l[len(l)/2].Nanoseconds()) / 1e3
+		}
+		fmt.Printf("create files=%d secs=%.3f walk_us=%.1f lcreate_us=%.1f write_us=%.1f clunk_us=%.1f\n",
+			i, time.Since(t0).Seconds(), med(steps[0]), med(steps[1]), med(steps[2]), med(steps[3]))
 	case "listl":
 		dir := walk(args[1])
 		lister := walk(args[1])
