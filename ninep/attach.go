@@ -71,7 +71,7 @@ func (f *file) attachRoot(tok string) ([]p9.QID, *file, server.Attr, error) {
 	if err != nil {
 		return nil, nil, a, toErrno(err)
 	}
-	root := &file{srv: f.srv, conn: f.conn, ctx: server.WithIdentity(f.ctx, id)}
+	root := &file{srv: f.srv, conn: f.conn, ctx: server.WithIdentity(f.ctx, id), kind: p9.ModeDirectory}
 	if f.conn != nil {
 		f.conn.made(root)
 	}

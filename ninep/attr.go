@@ -34,6 +34,9 @@ func modeOf(m fs.FileMode) p9.FileMode {
 	return pm
 }
 
+// kindOf is the file type of a, as p9 keeps a fid's.
+func kindOf(a server.Attr) p9.FileMode { return modeOf(a.Mode).FileType() }
+
 // qidOf identifies a file to the client. Path is the inode. Version follows a
 // regular file's mtime and size (as QEMU's server does), so that a Linux client
 // with cache=loose sees a file another protocol rewrote as a new version; it is

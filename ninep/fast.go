@@ -84,9 +84,12 @@ const maxDeferred = 1024
 // fidState is a connection's view of p9's fid table, guarded by conn.fmu.
 type fidState struct {
 	fids     map[uint32]*file
-	deferred map[uint32]struct{} // clunked by the shim, still held by p9
-	ghosts   map[uint32]*ghost   // walked by the shim, unknown to p9 (ghost.go)
-	orphans  map[uint32]bool     // ghosts p9 could not walk; true: p9 holds a stale one
+	deferred map[uint32]struct{}      // clunked by the shim, still held by p9
+	ghosts   map[uint32]*ghost        // walked by the shim, unknown to p9 (ghost.go)
+	orphans  map[uint32]bool          // ghosts p9 could not walk; true: p9 holds a stale one
+	adopting map[uint32]*ghost        // created ghosts p9 has walked; their Tlcreate is next
+	adopt    *adoptSlot               // the shim's Tlcreate in flight (ghost.go)
+	laters   map[uint16]chan struct{} // requests answered by a goroutine (later), by tag
 	mk       *making
 	off      bool // a making request outlived makeWait: no more fast path here
 }
@@ -98,6 +101,9 @@ type fidState struct {
 func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 	named := c.namedFids(typ, size)
 	c.awaitGhostOf(named)
+	if fid, g := c.adoptingFor(typ, named); g != nil {
+		return c.adopt(fid, g, tag), nil
+	}
 	fid, errno, g := c.classify(named)
 	switch {
 	case errno == linux.EBADF:
@@ -113,14 +119,27 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 		}
 		return c.answer(size, rlerror(tag, uint32(errno)))
 	case g != nil && typ == msgTclunk && size == headerLen+4:
-		c.fmu.Lock()
-		c.dropGhost(fid)
-		c.fmu.Unlock()
-		return c.answer(size, c.rclunk(tag))
+		return c.clunkGhost(fid, g, tag, size)
+	case g != nil && typ == msgTlcreate:
+		if done, err := c.ghostCreate(g, tag, size); done || err != nil {
+			return done, err
+		}
+		return c.materialize(fid, tag), nil
+	case g != nil && g.made != nil && (typ == msgTread || typ == msgTwrite):
+		if done, err := c.fast(typ, tag, size); done || err != nil {
+			return done, err
+		}
+		return c.materialize(fid, tag), nil
 	case g != nil && typ != msgTgetattr:
 		return c.materialize(fid, tag), nil
 	}
 	switch typ {
+	case msgTflush:
+		if size == headerLen+2 {
+			if b, err := c.br.Peek(headerLen + 2); err == nil {
+				c.awaitLater(binary.LittleEndian.Uint16(b[headerLen:]))
+			}
+		}
 	case msgTgetattr, msgTread, msgTwrite:
 		if done, err := c.fast(typ, tag, size); done || err != nil {
 			return done, err
@@ -357,10 +376,16 @@ func (c *conn) replied(typ uint8, tag uint16) bool {
 		}
 		return false
 	}
+	if a := c.fs.adopt; a != nil && mk.early {
+		// The shim's Tlcreate was refused before file.Create took the file.
+		c.fs.adopt = nil
+		go a.f.Close()
+	}
 	switch typ {
 	case msgRwalk, msgRwalkgetattr, msgRlcreate, msgRucreate, msgRattach:
 		// p9 installed a new reference under mk.fid, dropping any it held.
 		delete(c.fs.deferred, mk.fid)
+		c.discardLocked(c.fs.ghosts[mk.fid])
 		delete(c.fs.ghosts, mk.fid)
 		if mk.made != nil && !mk.dropped {
 			if c.fs.fids == nil {
@@ -370,11 +395,13 @@ func (c *conn) replied(typ uint8, tag uint16) bool {
 		}
 	default:
 		if mk.early {
-			// The client was told this fid exists; p9 could not walk it.
-			if c.fs.orphans == nil {
-				c.fs.orphans = map[uint32]bool{}
+			// The client was told this fid exists; p9 could not walk it (or
+			// take the shim's Tlcreate).
+			c.orphanLocked(mk.fid, mk.shadow)
+			if g := c.fs.adopting[mk.fid]; g != nil {
+				delete(c.fs.adopting, mk.fid)
+				c.discardLocked(g)
 			}
-			c.fs.orphans[mk.fid] = mk.shadow
 		}
 	}
 	c.fs.mk = nil
@@ -400,6 +427,13 @@ func (c *conn) lookup(fid uint32) *file {
 		return g.f
 	}
 	return c.fs.fids[fid]
+}
+
+// isGhost reports whether fid is a ghost (ghost.go).
+func (c *conn) isGhost(fid uint32) bool {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	return c.fs.ghosts[fid] != nil
 }
 
 // peekFid returns the 32-bit field at off in the message whose header is
@@ -511,6 +545,20 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 			return true, io.ErrUnexpectedEOF
 		}
 		n, ok, err := f.tryWrite(data, int64(off))
+		if !ok && c.isGhost(fid) {
+			// p9 does not know the fid: write from a goroutine, as p9 would.
+			data := slices.Clone(data)
+			c.later(tag, func() []byte {
+				n, err := f.WriteAt(data, int64(off))
+				if err != nil {
+					return rlerror(tag, uint32(linux.ExtractErrno(err)))
+				}
+				w := newMessage(msgRwrite, tag)
+				w.u32(uint32(n))
+				return w.finish()
+			})
+			return true, nil
+		}
 		if !ok {
 			// A snapshot holds writes: hand p9 the request as it came, to
 			// wait in a goroutine of its own while this one reads on.

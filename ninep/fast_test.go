@@ -7,8 +7,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/hugelgupf/p9/linux"
@@ -20,6 +22,8 @@ import (
 const (
 	tRemove   = 122
 	tRenameat = 74
+	tFsync    = 50
+	oExcl     = uint32(0o200)
 	oRdonly   = uint32(0)
 	oWronly   = uint32(1)
 	oRdwr     = uint32(2)
@@ -118,10 +122,37 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 		{"getattr after failed walk", msg(tGetattr, 4, uint32(5), maskAll), false, false},
 		{"walk d again (fid 3 reused)", walk(1, 3, "d"), true, true},
 		{"getattr reused fid", msg(tGetattr, 4, uint32(3), maskAll), true, true},
-		{"create in d (fid 3 becomes the file)", msg(tLcreate, 10, uint32(3), "new", oRdwr, uint32(0o640), uint32(0)), true, false},
+		{"create in d (fid 3 becomes the file)", msg(tLcreate, 10, uint32(3), "new", oRdwr, uint32(0o640), uint32(0)), true, true},
 		{"getattr created fid", msg(tGetattr, 4, uint32(3), maskAll), true, true},
 		{"write created fid", msg(tWrite, 8, uint32(3), uint64(0), uint32(4), []byte("new!")), true, true},
 		{"read created fid", msg(tRead, 7, uint32(3), uint64(0), uint32(100)), true, true},
+		{"create on a created fid (p9's EINVAL)", msg(tLcreate, 10, uint32(3), "x", oRdwr, uint32(0o640), uint32(0)), false, false},
+		{"read created fid p9 knows", msg(tRead, 7, uint32(3), uint64(0), uint32(100)), true, true},
+		// Creates the shim answers, and what it leaves to p9.
+		{"clone d", walk(1, 10, "d"), true, true},
+		{"exclusive create of an existing name", msg(tLcreate, 10, uint32(10), "new", oRdwr|oExcl, uint32(0o600), uint32(0)), false, true},
+		{"create with a name p9 refuses", msg(tLcreate, 10, uint32(10), "..", oRdwr, uint32(0o600), uint32(0)), false, false},
+		{"walk f as fid 11", walk(1, 11, "f"), true, true},
+		{"create from a file fid (p9's EINVAL)", msg(tLcreate, 10, uint32(11), "z", oRdwr, uint32(0o600), uint32(0)), false, false},
+		{"walk d as fid 12", walk(1, 12, "d"), true, true},
+		{"create two, sticky and setuid asked", msg(tLcreate, 10, uint32(12), "two", oWronly, uint32(0o5640), uint32(0)), true, true},
+		{"write two", msg(tWrite, 8, uint32(12), uint64(0), uint32(3), []byte("two")), true, true},
+		{"getattr two", msg(tGetattr, 4, uint32(12), maskAll), true, true},
+		{"fsync two (p9 learns the created fid)", msg(tFsync, 6, uint32(12), uint32(0)), true, false},
+		{"read write-only created fid", msg(tRead, 7, uint32(12), uint64(0), uint32(10)), false, false},
+		{"write two, known to p9", msg(tWrite, 8, uint32(12), uint64(3), uint32(1), []byte("!")), true, true},
+		{"clunk two, open", msg(tClunk, 9, uint32(12)), true, false},
+		{"walk d as fid 13", walk(1, 13, "d"), true, true},
+		{"create three", msg(tLcreate, 10, uint32(13), "three", oRdwr|uint32(0o1000), uint32(0o644), uint32(0)), true, true},
+		{"write three", msg(tWrite, 8, uint32(13), uint64(0), uint32(5), []byte("three")), true, true},
+		{"clunk three", msg(tClunk, 9, uint32(13)), true, true},
+		{"getattr clunked three", msg(tGetattr, 4, uint32(13), maskAll), false, false},
+		{"write clunked three", msg(tWrite, 8, uint32(13), uint64(0), uint32(1), []byte("x")), false, false},
+		{"walk d as fid 14", walk(1, 14, "d"), true, true},
+		{"create three again, O_TRUNC", msg(tLcreate, 10, uint32(14), "three", oRdwr|uint32(0o1000), uint32(0o644), uint32(0)), true, true},
+		{"walk from a created fid (p9 learns it first)", walk(14, 15), true, true},
+		{"clunk the walk", msg(tClunk, 9, uint32(15)), true, true},
+		{"clunk three again", msg(tClunk, 9, uint32(14)), true, false},
 		{"clone root", walk(1, 6), true, true},
 		{"getattr clone", msg(tGetattr, 4, uint32(6), maskAll), true, true},
 		{"walk in place to d/new", walk(6, 6, "d", "new"), true, false},
@@ -156,9 +187,11 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 	if n := ninep.FastAnswered(ref); n != 0 {
 		t.Errorf("reference answered %d requests itself", n)
 	}
-	b, err := os.ReadFile(filepath.Join(e.export, "d", "new"))
-	if err != nil || string(b) != "new!" {
-		t.Fatalf("d/new = %q, %v", b, err)
+	for name, want := range map[string]string{"new": "new!", "two": "two!", "three": ""} {
+		b, err := os.ReadFile(filepath.Join(e.export, "d", name))
+		if err != nil || string(b) != want {
+			t.Fatalf("d/%s = %q, %v; want %q", name, b, err, want)
+		}
 	}
 }
 
@@ -307,19 +340,28 @@ func fastRoundTrip(root p9.File, name string, data []byte) error {
 }
 
 // TestFastPathWaitsForNothing: while a snapshot holds the core's writes, a
-// Twrite the shim would answer goes to p9 to wait there, and a read on the same
-// connection is still answered meanwhile ("reads go on" holds per mount too).
+// Twrite the shim would answer waits elsewhere: in p9 for a fid p9 knows, in a
+// goroutine of the shim's for a file it created itself (p9 does not know that
+// fid); and a read on the same connection is still answered meanwhile ("reads
+// go on" holds per mount too). A Tflush of the waiting write is answered after
+// the write's own reply.
 func TestFastPathWaitsForNothing(t *testing.T) {
 	e := newEnv(t)
-	if err := os.WriteFile(filepath.Join(e.export, "r"), []byte("readable"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"r", "k"} {
+		if err := os.WriteFile(filepath.Join(e.export, name), []byte("readable"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r := attachFast(t, e)
 	if err := r.walk(1, 2); err != nil {
 		t.Fatal(err)
 	}
+	before := ninep.FastAnswered(e.srv)
 	if _, err := r.call(msg(tLcreate, 1, uint32(2), "w", oRdwr, uint32(0o644), uint32(0))); err != nil {
 		t.Fatal(err)
+	}
+	if ninep.FastAnswered(e.srv) == before {
+		t.Fatal("the create was not the shim's: fid 2 is not one p9 does not know")
 	}
 	if err := r.walk(1, 3, "r"); err != nil {
 		t.Fatal(err)
@@ -328,6 +370,12 @@ func TestFastPathWaitsForNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := r.call(msg(tRead, 1, uint32(3), uint64(0), uint32(100))); err != nil { // now cached
+		t.Fatal(err)
+	}
+	if err := r.walk(1, 4, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tLopen, 1, uint32(4), oRdwr)); err != nil { // p9 opens it
 		t.Fatal(err)
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -339,26 +387,48 @@ func TestFastPathWaitsForNothing(t *testing.T) {
 		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
 	}()
 	<-entered
-	before := ninep.FastAnswered(e.srv)
+	before = ninep.FastAnswered(e.srv)
 	r.send(msg(tWrite, 5, uint32(2), uint64(0), uint32(5), []byte("hello")))
+	r.send(msg(tWrite, 8, uint32(4), uint64(0), uint32(4), []byte("KEPT")))
 	r.send(msg(tRead, 6, uint32(3), uint64(0), uint32(100)))
 	typ, tag, body := r.recv()
 	if tag != 6 || typ != tRead+1 || string(body[4:]) != "readable" {
 		t.Fatalf("first reply during the freeze: type %d tag %d %q, want the Rread (tag 6)", typ, tag, body)
 	}
+	r.send(msg(tFlush, 9, uint16(5)))
+	time.Sleep(50 * time.Millisecond) // let the flush reach the shim while the write waits
 	thaw()
 	if err := <-frozen; err != nil {
 		t.Fatal(err)
 	}
-	typ, tag, body = r.recv()
-	if tag != 5 || typ != tWrite+1 || binary.LittleEndian.Uint32(body) != 5 {
-		t.Fatalf("after the freeze: type %d tag %d %x, want Rwrite 5 (tag 5)", typ, tag, body)
+	var order []uint16
+	for range 3 {
+		typ, tag, body = r.recv()
+		order = append(order, tag)
+		switch tag {
+		case 5, 8:
+			if typ != tWrite+1 || binary.LittleEndian.Uint32(body) != map[uint16]uint32{5: 5, 8: 4}[tag] {
+				t.Fatalf("after the freeze: type %d tag %d %x, want Rwrite", typ, tag, body)
+			}
+		case 9:
+			if typ != tFlush+1 {
+				t.Fatalf("after the freeze: type %d tag 9, want Rflush", typ)
+			}
+		default:
+			t.Fatalf("after the freeze: unexpected tag %d", tag)
+		}
 	}
-	if got := ninep.FastAnswered(e.srv) - before; got != 1 {
-		t.Fatalf("fast path answered %d of the two, want 1 (the read)", got)
+	if i, j := slices.Index(order, 5), slices.Index(order, 9); i > j {
+		t.Fatalf("replies in order %v: the Rflush came before the reply to the write it flushed", order)
 	}
-	if b, err := os.ReadFile(filepath.Join(e.export, "w")); err != nil || string(b) != "hello" {
-		t.Fatalf("w = %q, %v", b, err)
+	// The read, and the write on the created fid (from a goroutine).
+	if got := ninep.FastAnswered(e.srv) - before; got != 2 {
+		t.Fatalf("fast path answered %d of the three, want 2", got)
+	}
+	for name, want := range map[string]string{"w": "hello", "k": "KEPTable"} {
+		if b, err := os.ReadFile(filepath.Join(e.export, name)); err != nil || string(b) != want {
+			t.Fatalf("%s = %q, %v; want %q", name, b, err, want)
+		}
 	}
 }
 

@@ -42,6 +42,10 @@ type file struct {
 	mu   sync.RWMutex
 	path string // core path: "" is the root
 
+	// kind is the file type when the fid was made (0: not known), as p9 keeps
+	// it for its own checks; the shim checks the same (ghost.go).
+	kind p9.FileMode
+
 	open    atomic.Pointer[openFile]
 	dirOpen atomic.Bool
 
@@ -68,8 +72,8 @@ func (f *file) p() string {
 // fid p9 holds is made here or by attachRoot, and reported to the connection's
 // fast path (fast.go), which learns from it whose fid is whose; the shim's own
 // walks (ghost.go) make theirs unreported.
-func (f *file) child(p string, report bool) *file {
-	c := &file{srv: f.srv, conn: f.conn, ctx: f.ctx, path: p}
+func (f *file) child(p string, kind p9.FileMode, report bool) *file {
+	c := &file{srv: f.srv, conn: f.conn, ctx: f.ctx, path: p, kind: kind}
 	if report && f.conn != nil {
 		f.conn.made(c)
 	}
@@ -102,12 +106,12 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 	var err error
 	if len(names) == 0 {
 		if !wantAttr {
-			return nil, f.child(p, report), a, nil
+			return nil, f.child(p, f.kind, report), a, nil
 		}
 		if a, err = f.srv.fs.Lstat(f.ctx, p); err != nil {
 			return nil, nil, a, toErrno(err)
 		}
-		return nil, f.child(p, report), a, nil
+		return nil, f.child(p, kindOf(a), report), a, nil
 	}
 	for i, name := range names {
 		switch name {
@@ -128,7 +132,7 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 		}
 		qids = append(qids, qidOf(a))
 	}
-	return qids, f.child(p, report), a, nil
+	return qids, f.child(p, kindOf(a), report), a, nil
 }
 
 // Walk implements p9.File.Walk.
@@ -303,7 +307,7 @@ func (f *file) FSync() (err error) {
 
 // Close implements p9.File.Close (the last reference to the fid is gone: clunk,
 // remove, or the connection ending). Closing a written file sends its updatedAt
-// to the index at once.
+// to the index at once. A second Close does nothing.
 func (f *file) Close() (err error) {
 	defer f.guard("clunk", &err)
 	f.dmu.Lock()
@@ -313,6 +317,22 @@ func (f *file) Close() (err error) {
 		return toErrno(of.fl.Close())
 	}
 	return nil
+}
+
+// tryClose is Close for the shim, which must not wait: ok=false, still open,
+// when the file's update cannot be sent at once (server.File.TryClose).
+func (f *file) tryClose() (ok bool, err error) {
+	ok = true
+	defer f.guard("clunk", &err)
+	of := f.open.Load()
+	if of == nil {
+		return true, nil
+	}
+	if ok, err = of.fl.TryClose(); !ok {
+		return false, nil
+	}
+	f.open.Store(nil)
+	return true, toErrno(err)
 }
 
 // perm converts the permission bits of a create request.
@@ -341,30 +361,69 @@ func (f *file) creating(gid p9.GID) context.Context {
 
 // Create implements p9.File.Create (Tlcreate). Without O_EXCL an existing file is
 // opened, as open(2) with O_CREAT does; with O_TRUNC it is then truncated.
+//
+// A Tlcreate the shim sends p9 to make a fid it created itself known (ghost.go)
+// is answered with that fid's file, already open, and creates nothing.
 func (f *file) Create(name string, flags p9.OpenFlags, mode p9.FileMode, _ p9.UID, gid p9.GID) (nf p9.File, qid p9.QID, iounit uint32, err error) {
 	defer f.guard("create", &err)
+	if f.conn != nil {
+		if a := f.conn.adoption(f, name); a != nil {
+			st, err := a.stat()
+			if err != nil {
+				return nil, p9.QID{}, 0, toErrno(err)
+			}
+			return a, qidOf(st), 0, nil
+		}
+	}
+	c, qid, _, err := f.create(name, flags, mode, gid, false)
+	if err != nil {
+		return nil, p9.QID{}, 0, err
+	}
+	return c, qid, 0, nil
+}
+
+// tryCreate is create for the shim (ghost.go): a panic below becomes EIO for
+// this request, as in every p9.File method.
+func (f *file) tryCreate(name string, flags p9.OpenFlags, mode p9.FileMode, gid p9.GID) (nf *file, qid p9.QID, ok bool, err error) {
+	ok = true
+	defer f.guard("create", &err)
+	return f.create(name, flags, mode, gid, true)
+}
+
+// create is Create's work. try: for the shim (ghost.go), which must not wait
+// (ok=false, nothing done: see server.FS.TryCreate) and whose fids p9 does not
+// hear of (the new file is not reported, see child).
+func (f *file) create(name string, flags p9.OpenFlags, mode p9.FileMode, gid p9.GID, try bool) (nf *file, qid p9.QID, ok bool, err error) {
 	if err := server.CheckName("create", name); err != nil {
-		return nil, p9.QID{}, 0, toErrno(err)
+		return nil, p9.QID{}, true, toErrno(err)
 	}
 	p := server.Join(f.p(), name)
-	fl, created, err := f.srv.fs.Create(f.creating(gid), p, perm(mode), flags&dotlExcl != 0)
+	var fl *server.File
+	var created bool
+	if try {
+		if fl, created, ok, err = f.srv.fs.TryCreate(f.creating(gid), p, perm(mode), flags&dotlExcl != 0); !ok {
+			return nil, p9.QID{}, false, nil
+		}
+	} else {
+		fl, created, err = f.srv.fs.Create(f.creating(gid), p, perm(mode), flags&dotlExcl != 0)
+	}
 	if err != nil {
-		return nil, p9.QID{}, 0, toErrno(err)
+		return nil, p9.QID{}, true, toErrno(err)
 	}
 	if !created && flags&dotlTrunc != 0 {
 		if err := fl.Truncate(0); err != nil {
 			fl.Close()
-			return nil, p9.QID{}, 0, toErrno(err)
+			return nil, p9.QID{}, true, toErrno(err)
 		}
 	}
 	st, err := fl.Stat()
 	if err != nil {
 		fl.Close()
-		return nil, p9.QID{}, 0, toErrno(err)
+		return nil, p9.QID{}, true, toErrno(err)
 	}
-	c := f.child(p, true)
+	c := f.child(p, p9.ModeRegular, !try)
 	c.open.Store(&openFile{fl: fl, writable: true, mode: flags.Mode()})
-	return c, qidOf(st), 0, nil
+	return c, qidOf(st), true, nil
 }
 
 // Mkdir implements p9.File.Mkdir.

@@ -2,7 +2,10 @@ package ninep
 
 import (
 	"encoding/binary"
+	"io"
 
+	"github.com/hugelgupf/p9/linux"
+	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/server"
 )
 
@@ -28,6 +31,20 @@ import (
 // or the tree changed in between and the walk fails), the fid becomes an
 // orphan: the client was told it exists, so requests naming it get ESTALE, as
 // for a file that went away under an NFS handle, and its clunk succeeds.
+//
+// Creates. Linux creates a file as a clone walk of the directory's fid, a
+// Tlcreate on the clone, the writes, a Tclunk: every one of them is answered
+// here. The Tlcreate on a ghost directory is made with the same file.create p9's
+// handler calls, if the core can do it without waiting (server.FS.TryCreate;
+// else the ghost is made known and p9 creates, waiting in a goroutine of its
+// own). The ghost is then an open one: its Tread, Twrite and Tgetattr are the
+// fast path's, and its Tclunk closes the file here (server.File.TryClose; if
+// the file's update cannot be sent at once, the close and the Rclunk come from a
+// goroutine, see later). Made known to p9, it takes two steps, both with the
+// waiting request's tag and both replies dropped: the walk to the directory as
+// for any ghost, then the same Tlcreate, which file.Create answers with the
+// ghost's open file (adoption) instead of creating anything. p9 then holds
+// exactly what it would have held had it answered the Tlcreate itself.
 
 // ghost is a fid the shim walked and p9 does not know.
 type ghost struct {
@@ -36,6 +53,21 @@ type ghost struct {
 	src    *file    // p9's *file for from at the time; p9 walks again only from it
 	names  []string // the walk, to send p9 when it must learn the fid
 	shadow bool     // p9 still holds a stale reference under this fid (deferClunk)
+	made   *lcreate // the Tlcreate the shim answered on the fid; f is then open
+}
+
+// lcreate is a Tlcreate's fields after the fid.
+type lcreate struct {
+	name             string
+	flags, mode, gid uint32
+}
+
+// adoptSlot is the shim's Tlcreate in flight: file.Create on dir answers it with
+// f (see adoption).
+type adoptSlot struct {
+	dir  *file
+	name string
+	f    *file
 }
 
 // maxWalkNames is the most names one Twalk carries (Linux's P9_MAXWELEM).
@@ -93,6 +125,7 @@ func (c *conn) ghostWalk(tag uint16, size int) (bool, error) {
 	}
 	delete(c.fs.deferred, newfid)
 	delete(c.fs.orphans, newfid)
+	c.discardLocked(c.fs.ghosts[newfid]) // a walk onto a fid in use replaces it, as in p9
 	c.fs.ghosts[newfid] = &ghost{f: child, from: fid, src: src, names: names, shadow: shadow}
 	c.fmu.Unlock()
 
@@ -122,11 +155,16 @@ func (c *conn) materialize(fid uint32, tag uint16) bool {
 	delete(c.fs.ghosts, fid)
 	if c.fs.off || c.fs.fids[g.from] != g.src {
 		// p9 no longer holds the source the ghost was walked from.
-		if c.fs.orphans == nil {
-			c.fs.orphans = map[uint32]bool{}
-		}
-		c.fs.orphans[fid] = g.shadow
+		c.orphanLocked(fid, g.shadow)
+		c.discardLocked(g)
 		return true
+	}
+	if g.made != nil {
+		// Created here: the Tlcreate follows once p9 has walked (adopt).
+		if c.fs.adopting == nil {
+			c.fs.adopting = map[uint32]*ghost{}
+		}
+		c.fs.adopting[fid] = g
 	}
 	c.fs.mk = &making{tag: tag, fid: fid, early: true, shadow: g.shadow, done: make(chan struct{})}
 	w := newMessage(msgTwalk, tag)
@@ -138,6 +176,226 @@ func (c *conn) materialize(fid uint32, tag uint16) bool {
 	}
 	c.out = w.finish()
 	return true
+}
+
+// ghostCreate answers a buffered Tlcreate on ghost directory g (see Creates
+// above), if the shim can: it reports whether it consumed the request. What it
+// leaves (a name the core's check refuses, a fid p9 would refuse to create in, a
+// create that would wait) p9 answers, once the ghost is known to it.
+func (c *conn) ghostCreate(g *ghost, tag uint16, size int) (bool, error) {
+	// p9 refuses a create from a fid not a directory or an open one; the shim
+	// leaves those to it, and a directory it does not know to be one.
+	if size > readBuffer || g.made != nil || !g.f.kind.IsDir() || g.f.dirOpen.Load() || g.f.open.Load() != nil {
+		return false, nil
+	}
+	b, err := c.br.Peek(size)
+	if err != nil {
+		return false, nil
+	}
+	r := wireReader{b: b[headerLen:]}
+	r.u32()
+	lc := lcreate{name: r.str(), flags: r.u32(), mode: r.u32(), gid: r.u32()}
+	if r.bad || len(r.b) != 0 || server.CheckName("create", lc.name) != nil {
+		return false, nil
+	}
+	// p9 masks the mode to permissions as it decodes it.
+	nf, qid, ok, err := g.f.tryCreate(lc.name, p9.OpenFlags(lc.flags), p9.FileMode(lc.mode).Permissions(), p9.GID(lc.gid))
+	if !ok {
+		return false, nil
+	}
+	if err != nil {
+		// The fid stays the directory, as after p9's failed Tlcreate.
+		return c.answer(size, rlerror(tag, uint32(linux.ExtractErrno(err))))
+	}
+	c.fmu.Lock()
+	g.f, g.made = nf, &lc
+	c.fmu.Unlock()
+	w := append(c.ohdr[:0], 0, 0, 0, 0, msgRlcreate, 0, 0)
+	binary.LittleEndian.PutUint16(w[5:], tag)
+	w = append(w, uint8(qid.Type))
+	w = binary.LittleEndian.AppendUint32(w, qid.Version)
+	w = binary.LittleEndian.AppendUint64(w, qid.Path)
+	w = binary.LittleEndian.AppendUint32(w, 0) // iounit, as file.Create gives
+	binary.LittleEndian.PutUint32(w, uint32(len(w)))
+	return c.answer(size, w)
+}
+
+// clunkGhost answers the Tclunk of a ghost; p9 never hears of it. A created
+// ghost's file is closed here, or, when its update cannot be sent without
+// waiting, by a goroutine that then answers (later).
+func (c *conn) clunkGhost(fid uint32, g *ghost, tag uint16, size int) (bool, error) {
+	c.fmu.Lock()
+	c.dropGhost(fid)
+	c.fmu.Unlock()
+	if g.made == nil {
+		return c.answer(size, c.rclunk(tag))
+	}
+	ok, err := g.f.tryClose()
+	if ok {
+		if err != nil {
+			return c.answer(size, rlerror(tag, uint32(linux.ExtractErrno(err))))
+		}
+		return c.answer(size, c.rclunk(tag))
+	}
+	if _, err := c.br.Discard(size); err != nil {
+		return true, io.ErrUnexpectedEOF
+	}
+	c.later(tag, func() []byte {
+		if err := g.f.Close(); err != nil {
+			return rlerror(tag, uint32(linux.ExtractErrno(err)))
+		}
+		return newMessage(msgRclunk, tag).finish()
+	})
+	return true, nil
+}
+
+// adoptingFor returns a ghost created here whose walk p9 has made and whose
+// Tlcreate it is to hear next (materialize): one the request names, or any at
+// all before a rename or unlink.
+func (c *conn) adoptingFor(typ uint8, named []uint32) (uint32, *ghost) {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if len(c.fs.adopting) == 0 {
+		return 0, nil
+	}
+	switch typ {
+	case msgTrenameat, msgTrename, msgTunlinkat, msgTremove:
+		for fid, g := range c.fs.adopting {
+			return fid, g
+		}
+	}
+	for _, fid := range named {
+		if g := c.fs.adopting[fid]; g != nil {
+			return fid, g
+		}
+	}
+	return 0, nil
+}
+
+// adopt sends p9 the second step of making created ghost fid known: the Tlcreate
+// the shim answered, on the directory p9 now holds under fid, which file.Create
+// answers with the ghost's open file (adoption). It reports true, as
+// materialize does.
+func (c *conn) adopt(fid uint32, g *ghost, tag uint16) bool {
+	c.awaitIdle()
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if c.fs.adopting[fid] != g {
+		return true // settled meanwhile: p9 could not walk it (replied)
+	}
+	delete(c.fs.adopting, fid)
+	dir := c.fs.fids[fid]
+	if dir == nil || c.fs.off {
+		c.orphanLocked(fid, true)
+		c.discardLocked(g)
+		return true
+	}
+	c.fs.adopt = &adoptSlot{dir: dir, name: g.made.name, f: g.f}
+	// shadow: should p9 refuse, it still holds the directory under fid.
+	c.fs.mk = &making{tag: tag, fid: fid, early: true, shadow: true, done: make(chan struct{})}
+	w := newMessage(msgTlcreate, tag)
+	w.u32(fid)
+	w.str(g.made.name)
+	w.u32(g.made.flags)
+	w.u32(g.made.mode)
+	w.u32(g.made.gid)
+	c.out = w.finish()
+	return true
+}
+
+// adoption is file.Create's look for the shim's own Tlcreate (adopt): the
+// ghost's open file, if dir and name are the ones it was sent for; it is then
+// what the making request made.
+func (c *conn) adoption(dir *file, name string) *file {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	a := c.fs.adopt
+	if a == nil || a.dir != dir || a.name != name {
+		return nil
+	}
+	c.fs.adopt = nil
+	if mk := c.fs.mk; mk != nil {
+		mk.made = a.f
+	}
+	return a.f
+}
+
+// later answers a request on a ghost from a goroutine of its own, with the reply
+// fn returns: for the few the shim cannot answer without waiting and p9 cannot
+// take, not knowing the fid (a write while a snapshot holds the core, a close
+// whose update has no room yet). p9 answers every request that way. A Tflush for
+// the tag waits for the reply to be sent first (awaitLater).
+func (c *conn) later(tag uint16, fn func() []byte) {
+	done := make(chan struct{})
+	c.fmu.Lock()
+	if c.fs.laters == nil {
+		c.fs.laters = map[uint16]chan struct{}{}
+	}
+	c.fs.laters[tag] = done
+	c.fmu.Unlock()
+	c.srv.answered.Add(1)
+	go func() {
+		c.reply(fn()) // an error: the connection is ending, and p9 sees it too
+		c.fmu.Lock()
+		if c.fs.laters[tag] == done {
+			delete(c.fs.laters, tag)
+		}
+		c.fmu.Unlock()
+		close(done)
+	}()
+}
+
+// awaitLater waits until the reply to tag has been sent if a goroutine of later
+// is answering it: p9, which does not know the tag, answers a Tflush of it at
+// once, and the reply must come first.
+func (c *conn) awaitLater(tag uint16) {
+	c.fmu.Lock()
+	done := c.fs.laters[tag]
+	c.fmu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// orphanLocked records that fid is an orphan (see above). Precondition: c.fmu
+// held.
+func (c *conn) orphanLocked(fid uint32, shadow bool) {
+	if c.fs.orphans == nil {
+		c.fs.orphans = map[uint32]bool{}
+	}
+	c.fs.orphans[fid] = shadow
+}
+
+// discardLocked lets go of a ghost that is replaced or orphaned: a created
+// one's file is closed, aside, since the close may wait for the index.
+// Precondition: c.fmu held.
+func (c *conn) discardLocked(g *ghost) {
+	if g != nil && g.made != nil {
+		go g.f.Close()
+	}
+}
+
+// end closes the files of the created ghosts when the connection is gone, as
+// p9 closes those of the fids it holds.
+func (c *conn) end() {
+	c.fmu.Lock()
+	var fs []*file
+	for _, g := range c.fs.ghosts {
+		if g.made != nil {
+			fs = append(fs, g.f)
+		}
+	}
+	for _, g := range c.fs.adopting {
+		fs = append(fs, g.f)
+	}
+	if a := c.fs.adopt; a != nil {
+		fs = append(fs, a.f)
+	}
+	c.fs.ghosts, c.fs.adopting, c.fs.adopt = nil, nil, nil
+	c.fmu.Unlock()
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // anyGhost returns some ghost's fid.

@@ -126,6 +126,7 @@ func (s *Server) handle(nc net.Conn, id uint64) {
 	}
 	s.log.Debug("ninep: connection", "remote", nc.RemoteAddr().String())
 	c := newConn(s, id, nc)
+	defer c.end()
 	p9.NewServer(attacher{srv: s, conn: c}, p9.WithServerLogger(p9Logger{s.log})).Handle(c, c)
 }
 
