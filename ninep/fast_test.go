@@ -16,6 +16,7 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/ninep"
+	"github.com/semfs/semfs/server"
 	"golang.org/x/sys/unix"
 )
 
@@ -616,4 +617,131 @@ func TestFastPathGhosts(t *testing.T) {
 	if got := read(8); got != "data of a/x" {
 		t.Fatalf("fid 8 reads %q", got)
 	}
+}
+
+// TestFastPathCreatedGhosts: files the shim created itself (ghost.go, Creates)
+// are recorded and attributed like any create, written and clunked by the shim
+// with the clunk's update sent; made known to p9 (the walk, then the adopted
+// Tlcreate) before a rename on the connection, and then followed by it;
+// orphaned with their data kept when the directory fid they came from is gone;
+// closed with their update sent when the client goes away; and a create that
+// would wait for a snapshot waits in p9 while the connection reads on.
+func TestFastPathCreatedGhosts(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Mkdir(filepath.Join(e.export, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := attachFast(t, e)
+	answered := func() uint64 { return ninep.FastAnswered(e.srv) }
+	call := func(r *raw, b []byte) []byte {
+		t.Helper()
+		body, err := r.call(b)
+		if err != nil {
+			t.Fatalf("request %d: %v", b[4], err)
+		}
+		return body
+	}
+	create := func(r *raw, dir, fid uint32, dirName, name string) {
+		t.Helper()
+		if err := r.walk(dir, fid, dirName); err != nil {
+			t.Fatal(err)
+		}
+		call(r, msg(tLcreate, 2, fid, name, oRdwr, uint32(0o644), uint32(0)))
+	}
+	write := func(r *raw, fid uint32, off uint64, s string) {
+		t.Helper()
+		call(r, msg(tWrite, 3, fid, off, uint32(len(s)), []byte(s)))
+	}
+	content := func(p string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(e.export, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	// The shim alone: walk, create, write, clunk.
+	n0 := answered()
+	create(r, 1, 2, "d", "one")
+	write(r, 2, 0, "one")
+	call(r, msg(tClunk, 4, uint32(2)))
+	if got := answered() - n0; got != 4 {
+		t.Fatalf("shim answered %d of walk, create, write, clunk; want 4", got)
+	}
+	if c := e.rec.find(t, server.ChangeCreate, "d/one"); c.App != "fast" {
+		t.Fatalf("d/one created by %q, want fast", c.App)
+	}
+	e.rec.find(t, server.ChangeWrite, "d/one")
+	if got := content("d/one"); got != "one" {
+		t.Fatalf("d/one = %q", got)
+	}
+
+	// A rename on the connection: p9 learns the created fid first and moves it.
+	create(r, 1, 3, "d", "two")
+	write(r, 3, 0, "two")
+	call(r, msg(tRenameat, 5, uint32(1), "d", uint32(1), "e"))
+	write(r, 3, 3, "!")
+	call(r, msg(tFsync, 6, uint32(3), uint32(0)))
+	call(r, msg(tClunk, 4, uint32(3)))
+	if got := content("e/two"); got != "two!" {
+		t.Fatalf("e/two = %q", got)
+	}
+	e.rec.find(t, server.ChangeWrite, "e/two")
+
+	// The directory fid it came from replaced: an orphan, whose data stays and
+	// whose file is closed, its update sent.
+	create(r, 1, 4, "e", "three")
+	write(r, 4, 0, "3")
+	if err := r.attach(7, 1, "@fast", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tFsync, 6, uint32(4), uint32(0))); err != linux.ESTALE {
+		t.Fatalf("fsync of an orphaned created fid: %v, want ESTALE", err)
+	}
+	call(r, msg(tClunk, 4, uint32(4)))
+	if got := content("e/three"); got != "3" {
+		t.Fatalf("e/three = %q", got)
+	}
+	e.rec.find(t, server.ChangeWrite, "e/three")
+
+	// The client goes away with a written created file open.
+	r2 := attachFast(t, e)
+	create(r2, 1, 2, "e", "four")
+	write(r2, 2, 0, "four")
+	r2.c.Close()
+	e.rec.find(t, server.ChangeWrite, "e/four")
+
+	// A snapshot holds the core: the create waits in p9; a getattr is answered
+	// meanwhile.
+	if err := r.walk(1, 5, "e"); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	thaw := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(thaw)
+	frozen := make(chan error, 1)
+	go func() {
+		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
+	}()
+	<-entered
+	r.send(msg(tLcreate, 7, uint32(5), "five", oRdwr, uint32(0o644), uint32(0)))
+	r.send(msg(tGetattr, 8, uint32(1), maskAll))
+	if typ, tag, _ := r.recv(); tag != 8 || typ != tGetattr+1 {
+		t.Fatalf("first reply during the freeze: type %d tag %d, want the Rgetattr (tag 8)", typ, tag)
+	}
+	thaw()
+	if err := <-frozen; err != nil {
+		t.Fatal(err)
+	}
+	if typ, tag, _ := r.recv(); tag != 7 || typ != tLcreate+1 {
+		t.Fatalf("after the freeze: type %d tag %d, want the Rlcreate (tag 7)", typ, tag)
+	}
+	write(r, 5, 0, "five")
+	call(r, msg(tClunk, 4, uint32(5)))
+	if got := content("e/five"); got != "five" {
+		t.Fatalf("e/five = %q", got)
+	}
+	e.rec.find(t, server.ChangeWrite, "e/five")
 }
