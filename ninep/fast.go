@@ -14,8 +14,9 @@ import (
 // The fast path: the connection shim answers Tgetattr, Tread and Twrite itself,
 // in the goroutine p9 is receiving with, by calling the very *file methods p9
 // would call for that fid, answers the Tclunk of a fid that is not open, and
-// answers Twalks itself (ghosts, ghost.go). Everything else, and anything the
-// shim is unsure of, goes to p9 as before, and p9 answers it as it always did.
+// answers Twalks itself (ghosts, ghost.go), and a Tlcreate on a ghost with the
+// Tclunk of the file it made (ghost.go, Creates). Everything else, and anything
+// the shim is unsure of, goes to p9 as before, and p9 answers it as it always did.
 //
 // Why: p9 hands every message from the goroutine that read it to another one
 // (the reader lets a waiting goroutine take over receiving, which wakes a second
@@ -30,7 +31,9 @@ import (
 // answered it concurrently). So the shim never waits for anything but the
 // system call itself: it reads only what the page cache holds (a read that
 // would go to the disk is p9's) and writes only when no snapshot holds the
-// core's writes (else the Twrite goes to p9, to wait there).
+// core's writes (else the Twrite goes to p9, to wait there); it creates and
+// closes only when the core can do so without waiting (server.FS.TryCreate,
+// server.File.TryClose).
 //
 // Knowing which *file p9 holds for a fid. The shim watches the requests that make
 // fids (Tattach, Twalk, Tlcreate and p9's Twalkgetattr and Tucreate) and lets
