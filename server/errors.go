@@ -138,7 +138,7 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
-// KindOf returns the Kind of err, KindIO for foreign errors.
+// KindOf returns the Kind of err, KindIO for foreign errors. err must not be nil.
 func KindOf(err error) Kind {
 	var se *Error
 	if errors.As(err, &se) {

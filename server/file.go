@@ -84,7 +84,8 @@ func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
 	// Control holds the descriptor open for the call (a concurrent Close waits).
 	cerr := rc.Control(func(fd uintptr) {
 		for n < len(b) {
-			k, err := unix.Preadv2(int(fd), [][]byte{b[n:]}, off+int64(n), unix.RWF_NOWAIT)
+			// Raw (see FS.LstatInline): RWF_NOWAIT never waits.
+			k, err := rawPreadv2(int(fd), b[n:], off+int64(n), unix.RWF_NOWAIT)
 			switch {
 			case err == unix.EINTR:
 				continue
@@ -187,6 +188,28 @@ func (fl *File) Sync() error {
 // Stat returns the open file's attributes.
 func (fl *File) Stat() (Attr, error) {
 	return statx(int(fl.f.Fd()), "", "stat", fl.Path())
+}
+
+// StatInline is Stat for a caller answering in a connection's only reader, with
+// the system call made raw (see FS.LstatInline).
+func (fl *File) StatInline() (Attr, error) {
+	rc, err := fl.f.SyscallConn()
+	if err != nil {
+		return Attr{}, wrap("stat", fl.Path(), err)
+	}
+	var a Attr
+	// Control holds the descriptor open for the call (a concurrent Close waits).
+	cerr := rc.Control(func(fd uintptr) { a, err = statxAt(int(fd), "", "stat", "", true) })
+	if cerr != nil {
+		return Attr{}, wrap("stat", fl.Path(), cerr)
+	}
+	if err != nil {
+		if se, ok := err.(*Error); ok {
+			se.Path = fl.Path()
+		}
+		return Attr{}, err
+	}
+	return a, nil
 }
 
 // Close releases the file; if it was written, its ChangeWrite is sent now.

@@ -260,12 +260,24 @@ func (f *FS) OpenRead(ctx context.Context, p string) (*os.File, error) {
 // statx returns the attributes of name in directory dirfd without following a
 // symlink; an empty name means dirfd itself.
 func statx(dirfd int, name, op, p string) (Attr, error) {
+	return statxAt(dirfd, name, op, p, false)
+}
+
+// statxAt is statx; inline makes the system call raw (see FS.LstatInline).
+func statxAt(dirfd int, name, op, p string, inline bool) (Attr, error) {
 	flags := unix.AT_SYMLINK_NOFOLLOW
 	if name == "" {
 		flags |= unix.AT_EMPTY_PATH
 	}
 	var st unix.Statx_t
-	if err := unix.Statx(dirfd, name, flags, unix.STATX_BASIC_STATS|unix.STATX_BTIME, &st); err != nil {
+	mask := unix.STATX_BASIC_STATS | unix.STATX_BTIME
+	var err error
+	if inline {
+		err = rawStatx(dirfd, name, flags, mask, &st)
+	} else {
+		err = unix.Statx(dirfd, name, flags, mask, &st)
+	}
+	if err != nil {
 		return Attr{}, wrap(op, p, err)
 	}
 	ts := func(t unix.StatxTimestamp) time.Time { return time.Unix(t.Sec, int64(t.Nsec)) }
@@ -287,4 +299,28 @@ func statx(dirfd int, name, op, p string) (Attr, error) {
 		a.Btime = ts(st.Btime)
 	}
 	return a, nil
+}
+
+// LstatInline is Lstat for a caller answering in a connection's only reader (the
+// 9P shim): the same containment and the same result, through system calls made
+// without telling the Go scheduler (RawSyscall). Told, the scheduler wakes its
+// monitor thread at the first call after an idle moment, which for a client that
+// sends one request at a time is every request (see ninep/sockio.go for the
+// figures). The calls can still wait for the disk when the metadata is not
+// cached; the caller's goroutine then holds its P meanwhile, as it holds the
+// connection.
+func (f *FS) LstatInline(ctx context.Context, p string) (Attr, error) {
+	if p == "" {
+		return statxAt(f.res.rootFd, "", "lstat", p, true)
+	}
+	dir, name := Split(p)
+	d, err := f.res.openDirInline("lstat", dir)
+	if err != nil {
+		if se, ok := err.(*Error); ok {
+			se.Path = p
+		}
+		return Attr{}, err
+	}
+	defer d.closeInline()
+	return statxAt(d.fd, name, "lstat", p, true)
 }

@@ -21,6 +21,13 @@ func (d dirRef) close() {
 	}
 }
 
+// closeInline is close with a raw system call (see FS.LstatInline).
+func (d dirRef) closeInline() {
+	if d.own {
+		rawClose(d.fd)
+	}
+}
+
 // resolver opens directories beneath the root. On Linux 5.6+ it uses openat2
 // with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS: the kernel refuses any step out of
 // the backing directory and any symlink on the way, in one system call. Paths
@@ -82,6 +89,31 @@ func (r *resolver) openDir(op, p string, readable bool) (dirRef, error) {
 			return dirRef{}, wrap(op, p, err)
 		}
 	}
+	return r.openDirRoot(op, p)
+}
+
+// openDirInline is openDir for an O_PATH descriptor with openat2 made as a raw
+// system call (see FS.LstatInline); without openat2 it is openDir.
+func (r *resolver) openDirInline(op, p string) (dirRef, error) {
+	if p == "" {
+		return dirRef{fd: r.rootFd}, nil
+	}
+	if r.noAt2.Load() {
+		return r.openDir(op, p, false)
+	}
+	fd, err := rawOpenat2(r.rootFd, osName(p), &unix.OpenHow{
+		Flags:   unix.O_DIRECTORY | unix.O_CLOEXEC | unix.O_PATH,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err == nil {
+		return dirRef{fd: fd, own: true}, nil
+	}
+	// Every failure is openDir's to decide and word: the same call, told.
+	return r.openDir(op, p, false)
+}
+
+// openDirRoot opens directory p through os.Root, where openat2 is missing.
+func (r *resolver) openDirRoot(op, p string) (dirRef, error) {
 	d, err := r.root.Open(osName(p))
 	if err != nil {
 		return dirRef{}, wrap(op, p, err)
