@@ -54,6 +54,7 @@ type conn struct {
 	srv *Server
 	id  uint64 // owner of this connection's POSIX locks
 	nc  net.Conn
+	sio *sockIO // nc's descriptor, for raw reads and writes (sockio.go); nil: use nc
 	br  *bufio.Reader
 
 	// Reader state; p9 receives from one goroutine at a time.
@@ -99,8 +100,14 @@ type getlock struct {
 const readBuffer = 4 << 10
 
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
-	return &conn{srv: srv, id: id, nc: nc, br: bufio.NewReaderSize(nc, readBuffer), getlocks: map[uint16]*getlock{},
+	c := &conn{srv: srv, id: id, nc: nc, sio: newSockIO(nc), getlocks: map[uint16]*getlock{},
 		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}}
+	if c.sio != nil {
+		c.br = bufio.NewReaderSize(c.sio, readBuffer)
+	} else {
+		c.br = bufio.NewReaderSize(nc, readBuffer)
+	}
+	return c
 }
 
 // Read implements io.Reader for p9's receive loop.
@@ -288,8 +295,7 @@ func (c *conn) replyv(hdr, payload []byte) error {
 	defer c.wmu.Unlock()
 	if c.wleft == 0 && len(c.whead) == 0 {
 		if len(payload) == 0 {
-			_, err := c.nc.Write(hdr)
-			return err
+			return c.write(hdr)
 		}
 		return c.writev(hdr, payload)
 	}
@@ -382,14 +388,26 @@ func (c *conn) endReply() error {
 		c.pending = nil
 	case len(msg) > 0:
 		// The common case: one reply, one write(2), nothing allocated.
-		_, err = c.nc.Write(msg)
+		err = c.write(msg)
 	}
+	return err
+}
+
+// write sends msg in one system call. Precondition: c.wmu held.
+func (c *conn) write(msg []byte) error {
+	if c.sio != nil {
+		return c.sio.writev(msg)
+	}
+	_, err := c.nc.Write(msg)
 	return err
 }
 
 // writev sends bufs in one system call through c.wvec.
 // Precondition: c.wmu held.
 func (c *conn) writev(bufs ...[]byte) error {
+	if c.sio != nil {
+		return c.sio.writev(bufs...)
+	}
 	c.wvec = append(c.wvec[:0], bufs...)
 	v := c.wvec // WriteTo consumes the slice it is given; keep c.wvec's start
 	_, err := v.WriteTo(c.nc)

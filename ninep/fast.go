@@ -495,7 +495,7 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 		if _, err := c.br.Discard(size); err != nil {
 			return true, io.ErrUnexpectedEOF
 		}
-		qid, valid, attr, err := f.GetAttr(p9.AttrMaskAll)
+		qid, valid, attr, err := f.getAttr(true)
 		if err != nil {
 			return true, c.reply(rlerror(tag, uint32(linux.ExtractErrno(err))))
 		}

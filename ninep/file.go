@@ -95,7 +95,8 @@ func (f *file) guard(op string, err *error) {
 //
 // A clone (no names) is stat'ed only when the caller wants attributes: p9
 // already knows the fid's type, and Linux clones a fid before every open.
-// report: the result is for p9 (see child).
+// report: the result is for p9 (see child); otherwise it is the shim's, which
+// asks the core inline (lstat).
 func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, server.Attr, error) {
 	if f.attachNonce != "" && len(names) == 1 && isAttachToken(names[0]) {
 		return f.attachRoot(names[0])
@@ -108,7 +109,7 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 		if !wantAttr {
 			return nil, f.child(p, f.kind, report), a, nil
 		}
-		if a, err = f.srv.fs.Lstat(f.ctx, p); err != nil {
+		if a, err = f.lstat(p, !report); err != nil {
 			return nil, nil, a, toErrno(err)
 		}
 		return nil, f.child(p, kindOf(a), report), a, nil
@@ -124,7 +125,7 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 			}
 			p = server.Join(p, name)
 		}
-		if a, err = f.srv.fs.Lstat(f.ctx, p); err != nil {
+		if a, err = f.lstat(p, !report); err != nil {
 			return nil, nil, a, toErrno(err)
 		}
 		if i < len(names)-1 && !a.IsDir() {
@@ -156,18 +157,36 @@ func (f *file) WalkGetAttr(names []string) (qids []p9.QID, nf p9.File, mask p9.A
 	return qids, c, attrMask, toAttr(a), nil
 }
 
-func (f *file) stat() (server.Attr, error) {
+// lstat is the core's Lstat of p; inline for the shim, which answers in the
+// connection's only reader (server.FS.LstatInline).
+func (f *file) lstat(p string, inline bool) (server.Attr, error) {
+	if inline {
+		return f.srv.fs.LstatInline(f.ctx, p)
+	}
+	return f.srv.fs.Lstat(f.ctx, p)
+}
+
+// stat returns the fid's attributes; inline as for lstat.
+func (f *file) stat(inline bool) (server.Attr, error) {
 	if of := f.open.Load(); of != nil {
 		// An open file may have been unlinked: fstat still answers.
+		if inline {
+			return of.fl.StatInline()
+		}
 		return of.fl.Stat()
 	}
-	return f.srv.fs.Lstat(f.ctx, f.p())
+	return f.lstat(f.p(), inline)
 }
 
 // GetAttr implements p9.File.GetAttr.
 func (f *file) GetAttr(req p9.AttrMask) (qid p9.QID, mask p9.AttrMask, attr p9.Attr, err error) {
+	return f.getAttr(false)
+}
+
+// getAttr is GetAttr; inline for the shim (see lstat).
+func (f *file) getAttr(inline bool) (qid p9.QID, mask p9.AttrMask, attr p9.Attr, err error) {
 	defer f.guard("getattr", &err)
-	a, err := f.stat()
+	a, err := f.stat(inline)
 	if err != nil {
 		return p9.QID{}, p9.AttrMask{}, p9.Attr{}, toErrno(err)
 	}
@@ -368,7 +387,7 @@ func (f *file) Create(name string, flags p9.OpenFlags, mode p9.FileMode, _ p9.UI
 	defer f.guard("create", &err)
 	if f.conn != nil {
 		if a := f.conn.adoption(f, name); a != nil {
-			st, err := a.stat()
+			st, err := a.stat(false)
 			if err != nil {
 				return nil, p9.QID{}, 0, toErrno(err)
 			}
@@ -587,7 +606,7 @@ func (f *file) Lock(pid int, typ p9.LockType, flags p9.LockFlags, start, length 
 	if typ > p9.Unlock {
 		return p9.LockStatusError, linux.EINVAL
 	}
-	a, err := f.stat()
+	a, err := f.stat(false)
 	if err != nil {
 		return p9.LockStatusError, toErrno(err)
 	}
