@@ -32,8 +32,19 @@ import (
 // The socket calls made this way never block: the socket is non-blocking, and
 // EAGAIN hands the wait to the poller.
 type sockIO struct {
-	rc  syscall.RawConn
-	iov []unix.Iovec // writev's vector, reused
+	rc syscall.RawConn
+
+	// The call in progress, for readFn and writeFn, which are made once: a
+	// closure made per call would be a heap allocation per request. Read is
+	// called by the connection's reader only, writev under conn.wmu.
+	rbuf    []byte
+	rn      int
+	rerrno  syscall.Errno
+	iov     []unix.Iovec // writev's vector, reused
+	wiov    []unix.Iovec // the part of iov not written yet
+	werrno  syscall.Errno
+	readFn  func(fd uintptr) bool
+	writeFn func(fd uintptr) bool
 }
 
 // newSockIO returns nil for a connection without a descriptor (net.Pipe); the
@@ -47,7 +58,9 @@ func newSockIO(nc net.Conn) *sockIO {
 	if err != nil {
 		return nil
 	}
-	return &sockIO{rc: rc}
+	s := &sockIO{rc: rc}
+	s.readFn, s.writeFn = s.readOnce, s.writeOnce
+	return s
 }
 
 // Read implements io.Reader.
@@ -55,21 +68,10 @@ func (s *sockIO) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := s.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case unix.EINTR:
-				continue
-			case unix.EAGAIN:
-				return false
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
+	s.rbuf, s.rn, s.rerrno = p, 0, 0
+	err := s.rc.Read(s.readFn)
+	n, errno := s.rn, s.rerrno
+	s.rbuf = nil
 	switch {
 	case err != nil:
 		return 0, err
@@ -79,6 +81,21 @@ func (s *sockIO) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// readOnce is one try at reading into s.rbuf; false: nothing there yet.
+func (s *sockIO) readOnce(fd uintptr) bool {
+	for {
+		r, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&s.rbuf[0])), uintptr(len(s.rbuf)))
+		switch e {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		}
+		s.rn, s.rerrno = int(r), e
+		return true
+	}
 }
 
 // Write writes all of p.
@@ -96,35 +113,11 @@ func (s *sockIO) writev(bufs ...[]byte) error {
 			s.iov = append(s.iov, v)
 		}
 	}
-	iov := s.iov
-	var errno syscall.Errno
-	err := s.rc.Write(func(fd uintptr) bool {
-		for len(iov) > 0 {
-			r, _, e := unix.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
-			switch e {
-			case 0:
-			case unix.EINTR:
-				continue
-			case unix.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-			// Drop what was written: whole buffers, then the front of one.
-			n := uint64(r)
-			for len(iov) > 0 && n >= iov[0].Len {
-				n -= iov[0].Len
-				iov = iov[1:]
-			}
-			if n > 0 {
-				iov[0].Base = (*byte)(unsafe.Add(unsafe.Pointer(iov[0].Base), n))
-				iov[0].Len -= n
-			}
-		}
-		return true
-	})
+	s.wiov, s.werrno = s.iov, 0
+	err := s.rc.Write(s.writeFn)
+	errno := s.werrno
 	clear(s.iov) // drop references to the callers' buffers
+	s.wiov = nil
 	if err != nil {
 		return err
 	}
@@ -132,4 +125,34 @@ func (s *sockIO) writev(bufs ...[]byte) error {
 		return &net.OpError{Op: "write", Net: "9p", Err: errno}
 	}
 	return nil
+}
+
+// writeOnce writes what it can of s.wiov; false: the socket is full.
+func (s *sockIO) writeOnce(fd uintptr) bool {
+	for len(s.wiov) > 0 {
+		iov := s.wiov
+		r, _, e := unix.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
+		switch e {
+		case 0:
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		default:
+			s.werrno = e
+			return true
+		}
+		// Drop what was written: whole buffers, then the front of one.
+		n := uint64(r)
+		for len(iov) > 0 && n >= iov[0].Len {
+			n -= iov[0].Len
+			iov = iov[1:]
+		}
+		if n > 0 {
+			iov[0].Base = (*byte)(unsafe.Add(unsafe.Pointer(iov[0].Base), n))
+			iov[0].Len -= n
+		}
+		s.wiov = iov
+	}
+	return true
 }
