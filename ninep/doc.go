@@ -18,11 +18,14 @@
 //     fid closes its server.File, which sends the file's updatedAt to the index.
 //   - POSIX record locks are held in one table shared by all connections and
 //     released when a connection ends (lock.go); they coordinate 9P clients only.
-//   - The hot requests of a mount (Twalk, Tgetattr, Tread, Twrite, Tclunk) are
-//     answered by the shim itself through the same p9.File methods, byte for
-//     byte as p9 would (fast.go, ghost.go): p9's per-message goroutine hand-off
-//     and per-Twrite buffer were most of the server's cost. The shim never
-//     waits for the disk or a snapshot there; such requests are p9's.
+//   - The hot requests of a mount (Twalk, Tgetattr, Tread, Twrite, Tclunk, and
+//     the Tlcreate of a new file) are answered by the shim itself through the
+//     same p9.File methods, byte for byte as p9 would (fast.go, ghost.go): p9's
+//     per-message goroutine hand-off and per-Twrite buffer were most of the
+//     server's cost. The shim never waits for the disk's data, a snapshot or
+//     the index there; such requests are p9's, or a goroutine's of the shim's.
+//     Its socket I/O and stats are raw system calls (sockio.go), which keep the
+//     Go runtime's monitor thread asleep between a client's requests.
 //   - Unsupported operations fail cleanly: extended attributes with EOPNOTSUPP,
 //     device and socket nodes with EPERM.
 package ninep
