@@ -214,14 +214,21 @@ func (fl *File) StatInline() (Attr, error) {
 
 // Close releases the file; if it was written, its ChangeWrite is sent now.
 func (fl *File) Close() error {
+	p, err := fl.release()
+	if fl.written.Load() {
+		fl.fs.touches.flushPath(p)
+	}
+	return err
+}
+
+// release closes the descriptor and stops renames from moving the file's path,
+// which it returns.
+func (fl *File) release() (string, error) {
 	fl.fs.openMu.Lock()
 	delete(fl.fs.open, fl)
+	p := fl.path
 	fl.fs.openMu.Unlock()
-	err := fl.f.Close()
-	if fl.written.Load() {
-		fl.fs.touches.flushPath(fl.Path())
-	}
-	return wrap("close", fl.Path(), err)
+	return p, wrap("close", p, fl.f.Close())
 }
 
 // TryClose is Close for a caller that must not wait (see FS.TryCreate): ok=false,
@@ -239,14 +246,10 @@ func (fl *File) TryClose() (ok bool, err error) {
 	if !f.sinkReady() {
 		return false, nil
 	}
-	f.openMu.Lock()
-	delete(f.open, fl)
-	p := fl.path
-	f.openMu.Unlock()
-	err = fl.f.Close()
+	p, err := fl.release()
 	// applyTouch's work, under the namespace lock this call already holds.
 	for p, at := range f.touches.take(func(k string, _ time.Time) bool { return k == p }) {
 		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})
 	}
-	return true, wrap("close", p, err)
+	return true, err
 }

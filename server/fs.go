@@ -105,11 +105,16 @@ func (f *FS) App(ctx context.Context) string {
 // component can be acted on with *at system calls that never follow it. The caller
 // closes the returned directory.
 func (f *FS) parent(op, p string) (dirRef, string, error) {
+	return f.parentAt(op, p, false)
+}
+
+// parentAt is parent; raw as for resolver.openDirAt.
+func (f *FS) parentAt(op, p string, raw bool) (dirRef, string, error) {
 	if p == "" {
 		return dirRef{}, "", E(op, KindInvalid, p, constError("the root has no parent"))
 	}
 	dir, name := Split(p)
-	d, err := f.res.openDir(op, dir, false)
+	d, err := f.res.openDirAt(op, dir, false, raw)
 	if err != nil {
 		if se, ok := err.(*Error); ok {
 			se.Path = p
@@ -121,15 +126,20 @@ func (f *FS) parent(op, p string) (dirRef, string, error) {
 
 // Lstat returns the attributes of p itself (a symlink is not followed).
 func (f *FS) Lstat(ctx context.Context, p string) (Attr, error) {
+	return f.lstat(p, false)
+}
+
+// lstat is Lstat; raw makes its system calls raw (see LstatInline).
+func (f *FS) lstat(p string, raw bool) (Attr, error) {
 	if p == "" {
-		return statx(f.res.rootFd, "", "lstat", p)
+		return statxAt(f.res.rootFd, "", "lstat", p, raw)
 	}
-	d, name, err := f.parent("lstat", p)
+	d, name, err := f.parentAt("lstat", p, raw)
 	if err != nil {
 		return Attr{}, err
 	}
 	defer d.close()
-	return statx(d.fd, name, "lstat", p)
+	return statxAt(d.fd, name, "lstat", p, raw)
 }
 
 // ReadDir lists directory p, sorted by name, with each entry's lstat attributes.
@@ -263,8 +273,8 @@ func statx(dirfd int, name, op, p string) (Attr, error) {
 	return statxAt(dirfd, name, op, p, false)
 }
 
-// statxAt is statx; inline makes the system call raw (see FS.LstatInline).
-func statxAt(dirfd int, name, op, p string, inline bool) (Attr, error) {
+// statxAt is statx; raw makes the system call raw (see FS.LstatInline).
+func statxAt(dirfd int, name, op, p string, raw bool) (Attr, error) {
 	flags := unix.AT_SYMLINK_NOFOLLOW
 	if name == "" {
 		flags |= unix.AT_EMPTY_PATH
@@ -272,7 +282,7 @@ func statxAt(dirfd int, name, op, p string, inline bool) (Attr, error) {
 	var st unix.Statx_t
 	mask := unix.STATX_BASIC_STATS | unix.STATX_BTIME
 	var err error
-	if inline {
+	if raw {
 		err = rawStatx(dirfd, name, flags, mask, &st)
 	} else {
 		err = unix.Statx(dirfd, name, flags, mask, &st)
@@ -310,17 +320,5 @@ func statxAt(dirfd int, name, op, p string, inline bool) (Attr, error) {
 // cached; the caller's goroutine then holds its P meanwhile, as it holds the
 // connection.
 func (f *FS) LstatInline(ctx context.Context, p string) (Attr, error) {
-	if p == "" {
-		return statxAt(f.res.rootFd, "", "lstat", p, true)
-	}
-	dir, name := Split(p)
-	d, err := f.res.openDirInline("lstat", dir)
-	if err != nil {
-		if se, ok := err.(*Error); ok {
-			se.Path = p
-		}
-		return Attr{}, err
-	}
-	defer d.closeInline()
-	return statxAt(d.fd, name, "lstat", p, true)
+	return f.lstat(p, true)
 }

@@ -13,18 +13,16 @@ import (
 type dirRef struct {
 	fd  int
 	own bool
+	raw bool // opened, and so closed, by raw system calls (FS.LstatInline)
 }
 
 func (d dirRef) close() {
-	if d.own {
-		unix.Close(d.fd)
-	}
-}
-
-// closeInline is close with a raw system call (see FS.LstatInline).
-func (d dirRef) closeInline() {
-	if d.own {
+	switch {
+	case !d.own:
+	case d.raw:
 		rawClose(d.fd)
+	default:
+		unix.Close(d.fd)
 	}
 }
 
@@ -59,6 +57,12 @@ func (r *resolver) close() error {
 // openDir opens directory p (a core path; "" is the root). readable asks for a
 // descriptor that can list entries; otherwise an O_PATH descriptor is enough.
 func (r *resolver) openDir(op, p string, readable bool) (dirRef, error) {
+	return r.openDirAt(op, p, readable, false)
+}
+
+// openDirAt is openDir; raw makes its openat2 (and the dirRef's close) raw
+// system calls (see FS.LstatInline).
+func (r *resolver) openDirAt(op, p string, readable, raw bool) (dirRef, error) {
 	if p == "" && !readable {
 		return dirRef{fd: r.rootFd}, nil
 	}
@@ -69,13 +73,17 @@ func (r *resolver) openDir(op, p string, readable bool) (dirRef, error) {
 		flags |= unix.O_PATH
 	}
 	if !r.noAt2.Load() {
-		fd, err := unix.Openat2(r.rootFd, osName(p), &unix.OpenHow{
+		openat2 := unix.Openat2
+		if raw {
+			openat2 = rawOpenat2
+		}
+		fd, err := openat2(r.rootFd, osName(p), &unix.OpenHow{
 			Flags:   uint64(flags),
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 		})
 		switch err {
 		case nil:
-			return dirRef{fd: fd, own: true}, nil
+			return dirRef{fd: fd, own: true, raw: raw}, nil
 		case unix.ENOSYS, unix.EPERM:
 			// No openat2 here (or a seccomp filter refuses it): fall back for good.
 			r.noAt2.Store(true)
@@ -90,26 +98,6 @@ func (r *resolver) openDir(op, p string, readable bool) (dirRef, error) {
 		}
 	}
 	return r.openDirRoot(op, p)
-}
-
-// openDirInline is openDir for an O_PATH descriptor with openat2 made as a raw
-// system call (see FS.LstatInline); without openat2 it is openDir.
-func (r *resolver) openDirInline(op, p string) (dirRef, error) {
-	if p == "" {
-		return dirRef{fd: r.rootFd}, nil
-	}
-	if r.noAt2.Load() {
-		return r.openDir(op, p, false)
-	}
-	fd, err := rawOpenat2(r.rootFd, osName(p), &unix.OpenHow{
-		Flags:   unix.O_DIRECTORY | unix.O_CLOEXEC | unix.O_PATH,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err == nil {
-		return dirRef{fd: fd, own: true}, nil
-	}
-	// Every failure is openDir's to decide and word: the same call, told.
-	return r.openDir(op, p, false)
 }
 
 // openDirRoot opens directory p through os.Root, where openat2 is missing.
