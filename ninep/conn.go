@@ -41,10 +41,11 @@ const getlockFlag = 1 << 30
 //     p9 sends back is replaced by that Rgetlock. The fid is resolved by p9 as for
 //     any request, which the shim alone could not do.
 //   - Tgetattr, Tread, Twrite on a fid the shim knows, Tclunk of one that is
-//     not open, Twalk, and Tlcreate on a fid the shim walked with the Tclunk of
-//     the file it made: answered here, inline, through the same *file methods
-//     p9 would call (fast.go, ghost.go). To know fids, the shim keeps one
-//     fid-making request (Tattach, Twalk, Tlcreate) in flight at a time.
+//     not open, Twalk, and Tlcreate or Tlopen on a fid the shim walked with the
+//     Tclunk of the file it opened: answered here, inline, through the same
+//     *file methods p9 would call (fast.go, ghost.go). To know fids, the shim
+//     keeps one fid-making request (Tattach, Twalk, Tlcreate) in flight at a
+//     time.
 //
 // Everything else passes through unchanged and uncopied. Replies the shim makes
 // itself are sent between two of p9's replies, never inside one; each of p9's

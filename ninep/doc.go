@@ -19,10 +19,10 @@
 //   - POSIX record locks are held in one table shared by all connections and
 //     released when a connection ends (lock.go); they coordinate 9P clients only.
 //   - The hot requests of a mount (Twalk, Tgetattr, Tread, Twrite, Tclunk, and
-//     the Tlcreate of a new file) are answered by the shim itself through the
-//     same p9.File methods, byte for byte as p9 would (fast.go, ghost.go): p9's
-//     per-message goroutine hand-off and per-Twrite buffer were most of the
-//     server's cost. The shim never waits for the disk's data, a snapshot or
+//     Tlcreate and Tlopen on a fresh fid) are answered by the shim itself
+//     through the same p9.File methods, byte for byte as p9 would (fast.go,
+//     ghost.go): p9's per-message goroutine hand-off and per-Twrite buffer were
+//     most of the server's cost. The shim never waits for the disk's data, a snapshot or
 //     the index there; such requests are p9's, or a goroutine's of the shim's.
 //     Its socket I/O and stats are raw system calls (sockio.go), which keep the
 //     Go runtime's monitor thread asleep between a client's requests.

@@ -14,9 +14,10 @@ import (
 // The fast path: the connection shim answers Tgetattr, Tread and Twrite itself,
 // in the goroutine p9 is receiving with, by calling the very *file methods p9
 // would call for that fid, answers the Tclunk of a fid that is not open, and
-// answers Twalks itself (ghosts, ghost.go), and a Tlcreate on a ghost with the
-// Tclunk of the file it made (ghost.go, Creates). Everything else, and anything
-// the shim is unsure of, goes to p9 as before, and p9 answers it as it always did.
+// answers Twalks itself (ghosts, ghost.go), and a Tlcreate or Tlopen on a ghost
+// with the Tclunk of the file it opened (ghost.go, Creates and opens). Everything
+// else, and anything the shim is unsure of, goes to p9 as before, and p9 answers
+// it as it always did.
 //
 // Why: p9 hands every message from the goroutine that read it to another one
 // (the reader lets a waiting goroutine take over receiving, which wakes a second
@@ -128,7 +129,12 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 			return done, err
 		}
 		return c.materialize(fid, tag), nil
-	case g != nil && g.made != nil && (typ == msgTread || typ == msgTwrite):
+	case g != nil && typ == msgTlopen:
+		if done, err := c.ghostOpen(g, tag, size); done || err != nil {
+			return done, err
+		}
+		return c.materialize(fid, tag), nil
+	case g != nil && g.opened != nil && (typ == msgTread || typ == msgTwrite):
 		if done, err := c.fast(typ, tag, size); done || err != nil {
 			return done, err
 		}
@@ -385,8 +391,10 @@ func (c *conn) replied(typ uint8, tag uint16) bool {
 		go a.f.Close()
 	}
 	switch typ {
-	case msgRwalk, msgRwalkgetattr, msgRlcreate, msgRucreate, msgRattach:
-		// p9 installed a new reference under mk.fid, dropping any it held.
+	case msgRwalk, msgRwalkgetattr, msgRlcreate, msgRucreate, msgRattach, msgRlopen:
+		// p9 installed a new reference under mk.fid, dropping any it held
+		// (Rlopen: only ever the shim's own Tlopen, ghost.go adopt, whose
+		// file.Open kept the reference the walk installed).
 		delete(c.fs.deferred, mk.fid)
 		c.discardLocked(c.fs.ghosts[mk.fid])
 		delete(c.fs.ghosts, mk.fid)
@@ -512,6 +520,26 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 			c.rdata = make([]byte, msize-rreadFixed)
 		}
 		n, ok, err := f.readCached(c.rdata[:count], int64(off))
+		if !ok && c.isGhost(fid) {
+			// Not all in the page cache, and p9 does not know the fid: read
+			// from a goroutine, as p9 would.
+			if _, err := c.br.Discard(size); err != nil {
+				return true, io.ErrUnexpectedEOF
+			}
+			c.later(tag, func() []byte {
+				buf := make([]byte, rreadFixed+count)
+				n, err := f.ReadAt(buf[rreadFixed:], int64(off))
+				if err != nil && !errors.Is(err, io.EOF) {
+					return rlerror(tag, uint32(linux.ExtractErrno(err)))
+				}
+				binary.LittleEndian.PutUint32(buf, uint32(rreadFixed+n))
+				buf[4] = msgRread
+				binary.LittleEndian.PutUint16(buf[5:], tag)
+				binary.LittleEndian.PutUint32(buf[headerLen:], uint32(n))
+				return buf[:rreadFixed+n]
+			})
+			return true, nil
+		}
 		if !ok {
 			return false, nil // not all in the page cache: p9 reads it, and this goroutine reads on
 		}

@@ -107,7 +107,7 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 		{"read count past msize (p9's answer)", msg(tRead, 7, uint32(2), uint64(0), uint32(fastMsize)), true, false},
 		{"write on read-only fid", msg(tWrite, 8, uint32(2), uint64(0), uint32(5), []byte("semfs")), false, false},
 		{"walk f again", walk(1, 4, "f"), true, true},
-		{"open f write-only", msg(tLopen, 6, uint32(4), oWronly), true, false},
+		{"open f write-only", msg(tLopen, 6, uint32(4), oWronly), true, true},
 		{"write same bytes", msg(tWrite, 8, uint32(4), uint64(0), uint32(5), []byte("semfs")), true, true},
 		{"read on write-only fid", msg(tRead, 7, uint32(4), uint64(0), uint32(10)), false, false},
 		{"getattr after writes", msg(tGetattr, 4, uint32(2), maskAll), true, true},
@@ -154,6 +154,31 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 		{"walk from a created fid (p9 learns it first)", walk(14, 15), true, true},
 		{"clunk the walk", msg(tClunk, 9, uint32(15)), true, true},
 		{"clunk three again", msg(tClunk, 9, uint32(14)), true, false},
+		// Opens the shim answers, and what it leaves to p9.
+		{"walk f as fid 16", walk(1, 16, "f"), true, true},
+		{"open f read-write", msg(tLopen, 6, uint32(16), oRdwr), true, true},
+		{"read opened fid", msg(tRead, 7, uint32(16), uint64(16), uint32(64)), true, true},
+		{"write opened fid", msg(tWrite, 8, uint32(16), uint64(0), uint32(5), []byte("semfs")), true, true},
+		{"getattr opened fid", msg(tGetattr, 4, uint32(16), maskAll), true, true},
+		{"open it again (p9's EINVAL)", msg(tLopen, 6, uint32(16), oRdonly), false, false},
+		{"read after p9 learned it", msg(tRead, 7, uint32(16), uint64(0), uint32(64)), true, true},
+		{"fsync it", msg(tFsync, 6, uint32(16), uint32(0)), true, false},
+		{"clunk it, open", msg(tClunk, 9, uint32(16)), true, false},
+		{"walk f as fid 17", walk(1, 17, "f"), true, true},
+		{"open f read-only", msg(tLopen, 6, uint32(17), oRdonly), true, true},
+		{"write on read-only opened fid", msg(tWrite, 8, uint32(17), uint64(0), uint32(1), []byte("s")), false, false},
+		{"walk f as fid 18", walk(1, 18, "f"), true, true},
+		{"open f, then fsync (p9 learns it)", msg(tLopen, 6, uint32(18), oRdonly), true, true},
+		{"fsync the opened fid", msg(tFsync, 6, uint32(18), uint32(0)), true, false},
+		{"read it, known to p9", msg(tRead, 7, uint32(18), uint64(0), uint32(16)), true, true},
+		{"walk f as fid 19", walk(1, 19, "f"), true, true},
+		{"open f", msg(tLopen, 6, uint32(19), oRdonly), true, true},
+		{"clunk the opened fid", msg(tClunk, 9, uint32(19)), true, true},
+		{"read the clunked fid", msg(tRead, 7, uint32(19), uint64(0), uint32(16)), false, false},
+		{"walk d as fid 20", walk(1, 20, "d"), true, true},
+		{"open a directory (p9's)", msg(tLopen, 6, uint32(20), oRdonly), true, false},
+		{"walk f as fid 21", walk(1, 21, "f"), true, true},
+		{"open with O_TRUNC (p9's)", msg(tLopen, 6, uint32(21), oRdwr|uint32(0o1000)), true, false},
 		{"clone root", walk(1, 6), true, true},
 		{"getattr clone", msg(tGetattr, 4, uint32(6), maskAll), true, true},
 		{"walk in place to d/new", walk(6, 6, "d", "new"), true, false},
@@ -376,7 +401,10 @@ func TestFastPathWaitsForNothing(t *testing.T) {
 	if err := r.walk(1, 4, "k"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.call(msg(tLopen, 1, uint32(4), oRdwr)); err != nil { // p9 opens it
+	if _, err := r.call(msg(tStatfs, 1, uint32(4))); err != nil { // p9 learns the fid
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tLopen, 1, uint32(4), oRdwr)); err != nil { // and opens it
 		t.Fatal(err)
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -447,6 +475,9 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 	if err := r.walk(1, 2, "cold"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(2))); err != nil { // p9 learns the fid
+		t.Fatal(err)
+	}
 	if _, err := r.call(msg(tLopen, 1, uint32(2), oRdonly)); err != nil {
 		t.Fatal(err)
 	}
@@ -465,6 +496,27 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 		if got := ninep.FastAnswered(e.srv) - before; got != wantFast {
 			t.Fatalf("read %d: fast path answered %d, want %d", i, got, wantFast)
 		}
+	}
+	// A fid p9 does not know (opened by the shim): the cold read is answered
+	// from a goroutine of the shim's, with the same data.
+	if err := r.walk(1, 3, "cold"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tLopen, 1, uint32(3), oRdonly)); err != nil {
+		t.Fatal(err)
+	}
+	if !evict(t, p) {
+		t.Fatal("the page cache could be dropped once, not twice")
+	}
+	body, err := r.call(msg(tRead, 1, uint32(3), uint64(256<<10), uint32(32<<10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := body[4:]; !bytes.Equal(got, data[256<<10:288<<10]) {
+		t.Fatalf("cold read of a shim-opened fid: wrong data (%d bytes)", len(got))
+	}
+	if _, err := r.call(msg(tRead, 1, uint32(3), uint64(len(data)), uint32(100))); err != nil {
+		t.Fatalf("read at end of file: %v", err)
 	}
 }
 
@@ -570,8 +622,11 @@ func TestFastPathGhosts(t *testing.T) {
 	if err := r.attach(1, 1, "@fast", 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.call(msg(tLopen, 1, uint32(6), oRdonly)); err != linux.ESTALE {
-		t.Fatalf("open of a ghost whose source was replaced: %v, want ESTALE", err)
+	if got := read(6); got != "data of y" { // open and read are the shim's
+		t.Fatalf("fid 6 reads %q", got)
+	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(6))); err != linux.ESTALE {
+		t.Fatalf("statfs of a ghost whose source was replaced: %v, want ESTALE", err)
 	}
 	if _, err := r.call(msg(tClunk, 1, uint32(6))); err != nil {
 		t.Fatalf("clunk of an orphan: %v", err)
@@ -587,8 +642,11 @@ func TestFastPathGhosts(t *testing.T) {
 	if err := os.Remove(filepath.Join(e.export, "y")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.call(msg(tLopen, 1, uint32(7), oRdonly)); err != linux.ESTALE {
-		t.Fatalf("open of a ghost whose file went away: %v, want ESTALE", err)
+	if _, err := r.call(msg(tLopen, 1, uint32(7), oRdonly)); err != linux.ENOENT {
+		t.Fatalf("open of a ghost whose file went away: %v, want ENOENT, as p9 says", err)
+	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(7))); err != linux.ESTALE {
+		t.Fatalf("statfs of a ghost whose file went away: %v, want ESTALE", err)
 	}
 
 	// A ghost on a number p9 still holds stale (a clunk the shim answered):
@@ -744,4 +802,116 @@ func TestFastPathCreatedGhosts(t *testing.T) {
 		t.Fatalf("e/five = %q", got)
 	}
 	e.rec.find(t, server.ChangeWrite, "e/five")
+}
+
+// TestFastPathOpenedGhosts: a file opened by the shim itself (a Tlopen on a
+// ghost) keeps what it was written with when p9 must learn it (the walk, then
+// the adopted Tlopen, whose file.Open takes over the shim's open file rather
+// than open another), so its clunk sends the write to the index; and no
+// descriptor is left behind by any way such a fid ends: clunk, p9 learning it,
+// orphaned, or the client going away.
+func TestFastPathOpenedGhosts(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(e.export, n), []byte("data of "+n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(ents)
+	}
+	r := attachFast(t, e)
+	call := func(r *raw, b []byte) []byte {
+		t.Helper()
+		body, err := r.call(b)
+		if err != nil {
+			t.Fatalf("request %d: %v", b[4], err)
+		}
+		return body
+	}
+	base := fds()
+
+	// Written through the shim's open, then learned by p9, then clunked by p9.
+	if err := r.walk(1, 2, "a"); err != nil {
+		t.Fatal(err)
+	}
+	call(r, msg(tLopen, 1, uint32(2), oRdwr))
+	call(r, msg(tWrite, 1, uint32(2), uint64(0), uint32(4), []byte("DATA")))
+	call(r, msg(tFsync, 1, uint32(2), uint32(0)))
+	call(r, msg(tClunk, 1, uint32(2)))
+	e.rec.find(t, server.ChangeWrite, "a")
+	if b, err := os.ReadFile(filepath.Join(e.export, "a")); err != nil || string(b) != "DATA of a" {
+		t.Fatalf("a = %q, %v", b, err)
+	}
+
+	// Unlinked by another client while open, opened as Linux opens (a clone of
+	// the file's fid): p9 learns the open file itself, not one opened again by
+	// path, so the fid still works, as an open file does.
+	if err := os.WriteFile(filepath.Join(e.export, "gone"), []byte("still here"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.walk(1, 5, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	call(r, msg(tStatfs, 1, uint32(5))) // p9 learns fid 5, as Linux's dentry fids are
+	if err := r.walk(5, 6); err != nil {
+		t.Fatal(err)
+	}
+	call(r, msg(tLopen, 1, uint32(6), oRdwr))
+	if err := os.Remove(filepath.Join(e.export, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	call(r, msg(tFsync, 1, uint32(6), uint32(0)))
+	if body := call(r, msg(tRead, 1, uint32(6), uint64(0), uint32(100))); string(body[4:]) != "still here" {
+		t.Fatalf("unlinked open file reads %q", body[4:])
+	}
+	call(r, msg(tClunk, 1, uint32(6)))
+	call(r, msg(tClunk, 1, uint32(5)))
+
+	// Read and clunked by the shim alone.
+	if err := r.walk(1, 3, "b"); err != nil {
+		t.Fatal(err)
+	}
+	n0 := ninep.FastAnswered(e.srv)
+	call(r, msg(tLopen, 1, uint32(3), oRdonly))
+	if body := call(r, msg(tRead, 1, uint32(3), uint64(0), uint32(100))); string(body[4:]) != "data of b" {
+		t.Fatalf("b reads %q", body[4:])
+	}
+	call(r, msg(tClunk, 1, uint32(3)))
+	if got := ninep.FastAnswered(e.srv) - n0; got != 3 {
+		t.Fatalf("shim answered %d of open, read, clunk; want 3", got)
+	}
+
+	// Orphaned: the fid it was walked from replaced before p9 learned it.
+	if err := r.walk(1, 4, "b"); err != nil {
+		t.Fatal(err)
+	}
+	call(r, msg(tLopen, 1, uint32(4), oRdonly))
+	if err := r.attach(1, 1, "@fast", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(4))); err != linux.ESTALE {
+		t.Fatalf("statfs of an orphaned opened fid: %v, want ESTALE", err)
+	}
+	call(r, msg(tClunk, 1, uint32(4)))
+
+	// The client goes away with one open.
+	r2 := attachFast(t, e)
+	if err := r2.walk(1, 2, "b"); err != nil {
+		t.Fatal(err)
+	}
+	call(r2, msg(tLopen, 1, uint32(2), oRdonly))
+	r2.c.Close()
+
+	deadline := time.Now().Add(5 * time.Second)
+	for fds() > base {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d descriptors open, %d before the opens", fds(), base)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -32,19 +32,27 @@ import (
 // orphan: the client was told it exists, so requests naming it get ESTALE, as
 // for a file that went away under an NFS handle, and its clunk succeeds.
 //
-// Creates. Linux creates a file as a clone walk of the directory's fid, a
-// Tlcreate on the clone, the writes, a Tclunk: every one of them is answered
-// here. The Tlcreate on a ghost directory is made with the same file.create p9's
-// handler calls, if the core can do it without waiting (server.FS.TryCreate;
-// else the ghost is made known and p9 creates, waiting in a goroutine of its
-// own). The ghost is then an open one: its Tread, Twrite and Tgetattr are the
-// fast path's, and its Tclunk closes the file here (server.File.TryClose; if
-// the file's update cannot be sent at once, the close and the Rclunk come from a
-// goroutine, see later). Made known to p9, it takes two steps, both with the
-// waiting request's tag and both replies dropped: the walk to the directory as
-// for any ghost, then the same Tlcreate, which file.Create answers with the
-// ghost's open file (adoption) instead of creating anything. p9 then holds
-// exactly what it would have held had it answered the Tlcreate itself.
+// Creates and opens. Linux creates a file as a clone walk of the directory's
+// fid, a Tlcreate on the clone, the writes, a Tclunk; it opens one as a clone
+// walk of the file's fid, a Tlopen, the reads or writes, a Tclunk. Every one of
+// them is answered here. The Tlcreate on a ghost directory is made with the
+// same file.create p9's handler calls, if the core can do it without waiting
+// (server.FS.TryCreate; else the ghost is made known and p9 creates, waiting in
+// a goroutine of its own); the Tlopen of a ghost regular file, without O_TRUNC
+// (which waits for a snapshot), with the same file.Open. The ghost is then an
+// open one: its Tread, Twrite and Tgetattr are the fast path's (a read from the
+// disk or a write held by a snapshot is answered by a goroutine, see later),
+// and its Tclunk closes the file here (server.File.TryClose; if the file's
+// update cannot be sent at once, the close and the Rclunk come from a
+// goroutine). Made known to p9, it takes two steps, both with the waiting
+// request's tag and both replies dropped: the walk as for any ghost, then the
+// same Tlcreate or Tlopen, which file.Create or file.Open answers with the
+// ghost's open file (adoption) instead of creating or opening anything. p9 then
+// holds exactly what it would have held had it answered the request itself,
+// the very descriptor included, so a file unlinked meanwhile stays usable. (A
+// ghost opened after a walk by name, not a clone, whose file is then unlinked
+// by another client is an orphan once p9 must learn it: its walk fails. Linux
+// opens clones.)
 
 // ghost is a fid the shim walked and p9 does not know.
 type ghost struct {
@@ -53,19 +61,23 @@ type ghost struct {
 	src    *file    // p9's *file for from at the time; p9 walks again only from it
 	names  []string // the walk, to send p9 when it must learn the fid
 	shadow bool     // p9 still holds a stale reference under this fid (deferClunk)
-	made   *lcreate // the Tlcreate the shim answered on the fid; f is then open
+	opened *opening // the Tlcreate or Tlopen the shim answered on the fid; f is then open
 }
 
-// lcreate is a Tlcreate's fields after the fid.
-type lcreate struct {
+// opening is how the shim opened a ghost's file: a Tlcreate (create: its fields
+// after the fid) or a Tlopen (its flags).
+type opening struct {
+	create           bool
 	name             string
 	flags, mode, gid uint32
 }
 
-// adoptSlot is the shim's Tlcreate in flight: file.Create on dir answers it with
-// f (see adoption).
+// adoptSlot is the shim's Tlcreate or Tlopen in flight: file.Create on at (the
+// directory) or file.Open on at (the file p9 walked to) answers it with f's open
+// file (see adoption).
 type adoptSlot struct {
-	dir  *file
+	at   *file
+	open bool
 	name string
 	f    *file
 }
@@ -159,7 +171,7 @@ func (c *conn) materialize(fid uint32, tag uint16) bool {
 		c.discardLocked(g)
 		return true
 	}
-	if g.made != nil {
+	if g.opened != nil {
 		// Created here: the Tlcreate follows once p9 has walked (adopt).
 		if c.fs.adopting == nil {
 			c.fs.adopting = map[uint32]*ghost{}
@@ -185,7 +197,7 @@ func (c *conn) materialize(fid uint32, tag uint16) bool {
 func (c *conn) ghostCreate(g *ghost, tag uint16, size int) (bool, error) {
 	// p9 refuses a create from a fid not a directory or an open one; the shim
 	// leaves those to it, and a directory it does not know to be one.
-	if size > readBuffer || g.made != nil || !g.f.kind.IsDir() || g.f.dirOpen.Load() || g.f.open.Load() != nil {
+	if size > readBuffer || g.opened != nil || !g.f.kind.IsDir() || g.f.dirOpen.Load() || g.f.open.Load() != nil {
 		return false, nil
 	}
 	b, err := c.br.Peek(size)
@@ -194,7 +206,8 @@ func (c *conn) ghostCreate(g *ghost, tag uint16, size int) (bool, error) {
 	}
 	r := wireReader{b: b[headerLen:]}
 	r.u32()
-	lc := lcreate{name: r.str(), flags: r.u32(), mode: r.u32(), gid: r.u32()}
+	var lc opening
+	lc.name, lc.flags, lc.mode, lc.gid = r.str(), r.u32(), r.u32(), r.u32()
 	if r.bad || len(r.b) != 0 || server.CheckName("create", lc.name) != nil {
 		return false, nil
 	}
@@ -208,7 +221,7 @@ func (c *conn) ghostCreate(g *ghost, tag uint16, size int) (bool, error) {
 		return c.answer(size, rlerror(tag, uint32(linux.ExtractErrno(err))))
 	}
 	c.fmu.Lock()
-	g.f, g.made = nf, &lc
+	g.f, g.opened = nf, &opening{create: true, name: lc.name, flags: lc.flags, mode: lc.mode, gid: lc.gid}
 	c.fmu.Unlock()
 	w := append(c.ohdr[:0], 0, 0, 0, 0, msgRlcreate, 0, 0)
 	binary.LittleEndian.PutUint16(w[5:], tag)
@@ -220,6 +233,40 @@ func (c *conn) ghostCreate(g *ghost, tag uint16, size int) (bool, error) {
 	return c.answer(size, w)
 }
 
+// ghostOpen answers a buffered Tlopen of ghost g, a regular file, if the shim
+// can: it reports whether it consumed the request. p9's refusals (an open fid, a
+// directory, a file it does not know to be regular) are left to it, and so is
+// O_TRUNC, which waits for a snapshot.
+func (c *conn) ghostOpen(g *ghost, tag uint16, size int) (bool, error) {
+	if size != headerLen+8 || g.opened != nil || !g.f.kind.IsRegular() || g.f.dirOpen.Load() || g.f.open.Load() != nil {
+		return false, nil
+	}
+	b, err := c.br.Peek(size)
+	if err != nil {
+		return false, nil
+	}
+	flags := binary.LittleEndian.Uint32(b[headerLen+4:])
+	if flags&dotlTrunc != 0 {
+		return false, nil
+	}
+	qid, _, err := g.f.Open(p9.OpenFlags(flags))
+	if err != nil {
+		// The fid stays as it was, as after p9's failed Tlopen.
+		return c.answer(size, rlerror(tag, uint32(linux.ExtractErrno(err))))
+	}
+	c.fmu.Lock()
+	g.opened = &opening{flags: flags}
+	c.fmu.Unlock()
+	w := append(c.ohdr[:0], 0, 0, 0, 0, msgRlopen, 0, 0)
+	binary.LittleEndian.PutUint16(w[5:], tag)
+	w = append(w, uint8(qid.Type))
+	w = binary.LittleEndian.AppendUint32(w, qid.Version)
+	w = binary.LittleEndian.AppendUint64(w, qid.Path)
+	w = binary.LittleEndian.AppendUint32(w, 0) // iounit, as file.Open gives
+	binary.LittleEndian.PutUint32(w, uint32(len(w)))
+	return c.answer(size, w)
+}
+
 // clunkGhost answers the Tclunk of a ghost; p9 never hears of it. A created
 // ghost's file is closed here, or, when its update cannot be sent without
 // waiting, by a goroutine that then answers (later).
@@ -227,7 +274,7 @@ func (c *conn) clunkGhost(fid uint32, g *ghost, tag uint16, size int) (bool, err
 	c.fmu.Lock()
 	c.dropGhost(fid)
 	c.fmu.Unlock()
-	if g.made == nil {
+	if g.opened == nil {
 		return c.answer(size, c.rclunk(tag))
 	}
 	ok, err := g.f.tryClose()
@@ -284,21 +331,29 @@ func (c *conn) adopt(fid uint32, g *ghost, tag uint16) bool {
 		return true // settled meanwhile: p9 could not walk it (replied)
 	}
 	delete(c.fs.adopting, fid)
-	dir := c.fs.fids[fid]
-	if dir == nil || c.fs.off {
+	at := c.fs.fids[fid]
+	if at == nil || c.fs.off {
 		c.orphanLocked(fid, true)
 		c.discardLocked(g)
 		return true
 	}
-	c.fs.adopt = &adoptSlot{dir: dir, name: g.made.name, f: g.f}
-	// shadow: should p9 refuse, it still holds the directory under fid.
+	o := g.opened
+	c.fs.adopt = &adoptSlot{at: at, open: !o.create, name: o.name, f: g.f}
+	// shadow: should p9 refuse, it still holds what it walked to under fid.
 	c.fs.mk = &making{tag: tag, fid: fid, early: true, shadow: true, done: make(chan struct{})}
-	w := newMessage(msgTlcreate, tag)
-	w.u32(fid)
-	w.str(g.made.name)
-	w.u32(g.made.flags)
-	w.u32(g.made.mode)
-	w.u32(g.made.gid)
+	var w *wireWriter
+	if o.create {
+		w = newMessage(msgTlcreate, tag)
+		w.u32(fid)
+		w.str(o.name)
+		w.u32(o.flags)
+		w.u32(o.mode)
+		w.u32(o.gid)
+	} else {
+		w = newMessage(msgTlopen, tag)
+		w.u32(fid)
+		w.u32(o.flags)
+	}
 	c.out = w.finish()
 	return true
 }
@@ -310,7 +365,7 @@ func (c *conn) adoption(dir *file, name string) *file {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	a := c.fs.adopt
-	if a == nil || a.dir != dir || a.name != name {
+	if a == nil || a.open || a.at != dir || a.name != name {
 		return nil
 	}
 	c.fs.adopt = nil
@@ -318,6 +373,24 @@ func (c *conn) adoption(dir *file, name string) *file {
 		mk.made = a.f
 	}
 	return a.f
+}
+
+// openAdoption is file.Open's look for the shim's own Tlopen (adopt): if f is
+// the file it was sent for, f takes over the ghost's open file and true is
+// returned; f stays what p9 holds for the fid, as its walk made it.
+func (c *conn) openAdoption(f *file) bool {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	a := c.fs.adopt
+	if a == nil || !a.open || a.at != f {
+		return false
+	}
+	c.fs.adopt = nil
+	f.open.Store(a.f.open.Swap(nil))
+	if mk := c.fs.mk; mk != nil {
+		mk.made = f
+	}
+	return true
 }
 
 // later answers a request on a ghost from a goroutine of its own, with the reply
@@ -370,7 +443,7 @@ func (c *conn) orphanLocked(fid uint32, shadow bool) {
 // one's file is closed, aside, since the close may wait for the index.
 // Precondition: c.fmu held.
 func (c *conn) discardLocked(g *ghost) {
-	if g != nil && g.made != nil {
+	if g != nil && g.opened != nil {
 		go g.f.Close()
 	}
 }
@@ -381,7 +454,7 @@ func (c *conn) end() {
 	c.fmu.Lock()
 	var fs []*file
 	for _, g := range c.fs.ghosts {
-		if g.made != nil {
+		if g.opened != nil {
 			fs = append(fs, g.f)
 		}
 	}

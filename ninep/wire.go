@@ -8,6 +8,8 @@ import (
 // 9P2000.L message types the connection shim looks at (Linux include/net/9p/9p.h).
 const (
 	msgRlerror      = 7
+	msgTlopen       = 12
+	msgRlopen       = 13
 	msgTlcreate     = 14
 	msgRlcreate     = 15
 	msgTrename      = 20
