@@ -387,6 +387,7 @@ func (c *conn) openAdoption(f *file) bool {
 	}
 	c.fs.adopt = nil
 	f.open.Store(a.f.open.Swap(nil))
+	f.dirOpen.Store(a.f.dirOpen.Load()) // a file another client replaced by a directory
 	if mk := c.fs.mk; mk != nil {
 		mk.made = f
 	}
