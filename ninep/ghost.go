@@ -223,14 +223,20 @@ func (c *conn) ghostCreate(g *ghost, tag uint16, size int) (bool, error) {
 	c.fmu.Lock()
 	g.f, g.opened = nf, &opening{create: true, name: lc.name, flags: lc.flags, mode: lc.mode, gid: lc.gid}
 	c.fmu.Unlock()
-	w := append(c.ohdr[:0], 0, 0, 0, 0, msgRlcreate, 0, 0)
+	return c.answer(size, c.ropened(msgRlcreate, tag, qid))
+}
+
+// ropened encodes an Rlopen or Rlcreate (the same body) in c.ohdr, with the
+// iounit 0 that file.Open and file.Create give.
+func (c *conn) ropened(typ uint8, tag uint16, qid p9.QID) []byte {
+	w := append(c.ohdr[:0], 0, 0, 0, 0, typ, 0, 0)
 	binary.LittleEndian.PutUint16(w[5:], tag)
 	w = append(w, uint8(qid.Type))
 	w = binary.LittleEndian.AppendUint32(w, qid.Version)
 	w = binary.LittleEndian.AppendUint64(w, qid.Path)
-	w = binary.LittleEndian.AppendUint32(w, 0) // iounit, as file.Create gives
+	w = binary.LittleEndian.AppendUint32(w, 0)
 	binary.LittleEndian.PutUint32(w, uint32(len(w)))
-	return c.answer(size, w)
+	return w
 }
 
 // ghostOpen answers a buffered Tlopen of ghost g, a regular file, if the shim
@@ -257,14 +263,7 @@ func (c *conn) ghostOpen(g *ghost, tag uint16, size int) (bool, error) {
 	c.fmu.Lock()
 	g.opened = &opening{flags: flags}
 	c.fmu.Unlock()
-	w := append(c.ohdr[:0], 0, 0, 0, 0, msgRlopen, 0, 0)
-	binary.LittleEndian.PutUint16(w[5:], tag)
-	w = append(w, uint8(qid.Type))
-	w = binary.LittleEndian.AppendUint32(w, qid.Version)
-	w = binary.LittleEndian.AppendUint64(w, qid.Path)
-	w = binary.LittleEndian.AppendUint32(w, 0) // iounit, as file.Open gives
-	binary.LittleEndian.PutUint32(w, uint32(len(w)))
-	return c.answer(size, w)
+	return c.answer(size, c.ropened(msgRlopen, tag, qid))
 }
 
 // clunkGhost answers the Tclunk of a ghost; p9 never hears of it. A created
