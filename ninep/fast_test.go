@@ -691,24 +691,16 @@ func TestFastPathCreatedGhosts(t *testing.T) {
 	}
 	r := attachFast(t, e)
 	answered := func() uint64 { return ninep.FastAnswered(e.srv) }
-	call := func(r *raw, b []byte) []byte {
-		t.Helper()
-		body, err := r.call(b)
-		if err != nil {
-			t.Fatalf("request %d: %v", b[4], err)
-		}
-		return body
-	}
 	create := func(r *raw, dir, fid uint32, dirName, name string) {
 		t.Helper()
 		if err := r.walk(dir, fid, dirName); err != nil {
 			t.Fatal(err)
 		}
-		call(r, msg(tLcreate, 2, fid, name, oRdwr, uint32(0o644), uint32(0)))
+		r.mustCall(msg(tLcreate, 2, fid, name, oRdwr, uint32(0o644), uint32(0)))
 	}
 	write := func(r *raw, fid uint32, off uint64, s string) {
 		t.Helper()
-		call(r, msg(tWrite, 3, fid, off, uint32(len(s)), []byte(s)))
+		r.mustCall(msg(tWrite, 3, fid, off, uint32(len(s)), []byte(s)))
 	}
 	content := func(p string) string {
 		t.Helper()
@@ -723,7 +715,7 @@ func TestFastPathCreatedGhosts(t *testing.T) {
 	n0 := answered()
 	create(r, 1, 2, "d", "one")
 	write(r, 2, 0, "one")
-	call(r, msg(tClunk, 4, uint32(2)))
+	r.mustCall(msg(tClunk, 4, uint32(2)))
 	if got := answered() - n0; got != 4 {
 		t.Fatalf("shim answered %d of walk, create, write, clunk; want 4", got)
 	}
@@ -738,10 +730,10 @@ func TestFastPathCreatedGhosts(t *testing.T) {
 	// A rename on the connection: p9 learns the created fid first and moves it.
 	create(r, 1, 3, "d", "two")
 	write(r, 3, 0, "two")
-	call(r, msg(tRenameat, 5, uint32(1), "d", uint32(1), "e"))
+	r.mustCall(msg(tRenameat, 5, uint32(1), "d", uint32(1), "e"))
 	write(r, 3, 3, "!")
-	call(r, msg(tFsync, 6, uint32(3), uint32(0)))
-	call(r, msg(tClunk, 4, uint32(3)))
+	r.mustCall(msg(tFsync, 6, uint32(3), uint32(0)))
+	r.mustCall(msg(tClunk, 4, uint32(3)))
 	if got := content("e/two"); got != "two!" {
 		t.Fatalf("e/two = %q", got)
 	}
@@ -757,7 +749,7 @@ func TestFastPathCreatedGhosts(t *testing.T) {
 	if _, err := r.call(msg(tFsync, 6, uint32(4), uint32(0))); err != linux.ESTALE {
 		t.Fatalf("fsync of an orphaned created fid: %v, want ESTALE", err)
 	}
-	call(r, msg(tClunk, 4, uint32(4)))
+	r.mustCall(msg(tClunk, 4, uint32(4)))
 	if got := content("e/three"); got != "3" {
 		t.Fatalf("e/three = %q", got)
 	}
@@ -797,7 +789,7 @@ func TestFastPathCreatedGhosts(t *testing.T) {
 		t.Fatalf("after the freeze: type %d tag %d, want the Rlcreate (tag 7)", typ, tag)
 	}
 	write(r, 5, 0, "five")
-	call(r, msg(tClunk, 4, uint32(5)))
+	r.mustCall(msg(tClunk, 4, uint32(5)))
 	if got := content("e/five"); got != "five" {
 		t.Fatalf("e/five = %q", got)
 	}
@@ -825,24 +817,16 @@ func TestFastPathOpenedGhosts(t *testing.T) {
 		return len(ents)
 	}
 	r := attachFast(t, e)
-	call := func(r *raw, b []byte) []byte {
-		t.Helper()
-		body, err := r.call(b)
-		if err != nil {
-			t.Fatalf("request %d: %v", b[4], err)
-		}
-		return body
-	}
 	base := fds()
 
 	// Written through the shim's open, then learned by p9, then clunked by p9.
 	if err := r.walk(1, 2, "a"); err != nil {
 		t.Fatal(err)
 	}
-	call(r, msg(tLopen, 1, uint32(2), oRdwr))
-	call(r, msg(tWrite, 1, uint32(2), uint64(0), uint32(4), []byte("DATA")))
-	call(r, msg(tFsync, 1, uint32(2), uint32(0)))
-	call(r, msg(tClunk, 1, uint32(2)))
+	r.mustCall(msg(tLopen, 1, uint32(2), oRdwr))
+	r.mustCall(msg(tWrite, 1, uint32(2), uint64(0), uint32(4), []byte("DATA")))
+	r.mustCall(msg(tFsync, 1, uint32(2), uint32(0)))
+	r.mustCall(msg(tClunk, 1, uint32(2)))
 	e.rec.find(t, server.ChangeWrite, "a")
 	if b, err := os.ReadFile(filepath.Join(e.export, "a")); err != nil || string(b) != "DATA of a" {
 		t.Fatalf("a = %q, %v", b, err)
@@ -857,31 +841,31 @@ func TestFastPathOpenedGhosts(t *testing.T) {
 	if err := r.walk(1, 5, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	call(r, msg(tStatfs, 1, uint32(5))) // p9 learns fid 5, as Linux's dentry fids are
+	r.mustCall(msg(tStatfs, 1, uint32(5))) // p9 learns fid 5, as Linux's dentry fids are
 	if err := r.walk(5, 6); err != nil {
 		t.Fatal(err)
 	}
-	call(r, msg(tLopen, 1, uint32(6), oRdwr))
+	r.mustCall(msg(tLopen, 1, uint32(6), oRdwr))
 	if err := os.Remove(filepath.Join(e.export, "gone")); err != nil {
 		t.Fatal(err)
 	}
-	call(r, msg(tFsync, 1, uint32(6), uint32(0)))
-	if body := call(r, msg(tRead, 1, uint32(6), uint64(0), uint32(100))); string(body[4:]) != "still here" {
+	r.mustCall(msg(tFsync, 1, uint32(6), uint32(0)))
+	if body := r.mustCall(msg(tRead, 1, uint32(6), uint64(0), uint32(100))); string(body[4:]) != "still here" {
 		t.Fatalf("unlinked open file reads %q", body[4:])
 	}
-	call(r, msg(tClunk, 1, uint32(6)))
-	call(r, msg(tClunk, 1, uint32(5)))
+	r.mustCall(msg(tClunk, 1, uint32(6)))
+	r.mustCall(msg(tClunk, 1, uint32(5)))
 
 	// Read and clunked by the shim alone.
 	if err := r.walk(1, 3, "b"); err != nil {
 		t.Fatal(err)
 	}
 	n0 := ninep.FastAnswered(e.srv)
-	call(r, msg(tLopen, 1, uint32(3), oRdonly))
-	if body := call(r, msg(tRead, 1, uint32(3), uint64(0), uint32(100))); string(body[4:]) != "data of b" {
+	r.mustCall(msg(tLopen, 1, uint32(3), oRdonly))
+	if body := r.mustCall(msg(tRead, 1, uint32(3), uint64(0), uint32(100))); string(body[4:]) != "data of b" {
 		t.Fatalf("b reads %q", body[4:])
 	}
-	call(r, msg(tClunk, 1, uint32(3)))
+	r.mustCall(msg(tClunk, 1, uint32(3)))
 	if got := ninep.FastAnswered(e.srv) - n0; got != 3 {
 		t.Fatalf("shim answered %d of open, read, clunk; want 3", got)
 	}
@@ -890,21 +874,21 @@ func TestFastPathOpenedGhosts(t *testing.T) {
 	if err := r.walk(1, 4, "b"); err != nil {
 		t.Fatal(err)
 	}
-	call(r, msg(tLopen, 1, uint32(4), oRdonly))
+	r.mustCall(msg(tLopen, 1, uint32(4), oRdonly))
 	if err := r.attach(1, 1, "@fast", 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.call(msg(tStatfs, 1, uint32(4))); err != linux.ESTALE {
 		t.Fatalf("statfs of an orphaned opened fid: %v, want ESTALE", err)
 	}
-	call(r, msg(tClunk, 1, uint32(4)))
+	r.mustCall(msg(tClunk, 1, uint32(4)))
 
 	// The client goes away with one open.
 	r2 := attachFast(t, e)
 	if err := r2.walk(1, 2, "b"); err != nil {
 		t.Fatal(err)
 	}
-	call(r2, msg(tLopen, 1, uint32(2), oRdonly))
+	r2.mustCall(msg(tLopen, 1, uint32(2), oRdonly))
 	r2.c.Close()
 
 	deadline := time.Now().Add(5 * time.Second)

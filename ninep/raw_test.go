@@ -120,6 +120,16 @@ func (r *raw) call(b []byte) ([]byte, error) {
 	return body, nil
 }
 
+// mustCall is call for a request that must succeed: it returns the reply body.
+func (r *raw) mustCall(b []byte) []byte {
+	r.t.Helper()
+	body, err := r.call(b)
+	if err != nil {
+		r.t.Fatalf("request %d: %v", b[4], err)
+	}
+	return body
+}
+
 // version negotiates plain 9P2000.L and returns the msize granted.
 func (r *raw) version(msize uint32) uint32 {
 	r.t.Helper()
