@@ -22,6 +22,10 @@ type Options struct {
 
 	// OpenFiles bounds the descriptors kept open for READ and WRITE (default 256).
 	OpenFiles int
+
+	// Limits bound each connection (idle and body timeouts, a cap on how many);
+	// zero fields take server's defaults.
+	Limits server.Limits
 }
 
 // Server serves one server.FS over NFSv3. MOUNT and NFS share the listener's port.

@@ -20,6 +20,10 @@ import (
 type Options struct {
 	Logger   *slog.Logger // nil: slog.Default()
 	MaxMsize uint32       // largest msize granted to a client; 0: 1 MiB (minimum 8 KiB)
+
+	// Limits bound each connection (idle and body timeouts, a cap on how many);
+	// zero fields take server's defaults.
+	Limits server.Limits
 }
 
 // Server serves one server.FS over 9P2000.L to any number of listeners.

@@ -32,6 +32,7 @@ type serveArgs struct {
 	thresholds          string // per-model similarity thresholds, "model=0.25,other=0.3"
 	logLevel            string
 	writeQuiet          time.Duration
+	limits              server.Limits // every door: --idle-timeout, --body-timeout, --max-conns
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -47,6 +48,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&a.thresholds, "threshold", "", "similarity thresholds per model, e.g. all-MiniLM-L6-v2=0.2,use-lite=0.3")
 	fs.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&a.writeQuiet, "write-quiet", time.Second, "how long a written file stays quiet before its updatedAt is indexed")
+	fs.DurationVar(&a.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close an NFS or control connection with no request in progress this long (9P: one not yet attached); negative: never")
+	fs.DurationVar(&a.limits.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "a request must arrive whole this long after its first byte (all doors); negative: never")
+	fs.IntVar(&a.limits.MaxConns, "max-conns", server.DefaultMaxConns, "connections served at once per listener (NFS, 9P, control); negative: no cap")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -149,7 +153,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		return err
 	}
 	d.ctl = control.New(control.Options{
-		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log,
+		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits,
 		Health: d.health,
 		Sync:   d.queue.Flush,
 		Snapshot: func(ctx context.Context, w io.Writer, _ func(int64)) error {
@@ -161,7 +165,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	}
 	d.goServe("control", d.ctl.Serve)
 	if d.args.nfsAddr != "off" {
-		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log}); err != nil {
+		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log, Limits: d.args.limits}); err != nil {
 			return err
 		}
 		ln, err := net.Listen("tcp", d.args.nfsAddr)
@@ -172,7 +176,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		d.goServe("nfs", func() error { return d.nfs.Serve(ln) })
 	}
 	if d.args.ninepAddr != "off" || d.args.ninepSocket != "" {
-		d.ninep = ninep.NewServer(d.fs, ninep.Options{Logger: d.log})
+		d.ninep = ninep.NewServer(d.fs, ninep.Options{Logger: d.log, Limits: d.args.limits})
 	}
 	if d.args.ninepAddr != "off" {
 		ln, err := net.Listen("tcp", d.args.ninepAddr)

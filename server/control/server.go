@@ -25,6 +25,10 @@ type Options struct {
 	Index    *index.Index
 	Registry *server.Registry
 	Logger   *slog.Logger
+
+	// Limits bound each connection (idle and body timeouts, a cap on how many);
+	// zero fields take server's defaults.
+	Limits server.Limits
 	// Health fills the parts of Health only the daemon knows (listeners, dirs);
 	// the control server adds index stats and registrations.
 	Health func() Health
