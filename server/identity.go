@@ -11,7 +11,11 @@ type Identity struct {
 	HasUID   bool   // UID is meaningful
 	GID      uint32 // the caller's primary gid, when the protocol sends one
 	HasGID   bool
-	Proto    string // "nfs", "9p", "control": for logs only
+	// Groups are the caller's supplementary gids: AUTH_UNIX's gids over NFS, the
+	// group database's entries for the attached uid over 9P. Only a daemon
+	// running as root uses them, to check permissions as the kernel would.
+	Groups []uint32
+	Proto  string // "nfs", "9p", "control": for logs only
 }
 
 type identityKey struct{}
