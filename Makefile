@@ -7,7 +7,7 @@ GO      ?= go
 BIN     := bin/semfs
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: serve test build model bench clean
+.PHONY: serve test build model bench fuzz clean
 
 build: $(BIN)
 
@@ -27,9 +27,14 @@ test: model
 	# -count=1: the integration and kernel tests build and run the semfs binary, which
 	# Go's test cache cannot see; a cached pass could hide a broken daemon.
 	SEMFS_REQUIRE_MODEL=1 $(GO) test -count=1 -timeout 25m ./...
+	# Then every fuzz target for a bounded time (FUZZTIME, default 10s each).
+	GO=$(GO) bash integration/fuzz.sh
 
 bench: model
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./index/ ./embed/
+
+fuzz:
+	GO=$(GO) bash integration/fuzz.sh
 
 clean:
 	rm -rf bin
