@@ -178,6 +178,28 @@ func (d *Daemon) start() {
 	d.Client = control.NewClient(d.Socket)
 }
 
+// PID is the running daemon's process id (0 when stopped), for tests that read
+// its /proc entry: open descriptors, resident memory.
+func (d *Daemon) PID() int {
+	if d.cmd == nil || d.cmd.Process == nil {
+		return 0
+	}
+	return d.cmd.Process.Pid
+}
+
+// Alive reports whether the daemon process has not exited.
+func (d *Daemon) Alive() bool {
+	if d.cmd == nil {
+		return false
+	}
+	select {
+	case <-d.exited:
+		return false
+	default:
+		return true
+	}
+}
+
 // Log returns everything the daemon wrote so far.
 func (d *Daemon) Log() string { return d.log.String() }
 
