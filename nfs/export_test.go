@@ -18,7 +18,9 @@ func (s *Server) SetPanic(op string) { s.panicOp.Store(op) }
 
 // WaitConns waits until the server has exactly n connections open or d has
 // passed, and returns the count it saw last.
-func (s *Server) WaitConns(n int, d time.Duration) int {
+func (s *Server) WaitConns(n int, d time.Duration) int { return s.waitConns(n, d) }
+
+func (s *Server) waitConns(n int, d time.Duration) int {
 	timer := time.AfterFunc(d, func() {
 		s.mu.Lock()
 		s.connsChange.Broadcast()
