@@ -61,7 +61,7 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 	if opts.OpenFiles <= 0 {
 		opts.OpenFiles = 256
 	}
-	hm, err := openHandleMap(opts.StateDir)
+	hm, err := openHandleMap(opts.StateDir, log.With("proto", "nfs"))
 	if err != nil {
 		return nil, err
 	}
