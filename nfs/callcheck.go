@@ -279,3 +279,17 @@ func checkNFSArgs(proc uint32, x *xdrReader) (ok, badType bool) {
 	}
 	return x.ok, badType && x.ok
 }
+
+// clampReaddir lowers a READDIR call's count to the transfer size FSINFO
+// advertises, in place (go-nfs fills a reply up to whatever count says; the
+// fast path clamps READDIRPLUS itself). body is a call checkCall accepted.
+func clampReaddir(body []byte, argsOff int) {
+	x := newXDRReader(body)
+	x.off = argsOff
+	_ = x.opaque(maxHandleOpaque)
+	x.skip(16) // cookie, cookieverf
+	off := x.off
+	if count := x.uint32(); x.ok && count > maxTransfer {
+		binary.BigEndian.PutUint32(body[off:], maxTransfer)
+	}
+}

@@ -150,6 +150,9 @@ func (c *rpcConn) nextRecord() error {
 			continue
 		}
 		r, rewritten := parseCall(body, true)
+		if r.prog == progNFS && r.proc == procReaddir {
+			clampReaddir(body, r.argsOff)
+		}
 		if rec := answerMount(r, body); rec != nil {
 			// go-nfs has no EXPORT, DUMP or UMNTALL and answers them with
 			// a malformed error (libnfs fails to mount, showmount fails).
