@@ -396,3 +396,29 @@ func TestMaxConns(t *testing.T) {
 		t.Fatalf("a connection in the freed slot: %d", st)
 	}
 }
+
+// TestUnreadReplies: a client that sends calls but never reads the replies is
+// shed once a reply cannot be written within the body timeout, and nothing of
+// its connection stays behind.
+func TestUnreadReplies(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "export")
+	os.Mkdir(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "big"), bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvWith(t, dir, func(o *nfs.Options) {
+		o.Limits = server.Limits{IdleTimeout: time.Hour, BodyTimeout: 200 * time.Millisecond}
+	})
+	c, root := e.client("/@notes")
+	_, f, _ := c.lookup(root, "big")
+	// 64 MiB of READ replies: far beyond what the socket buffers hold.
+	var calls []byte
+	for i := 0; i < 64; i++ {
+		calls = append(calls, record(callHeader(uint32(100+i), progNFS, 3, pRead).opaque(f).u64(0).u32(1<<20).b)...)
+	}
+	c.c.SetWriteDeadline(time.Now().Add(20 * time.Second))
+	c.c.Write(calls) // may fail once the server gives up: that is the point
+	if n := e.srv.WaitConns(0, 20*time.Second); n != 0 {
+		t.Fatalf("%d connections open; the one not reading its replies was kept", n)
+	}
+}

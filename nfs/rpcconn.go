@@ -274,6 +274,7 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 	defer c.wmu.Unlock()
 	defer c.contain("write", &n, &err)
 	total := len(p)
+	n = total // what a panic reports (see contain)
 	defer func() {
 		if c.atBoundaryLocked() || c.werr != nil {
 			c.wcond.Broadcast()
@@ -345,8 +346,17 @@ func (c *rpcConn) contain(op string, n *int, err *error) {
 	if c.log != nil {
 		c.log.Error("panic in the NFS record stream; closing the connection", "op", op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	}
+	if op == "write" {
+		// As for a failed write (see Write): drop this and later replies
+		// but report them written, so go-nfs's writer goroutine lives until
+		// its serving goroutine sees the closed connection. c.wmu is held.
+		c.werr = errors.New("nfs: internal error; connection closed")
+		c.Conn.Close()
+		*err = nil
+		return
+	}
 	*n, *err = 0, errors.New("nfs: internal error; connection closed")
-	go c.Close() // Close takes wmu, which Write holds
+	go c.Close() // Close takes wmu, which Write may hold
 }
 
 // atBoundaryLocked says no reply record is half written. Precondition: c.wmu held.
