@@ -422,3 +422,25 @@ func TestUnreadReplies(t *testing.T) {
 		t.Fatalf("%d connections open; the one not reading its replies was kept", n)
 	}
 }
+
+// TestLongSymlinkTarget: a SYMLINK whose call record is over 4 KiB (a target of
+// up to PATH_MAX-1 bytes) is created with its exact target (go-nfs read such a
+// target short, and the call failed with INVAL), and 4096 bytes is refused.
+func TestLongSymlinkTarget(t *testing.T) {
+	e := newEnv(t)
+	c, root := e.client("/@notes")
+	for _, n := range []int{3900, 4000, 4095} {
+		target := strings.Repeat("t", n-10) + "/0123456789"[:10]
+		name := "l" + strings.Repeat("x", n%7)
+		if st, _ := c.call(pSymlink, (&enc{}).dirop(root, name).sattr(-1).str(target)); st != sOK {
+			t.Errorf("%d-byte target: status %d", n, st)
+			continue
+		}
+		if got, err := os.Readlink(filepath.Join(e.dir, name)); err != nil || got != target {
+			t.Errorf("%d-byte target: on disk %d bytes, %v", n, len(got), err)
+		}
+	}
+	if st, _ := c.call(pSymlink, (&enc{}).dirop(root, "l4096").sattr(-1).str(strings.Repeat("t", 4096))); st == sOK {
+		t.Errorf("4096-byte target created")
+	}
+}

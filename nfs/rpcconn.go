@@ -69,6 +69,7 @@ type rpcConn struct {
 	rbuf   []byte // the current record (mark included) not yet handed out
 	rstore []byte // reused backing array of records
 	roff   int
+	rcut   int    // hand out rbuf up to here first (0: no cut)
 	reject []byte // reused buffer of refusals (checkCall)
 	cur    *request
 	// fast answers a call itself (see connHandler.serveFast) and returns the
@@ -109,19 +110,20 @@ func (c *rpcConn) Read(p []byte) (n int, err error) {
 	// Read runs on go-nfs's goroutine: a panic here (the parser, the fast
 	// path) would kill the process. Drop the connection instead.
 	defer c.contain("read", &n, &err)
-	if c.roff < len(c.rbuf) {
-		n := copy(p, c.rbuf[c.roff:])
-		c.roff += n
-		return n, nil
+	if c.roff >= len(c.rbuf) {
+		if err := c.nextRecord(); err != nil {
+			// go-nfs closes the connection itself only on a clean EOF, and
+			// never when it stops reading for any other reason.
+			c.Close()
+			return 0, err
+		}
 	}
-	if err := c.nextRecord(); err != nil {
-		// go-nfs closes the connection itself only on a clean EOF, and
-		// never when it stops reading for any other reason.
-		c.Close()
-		return 0, err
+	end := len(c.rbuf)
+	if c.roff < c.rcut {
+		end = c.rcut // see symlinkTargetOffset
 	}
-	n = copy(p, c.rbuf)
-	c.roff = n
+	n = copy(p, c.rbuf[c.roff:end])
+	c.roff += n
 	return n, nil
 }
 
@@ -174,7 +176,12 @@ func (c *rpcConn) nextRecord() error {
 			buf = append(buf[:4], rewritten...)
 		}
 		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4)|lastFragment)
-		c.rbuf, c.roff = buf, 0
+		c.rbuf, c.roff, c.rcut = buf, 0, 0
+		if r.prog == progNFS && r.proc == procSymlink {
+			if off := symlinkTargetOffset(body, r.argsOff); off > 0 {
+				c.rcut = 4 + off
+			}
+		}
 		c.cur = r
 		if r.prog == progNFS {
 			c.mu.Lock()
