@@ -27,6 +27,19 @@
 //     reach the client with the exact nfsstat3 from toNFS (rpcConn replaces the
 //     status go-nfs guessed). Panics in the adapter are recovered and answered
 //     with NFS3ERR_SERVERFAULT.
+//   - Hostile input. No byte reaches go-nfs, the fast path or the MOUNT
+//     answers before rpcConn has read the call record whole (fragments joined,
+//     at most 4 MiB, buffered only as bytes arrive) and checkCall has bounded
+//     every length in it: credentials (RFC 5531), and each NFSv3 and MOUNT
+//     procedure's handles, names, paths and data (RFC 1813). A call out of
+//     bounds is answered GARBAGE_ARGS (or PROG_UNAVAIL, PROG_MISMATCH,
+//     PROC_UNAVAIL, AUTH_BADCRED, RPC_MISMATCH) and goes no further; a stream
+//     that is not RPC, a read error or a failed write closes the connection.
+//     server.Limits bound each connection: the idle timeout while no call is in
+//     progress, the body timeout for a record once its first byte arrived and
+//     for each reply write, and MaxConns per listener.
+//   - The handle map is a cache: a damaged one is set aside and rebuilt (old
+//     handles answer STALE), never a reason not to start.
 //
 // Where go-nfs v0.0.4 is wrong on the wire (LINK arguments, EXCLUSIVE create,
 // RPC error codes, padding after handles, the MOUNT procedures it lacks), rpcConn
@@ -35,8 +48,9 @@
 // adapter itself in the record stream (fastpath.go) with the same handles,
 // identity, errors and stability; everything else goes through go-nfs.
 //
-// Files: server.go (listener, one go-nfs server per connection), rpcconn.go (the
-// record stream), request.go (what a call's header and arguments say),
+// Files: server.go (listener, one go-nfs server per connection), limits.go,
+// rpcconn.go (the record stream), callcheck.go (bounds of every call),
+// request.go (what a call's header and arguments say),
 // handler.go (go-nfs Handler: mount, handles, listings), billyfs.go and file.go
 // (the billy filesystem over server.FS), fastpath.go, handle.go and handlemap.go
 // (persistent handles), resolve.go, fdcache.go, dircache.go, errors.go (the Kind

@@ -2,7 +2,7 @@ package nfs_test
 
 import (
 	"context"
-	"io"
+	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -28,6 +28,8 @@ type env struct {
 	addr  string
 	port  int
 	done  chan error
+	tune  func(*nfs.Options) // adjusts the server's options before each start
+	log   *logBuffer         // what the server logged
 
 	mu      sync.Mutex
 	changes []server.Change
@@ -43,7 +45,12 @@ func newEnv(t testing.TB) *env {
 
 // newEnvAt serves an existing backing directory.
 func newEnvAt(t testing.TB, dir string) *env {
-	e := &env{t: t, dir: dir, state: filepath.Join(t.TempDir(), "state")}
+	return newEnvWith(t, dir, nil)
+}
+
+// newEnvWith serves dir with options adjusted by tune (nil: defaults).
+func newEnvWith(t testing.TB, dir string, tune func(*nfs.Options)) *env {
+	e := &env{t: t, dir: dir, state: filepath.Join(t.TempDir(), "state"), tune: tune, log: &logBuffer{}}
 	e.start()
 	t.Cleanup(e.stop)
 	return e
@@ -70,7 +77,11 @@ func (e *env) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv, err = nfs.NewServer(e.fsys, nfs.Options{StateDir: e.state, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts := nfs.Options{StateDir: e.state, Logger: slog.New(slog.NewTextHandler(e.log, nil))}
+	if e.tune != nil {
+		e.tune(&opts)
+	}
+	e.srv, err = nfs.NewServer(e.fsys, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +103,8 @@ func (e *env) stop() {
 	if err := e.srv.Close(); err != nil {
 		e.t.Errorf("nfs close: %v", err)
 	}
-	if err := <-e.done; err != nil {
+	// Serve reports ErrClosed when Close came first (a stop right after start).
+	if err := <-e.done; err != nil && !errors.Is(err, net.ErrClosed) {
 		e.t.Errorf("serve returned %v", err)
 	}
 	if err := e.fsys.Close(); err != nil {
@@ -144,4 +156,23 @@ func (e *env) read(rel string) string {
 		e.t.Fatal(err)
 	}
 	return string(b)
+}
+
+// logBuffer collects a server's log lines; safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
 }

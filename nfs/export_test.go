@@ -1,6 +1,10 @@
 package nfs
 
-import "github.com/semfs/semfs/server"
+import (
+	"time"
+
+	"github.com/semfs/semfs/server"
+)
 
 // ToNFS exposes the Kind mapping to the external tests.
 func ToNFS(k server.Kind) (errno uint32, status uint32) {
@@ -11,3 +15,23 @@ func ToNFS(k server.Kind) (errno uint32, status uint32) {
 // SetPanic makes the billy or handler operation op panic ("" to stop), to prove
 // that panics are contained.
 func (s *Server) SetPanic(op string) { s.panicOp.Store(op) }
+
+// WaitConns waits until the server has exactly n connections open or d has
+// passed, and returns the count it saw last.
+func (s *Server) WaitConns(n int, d time.Duration) int { return s.waitConns(n, d) }
+
+func (s *Server) waitConns(n int, d time.Duration) int {
+	timer := time.AfterFunc(d, func() {
+		s.mu.Lock()
+		s.connsChange.Broadcast()
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	deadline := time.Now().Add(d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.conns) != n && time.Now().Before(deadline) {
+		s.connsChange.Wait()
+	}
+	return len(s.conns)
+}

@@ -316,6 +316,9 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 	if dircount < 512 || maxcount < 4096 {
 		return fail(10008, nil) // NFS3ERR_TOOSMALL
 	}
+	// A reply is never larger than the transfer size FSINFO advertises,
+	// whatever the client asks (RFC 1813 lets the server return less).
+	dircount, maxcount = min(dircount, maxTransfer), min(maxcount, maxTransfer)
 	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
 		return fail(status(r, err), nil)

@@ -5,11 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/semfs/semfs/server"
 	"github.com/tidwall/buntdb"
@@ -50,19 +53,76 @@ type node struct {
 
 const handleDBName = "nfs-handles.db"
 
-func openHandleMap(dir string) (*handleMap, error) {
+// keyLen is the size of the handle MAC key.
+const keyLen = 32
+
+// openHandleMap opens the handle map in dir, creating it if missing. The map is
+// only a cache of where inodes live (a missing entry makes its handle answer
+// STALE and the client look the name up again), so a map that cannot be read is
+// no reason to refuse to serve: it is set aside as <name>.damaged-<time> for
+// inspection, a new one is made, and the log says that handles clients hold may
+// go stale.
+func openHandleMap(dir string, log *slog.Logger) (*handleMap, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("nfs state directory: %w", err)
 	}
-	db, err := buntdb.Open(filepath.Join(dir, handleDBName))
-	if err != nil {
-		return nil, fmt.Errorf("nfs handle map %s: %w", filepath.Join(dir, handleDBName), err)
+	path := filepath.Join(dir, handleDBName)
+	_, statErr := os.Lstat(path)
+	m, err := loadHandleMap(path)
+	if err == nil {
+		if errors.Is(statErr, fs.ErrNotExist) {
+			log.Info("no NFS handle map; made a new one (handles clients kept from an earlier run answer STALE)", "path", path)
+		}
+		return m, nil
 	}
-	m := &handleMap{db: db, apps: map[string]uint32{}, names: map[uint32]string{}, next: 1}
+	aside := fmt.Sprintf("%s.damaged-%s", path, time.Now().UTC().Format("20060102T150405.000000000Z"))
+	if rerr := os.Rename(path, aside); rerr != nil {
+		return nil, fmt.Errorf("nfs handle map %s is unreadable (%v) and cannot be set aside: %w", path, err, rerr)
+	}
+	m, err2 := loadHandleMap(path)
+	if err2 != nil {
+		return nil, fmt.Errorf("nfs handle map %s: %w", path, err2)
+	}
+	log.Warn("NFS handle map was damaged; set it aside and made a new one. Handles clients hold may answer STALE until they look their files up again",
+		"path", path, "damaged", aside, "err", err)
+	return m, nil
+}
+
+// loadHandleMap opens the buntdb file at path and reads its key and apps; an
+// error means the file is damaged (or cannot be opened at all).
+func loadHandleMap(path string) (m *handleMap, err error) {
+	defer func() {
+		// buntdb replays its log on open; a damaged log must not take the
+		// daemon down whatever shape it is in.
+		if v := recover(); v != nil {
+			m, err = nil, fmt.Errorf("reading the handle map: %v", v)
+		}
+	}()
+	var size int64
+	if fi, err := os.Stat(path); err == nil {
+		size = fi.Size()
+		// buntdb drops whatever follows its last complete command as a torn
+		// tail, even when that is the whole file: refuse a file that does not
+		// start like a buntdb log before buntdb truncates the evidence.
+		if err := checkLogStart(path); err != nil {
+			return nil, err
+		}
+	}
+	db, err := buntdb.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m = &handleMap{db: db, apps: map[string]uint32{}, names: map[uint32]string{}, next: 1}
 	err = db.Update(func(tx *buntdb.Tx) error {
 		k, err := tx.Get("k")
+		if errors.Is(err, buntdb.ErrNotFound) && size > 0 {
+			// buntdb reads a file with no complete command as a torn
+			// tail and drops it: a map that had content but has no key
+			// left was damaged, not new.
+			return errors.New("handle key missing from a non-empty handle map")
+		}
 		if errors.Is(err, buntdb.ErrNotFound) {
-			b := make([]byte, 32)
+			b := make([]byte, keyLen)
 			if _, err := rand.Read(b); err != nil {
 				return err
 			}
@@ -71,6 +131,9 @@ func openHandleMap(dir string) (*handleMap, error) {
 		}
 		if err != nil {
 			return err
+		}
+		if len(k) != keyLen {
+			return fmt.Errorf("handle key is %d bytes, want %d", len(k), keyLen)
 		}
 		m.key = []byte(k)
 		return tx.AscendKeys("a:*", func(key, value string) bool {
@@ -86,9 +149,31 @@ func openHandleMap(dir string) (*handleMap, error) {
 	})
 	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("nfs handle map: %w", err)
+		return nil, err
 	}
 	return m, nil
+}
+
+// checkLogStart says whether the file at path starts like a buntdb log: NUL
+// padding, then a RESP array ('*'), or nothing.
+func checkLogStart(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var b [512]byte
+	n, _ := f.Read(b[:])
+	for _, c := range b[:n] {
+		if c == 0 {
+			continue
+		}
+		if c != '*' {
+			return errors.New("not a buntdb log")
+		}
+		return nil
+	}
+	return nil
 }
 
 func (m *handleMap) close() error { return m.db.Close() }

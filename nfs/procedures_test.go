@@ -2,6 +2,8 @@ package nfs_test
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -338,8 +340,31 @@ func TestProcedures(t *testing.T) {
 		if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 			t.Fatalf("fifo on disk: %v %v", fi, err)
 		}
-		if st, _ := c.call(pMknod, (&enc{}).dirop(root, "dev").u32(3).sattr(0o600).u32(1).u32(3)); st == sOK {
-			t.Fatalf("mknod of a char device succeeded")
+		// Devices and sockets are refused with BADTYPE (RFC 1813), and
+		// nothing appears (go-nfs answered a character device OK and created
+		// nothing); so are the types MKNOD is not for.
+		for _, tc := range []struct {
+			name string
+			args *enc
+		}{
+			{"blk", (&enc{}).dirop(root, "blk").u32(3).sattr(0o600).u32(8).u32(0)},
+			{"chr", (&enc{}).dirop(root, "chr").u32(4).sattr(0o600).u32(1).u32(3)},
+			{"sock", (&enc{}).dirop(root, "sock").u32(6).sattr(0o600)},
+			{"reg", (&enc{}).dirop(root, "reg").u32(1)},
+			{"dir", (&enc{}).dirop(root, "dir").u32(2)},
+		} {
+			st, d := c.call(pMknod, tc.args)
+			if st != 10007 {
+				t.Errorf("mknod %s: status %d, want BADTYPE", tc.name, st)
+				continue
+			}
+			d.wcc()
+			if d.rest() != 0 {
+				t.Errorf("mknod %s: %d bytes after wcc_data", tc.name, d.rest())
+			}
+			if _, err := os.Lstat(filepath.Join(e.dir, tc.name)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("mknod %s: %v on disk", tc.name, err)
+			}
 		}
 	})
 

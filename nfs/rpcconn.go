@@ -9,23 +9,26 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"time"
 )
 
 const (
 	lastFragment = 1 << 31
-	// wholeRecordMax: call records up to this size are read whole before go-nfs
-	// sees them (every call but a large WRITE), so their arguments can be parsed
-	// and, for CREATE EXCLUSIVE and LINK, rewritten.
-	wholeRecordMax = 4096
-	// prefixMax covers the call header with the largest credentials and verifier
-	// (2 x 400 bytes) plus WRITE's handle, offset, count and stable_how.
-	prefixMax = 1024
 	// replyBufferMax: replies that need rewriting are small (WRITE, CREATE, LINK,
 	// errors); anything larger passes through untouched.
 	replyBufferMax = 64 << 10
-	// maxRecord bounds a call record: go-nfs decodes a WRITE's data into memory
-	// whole, and FSINFO advertises 1 MiB transfers (see rewriteReply).
+	// maxRecord bounds a call record, all its fragments together: go-nfs decodes
+	// a WRITE's data into memory whole, and FSINFO advertises 1 MiB transfers
+	// (see rewriteReply).
 	maxRecord = 4 << 20
+	// maxFragments bounds the fragments of one record (clients send one): a
+	// stream of empty fragments would otherwise be read four bytes at a time
+	// until the body timeout.
+	maxFragments = 64
+	// recordChunk is the most a record buffer grows ahead of the bytes that
+	// have arrived, so a record mark that promises megabytes costs nothing
+	// until they come.
+	recordChunk = 64 << 10
 	// maxTransfer is the rtmax/wtmax/rtpref/wtpref FSINFO advertises instead of
 	// go-nfs's 1 GiB, as Linux's nfsd does.
 	maxTransfer = 1 << 20
@@ -35,11 +38,20 @@ const (
 // RPC record stream (RFC 5531 record marking) in both directions.
 //
 // Read side: go-nfs serves one call at a time per connection (conn.serve reads a
-// call, handles it, queues the reply, then reads the next). rpcConn never hands
-// go-nfs a byte beyond the current record, so go-nfs's bufio.Reader cannot read
-// ahead, and the next record's header is parsed only when go-nfs asks for it,
-// i.e. after the previous call was fully handled. Hence cur always describes the
-// call go-nfs is serving: its AUTH_UNIX uid and the arguments go-nfs ignores.
+// call, handles it, queues the reply, then reads the next). rpcConn reads each
+// call record whole (fragments reassembled, at most maxRecord bytes), checks it
+// completely (checkCall) and hands go-nfs exactly one well-formed record at a
+// time, so go-nfs's bufio.Reader cannot read ahead, and the next record is read
+// only when go-nfs asks for it, i.e. after the previous call was fully handled.
+// Hence cur always describes the call go-nfs is serving: its AUTH_UNIX uid and
+// the arguments go-nfs ignores. Calls that fail the check are answered here and
+// never reach go-nfs; a stream that is not RPC, and any read error, closes the
+// connection (go-nfs itself closes it only on a clean EOF).
+//
+// Timeouts: while waiting for a call's first byte (no call in progress) reads
+// are bounded by the idle timeout; from that byte on, the whole record must
+// arrive within the body timeout. Every write of a reply is bounded by the body
+// timeout too, so a client that never reads its replies is shed.
 //
 // Write side: replies pass through, except those of calls with something to fix
 // (see request and rewriteReply), which are buffered whole and rewritten.
@@ -50,12 +62,15 @@ type rpcConn struct {
 	net.Conn
 	onClose func()
 	log     *slog.Logger
+	idle    time.Duration // <= 0: no limit
+	body    time.Duration // <= 0: no limit
 
 	// read side (go-nfs's serving goroutine only)
-	rbuf   []byte // bytes of the current record already read from Conn, not yet handed out
-	rstore []byte // reused backing array of rbuf
+	rbuf   []byte // the current record (mark included) not yet handed out
+	rstore []byte // reused backing array of records
 	roff   int
-	remain int64 // bytes of the current record still in Conn
+	rcut   int    // hand out rbuf up to here first (0: no cut)
+	reject []byte // reused buffer of refusals (checkCall)
 	cur    *request
 	// fast answers a call itself (see connHandler.serveFast) and returns the
 	// reply record, or nil to leave the call to go-nfs. The record may be reused
@@ -82,6 +97,7 @@ type rpcConn struct {
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
 	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}}
+	rc.rstore = make([]byte, 4, 4+4096)
 	rc.wcond = sync.NewCond(&rc.wmu)
 	return rc
 }
@@ -94,91 +110,62 @@ func (c *rpcConn) Read(p []byte) (n int, err error) {
 	// Read runs on go-nfs's goroutine: a panic here (the parser, the fast
 	// path) would kill the process. Drop the connection instead.
 	defer c.contain("read", &n, &err)
-	if c.roff < len(c.rbuf) {
-		n := copy(p, c.rbuf[c.roff:])
-		c.roff += n
-		return n, nil
-	}
-	if c.remain > 0 {
-		if int64(len(p)) > c.remain {
-			p = p[:c.remain]
-		}
-		n, err = c.Conn.Read(p)
-		c.remain -= int64(n)
-		if err != nil {
+	if c.roff >= len(c.rbuf) {
+		if err := c.nextRecord(); err != nil {
+			// go-nfs closes the connection itself only on a clean EOF, and
+			// never when it stops reading for any other reason.
 			c.Close()
+			return 0, err
 		}
-		return n, err
 	}
-	if err := c.nextRecord(); err != nil {
-		// go-nfs closes the connection itself only on a clean EOF.
-		c.Close()
-		return 0, err
+	end := len(c.rbuf)
+	if c.roff < c.rcut {
+		end = c.rcut // see symlinkTargetOffset
 	}
-	n = copy(p, c.rbuf)
-	c.roff = n
+	n = copy(p, c.rbuf[c.roff:end])
+	c.roff += n
 	return n, nil
 }
 
 // nextRecord reads call records until one is for go-nfs, and makes it current.
-// Calls the adapter answers itself (the fast procedures, the MOUNT procedures
-// go-nfs lacks) are answered here and never reach go-nfs.
+// Calls the adapter answers itself (refused calls, the fast procedures, the
+// MOUNT procedures go-nfs lacks) are answered here and never reach go-nfs.
 func (c *rpcConn) nextRecord() error {
 	for {
-		var mark [4]byte
-		if _, err := io.ReadFull(c.Conn, mark[:]); err != nil {
+		buf, err := c.readRecord()
+		if err != nil {
 			return err
 		}
-		m := binary.BigEndian.Uint32(mark[:])
-		size := int64(m &^ lastFragment)
-		if m&lastFragment == 0 {
-			// go-nfs refuses fragmented records; let it see the mark and say so.
-			c.cur = &request{}
-			c.rbuf, c.roff, c.remain = append(c.rbuf[:0], mark[:]...), 0, size
-			return nil
-		}
-		if size > maxRecord {
-			return fmt.Errorf("nfs: %d-byte call record exceeds %d bytes; closing the connection", size, maxRecord)
-		}
-		want := size
-		whole := size <= wholeRecordMax
-		if !whole {
-			want = prefixMax
-		}
-		buf := grow(c.rstore, int(4+want))
-		c.rstore = buf
-		if _, err := io.ReadFull(c.Conn, buf[4:]); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
+		body := buf[4:]
+		rej, err := checkCall(body, c.reject[:0])
+		if err != nil {
+			if c.log != nil {
+				c.log.Debug("closing NFS connection", "remote", c.RemoteAddr().String(), "err", err)
 			}
 			return err
 		}
-		r, rewritten := parseCall(buf[4:], whole)
-		if whole {
-			if rec := answerMount(r, buf[4:]); rec != nil {
-				// go-nfs has no EXPORT, DUMP or UMNTALL and answers them with
-				// a malformed error (libnfs fails to mount, showmount fails).
-				if err := c.replyNow(rec); err != nil {
-					return err
-				}
-				continue
+		if rej != nil {
+			c.reject = rej
+			if err := c.replyNow(rej); err != nil {
+				return err
 			}
+			continue
+		}
+		r, rewritten := parseCall(body, true)
+		if r.prog == progNFS && r.proc == procReaddir {
+			clampReaddir(body, r.argsOff)
+		}
+		if rec := answerMount(r, body); rec != nil {
+			// go-nfs has no EXPORT, DUMP or UMNTALL and answers them with
+			// a malformed error (libnfs fails to mount, showmount fails).
+			if err := c.replyNow(rec); err != nil {
+				return err
+			}
+			continue
 		}
 		if c.fast != nil && r.fast() {
-			if !whole {
-				// The adapter needs the whole WRITE: read the rest of it.
-				buf = grow(buf, int(4+size))
-				c.rstore = buf
-				if _, err := io.ReadFull(c.Conn, buf[4+want:]); err != nil {
-					if err == io.EOF {
-						err = io.ErrUnexpectedEOF
-					}
-					return err
-				}
-				want, whole = size, true
-			}
 			c.cur = r
-			if rec := c.fast(r, buf[4:]); rec != nil {
+			if rec := c.fast(r, body); rec != nil {
 				if err := c.replyNow(rec); err != nil {
 					return err
 				}
@@ -187,11 +174,14 @@ func (c *rpcConn) nextRecord() error {
 		}
 		if rewritten != nil {
 			buf = append(buf[:4], rewritten...)
-			size = int64(len(rewritten))
-			want = size
 		}
-		binary.BigEndian.PutUint32(buf, uint32(size)|lastFragment)
-		c.rbuf, c.roff, c.remain = buf, 0, size-want
+		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4)|lastFragment)
+		c.rbuf, c.roff, c.rcut = buf, 0, 0
+		if r.prog == progNFS && r.proc == procSymlink {
+			if off := symlinkTargetOffset(body, r.argsOff); off > 0 {
+				c.rcut = 4 + off
+			}
+		}
 		c.cur = r
 		if r.prog == progNFS {
 			c.mu.Lock()
@@ -200,6 +190,80 @@ func (c *rpcConn) nextRecord() error {
 		}
 		return nil
 	}
+}
+
+// errRecordTooLarge: a record over maxRecord (or in too many fragments) is no
+// call this server would serve, and skipping it would mean reading it.
+var errRecordTooLarge = errors.New("nfs: call record too large or in too many fragments; closing the connection")
+
+// readRecord reads the next call record whole, its fragments joined, and
+// returns it with 4 bytes of room in front for the record mark go-nfs will see.
+// Reads wait at most the idle timeout for the record's first byte, then the
+// body timeout for all the rest.
+func (c *rpcConn) readRecord() ([]byte, error) {
+	c.setReadDeadline(c.idle)
+	var mark [4]byte
+	n, err := io.ReadAtLeast(c.Conn, mark[:], 1)
+	if err != nil {
+		return nil, err // io.EOF between records: a clean close
+	}
+	c.setReadDeadline(c.body)
+	buf := c.rstore[:4]
+	for frag := 0; ; frag++ {
+		if _, err := io.ReadFull(c.Conn, mark[n:]); err != nil {
+			return nil, unexpected(err)
+		}
+		n = 0
+		m := binary.BigEndian.Uint32(mark[:])
+		size := int(m &^ lastFragment)
+		if frag >= maxFragments || len(buf)-4+size > maxRecord {
+			return nil, errRecordTooLarge
+		}
+		buf, err = appendRead(c.Conn, buf, size)
+		c.rstore = buf
+		if err != nil {
+			return nil, unexpected(err)
+		}
+		if m&lastFragment != 0 {
+			return buf, nil
+		}
+	}
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// setReadDeadline bounds the next reads by d from now (d <= 0: no bound).
+func (c *rpcConn) setReadDeadline(d time.Duration) {
+	var t time.Time
+	if d > 0 {
+		t = time.Now().Add(d)
+	}
+	_ = c.Conn.SetReadDeadline(t)
+}
+
+// appendRead appends n bytes read from r to buf. buf grows no faster than the
+// bytes arrive (at most recordChunk or its own size ahead of them).
+func appendRead(r io.Reader, buf []byte, n int) ([]byte, error) {
+	for n > 0 {
+		if len(buf) == cap(buf) {
+			nb := make([]byte, len(buf), len(buf)+min(n, max(len(buf), recordChunk)))
+			copy(nb, buf)
+			buf = nb
+		}
+		k := min(n, cap(buf)-len(buf))
+		got, err := io.ReadFull(r, buf[len(buf):len(buf)+k])
+		buf = buf[:len(buf)+got]
+		n -= got
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // grow returns b resized to n bytes, reusing its array when it is big enough.
@@ -217,12 +281,18 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 	defer c.wmu.Unlock()
 	defer c.contain("write", &n, &err)
 	total := len(p)
+	n = total // what a panic reports (see contain)
 	defer func() {
 		if c.atBoundaryLocked() || c.werr != nil {
 			c.wcond.Broadcast()
 		}
 	}()
-	for len(p) > 0 {
+	// Once a write failed the connection is closed; replies still coming are
+	// dropped but reported written, so go-nfs's writer goroutine keeps taking
+	// them until its serving goroutine sees the read side fail and ends both.
+	// (An error would end the writer first, and a serving goroutine with a
+	// reply to queue would then wait for it forever.)
+	for len(p) > 0 && c.werr == nil {
 		switch {
 		case c.wreq != nil: // buffering a reply to rewrite
 			n := min(len(p), c.wlen-len(c.wbuf))
@@ -232,14 +302,14 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 				out := rewriteReply(c.wreq, c.wbuf, c.scratch[:0])
 				c.scratch = out
 				c.wreq, c.wbuf = nil, c.wbuf[:0]
-				if err := c.writeAll(out); err != nil {
-					return 0, err
+				if c.writeAll(out) != nil {
+					return total, nil
 				}
 			}
 		case c.wleft > 0: // passing a reply through
 			n := int(min(int64(len(p)), c.wleft))
-			if err := c.writeAll(p[:n]); err != nil {
-				return 0, err
+			if c.writeAll(p[:n]) != nil {
+				return total, nil
 			}
 			c.wleft -= int64(n)
 			p = p[n:]
@@ -265,8 +335,8 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 				c.wbuf = append(c.wbuf[:0], c.wmark[4:]...)
 				continue
 			}
-			if err := c.writeAll(c.wmark[:]); err != nil {
-				return 0, err
+			if c.writeAll(c.wmark[:]) != nil {
+				return total, nil
 			}
 			c.wleft = size - 4
 		}
@@ -283,8 +353,17 @@ func (c *rpcConn) contain(op string, n *int, err *error) {
 	if c.log != nil {
 		c.log.Error("panic in the NFS record stream; closing the connection", "op", op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	}
+	if op == "write" {
+		// As for a failed write (see Write): drop this and later replies
+		// but report them written, so go-nfs's writer goroutine lives until
+		// its serving goroutine sees the closed connection. c.wmu is held.
+		c.werr = errors.New("nfs: internal error; connection closed")
+		c.Conn.Close()
+		*err = nil
+		return
+	}
 	*n, *err = 0, errors.New("nfs: internal error; connection closed")
-	go c.Close() // Close takes wmu, which Write holds
+	go c.Close() // Close takes wmu, which Write may hold
 }
 
 // atBoundaryLocked says no reply record is half written. Precondition: c.wmu held.
@@ -307,13 +386,21 @@ func (c *rpcConn) replyNow(rec []byte) error {
 	return c.writeAll(rec)
 }
 
-// writeAll writes b fully: go-nfs's writer panics on a short write without
-// error. Precondition: c.wmu held.
+// writeAll writes b fully (go-nfs's writer panics on a short write without
+// error) within the body timeout. A failed write closes the connection, which
+// ends the read side too. Precondition: c.wmu held.
 func (c *rpcConn) writeAll(b []byte) error {
+	if c.werr != nil {
+		return c.werr
+	}
+	if c.body > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.body))
+	}
 	for len(b) > 0 {
 		n, err := c.Conn.Write(b)
 		if err != nil {
 			c.werr = err
+			c.Conn.Close()
 			return err
 		}
 		b = b[n:]

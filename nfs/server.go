@@ -37,12 +37,14 @@ type Server struct {
 	fds  *fdCache
 	dirs *dirCache
 	verf [8]byte // write verifier: new on every start, so clients resend UNSTABLE data a restart may have lost
+	lim  server.Limits
 
-	mu     sync.Mutex
-	lns    map[net.Listener]struct{}
-	conns  map[*rpcConn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	mu          sync.Mutex
+	lns         map[net.Listener]struct{}
+	conns       map[*rpcConn]struct{}
+	connsChange *sync.Cond // on mu: broadcast whenever conns changes (tests wait on it)
+	closed      bool
+	wg          sync.WaitGroup
 
 	panicOp atomic.Value // string; tests make this billy operation panic
 }
@@ -59,7 +61,7 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 	if opts.OpenFiles <= 0 {
 		opts.OpenFiles = 256
 	}
-	hm, err := openHandleMap(opts.StateDir)
+	hm, err := openHandleMap(opts.StateDir, log.With("proto", "nfs"))
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +71,9 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 		dirs:  newDirCache(256, 1<<20),
 		lns:   map[net.Listener]struct{}{},
 		conns: map[*rpcConn]struct{}{},
+		lim:   opts.Limits.WithDefaults(),
 	}
+	s.connsChange = sync.NewCond(&s.mu)
 	if _, err := rand.Read(s.verf[:]); err != nil {
 		hm.close()
 		return nil, err
@@ -94,10 +98,24 @@ func (s *Server) Serve(ln net.Listener) error {
 		delete(s.lns, ln)
 		s.mu.Unlock()
 	}()
-	return server.Accept(ln, s.log, s.serveConn)
+	// MaxConns counts this listener's connections: each app has its own
+	// listener, so one app opening connections without end cannot crowd out
+	// another's.
+	var active atomic.Int64
+	var shed shedLog
+	return server.Accept(ln, s.log, func(c net.Conn) {
+		if max := s.lim.MaxConns; max > 0 && active.Load() >= int64(max) {
+			c.Close()
+			shed.refused(s.log, ln.Addr().String(), max)
+			return
+		}
+		active.Add(1)
+		s.serveConn(c, func() { active.Add(-1) })
+	})
 }
 
-func (s *Server) serveConn(c net.Conn) {
+// serveConn serves c; gone runs once when it is closed.
+func (s *Server) serveConn(c net.Conn, gone func()) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		// A 1 MiB READ reply then leaves in one write instead of a park and
 		// wake per socket-buffer's worth; the kernel caps it at wmem_max.
@@ -108,18 +126,26 @@ func (s *Server) serveConn(c net.Conn) {
 	var once sync.Once
 	var rc *rpcConn
 	rc = newRPCConn(c, func() {
-		once.Do(func() { close(done) })
+		once.Do(func() {
+			close(done)
+			if gone != nil {
+				gone()
+			}
+		})
 		s.mu.Lock()
 		delete(s.conns, rc)
+		s.connsChange.Broadcast()
 		s.mu.Unlock()
 	})
+	rc.idle, rc.body = s.lim.IdleTimeout, s.lim.BodyTimeout
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		c.Close()
+		rc.Close()
 		return
 	}
 	s.conns[rc] = struct{}{}
+	s.connsChange.Broadcast()
 	s.wg.Add(1)
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
