@@ -144,10 +144,12 @@ func (c *conn) Read(p []byte) (n int, err error) {
 			return 0, err
 		}
 		size := int(binary.LittleEndian.Uint32(hdr))
-		if size < headerLen {
-			return 0, errMalformed
-		}
 		typ, tag := hdr[4], binary.LittleEndian.Uint16(hdr[5:])
+		if done, err := c.bound(typ, tag, size); err != nil {
+			return 0, err
+		} else if done {
+			continue
+		}
 		done, err := c.intercept(typ, tag, size)
 		if err != nil {
 			return 0, err
@@ -158,7 +160,7 @@ func (c *conn) Read(p []byte) (n int, err error) {
 		switch typ {
 		case msgTversion, msgTauth, msgTattach, msgTxattrwalk, msgTxattrcreate, msgTlock, msgTgetlock:
 			if size > maxControlMsg {
-				return 0, errMalformed
+				return 0, c.malformed("control message too large", "type", typ, "size", size)
 			}
 			msg := make([]byte, size)
 			if _, err := io.ReadFull(c.br, msg); err != nil {
@@ -181,15 +183,18 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 	switch msg[4] {
 	case msgTversion:
 		// size[4] Tversion tag[2] msize[4] version[s]
-		if len(msg) < headerLen+4 {
-			return nil, errMalformed
+		ms, version := r.u32(), r.str()
+		if r.bad {
+			return nil, c.malformed("Tversion overruns its size")
 		}
-		ms := binary.LittleEndian.Uint32(msg[headerLen:])
 		if ms > c.srv.msize {
 			ms = c.srv.msize
 			binary.LittleEndian.PutUint32(msg[headerLen:], ms)
 		}
-		c.msize.Store(ms)
+		if acceptedVersion(ms, version) {
+			// p9 negotiates it (else it answers "unknown" and keeps what it had).
+			c.msize.Store(ms)
+		}
 		return msg, nil
 	case msgTattach:
 		// size[4] Tattach tag[2] fid[4] afid[4] uname[s] aname[s] n_uname[4]
@@ -200,7 +205,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 			nuname = r.u32()
 		}
 		if r.bad {
-			return nil, errMalformed
+			return nil, c.malformed("Tattach overruns its size")
 		}
 		c.startMaking(tag, fid)
 		w := newMessage(msgTattach, tag)
@@ -219,7 +224,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 	case msgTlock:
 		// size[4] Tlock tag[2] fid[4] type[1] flags[4] start[8] length[8] proc_id[4] client_id[s]
 		if len(msg) < headerLen+9 {
-			return nil, errMalformed
+			return nil, c.malformed("Tlock overruns its size")
 		}
 		flags := binary.LittleEndian.Uint32(msg[headerLen+5:])
 		binary.LittleEndian.PutUint32(msg[headerLen+5:], flags&uint32(p9.LockFlagsBlock|p9.LockFlagsReclaim))
@@ -228,7 +233,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		// size[4] Tgetlock tag[2] fid[4] type[1] start[8] length[8] proc_id[4] client_id[s]
 		fid, typ, start, length, pid, client := r.u32(), r.u8(), r.u64(), r.u64(), r.u32(), r.str()
 		if r.bad {
-			return nil, errMalformed
+			return nil, c.malformed("Tgetlock overruns its size")
 		}
 		c.gmu.Lock()
 		c.getlocks[tag] = &getlock{client: client}

@@ -42,6 +42,8 @@ type Server struct {
 	nconn  uint64 // connections accepted so far; each one's id owns its POSIX locks (0: direct use)
 	wg     sync.WaitGroup
 
+	logLimit rateLimit // malformed messages and refused connections (bounds.go)
+
 	noFast   bool          // every request goes through p9 (set by tests, before Serve; see fast.go)
 	answered atomic.Uint64 // requests the fast path answered
 }
