@@ -85,6 +85,8 @@ type conn struct {
 	rdata, wdata []byte
 	ohdr         []byte
 	named        [2]uint32 // namedFids' result
+
+	dl deadlines // Options.Limits' timeouts (timeouts.go)
 }
 
 // getlock is one Tgetlock in flight.
@@ -134,13 +136,13 @@ func (c *conn) Read(p []byte) (n int, err error) {
 			if err == io.EOF && c.left > 0 {
 				err = io.ErrUnexpectedEOF
 			}
+			if err != nil {
+				err = c.readFailed(err, "body")
+			}
 			return n, err
 		}
-		hdr, err := c.br.Peek(headerLen)
+		hdr, err := c.nextHeader()
 		if err != nil {
-			if err == io.EOF && len(hdr) > 0 {
-				err = io.ErrUnexpectedEOF
-			}
 			return 0, err
 		}
 		size := int(binary.LittleEndian.Uint32(hdr))
@@ -333,6 +335,9 @@ func (c *conn) Write(p []byte) (int, error) {
 				return 0, errMalformed
 			}
 			c.wleft = size - headerLen
+			if typ == msgRattach {
+				c.attachedNow()
+			}
 			if c.replied(typ, tag) {
 				c.wdrop = c.wnone[:]
 				c.wbuf = c.wbuf[:0]

@@ -37,4 +37,10 @@
 //     intact is answered (Rlerror EINVAL for a Twalk of more than 16 names,
 //     p9's own Rlerror for what it refuses), and a Tread or Treaddir count is
 //     shortened to fit the msize.
+//   - Options.Limits hold on every listener (timeouts.go, server.go): a message
+//     whose first byte arrived must arrive whole within BodyTimeout; a
+//     connection is closed after IdleTimeout without a request only until its
+//     first successful Tattach (a mount cannot reconnect); one connection over
+//     MaxConns on a listener is accepted and closed at once, with a
+//     rate-limited log line. Any read error ends the connection.
 package ninep

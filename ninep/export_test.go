@@ -6,3 +6,10 @@ func NoFastPath(s *Server) { s.noFast = true }
 
 // FastAnswered is how many requests s's fast path has answered.
 func FastAnswered(s *Server) uint64 { return s.answered.Load() }
+
+// Conns is how many connections s is serving.
+func Conns(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
