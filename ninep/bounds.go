@@ -29,6 +29,10 @@ import (
 //   - Twalk and p9's Twalkgetattr nwname[2]: at most 16 (Linux's
 //     P9_MAXWELEM); more is answered Rlerror EINVAL, the message skipped (its
 //     framing is intact). p9 would decode and walk any number.
+//   - Tflush oldtag[2] naming itself or another Tflush in flight: answered
+//     Rflush at once. p9 waits for the flushed tag's reply inside the Tflush's
+//     own handler, so either never ends, and the connection, its goroutines
+//     and its descriptor would then outlive the client forever.
 //   - Twrite count[4] that disagrees with the message size, strings whose
 //     length prefix runs past the message, and every other field: p9 decodes
 //     them inside the message's own bytes (never allocating more than the
@@ -44,6 +48,7 @@ const maxWalkElems = 16
 
 const (
 	msgTreaddir     = 40
+	msgRflush       = 109
 	rreaddirFixed   = headerLen + 4  // size type tag count
 	countOffset     = headerLen + 12 // Tread, Treaddir: fid[4] offset[8] count[4]
 	walkNamesOffset = headerLen + 8  // Twalk: fid[4] newfid[4] nwname[2]
@@ -90,6 +95,17 @@ func (c *conn) bound(typ uint8, tag uint16, size int) (bool, error) {
 			// Rewritten in the reader's buffer, where the fast path and p9
 			// both read it next (Peek returns a window into that buffer).
 			binary.LittleEndian.PutUint32(b[countOffset:], limit)
+		}
+	case msgTflush:
+		if size < headerLen+2 {
+			return false, nil
+		}
+		b, err := c.br.Peek(headerLen + 2)
+		if err != nil {
+			return false, nil
+		}
+		if !c.startFlush(tag, binary.LittleEndian.Uint16(b[headerLen:])) {
+			return c.answer(size, newMessage(msgRflush, tag).finish())
 		}
 	case msgTwalk, msgTwalkgetattr:
 		if size < walkNamesOffset+2 {
@@ -160,4 +176,28 @@ func (r *rateLimit) allow() (bool, int) {
 	held := r.held
 	r.held = 0
 	return true, held
+}
+
+// startFlush records a Tflush p9 is to handle, unless it would wait forever
+// there (see above): it reports whether the Tflush may go to p9.
+func (c *conn) startFlush(tag, oldtag uint16) bool {
+	c.gmu.Lock()
+	defer c.gmu.Unlock()
+	if _, ok := c.flushes[oldtag]; ok || oldtag == tag {
+		return false
+	}
+	if c.flushes == nil {
+		c.flushes = map[uint16]struct{}{}
+	}
+	c.flushes[tag] = struct{}{}
+	return true
+}
+
+// replyStarts forgets a Tflush in flight when p9's reply to its tag starts.
+func (c *conn) replyStarts(tag uint16) {
+	c.gmu.Lock()
+	if len(c.flushes) > 0 {
+		delete(c.flushes, tag)
+	}
+	c.gmu.Unlock()
 }

@@ -156,6 +156,19 @@ func TestWireBounds(t *testing.T) {
 					t.Fatalf("d/w = %q, %v after refused writes", b, err)
 				}
 			})
+			t.Run("Tflush of itself or of a Tflush is answered", func(t *testing.T) {
+				// p9 alone waits for the flushed tag inside the Tflush's handler:
+				// forever, and the connection could then never end.
+				r := attached(t, s.network, s.addr)
+				r.mustCall(msg(tFlush, 40, uint16(40)))
+				r.send(append(msg(tFlush, 41, uint16(42)), msg(tFlush, 42, uint16(41))...))
+				for range 2 {
+					if typ, tag, _ := r.recv(); typ != tFlush+1 || tag != 41 && tag != 42 {
+						t.Fatalf("reply type %d tag %d", typ, tag)
+					}
+				}
+				alive(t, r)
+			})
 			t.Run("xattr sizes are refused", func(t *testing.T) {
 				r := attached(t, s.network, s.addr)
 				if _, err := r.call(msg(tXattrcreate, 5, uint32(1), "user.x", uint64(1)<<62, uint32(0))); err != linux.EOPNOTSUPP {

@@ -64,6 +64,7 @@ type conn struct {
 
 	gmu      sync.Mutex
 	getlocks map[uint16]*getlock // by tag, from Tgetlock until its reply
+	flushes  map[uint16]struct{} // tags of the Tflushes p9 is handling (bounds.go)
 
 	wmu     sync.Mutex
 	wleft   int      // bytes of the reply p9 is writing that have not arrived yet
@@ -338,6 +339,7 @@ func (c *conn) Write(p []byte) (int, error) {
 			if typ == msgRattach {
 				c.attachedNow()
 			}
+			c.replyStarts(tag)
 			if c.replied(typ, tag) {
 				c.wdrop = c.wnone[:]
 				c.wbuf = c.wbuf[:0]

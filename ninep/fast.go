@@ -315,7 +315,7 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 // await waits for mk's reply, at most makeWait; past that the shim stops
 // answering for this connection's fids (see makeWait).
 func (c *conn) await(mk *making) {
-	t := time.NewTimer(makeWait)
+	t := time.NewTimer(c.srv.makeWait)
 	defer t.Stop()
 	select {
 	case <-mk.done:

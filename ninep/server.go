@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/server"
@@ -46,13 +47,15 @@ type Server struct {
 	logLimit rateLimit // malformed messages and timed-out connections (bounds.go)
 	capLog   rateLimit // connections refused over Limits.MaxConns
 
+	makeWait time.Duration // makeWait, shortened by the fuzz tests
+
 	noFast   bool          // every request goes through p9 (set by tests, before Serve; see fast.go)
 	answered atomic.Uint64 // requests the fast path answered
 }
 
 // NewServer returns a Server for fsys.
 func NewServer(fsys *server.FS, opts Options) *Server {
-	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(),
+	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(), makeWait: makeWait,
 		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
 	if s.log == nil {
 		s.log = slog.Default()
