@@ -64,6 +64,7 @@ type conn struct {
 
 	gmu      sync.Mutex
 	getlocks map[uint16]*getlock // by tag, from Tgetlock until its reply
+	flushes  map[uint16]struct{} // tags of the Tflushes p9 is handling (bounds.go)
 
 	wmu     sync.Mutex
 	wleft   int      // bytes of the reply p9 is writing that have not arrived yet
@@ -85,6 +86,8 @@ type conn struct {
 	rdata, wdata []byte
 	ohdr         []byte
 	named        [2]uint32 // namedFids' result
+
+	dl deadlines // Options.Limits' timeouts (timeouts.go)
 }
 
 // getlock is one Tgetlock in flight.
@@ -134,20 +137,22 @@ func (c *conn) Read(p []byte) (n int, err error) {
 			if err == io.EOF && c.left > 0 {
 				err = io.ErrUnexpectedEOF
 			}
+			if err != nil {
+				err = c.readFailed(err, "body")
+			}
 			return n, err
 		}
-		hdr, err := c.br.Peek(headerLen)
+		hdr, err := c.nextHeader()
 		if err != nil {
-			if err == io.EOF && len(hdr) > 0 {
-				err = io.ErrUnexpectedEOF
-			}
 			return 0, err
 		}
 		size := int(binary.LittleEndian.Uint32(hdr))
-		if size < headerLen {
-			return 0, errMalformed
-		}
 		typ, tag := hdr[4], binary.LittleEndian.Uint16(hdr[5:])
+		if done, err := c.bound(typ, tag, size); err != nil {
+			return 0, err
+		} else if done {
+			continue
+		}
 		done, err := c.intercept(typ, tag, size)
 		if err != nil {
 			return 0, err
@@ -158,7 +163,7 @@ func (c *conn) Read(p []byte) (n int, err error) {
 		switch typ {
 		case msgTversion, msgTauth, msgTattach, msgTxattrwalk, msgTxattrcreate, msgTlock, msgTgetlock:
 			if size > maxControlMsg {
-				return 0, errMalformed
+				return 0, c.malformed("control message too large", "type", typ, "size", size)
 			}
 			msg := make([]byte, size)
 			if _, err := io.ReadFull(c.br, msg); err != nil {
@@ -181,15 +186,18 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 	switch msg[4] {
 	case msgTversion:
 		// size[4] Tversion tag[2] msize[4] version[s]
-		if len(msg) < headerLen+4 {
-			return nil, errMalformed
+		ms, version := r.u32(), r.str()
+		if r.bad {
+			return nil, c.malformed("Tversion overruns its size")
 		}
-		ms := binary.LittleEndian.Uint32(msg[headerLen:])
 		if ms > c.srv.msize {
 			ms = c.srv.msize
 			binary.LittleEndian.PutUint32(msg[headerLen:], ms)
 		}
-		c.msize.Store(ms)
+		if acceptedVersion(ms, version) {
+			// p9 negotiates it (else it answers "unknown" and keeps what it had).
+			c.msize.Store(ms)
+		}
 		return msg, nil
 	case msgTattach:
 		// size[4] Tattach tag[2] fid[4] afid[4] uname[s] aname[s] n_uname[4]
@@ -200,7 +208,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 			nuname = r.u32()
 		}
 		if r.bad {
-			return nil, errMalformed
+			return nil, c.malformed("Tattach overruns its size")
 		}
 		c.startMaking(tag, fid)
 		w := newMessage(msgTattach, tag)
@@ -219,7 +227,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 	case msgTlock:
 		// size[4] Tlock tag[2] fid[4] type[1] flags[4] start[8] length[8] proc_id[4] client_id[s]
 		if len(msg) < headerLen+9 {
-			return nil, errMalformed
+			return nil, c.malformed("Tlock overruns its size")
 		}
 		flags := binary.LittleEndian.Uint32(msg[headerLen+5:])
 		binary.LittleEndian.PutUint32(msg[headerLen+5:], flags&uint32(p9.LockFlagsBlock|p9.LockFlagsReclaim))
@@ -228,7 +236,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		// size[4] Tgetlock tag[2] fid[4] type[1] start[8] length[8] proc_id[4] client_id[s]
 		fid, typ, start, length, pid, client := r.u32(), r.u8(), r.u64(), r.u64(), r.u32(), r.str()
 		if r.bad {
-			return nil, errMalformed
+			return nil, c.malformed("Tgetlock overruns its size")
 		}
 		c.gmu.Lock()
 		c.getlocks[tag] = &getlock{client: client}
@@ -328,6 +336,10 @@ func (c *conn) Write(p []byte) (int, error) {
 				return 0, errMalformed
 			}
 			c.wleft = size - headerLen
+			if typ == msgRattach {
+				c.attachedNow()
+			}
+			c.replyStarts(tag)
 			if c.replied(typ, tag) {
 				c.wdrop = c.wnone[:]
 				c.wbuf = c.wbuf[:0]

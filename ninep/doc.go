@@ -27,5 +27,20 @@
 //     Its socket I/O and stats are raw system calls (sockio.go), which keep the
 //     Go runtime's monitor thread asleep between a client's requests.
 //   - Unsupported operations fail cleanly: extended attributes with EOPNOTSUPP,
-//     device and socket nodes with EPERM.
+//     device and socket nodes with EPERM (Tmknod of a character or block
+//     device creates nothing; a fifo is made).
+//   - Every size and count from the wire is bounded before anything is sized by
+//     it, in the shim and in p9 behind it (bounds.go): a message whose framing
+//     cannot be trusted (size below the header or above the msize, a request
+//     before Tversion, a string running past a message the shim decodes)
+//     closes the connection with a rate-limited log line; one whose framing is
+//     intact is answered (Rlerror EINVAL for a Twalk of more than 16 names,
+//     p9's own Rlerror for what it refuses), and a Tread or Treaddir count is
+//     shortened to fit the msize.
+//   - Options.Limits hold on every listener (timeouts.go, server.go): a message
+//     whose first byte arrived must arrive whole within BodyTimeout; a
+//     connection is closed after IdleTimeout without a request only until its
+//     first successful Tattach (a mount cannot reconnect); one connection over
+//     MaxConns on a listener is accepted and closed at once, with a
+//     rate-limited log line. Any read error ends the connection.
 package ninep

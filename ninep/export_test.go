@@ -1,8 +1,29 @@
 package ninep
 
+import "time"
+
 // NoFastPath makes s answer every request through p9, for connections it
 // accepts from now on: the reference the fast path's replies are held to.
 func NoFastPath(s *Server) { s.noFast = true }
 
 // FastAnswered is how many requests s's fast path has answered.
 func FastAnswered(s *Server) uint64 { return s.answered.Load() }
+
+// Conns is how many connections s is serving.
+func Conns(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// ShortMakeWait makes s give up waiting for an unanswered fid-making request
+// after d instead of makeWait, for fuzzing (an input that reuses a tag in
+// flight would otherwise take makeWait).
+func ShortMakeWait(s *Server, d time.Duration) { s.makeWait = d }
+
+// SeedStreams and Prologue are the fuzz targets' starting streams and the
+// Tversion+Tattach every input follows (fuzz_decoder_test.go).
+func SeedStreams() [][]byte { return fuzzSeeds() }
+func Prologue() []byte      { return fuzzPrologue() }
+
+const StreamMsize = fuzzMsize

@@ -90,6 +90,7 @@ type fidState struct {
 	fids     map[uint32]*file
 	deferred map[uint32]struct{}      // clunked by the shim, still held by p9
 	ghosts   map[uint32]*ghost        // walked by the shim, unknown to p9 (ghost.go)
+	sources  map[uint32]int           // how many ghosts were walked from each fid (setGhostLocked)
 	orphans  map[uint32]bool          // ghosts p9 could not walk; true: p9 holds a stale one
 	adopting map[uint32]*ghost        // created ghosts p9 has walked; their Tlcreate is next
 	adopt    *adoptSlot               // the shim's Tlcreate in flight (ghost.go)
@@ -122,6 +123,13 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 			}
 		}
 		return c.answer(size, rlerror(tag, uint32(errno)))
+	}
+	if dep, ok := c.dependent(typ, size); ok {
+		// The request is about to take away or replace the fid a ghost was
+		// walked from: p9 learns the ghost while it can still walk it.
+		return c.materialize(dep, tag), nil
+	}
+	switch {
 	case g != nil && typ == msgTclunk && size == headerLen+4:
 		return c.clunkGhost(fid, g, tag, size)
 	case g != nil && typ == msgTlcreate:
@@ -307,7 +315,7 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 // await waits for mk's reply, at most makeWait; past that the shim stops
 // answering for this connection's fids (see makeWait).
 func (c *conn) await(mk *making) {
-	t := time.NewTimer(makeWait)
+	t := time.NewTimer(c.srv.makeWait)
 	defer t.Stop()
 	select {
 	case <-mk.done:
@@ -396,8 +404,7 @@ func (c *conn) replied(typ uint8, tag uint16) bool {
 		// (Rlopen: only ever the shim's own Tlopen, ghost.go adopt, whose
 		// file.Open kept the reference the walk installed).
 		delete(c.fs.deferred, mk.fid)
-		c.discardLocked(c.fs.ghosts[mk.fid])
-		delete(c.fs.ghosts, mk.fid)
+		c.discardLocked(c.delGhostLocked(mk.fid))
 		if mk.made != nil && !mk.dropped {
 			if c.fs.fids == nil {
 				c.fs.fids = map[uint32]*file{}

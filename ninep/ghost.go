@@ -27,10 +27,15 @@ import (
 // every ghost has been made known, since p9 updates the fids it knows under
 // what they change.
 //
-// If p9 cannot make a ghost known (its source fid was clunked or replaced since,
-// or the tree changed in between and the walk fails), the fid becomes an
-// orphan: the client was told it exists, so requests naming it get ESTALE, as
-// for a file that went away under an NFS handle, and its clunk succeeds.
+// The fid a ghost was walked from must still be p9's when p9 walks it again,
+// so a request that takes that fid from p9 or replaces it there (its Tclunk,
+// Tremove, a Tlcreate on it, a walk or attach onto it) first has p9 learn every
+// ghost walked from it (dependent): clone a fid, walk the clone, clunk the
+// clone, then use the walked fid is a valid sequence. If p9 still cannot make
+// a ghost known (the tree changed in between and the walk fails, or the shim
+// gave up tracking fids, makeWait), the fid becomes an orphan: the client was
+// told it exists, so requests naming it get ESTALE, as for a file that went
+// away under an NFS handle, and its clunk succeeds.
 //
 // Creates and opens. Linux creates a file as a clone walk of the directory's
 // fid, a Tlcreate on the clone, the writes, a Tclunk; it opens one as a clone
@@ -128,17 +133,14 @@ func (c *conn) ghostWalk(tag uint16, size int) (bool, error) {
 		return false, nil // p9 walks it again and answers its own way
 	}
 	c.fmu.Lock()
-	if c.fs.ghosts == nil {
-		c.fs.ghosts = map[uint32]*ghost{}
-	}
 	_, shadow := c.fs.deferred[newfid]
 	if c.fs.orphans[newfid] {
 		shadow = true
 	}
 	delete(c.fs.deferred, newfid)
 	delete(c.fs.orphans, newfid)
-	c.discardLocked(c.fs.ghosts[newfid]) // a walk onto a fid in use replaces it, as in p9
-	c.fs.ghosts[newfid] = &ghost{f: child, from: fid, src: src, names: names, shadow: shadow}
+	c.discardLocked(c.delGhostLocked(newfid)) // a walk onto a fid in use replaces it, as in p9
+	c.setGhostLocked(newfid, &ghost{f: child, from: fid, src: src, names: names, shadow: shadow})
 	c.fmu.Unlock()
 
 	w := append(c.ohdr[:0], 0, 0, 0, 0, msgRwalk, 0, 0)
@@ -160,11 +162,10 @@ func (c *conn) materialize(fid uint32, tag uint16) bool {
 	c.awaitIdle()
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	g := c.fs.ghosts[fid]
+	g := c.delGhostLocked(fid)
 	if g == nil {
 		return true // gone meanwhile: look at the request again
 	}
-	delete(c.fs.ghosts, fid)
 	if c.fs.off || c.fs.fids[g.from] != g.src {
 		// p9 no longer holds the source the ghost was walked from.
 		c.orphanLocked(fid, g.shadow)
@@ -464,7 +465,7 @@ func (c *conn) end() {
 	if a := c.fs.adopt; a != nil {
 		fs = append(fs, a.f)
 	}
-	c.fs.ghosts, c.fs.adopting, c.fs.adopt = nil, nil, nil
+	c.fs.ghosts, c.fs.sources, c.fs.adopting, c.fs.adopt = nil, nil, nil, nil
 	c.fmu.Unlock()
 	for _, f := range fs {
 		f.Close()
@@ -483,8 +484,7 @@ func (c *conn) anyGhost() (uint32, bool) {
 
 // dropGhost forgets a ghost the client clunked. Precondition: c.fmu held.
 func (c *conn) dropGhost(fid uint32) {
-	g := c.fs.ghosts[fid]
-	delete(c.fs.ghosts, fid)
+	g := c.delGhostLocked(fid)
 	if g != nil && g.shadow {
 		c.deferLocked(fid)
 	}
@@ -508,4 +508,67 @@ func (c *conn) deferLocked(fid uint32) {
 		c.fs.deferred = map[uint32]struct{}{}
 	}
 	c.fs.deferred[fid] = struct{}{}
+}
+
+// setGhostLocked records ghost g under fid, which must not be a ghost already.
+// Precondition: c.fmu held.
+func (c *conn) setGhostLocked(fid uint32, g *ghost) {
+	if c.fs.ghosts == nil {
+		c.fs.ghosts, c.fs.sources = map[uint32]*ghost{}, map[uint32]int{}
+	}
+	c.fs.ghosts[fid] = g
+	c.fs.sources[g.from]++
+}
+
+// delGhostLocked forgets ghost fid and returns it (nil: fid was none).
+// Precondition: c.fmu held.
+func (c *conn) delGhostLocked(fid uint32) *ghost {
+	g := c.fs.ghosts[fid]
+	if g == nil {
+		return nil
+	}
+	delete(c.fs.ghosts, fid)
+	if c.fs.sources[g.from]--; c.fs.sources[g.from] <= 0 {
+		delete(c.fs.sources, g.from)
+	}
+	return g
+}
+
+// dependent returns a ghost walked from the fid the buffered request is about
+// to take from p9 or replace there: a Tclunk or Tremove of it, a Tlcreate or
+// Tucreate on it (it becomes the new file), a walk or attach that makes it anew.
+// p9 can walk a ghost again only from the very reference it was walked from
+// (materialize), so the ghost must be made known before that reference goes.
+// Without this, a clone walked from another clone that was then clunked (a
+// valid sequence) became an orphan, answering ESTALE.
+func (c *conn) dependent(typ uint8, size int) (uint32, bool) {
+	off := headerLen
+	switch typ {
+	case msgTclunk, msgTremove, msgTlcreate, msgTucreate, msgTattach:
+	case msgTwalk, msgTwalkgetattr:
+		off = headerLen + 4 // newfid
+	default:
+		return 0, false
+	}
+	c.fmu.Lock()
+	n := len(c.fs.sources)
+	c.fmu.Unlock()
+	if n == 0 {
+		return 0, false
+	}
+	x, ok := c.peekFid(size, off)
+	if !ok {
+		return 0, false
+	}
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	if c.fs.sources[x] == 0 {
+		return 0, false
+	}
+	for fid, g := range c.fs.ghosts {
+		if g.from == x {
+			return fid, true
+		}
+	}
+	return 0, false
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/server"
@@ -34,6 +35,7 @@ type Server struct {
 	msize uint32
 	nonce string // per-server secret in attach tokens (attach.go)
 	locks *lockTable
+	lim   server.Limits // with defaults; a negative field is no limit (limits.go)
 
 	mu     sync.Mutex
 	closed bool
@@ -42,13 +44,18 @@ type Server struct {
 	nconn  uint64 // connections accepted so far; each one's id owns its POSIX locks (0: direct use)
 	wg     sync.WaitGroup
 
+	logLimit rateLimit // malformed messages and timed-out connections (bounds.go)
+	capLog   rateLimit // connections refused over Limits.MaxConns
+
+	makeWait time.Duration // makeWait, shortened by the fuzz tests
+
 	noFast   bool          // every request goes through p9 (set by tests, before Serve; see fast.go)
 	answered atomic.Uint64 // requests the fast path answered
 }
 
 // NewServer returns a Server for fsys.
 func NewServer(fsys *server.FS, opts Options) *Server {
-	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize,
+	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(), makeWait: makeWait,
 		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -94,6 +101,8 @@ func (s *Server) Serve(ln net.Listener) error {
 		delete(s.lns, ln)
 		s.mu.Unlock()
 	}()
+	// Connections being served from ln; guarded by s.mu.
+	active := 0
 	return server.Accept(ln, s.log, func(nc net.Conn) {
 		s.mu.Lock()
 		if s.closed {
@@ -101,18 +110,36 @@ func (s *Server) Serve(ln net.Listener) error {
 			nc.Close()
 			return
 		}
+		if max := s.lim.MaxConns; max > 0 && active >= max {
+			// Accepted and closed at once, so the listen queue never backs
+			// up behind a peer holding every slot.
+			s.mu.Unlock()
+			nc.Close()
+			if ok, held := s.capLog.allow(); ok {
+				s.log.Warn("ninep: connection refused: too many connections on this listener",
+					"listener", ln.Addr().String(), "remote", nc.RemoteAddr().String(), "max_conns", max, "similar_lines_held_back", held)
+			}
+			return
+		}
+		active++
 		s.conns[nc] = struct{}{}
 		s.nconn++
 		id := s.nconn
 		s.wg.Add(1)
 		s.mu.Unlock()
-		go s.handle(nc, id)
+		go s.handle(nc, id, func() {
+			s.mu.Lock()
+			active--
+			s.mu.Unlock()
+		})
 	})
 }
 
-// handle serves one connection until the client goes away or Close.
-func (s *Server) handle(nc net.Conn, id uint64) {
+// handle serves one connection until the client goes away or Close; release
+// then frees its place on its listener.
+func (s *Server) handle(nc net.Conn, id uint64, release func()) {
 	defer s.wg.Done()
+	defer release()
 	defer s.locks.releaseConn(id)
 	defer func() {
 		s.mu.Lock()
