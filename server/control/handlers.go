@@ -232,6 +232,14 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	for uid, app := range s.opt.Registry.All() {
 		h.Registered[strconv.FormatUint(uint64(uid), 10)] = app
 	}
+	// The backing directory is looked at now, not only by the core's periodic
+	// check: a monitor must never be told "ok" about a directory that is gone.
+	if err := s.opt.FS.CheckBacking(); err != nil {
+		h.Status = "unhealthy"
+		h.Error = &ErrorDetail{Code: CodeUnavailable, Message: err.Error()}
+		writeJSON(w, http.StatusServiceUnavailable, h)
+		return
+	}
 	writeJSON(w, http.StatusOK, h)
 }
 
