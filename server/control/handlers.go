@@ -203,7 +203,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
-	raw := strings.TrimPrefix(r.URL.Path, "/v1/files/")
+	raw, _ := strings.CutPrefix(r.URL.Path, "/v1/files/")
+	if r.URL.Path == "/v1/files" {
+		raw = ""
+	}
 	p, err := server.CleanPath("get", raw)
 	if err != nil || p == "" {
 		msg := "path is empty: name a file"
