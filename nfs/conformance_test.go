@@ -43,6 +43,8 @@ func (e nfsError) Is(target error) bool {
 		return target == fs.ErrPermission
 	case sNotEmpty:
 		return target == syscall.ENOTEMPTY
+	case 22: // NFS3ERR_INVAL
+		return target == syscall.EINVAL
 	}
 	return false
 }

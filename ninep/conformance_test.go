@@ -44,6 +44,8 @@ func fsErr(err error) error {
 		return fmt.Errorf("%w (%w)", fs.ErrPermission, err)
 	case linux.ENOTEMPTY:
 		return syscall.ENOTEMPTY
+	case linux.EINVAL:
+		return fmt.Errorf("%w (%w)", syscall.EINVAL, err)
 	}
 	return err
 }

@@ -35,6 +35,8 @@ func sysErr(err error) error {
 		return syscall.ENOTEMPTY
 	case server.KindPermission:
 		return syscall.EACCES
+	case server.KindInvalid:
+		return syscall.EINVAL
 	}
 	return err
 }

@@ -55,6 +55,9 @@ func (fl *File) Path() string {
 
 // ReadAt reads len(b) bytes at off; io.EOF as os.File does.
 func (fl *File) ReadAt(b []byte, off int64) (int, error) {
+	if err := fl.gone("read"); err != nil {
+		return 0, err
+	}
 	n, err := fl.f.ReadAt(b, off)
 	if err != nil && n == 0 {
 		if errors.Is(err, io.EOF) {
@@ -72,6 +75,9 @@ func (fl *File) ReadAt(b []byte, off int64) (int, error) {
 // then reads with ReadAt where waiting is harmless. A filesystem that cannot
 // tell gets a plain read.
 func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
+	if err := fl.gone("read"); err != nil {
+		return 0, true, err
+	}
 	if off < 0 {
 		return 0, true, E("read", KindInvalid, fl.Path(), constError("negative offset"))
 	}
@@ -123,6 +129,9 @@ func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
 // WriteAt writes b at off. The data is in the page cache when it returns; Sync
 // makes it durable.
 func (fl *File) WriteAt(b []byte, off int64) (int, error) {
+	if err := fl.gone("write"); err != nil {
+		return 0, err
+	}
 	if off < 0 {
 		return 0, E("write", KindInvalid, fl.Path(), constError("negative offset"))
 	}
@@ -135,6 +144,9 @@ func (fl *File) WriteAt(b []byte, off int64) (int, error) {
 // TryWriteAt is WriteAt for a caller that must not wait for a snapshot (see
 // ReadAtCached): ok=false, nothing written, while the FS is frozen.
 func (fl *File) TryWriteAt(b []byte, off int64) (n int, ok bool, err error) {
+	if err := fl.gone("write"); err != nil {
+		return 0, true, err
+	}
 	if off < 0 {
 		return 0, true, E("write", KindInvalid, fl.Path(), constError("negative offset"))
 	}
@@ -161,6 +173,9 @@ func (fl *File) wrote(n int, err error) (int, error) {
 
 // Truncate changes the file's size.
 func (fl *File) Truncate(size int64) error {
+	if err := fl.gone("truncate"); err != nil {
+		return err
+	}
 	fl.fs.gate.RLock()
 	err := fl.f.Truncate(size)
 	fl.fs.gate.RUnlock()
@@ -176,6 +191,9 @@ func (fl *File) Truncate(size int64) error {
 // record of it as durable: the file's pending updatedAt is sent and the sink
 // flushed.
 func (fl *File) Sync() error {
+	if err := fl.gone("sync"); err != nil {
+		return err
+	}
 	if err := fl.f.Sync(); err != nil {
 		return wrap("sync", fl.Path(), err)
 	}

@@ -18,6 +18,10 @@ type Options struct {
 	Registry   *Registry     // uid -> app bindings; nil: uids never attribute
 	Logger     *slog.Logger  // nil: slog.Default()
 	WriteQuiet time.Duration // how long a written path must stay quiet before its Touch (default 1s)
+	// BackingCheck is how often the core checks that the backing directory is
+	// still the one at its path (default DefaultBackingCheck; negative: only
+	// when CheckBacking is called).
+	BackingCheck time.Duration
 }
 
 // FS is the containment-safe view of the backing directory shared by every front
@@ -39,6 +43,7 @@ type FS struct {
 	ns sync.Mutex
 
 	touches *touchQueue
+	bk      *backingWatch
 
 	// openMu guards open, the Files not yet closed, so that a rename can move
 	// their paths: writes after a rename must update the new name's record.
@@ -67,12 +72,14 @@ func New(dir string, opts Options) (*FS, error) {
 		quiet = time.Second
 	}
 	f.touches = newTouchQueue(quiet, f.applyTouch)
+	f.bk = newBackingWatch(dir, res.rootFd, opts.BackingCheck, f.log)
 	return f, nil
 }
 
 // Close flushes pending write notifications into the sink and releases the
 // backing directory.
 func (f *FS) Close() error {
+	f.bk.close()
 	f.touches.close()
 	f.flushSink(context.Background())
 	return f.res.close()
@@ -110,6 +117,9 @@ func (f *FS) parent(op, p string) (dirRef, string, error) {
 
 // parentAt is parent; raw as for resolver.openDirAt.
 func (f *FS) parentAt(op, p string, raw bool) (dirRef, string, error) {
+	if err := f.gone(op, p); err != nil {
+		return dirRef{}, "", err
+	}
 	if p == "" {
 		return dirRef{}, "", E(op, KindInvalid, p, constError("the root has no parent"))
 	}
@@ -132,6 +142,9 @@ func (f *FS) Lstat(ctx context.Context, p string) (Attr, error) {
 // lstat is Lstat; raw makes its system calls raw (see LstatInline).
 func (f *FS) lstat(p string, raw bool) (Attr, error) {
 	if p == "" {
+		if err := f.gone("lstat", p); err != nil {
+			return Attr{}, err
+		}
 		return statxAt(f.res.rootFd, "", "lstat", p, raw)
 	}
 	d, name, err := f.parentAt("lstat", p, raw)
@@ -145,6 +158,9 @@ func (f *FS) lstat(p string, raw bool) (Attr, error) {
 // ReadDir lists directory p, sorted by name, with each entry's lstat attributes.
 // An entry that vanishes while listing is left out.
 func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
+	if err := f.gone("readdir", p); err != nil {
+		return nil, err
+	}
 	ref, err := f.res.openDir("readdir", p, true)
 	if err != nil {
 		return nil, err
@@ -202,6 +218,9 @@ func (f *FS) Readlink(ctx context.Context, p string) (string, error) {
 
 // StatFS describes the filesystem holding the backing directory.
 func (f *FS) StatFS(ctx context.Context) (StatFS, error) {
+	if err := f.gone("statfs", ""); err != nil {
+		return StatFS{}, err
+	}
 	var s unix.Statfs_t
 	if err := unix.Fstatfs(f.res.rootFd, &s); err != nil {
 		return StatFS{}, wrap("statfs", "", err)

@@ -99,6 +99,9 @@ func (f *FS) sinkReady() bool {
 
 // create is Create's work. Precondition: f.gate held shared and f.ns held.
 func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (*File, bool, error) {
+	if err := CheckNewPath("create", p); err != nil {
+		return nil, false, err
+	}
 	d, name, err := f.parent("create", p)
 	if err != nil {
 		return nil, false, err
@@ -179,6 +182,9 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 
 // Mkdir creates directory p. Directories have no index record of their own.
 func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (Attr, error) {
+	if err := CheckNewPath("mkdir", p); err != nil {
+		return Attr{}, err
+	}
 	var a Attr
 	err := f.mutate(func() error {
 		d, name, err := f.parent("mkdir", p)
@@ -203,6 +209,9 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (Attr, error) {
 	if target == "" || len(target) > MaxPathLen {
 		return Attr{}, E("symlink", KindInvalid, p, constError("symlink target is empty or too long"))
 	}
+	if err := CheckNewPath("symlink", p); err != nil {
+		return Attr{}, err
+	}
 	var a Attr
 	err := f.mutate(func() error {
 		d, name, err := f.parent("symlink", p)
@@ -226,6 +235,9 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (Attr, error) {
 // Mkfifo creates a named pipe p (the only special file the core creates; device
 // nodes would let a client reach host devices through the export).
 func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, error) {
+	if err := CheckNewPath("mknod", p); err != nil {
+		return Attr{}, err
+	}
 	var a Attr
 	err := f.mutate(func() error {
 		d, name, err := f.parent("mknod", p)
@@ -250,6 +262,9 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, erro
 // itself, not its target). Directories cannot be linked. The new name gets its own
 // record, created by the acting app.
 func (f *FS) Link(ctx context.Context, oldPath, newPath string) (Attr, error) {
+	if err := CheckNewPath("link", newPath); err != nil {
+		return Attr{}, err
+	}
 	var a Attr
 	err := f.mutate(func() error {
 		od, oname, err := f.parent("link", oldPath)
@@ -321,6 +336,9 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 	if newPath == "" || oldPath == "" {
 		return E("rename", KindInvalid, oldPath, constError("the root cannot be renamed or replaced"))
 	}
+	if err := CheckNewPath("rename", newPath); err != nil {
+		return err
+	}
 	return f.mutate(func() error {
 		od, oname, err := f.parent("rename", oldPath)
 		if err != nil {
@@ -363,6 +381,9 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 	var d dirRef
 	var name string
 	if p == "" {
+		if err := f.gone("setattr", p); err != nil {
+			return Attr{}, err
+		}
 		d, name = dirRef{fd: f.res.rootFd}, "."
 	} else {
 		var err error

@@ -3,6 +3,7 @@ package server
 import (
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxNameLen is the longest component the core accepts (NAME_MAX on Linux).
@@ -22,6 +23,28 @@ func CheckName(op, name string) error {
 		return E(op, KindNameTooLong, name, nil)
 	case strings.ContainsAny(name, "/\x00"):
 		return E(op, KindInvalid, name, errBadName)
+	}
+	return nil
+}
+
+// CheckNewPath validates the path of a name about to be made (create, mkdir,
+// symlink, link, mknod, a rename's target): it must be valid UTF-8, as every
+// name the core creates is.
+//
+// Why refuse rather than escape: a file's tags are set and read through the
+// control API, which is JSON, and a JSON string cannot carry bytes that are not
+// UTF-8 (encoding/json turns them into U+FFFD, which names another file). A
+// file the core let a client name that way could never be tagged. So the core
+// refuses such a name at the one moment a client chooses it, with KindInvalid
+// (EINVAL over 9P, NFS3ERR_INVAL over NFS), and every name it makes can be
+// tagged. The whole path is checked, not only the last component: a file made
+// inside a directory whose name is not UTF-8 could not be tagged either.
+// Names that already exist are another matter: a host tool may have made them,
+// and they stay readable, listable, renamable (to a UTF-8 name) and removable;
+// only lookups (CheckName) see them, and CheckName does not ask for UTF-8.
+func CheckNewPath(op, p string) error {
+	if !utf8.ValidString(p) {
+		return E(op, KindInvalid, p, errNotUTF8)
 	}
 	return nil
 }
@@ -90,4 +113,5 @@ func (e constError) Error() string { return string(e) }
 const (
 	errBadName = constError("a name must be a single non-empty component without '/', NUL, '.' or '..'")
 	errEscape  = constError("path escapes the backing directory")
+	errNotUTF8 = constError("a new name must be valid UTF-8 (the tag API is JSON, which cannot carry it otherwise)")
 )

@@ -5,4 +5,13 @@
 // (SO_PEERCRED), taken when the connection is accepted; request bodies never name
 // who the caller is. Every error is JSON {"error":{"code","message"}} with a
 // fitting status, and a failing index read is a 5xx, never an empty result.
+//
+// A client cannot hold the daemon: a request must arrive whole within the body
+// timeout of its first byte (else 408 and the connection closes), a keep-alive
+// connection with no request in progress closes after the idle timeout, and a
+// connection over the cap is answered 503 and closed (server.Limits). Bodies are
+// read whole before any handler runs, bounded per request (MaxBody, MaxTagsBody)
+// and across requests; a body that is not valid UTF-8 is refused, never
+// "repaired" into a path naming another file. A refused request changes nothing.
+// /v1/health answers 503 when the backing directory was moved or removed.
 package control

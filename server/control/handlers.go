@@ -203,7 +203,10 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
-	raw := strings.TrimPrefix(r.URL.Path, "/v1/files/")
+	raw, _ := strings.CutPrefix(r.URL.Path, "/v1/files/")
+	if r.URL.Path == "/v1/files" {
+		raw = ""
+	}
 	p, err := server.CleanPath("get", raw)
 	if err != nil || p == "" {
 		msg := "path is empty: name a file"
@@ -231,6 +234,14 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	h.Registered = map[string]string{}
 	for uid, app := range s.opt.Registry.All() {
 		h.Registered[strconv.FormatUint(uint64(uid), 10)] = app
+	}
+	// The backing directory is looked at now, not only by the core's periodic
+	// check: a monitor must never be told "ok" about a directory that is gone.
+	if err := s.opt.FS.CheckBacking(); err != nil {
+		h.Status = "unhealthy"
+		h.Error = &ErrorDetail{Code: CodeUnavailable, Message: err.Error()}
+		writeJSON(w, http.StatusServiceUnavailable, h)
+		return
 	}
 	writeJSON(w, http.StatusOK, h)
 }

@@ -11,9 +11,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/server"
@@ -41,11 +45,13 @@ type Options struct {
 
 // Server serves the control API.
 type Server struct {
-	opt  Options
-	log  *slog.Logger
-	http *http.Server
-	path string
-	ln   net.Listener
+	opt    Options
+	lim    server.Limits // with defaults
+	log    *slog.Logger
+	http   *http.Server
+	path   string
+	ln     net.Listener
+	bodies atomic.Int64 // bytes of request bodies held in memory right now
 }
 
 type peerKey struct{}
@@ -59,7 +65,7 @@ type peer struct {
 
 // New returns a control server; call Listen then Serve.
 func New(opt Options) *Server {
-	s := &Server{opt: opt, log: opt.Logger}
+	s := &Server{opt: opt, lim: opt.Limits.WithDefaults(), log: opt.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -69,14 +75,26 @@ func New(opt Options) *Server {
 	mux.HandleFunc("/v1/tags", s.method(http.MethodPost, s.serveTags))
 	mux.HandleFunc("/v1/query", s.method(http.MethodPost, s.serveQuery))
 	mux.HandleFunc("/v1/files/", s.method(http.MethodGet, s.serveFile))
+	mux.HandleFunc("/v1/files", s.method(http.MethodGet, s.serveFile)) // else the mux would redirect
 	mux.HandleFunc("/v1/health", s.method(http.MethodGet, s.serveHealth))
 	mux.HandleFunc("/v1/snapshot", s.method(http.MethodPost, s.serveSnapshot))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
+	// A local process must not hold a connection (a descriptor and a
+	// goroutine) by sending slowly or not at all. net/http starts the header
+	// and whole-request clocks when a request's first bytes arrive (for the
+	// first request, at accept), so BodyTimeout bounds the whole request from
+	// its first byte; the deadline is cleared once the body is in, so a slow
+	// answer (a snapshot) is not cut. A keep-alive connection with no request
+	// in progress is closed after IdleTimeout. A negative limit is "none",
+	// which net/http reads the same way (only positive durations set a deadline).
 	s.http = &http.Server{
 		Handler:           s.guard(mux),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.lim.BodyTimeout,
+		ReadTimeout:       s.lim.BodyTimeout,
+		IdleTimeout:       s.lim.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, peerKey{}, peerOf(c))
@@ -114,6 +132,9 @@ func (s *Server) Listen(path string) error {
 		return fmt.Errorf("control socket %s: %w", path, err)
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(true)
+	if s.lim.MaxConns > 0 {
+		ln = newCapListener(ln, s.lim.MaxConns, s.log)
+	}
 	s.ln, s.path = ln, path
 	return nil
 }
@@ -138,6 +159,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func peerOf(c net.Conn) peer {
+	if cc, ok := c.(*capConn); ok {
+		c = cc.Conn
+	}
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return peer{}
@@ -157,11 +181,17 @@ func peerOf(c net.Conn) peer {
 }
 
 // guard refuses requests that carry browser headers: a page must never be able to
-// drive the daemon through a forwarded socket.
+// drive the daemon through a forwarded socket. It refuses paths the mux would
+// answer with a redirect (a client must get a JSON error, not be sent elsewhere),
+// and reads the whole body, bounded in size and time, before any handler runs.
 func (s *Server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" {
 			writeError(w, http.StatusForbidden, CodeForbidden, "requests from browsers are refused")
+			return
+		}
+		if msg := uncleanPath(r.URL.Path); msg != "" {
+			writeError(w, http.StatusBadRequest, CodeInvalidPath, msg)
 			return
 		}
 		defer func() {
@@ -170,8 +200,93 @@ func (s *Server) guard(h http.Handler) http.Handler {
 				writeError(w, http.StatusInternalServerError, CodeInternal, "internal error")
 			}
 		}()
+		body, release, ok := s.readBody(w, r)
+		if !ok {
+			return
+		}
+		defer release()
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	})
+}
+
+// uncleanPath says why a request path is not in the clean form the routes are
+// written in ("" if it is): "." or ".." components, doubled slashes. The mux
+// would redirect such a request; naming a file that way is a client's mistake.
+func uncleanPath(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		return "the request path must start with /"
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	if c != p {
+		return fmt.Sprintf("the request path %q is not clean (\".\", \"..\" or an empty component); ask for %q", p, c)
+	}
+	return ""
+}
+
+// Request bodies are read whole before a handler runs: at most MaxBody bytes
+// (MaxTagsBody for /v1/tags), and at most maxBodiesInFlight bytes across every
+// request at once, so that many clients sending large bodies together cannot
+// exhaust the daemon's memory.
+const maxBodiesInFlight = 64 << 20
+
+// readBody reads r's body whole, within BodyTimeout of the request's first byte
+// (the deadline net/http set) and the size limits above. On failure it has
+// answered (and the connection will close). release gives the bytes back to the
+// in-flight budget.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	limit := int64(MaxBody)
+	if r.URL.Path == "/v1/tags" {
+		limit = MaxTagsBody
+	}
+	var held int64
+	release = func() { s.bodies.Add(-held) }
+	fail := func(status int, code, msg string) ([]byte, func(), bool) {
+		release()
+		w.Header().Set("Connection", "close")
+		writeError(w, status, code, msg)
+		return nil, func() {}, false
+	}
+	if r.ContentLength > limit {
+		return fail(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("body is over %d bytes", limit))
+	}
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := r.Body.Read(chunk)
+		if n > 0 {
+			if int64(len(body)+n) > limit {
+				return fail(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("body is over %d bytes", limit))
+			}
+			if grow := int64(len(body)+n) - held; grow > 0 {
+				if s.bodies.Add(grow) > maxBodiesInFlight {
+					s.bodies.Add(-grow)
+					w.Header().Set("Retry-After", "1")
+					return fail(http.StatusServiceUnavailable, CodeUnavailable, "too many large requests at once; retry later")
+				}
+				held += grow
+			}
+			body = append(body, chunk[:n]...)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				s.log.Warn("control socket: a request did not arrive in time; closing its connection",
+					"path", r.URL.Path, "bodyTimeout", s.lim.BodyTimeout)
+				return fail(http.StatusRequestTimeout, CodeTimeout, fmt.Sprintf("the request did not arrive within %s of its first byte", s.lim.BodyTimeout))
+			}
+			return fail(http.StatusBadRequest, CodeBadRequest, "reading the body: "+err.Error())
+		}
+	}
+	// The request is in. net/http clears the read deadline as it starts
+	// watching for the client hanging up, so a slow answer (a snapshot) is not
+	// cut by it (TestSlowAnswerIsNotCutByBodyTimeout).
+	return body, release, true
 }
 
 // method checks the HTTP method, then waits for the change stream to catch up,
@@ -193,20 +308,22 @@ func (s *Server) method(m string, h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// decode reads a JSON body strictly: at most MaxBody bytes, no unknown fields,
-// nothing after the object.
+// decode reads a JSON body strictly (guard has read it whole, within the size
+// limit): valid UTF-8 only, no unknown fields, nothing after the object.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		writeError(w, http.StatusUnsupportedMediaType, CodeBadRequest, "Content-Type must be application/json")
 		return false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, CodeBadRequest, "reading the body: "+err.Error())
 		return false
 	}
-	if len(body) > MaxBody {
-		writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("body is over %d bytes", MaxBody))
+	// encoding/json turns invalid UTF-8, and escaped lone surrogates, into
+	// U+FFFD: a path would then name another file than the client's bytes did.
+	if msg := checkUTF8(body); msg != "" {
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "malformed JSON: "+msg)
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -258,6 +375,10 @@ func writeErr(w http.ResponseWriter, err error) {
 	}
 	var se *server.Error
 	if errors.As(err, &se) {
+		if errors.Is(err, server.ErrBackingGone) {
+			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error())
+			return
+		}
 		switch se.Kind {
 		case server.KindNotFound:
 			writeError(w, http.StatusNotFound, CodeNotFound, err.Error())
@@ -271,4 +392,65 @@ func writeErr(w http.ResponseWriter, err error) {
 		return
 	}
 	writeError(w, http.StatusInternalServerError, CodeInternal, err.Error())
+}
+
+// checkUTF8 says why a JSON text would not decode to exactly the strings its
+// bytes spell ("" if it would): bytes that are not UTF-8, or a \u escape of
+// half a surrogate pair.
+func checkUTF8(b []byte) string {
+	if !utf8.Valid(b) {
+		return "the body is not valid UTF-8"
+	}
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString && i+1 < len(b):
+			if b[i+1] != 'u' {
+				i++ // an escaped character: skip it (it may be a quote)
+				continue
+			}
+			r, ok := hex4(b, i+2)
+			switch {
+			case !ok:
+				return "" // the decoder reports a bad escape itself
+			case utf16.IsSurrogate(r) && r < 0xdc00:
+				r2, ok2 := rune(0), false
+				if i+7 < len(b) && b[i+6] == '\\' && b[i+7] == 'u' {
+					r2, ok2 = hex4(b, i+8)
+				}
+				if !ok2 || r2 < 0xdc00 || r2 > 0xdfff {
+					return "a \\u escape holds half a surrogate pair (not a character)"
+				}
+				i += 11
+			case utf16.IsSurrogate(r):
+				return "a \\u escape holds half a surrogate pair (not a character)"
+			default:
+				i += 5
+			}
+		}
+	}
+	return ""
+}
+
+// hex4 reads four hex digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }

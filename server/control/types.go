@@ -47,9 +47,13 @@ type QueryResponse struct {
 	Results []index.Result `json:"results"`
 }
 
-// Health is the daemon's state, for `semfs status` and monitoring.
+// Health is the daemon's state, for `semfs status` and monitoring. It is
+// answered 200 with Status "ok", or 503 with Status "unhealthy" and Error
+// saying why (the backing directory was moved or removed): an error body in the
+// usual shape that still carries every other field.
 type Health struct {
-	Status        string            `json:"status"` // "ok"
+	Status        string            `json:"status"` // "ok" or "unhealthy"
+	Error         *ErrorDetail      `json:"error,omitempty"`
 	Version       string            `json:"version"`
 	StartedAt     time.Time         `json:"startedAt"`
 	DataDir       string            `json:"dataDir"`
@@ -82,8 +86,15 @@ const (
 	CodeMethod      = "method_not_allowed"
 	CodeForbidden   = "forbidden"
 	CodeInternal    = "internal"    // the daemon failed; the request may not have happened
-	CodeUnavailable = "unavailable" // the daemon is shutting down
+	CodeUnavailable = "unavailable" // the daemon is shutting down, busy, or its backing directory is gone
+	CodeTimeout     = "timeout"     // the request did not arrive within the body timeout
 )
 
-// MaxBody is the largest request body accepted.
+// MaxBody is the largest request body accepted, except by /v1/tags.
 const MaxBody = 1 << 20
+
+// MaxTagsBody is the largest /v1/tags body: a batch of MaxBatch tags with
+// paths, tasks and related apps of typical length fits, and so do a few
+// thousand with client-supplied 384-dimension embeddings (about 4 KiB of JSON
+// each); a larger batch is split by the client.
+const MaxTagsBody = 16 << 20

@@ -50,6 +50,9 @@ type Client interface {
 // ErrNotEmpty is what a Client returns for ENOTEMPTY.
 var ErrNotEmpty = syscall.ENOTEMPTY
 
+// ErrInvalid is what a Client returns for EINVAL (errors.Is must hold).
+var ErrInvalid = syscall.EINVAL
+
 // Env is one started server: a client, and the host paths to check behind it.
 type Env struct {
 	Client  Client
@@ -94,6 +97,7 @@ func Run(t *testing.T, start StartFn) {
 		{"ChmodChtimes", testAttrs},
 		{"ReadDirComplete", testReadDir},
 		{"Errors", testErrors},
+		{"NewNamesMustBeUTF8", testNonUTF8},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -341,5 +345,42 @@ func testErrors(t *testing.T, e Env) {
 	}
 	if err := e.Client.Rename("missing", "x"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("rename of a missing file: %v", err)
+	}
+}
+
+// testNonUTF8: a name that is not valid UTF-8 could never be tagged (the tag API
+// is JSON), so no way of making a name accepts one (EINVAL, nothing on disk),
+// while such a name made by a host tool stays listable and readable.
+func testNonUTF8(t *testing.T, e Env) {
+	bad := "bad-\xff\xfe"
+	must(t, e.Client.WriteFile("ok.txt", []byte("ok"), 0o644), "write")
+	refused := map[string]error{
+		"create":  e.Client.WriteFile(bad, []byte("x"), 0o644),
+		"mkdir":   e.Client.Mkdir(bad, 0o755),
+		"symlink": e.Client.Symlink("ok.txt", bad),
+		"link":    e.Client.Link("ok.txt", bad),
+		"rename":  e.Client.Rename("ok.txt", bad),
+	}
+	for op, err := range refused {
+		if !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s of a name that is not UTF-8: %v, want EINVAL", op, err)
+		}
+	}
+	ents, _ := os.ReadDir(e.Backing)
+	if len(ents) != 1 || ents[0].Name() != "ok.txt" {
+		t.Fatalf("a refused name left something on disk: %v", ents)
+	}
+	if err := os.WriteFile(filepath.Join(e.Backing, bad), []byte("host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names, err := e.Client.ReadDir("")
+	must(t, err, "readdir")
+	if !slices.Contains(names, bad) {
+		t.Fatalf("a host-made name that is not UTF-8 is not listed: %q", names)
+	}
+	b, err := e.Client.ReadFile(bad)
+	must(t, err, "read of a host-made name")
+	if string(b) != "host" {
+		t.Fatalf("read of a host-made name: %q", b)
 	}
 }
