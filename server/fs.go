@@ -18,6 +18,11 @@ type Options struct {
 	Registry   *Registry     // uid -> app bindings; nil: uids never attribute
 	Logger     *slog.Logger  // nil: slog.Default()
 	WriteQuiet time.Duration // how long a written path must stay quiet before its Touch (default 1s)
+	// Journal is the file, beside the index, that keeps the durable records of
+	// files that cannot carry MetaXattr (see journal.go). Set, every create
+	// makes its file's record durable before it returns and SaveMeta keeps
+	// tags; "" keeps no durable records (tools and tests that need none).
+	Journal string
 }
 
 // FS is the containment-safe view of the backing directory shared by every front
@@ -39,6 +44,7 @@ type FS struct {
 	ns sync.Mutex
 
 	touches *touchQueue
+	meta    *metaStore // nil: no durable records (Options.Journal "")
 
 	// openMu guards open, the Files not yet closed, so that a rename can move
 	// their paths: writes after a rename must update the new name's record.
@@ -66,6 +72,12 @@ func New(dir string, opts Options) (*FS, error) {
 	if quiet <= 0 {
 		quiet = time.Second
 	}
+	if opts.Journal != "" {
+		if f.meta, err = openMeta(res.rootFd, opts.Journal); err != nil {
+			res.close()
+			return nil, err
+		}
+	}
 	f.touches = newTouchQueue(quiet, f.applyTouch)
 	return f, nil
 }
@@ -75,6 +87,9 @@ func New(dir string, opts Options) (*FS, error) {
 func (f *FS) Close() error {
 	f.touches.close()
 	f.flushSink(context.Background())
+	if f.meta != nil {
+		f.meta.j.close()
+	}
 	return f.res.close()
 }
 
