@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,9 +33,10 @@ import (
 type journal struct {
 	path string
 
-	mu   sync.Mutex
-	f    *os.File
-	recs map[uint64]Meta // the journal's current content
+	mu     sync.Mutex
+	f      *os.File // nil until the first write when the file did not exist
+	closed bool
+	recs   map[uint64]Meta // the journal's current content
 }
 
 type journalLine struct {
@@ -54,12 +57,17 @@ type JournalReport struct {
 func openJournal(path string) (*journal, JournalReport, error) {
 	rep := JournalReport{Path: path}
 	j := &journal{path: path, recs: map[uint64]Meta{}}
-	_, err := os.Lstat(path)
-	rep.Existed = err == nil
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	// A missing journal is not created here: the daemon may yet refuse to
+	// start because it is missing, and must refuse again next time. The first
+	// write or the compaction at start creates it.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return j, rep, nil
+	}
 	if err != nil {
 		return nil, rep, err
 	}
+	rep.Existed = true
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadBytes('\n')
@@ -141,8 +149,15 @@ func (j *journal) drop(id uint64, sync bool) error {
 func (j *journal) write(id uint64, line []byte, m *Meta, sync bool) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	if j.closed {
 		return os.ErrClosed
+	}
+	if j.f == nil {
+		f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		j.f = f
 	}
 	if _, err := j.f.Write(line); err != nil {
 		return err
@@ -204,15 +219,17 @@ func (j *journal) compact(live func(id uint64) bool) (dropped int, err error) {
 	}
 	// O_APPEND is not needed: one writer, which holds j.mu, and the offset is
 	// at the end.
-	old := j.f
+	if j.f != nil {
+		j.f.Close()
+	}
 	j.f = f
-	old.Close()
 	return dropped, nil
 }
 
 func (j *journal) close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.closed = true
 	if j.f == nil {
 		return nil
 	}
