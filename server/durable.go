@@ -131,10 +131,18 @@ func (af attrFile) close() { unix.Close(af.fd) }
 // files, where resolving it cannot follow anything further.
 func (af attrFile) procPath() string { return "/proc/self/fd/" + itoa(af.fd) }
 
-func (af attrFile) getxattr() ([]byte, error) {
+func (af attrFile) getxattr(f *FS, p string) ([]byte, error) {
 	buf := make([]byte, 512)
 	for {
 		n, err := unix.Getxattr(af.procPath(), MetaXattr, buf)
+		if err == unix.ENOENT {
+			// No /proc here: read it through a descriptor of its own.
+			err = f.onFile(p, af.a, func(fd int) error {
+				var ferr error
+				n, ferr = unix.Fgetxattr(fd, MetaXattr, buf)
+				return ferr
+			})
+		}
 		if err == unix.ERANGE && len(buf) < MaxMetaSize {
 			buf = make([]byte, MaxMetaSize)
 			continue
@@ -146,15 +154,15 @@ func (af attrFile) getxattr() ([]byte, error) {
 	}
 }
 
-// read returns the durable record of the open file.
-func (f *FS) readMeta(af attrFile) (Meta, MetaSource, error) {
+// readMeta returns the durable record of the open file p.
+func (f *FS) readMeta(af attrFile, p string) (Meta, MetaSource, error) {
 	if m, ok := f.meta.j.get(af.a.FileID()); ok {
 		return m, MetaFromJournal, nil
 	}
 	if !af.a.Mode.IsRegular() || !f.meta.xattr {
 		return Meta{}, MetaNone, nil
 	}
-	b, err := af.getxattr()
+	b, err := af.getxattr(f, p)
 	switch {
 	case err == unix.ENODATA || err == unix.ENOTSUP || err == unix.EACCES:
 		return Meta{}, MetaNone, nil
@@ -182,7 +190,7 @@ func (f *FS) ReadMeta(ctx context.Context, p string) (Meta, MetaSource, error) {
 		return Meta{}, MetaNone, err
 	}
 	defer af.close()
-	m, src, err := f.readMeta(af)
+	m, src, err := f.readMeta(af, p)
 	if err != nil {
 		return Meta{}, MetaNone, E("read record", KindInvalid, p, err)
 	}
@@ -208,7 +216,7 @@ func (f *FS) SaveMeta(ctx context.Context, p string, update func(cur Meta, ok bo
 	if af.a.IsDir() {
 		return Meta{}, E("save record", KindIsDir, p, nil)
 	}
-	cur, src, err := f.readMeta(af)
+	cur, src, err := f.readMeta(af, p)
 	if err != nil {
 		// An unreadable record is replaced, not merged: it said nothing usable.
 		f.log.Warn("replacing an unreadable durable record", "path", p, "err", err)
@@ -221,7 +229,7 @@ func (f *FS) SaveMeta(ctx context.Context, p string, update func(cur Meta, ok bo
 		if err == unix.ENOENT {
 			// No /proc here: reopen the name for writing its attribute, and
 			// check it is still the inode seen above.
-			err = f.setxattrNoProc(p, af.a, b)
+			err = f.onFile(p, af.a, func(fd int) error { return unix.Fsetxattr(fd, MetaXattr, b, 0) })
 		}
 		if err == nil {
 			return m, wrap("save record", p, f.meta.j.drop(id, true))
@@ -233,7 +241,9 @@ func (f *FS) SaveMeta(ctx context.Context, p string, update func(cur Meta, ok bo
 	return m, wrap("save record", p, f.meta.j.put(id, m, true))
 }
 
-func (f *FS) setxattrNoProc(p string, want Attr, b []byte) error {
+// onFile runs fn on a read-only descriptor of regular file p, checked to be
+// the inode want (seen through an O_PATH descriptor), where /proc is missing.
+func (f *FS) onFile(p string, want Attr, fn func(fd int) error) error {
 	d, name, err := f.parent("save record", p)
 	if err != nil {
 		return err
@@ -247,7 +257,7 @@ func (f *FS) setxattrNoProc(p string, want Attr, b []byte) error {
 	if a, err := statx(fd, "", "save record", p); err != nil || a.Ino != want.Ino || a.Dev != want.Dev {
 		return unix.ESTALE
 	}
-	return unix.Fsetxattr(fd, MetaXattr, b, 0)
+	return fn(fd)
 }
 
 // CompactJournal drops the journal records of files for which live is false
