@@ -223,3 +223,37 @@ func BenchmarkCreateDurable(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSaveMeta is the cost a tag adds per file before the index commits
+// it: resolve, read the current record, write the new one.
+func BenchmarkSaveMeta(b *testing.B) {
+	base := b.TempDir()
+	data := filepath.Join(base, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	fsys, err := server.New(data, server.Options{WriteQuiet: time.Hour, Journal: filepath.Join(base, "journal")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fsys.Close()
+	const files = 1000
+	for i := 0; i < files; i++ {
+		file, _, err := fsys.Create(as("bench"), "f"+strconv.Itoa(i), 0o644, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		file.Close()
+	}
+	tag := server.Meta{Task: "summarise the quarterly report", RelatedApps: []string{"editor", "mail"}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, err := fsys.SaveMeta(as("bench"), "f"+strconv.Itoa(i%files), func(cur server.Meta, _ bool) server.Meta {
+			tag.CreatedBy, tag.CreatedAt = cur.CreatedBy, cur.CreatedAt
+			return tag
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -20,6 +20,16 @@ import (
 // show clients (user.semfs.task, …), which this real one must not be taken for.
 // Clients never see or set it: the front ends do not pass extended attributes
 // through.
+//
+// The record travels with the file's data: renames keep it, hard links share
+// it, and a copy that keeps extended attributes (cp -a, rsync -X, tar --xattrs,
+// a restore of the whole data directory) carries the original's creator and
+// tags. That is the rule, not an accident: created_by names the app that
+// created the content, and a backup restored onto new inodes must keep it. A
+// copy made without them (plain cp) is a new file: unattributed, untagged.
+// Anyone who can write the file's user attributes on the host (its owner,
+// root) can change its record; the daemon takes it at its next start. The
+// backing directory is trusted that far, as it is for the data itself.
 const MetaXattr = "user.semfs"
 
 // metaVersion is the layout of MetaXattr and of journal records. A record of
