@@ -66,9 +66,57 @@ func (d Damage) String() string {
 	return fmt.Sprint(s)
 }
 
-// Damage returns what Open found wrong with the index's files. Safe for
-// concurrent use.
-func (x *Index) Damage() Damage { return x.damage }
+// Damage returns what Open found wrong with the index's files, including damage
+// an earlier Open found that was never cleared. Safe for concurrent use.
+func (x *Index) Damage() Damage {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.damage
+}
+
+// MarkDamaged records that the index lost records (what) until ClearDamage:
+// every Open until then reports it in Damage().Records. The daemon marks what
+// only it can tell (a whole index directory lost) before it may refuse to start,
+// so that the next start refuses too instead of finding a sound, emptier index.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (x *Index) MarkDamaged(what string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.markDamagedLocked(what)
+}
+
+// markDamagedLocked is MarkDamaged. Precondition: x.mu held, or x not shared.
+func (x *Index) markDamagedLocked(what string) error {
+	x.damage.Records, x.damage.New = what, false
+	return x.setDamage(what)
+}
+
+// ClearDamage forgets recorded damage, once the records were recovered.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (x *Index) ClearDamage() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.setDamage(""); err != nil {
+		return err
+	}
+	x.damage.Records, x.prevDamage = "", ""
+	return nil
+}
+
+func (x *Index) setDamage(what string) error {
+	err := x.db.Update(func(tx *buntdb.Tx) error {
+		if what == "" {
+			_, err := tx.Delete(damageKey)
+			if err == buntdb.ErrNotFound {
+				return nil
+			}
+			return err
+		}
+		_, _, err := tx.Set(damageKey, what, nil)
+		return err
+	})
+	return ioErr("mark damage", x.dir, err)
+}
 
 // MoveAside renames the index's stores (records.db and bleve/) in dir to
 // <name>.<why>-<time>, so that the next Open starts them empty; the daemon's

@@ -170,7 +170,6 @@ func TestOpenReportsDamage(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Open after damage: %v", err)
 			}
-			defer x.Close()
 			if d := x.Damage(); !strings.Contains(d.Records, c.want) {
 				t.Fatalf("Damage() = %+v, want records %q", d, c.want)
 			}
@@ -178,6 +177,19 @@ func TestOpenReportsDamage(t *testing.T) {
 				if m, _ := filepath.Glob(records(dir) + ".damaged-*"); len(m) != 1 {
 					t.Fatalf("the unreadable records.db was not moved aside: %v", m)
 				}
+			}
+			// Closed before anyone recovered: the next Open still says so.
+			x.Close()
+			x = openIndex(t, dir, index.Options{})
+			if d := x.Damage(); !strings.Contains(d.Records, c.want) {
+				t.Fatalf("Damage() at the next Open = %+v, want records %q", d, c.want)
+			}
+			if err := x.ClearDamage(); err != nil {
+				t.Fatal(err)
+			}
+			x.Close()
+			if d := openIndex(t, dir, index.Options{}).Damage(); d.Records != "" {
+				t.Fatalf("Damage() after ClearDamage = %+v", d)
 			}
 		})
 	}

@@ -70,9 +70,10 @@ type Index struct {
 
 	keywordOnly string // why queries without a vector are keyword-only; "" if not
 
-	saver     Saver  // durable records outside the index; nil: none
-	damage    Damage // what Open found wrong; set before x is shared
-	bleveSeen uint64 // the generation Bleve held at Open (0: none)
+	saver      Saver  // durable records outside the index; nil: none
+	damage     Damage // what Open found wrong; set before x is shared
+	bleveSeen  uint64 // the generation Bleve held at Open (0: none)
+	prevDamage string // damage recorded by an earlier Open and not yet cleared
 
 	re     *reembedder
 	stopBg context.CancelFunc
@@ -130,6 +131,9 @@ func Open(dir string, opts Options) (*Index, error) {
 		case v != schemaVers:
 			return fmt.Errorf("index layout %q, this build reads %q", v, schemaVers)
 		}
+		if d, err := tx.Get(damageKey); err == nil {
+			x.prevDamage = d
+		}
 		x.gen, err = readGen(tx)
 		return err
 	})
@@ -149,6 +153,16 @@ func Open(dir string, opts Options) (*Index, error) {
 		// Bleve only ever learns a generation after buntdb committed it: buntdb
 		// lost committed writes (cut short, or replaced by an older copy).
 		x.damage.Records = fmt.Sprintf("behind Bleve (generation %d, Bleve has %d): cut short or replaced", x.gen, x.bleveSeen)
+	}
+	if x.damage.Records == "" && x.prevDamage != "" {
+		// An earlier start found it and did not complete (refused, or
+		// crashed): the records it lost are still lost.
+		x.damage.Records, x.damage.New = x.prevDamage, false
+	}
+	if x.damage.Records != "" {
+		if err := x.markDamagedLocked(x.damage.Records); err != nil {
+			return fail(err)
+		}
 	}
 	if x.damage.Records != "" || x.damage.Bleve != "" {
 		x.log.Warn("index: damage found at open", "dir", dir, "damage", x.damage.String())

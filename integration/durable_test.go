@@ -182,15 +182,19 @@ func TestUnrecoverableIndexLossRefusesToStart(t *testing.T) {
 	must(t, os.RemoveAll(d.Index))
 	must(t, os.Remove(d.Index+".journal"))
 
-	cmd := exec.Command(semfstest.Binary(t), "serve", "--data", d.Data, "--index", d.Index, "--socket", d.Socket,
-		"--nfs", "127.0.0.1:0", "--9p", "off", "--model-dir", "off")
-	out, err := runWithTimeout(cmd, time.Minute)
-	if err == nil {
-		t.Fatalf("semfs started after losing the index and the journal:\n%s", out)
-	}
-	for _, s := range []string{"semfs could not start", "is damaged", "did not exist", "semfs restore", "--rebuild-index"} {
-		if !strings.Contains(out, s) {
-			t.Errorf("the refusal does not say %q:\n%s", s, out)
+	// Twice: the first refused start must not leave a sound-looking index
+	// (and journal) behind for the second to start on.
+	for attempt := 1; attempt <= 2; attempt++ {
+		cmd := exec.Command(semfstest.Binary(t), "serve", "--data", d.Data, "--index", d.Index, "--socket", d.Socket,
+			"--nfs", "127.0.0.1:0", "--9p", "off", "--model-dir", "off")
+		out, err := runWithTimeout(cmd, time.Minute)
+		if err == nil {
+			t.Fatalf("start %d: semfs started after losing the index and the journal:\n%s", attempt, out)
+		}
+		for _, s := range []string{"semfs could not start", "is damaged", "records.db missing with the whole index directory", "did not exist", "semfs restore", "--rebuild-index"} {
+			if !strings.Contains(out, s) {
+				t.Errorf("start %d: the refusal does not say %q:\n%s", attempt, s, out)
+			}
 		}
 	}
 

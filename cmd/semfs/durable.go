@@ -86,6 +86,15 @@ func (d *daemon) checkRecoverable(scan *durableScan) error {
 	if !lost {
 		return nil
 	}
+	// Recorded in the index until the recovery completes: a start that
+	// refuses, or dies, leaves it for the next start to find again.
+	what := dmg.Records
+	if what == "" {
+		what = "missing with the whole index directory"
+	}
+	if err := d.idx.MarkDamaged(what); err != nil {
+		return err
+	}
 	mi := d.fs.MetaInfo()
 	var why []string
 	if !mi.Journal.Existed {
@@ -170,5 +179,7 @@ func (d *daemon) saveUnsaved(ctx context.Context, rep index.ReconcileReport, sca
 	if dropped > 0 {
 		d.log.Info("journal compacted", "droppedRecordsOfGoneFiles", dropped)
 	}
-	return nil
+	// Everything the backing files hold is in the index again, and everything
+	// the index holds is saved with them.
+	return d.idx.ClearDamage()
 }
