@@ -26,6 +26,14 @@ func (s *recordSaver) SaveRecord(ctx context.Context, p string, update func(inde
 		return metaOf(update(savedOf(cur), ok))
 	})
 	if err != nil {
+		// The file went away (or became a directory) since the control socket
+		// checked it: the caller's mistake to report, not a storage failure.
+		switch server.KindOf(err) {
+		case server.KindNotFound:
+			return index.Saved{}, &index.Error{Op: "tag", Kind: index.KindNotFound, Path: p, Err: err}
+		case server.KindIsDir, server.KindInvalid, server.KindNotDir:
+			return index.Saved{}, &index.Error{Op: "tag", Kind: index.KindInvalid, Path: p, Err: err}
+		}
 		return index.Saved{}, err
 	}
 	return savedOf(m), nil
