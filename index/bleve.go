@@ -88,16 +88,26 @@ func (x *Index) openBleve(gen uint64) error {
 	if err == nil {
 		v, gerr := idx.GetInternal([]byte(bleveGen))
 		have, perr := strconv.ParseUint(string(v), 10, 64)
+		if gerr == nil && perr == nil {
+			x.bleveSeen = have
+		}
 		if gerr == nil && perr == nil && have == gen {
 			x.bl = idx
 			return nil
+		}
+		if have > gen {
+			x.damage.Bleve = "ahead of records.db"
+		} else {
+			x.damage.Bleve = "out of step"
 		}
 		x.log.Warn("index: Bleve out of step with records (crash before Bleve persisted?); rebuilding from buntdb",
 			"dir", x.dir, "bleveGen", string(v), "recordsGen", gen)
 		_ = idx.Close()
 	} else if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
+		x.damage.Bleve = "unreadable"
 		x.log.Warn("index: Bleve unreadable; rebuilding from buntdb", "dir", x.dir, "err", err)
 	} else if gen > 0 {
+		x.damage.Bleve = "missing"
 		x.log.Warn("index: Bleve missing; rebuilding from buntdb", "dir", x.dir)
 	}
 	if err := os.RemoveAll(p); err != nil {

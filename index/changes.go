@@ -313,6 +313,28 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 				s = &stored{CreatedAt: now, UpdatedAt: now}
 			}
 			s.Task, s.RelatedApps = p.task, p.apps
+			if x.saver != nil {
+				// Durable outside the index before the index commits. The
+				// durable record's creator fills a gap in the index's (a tag that
+				// overtook its file's create on the way to the index).
+				saved, err := x.saver.SaveRecord(ctx, p.path, func(cur Saved, curOK bool) Saved {
+					d := savedOf(s, p.client)
+					if curOK && (!ok || s.CreatedBy == "") && cur.CreatedBy != "" {
+						d.CreatedBy, d.CreatedAt = cur.CreatedBy, cur.CreatedAt
+					}
+					if curOK && !ok && !cur.CreatedAt.IsZero() {
+						d.CreatedAt = cur.CreatedAt
+					}
+					return d
+				})
+				if err != nil {
+					return err
+				}
+				s.CreatedBy = saved.CreatedBy
+				if !saved.CreatedAt.IsZero() {
+					s.CreatedAt = stamp(saved.CreatedAt)
+				}
+			}
 			if err := e.putRecord(tx, p.path, s, true); err != nil {
 				return err
 			}

@@ -1,12 +1,26 @@
 // Package index keeps semfs's per-file records and tags and answers the hybrid
 // keyword + embedding query.
 //
+// The index is a cache of what the data directory holds. Each file's creator,
+// creation time, tags and client vector are kept outside the index too, in a
+// durable record the daemon keeps with the file (see Saver, Saved and the server
+// package's MetaXattr and journal): a tag is saved there before the index
+// commits it (Options.Saver), and Reconcile takes every durable record back
+// into the index at start. Losing or damaging any file below, or the whole
+// directory, loses nothing those records hold; Open reports what it found wrong
+// (Damage) so that the daemon can say what it recovered, or refuse to start.
+// What only the index holds: updatedAt (rebuilt from the file's mtime) and
+// in-process vectors (recomputed from the tags).
+//
 // Storage, all under the directory given to Open:
 //
-//   - records.db (buntdb) is the source of truth: one JSON record per file path
-//     (createdBy, task, relatedApps, createdAt, updatedAt, ino) and the files'
-//     vectors, per model, as compact binary. Every write is one buntdb
-//     transaction, synced before the method returns.
+//   - records.db (buntdb) is the index's own source of truth: one JSON record
+//     per file path (createdBy, task, relatedApps, createdAt, updatedAt, ino)
+//     and the files' vectors, per model, as compact binary. Every write is one
+//     buntdb transaction, synced before the method returns. A records.db buntdb
+//     cannot parse is moved aside (records.db.damaged-<time>) and started
+//     anew; one cut short (buntdb silently drops a torn last command) is
+//     detected by its generation being behind Bleve's.
 //   - bleve/ (Bleve, scorch) indexes the folded trigrams of each record's path,
 //     creator, task and apps. It only proposes keyword candidates; it is derived
 //     from buntdb and rebuilt from it whenever the two disagree at Open (a crash
@@ -34,9 +48,12 @@
 //     a model change; client-supplied vectors are stored exactly as sent.
 //   - Bad input (path, text, vector, query) is a KindInvalid *Error and changes
 //     nothing.
+//   - With a Saver, every tag the index commits was saved first, with the
+//     record's creator: a durable record is never older than the index's record,
+//     so Reconcile lets it win where the two differ.
 //
 // Concurrency: every exported method of *Index is safe for concurrent use.
-// Writes (Create, Touch, Rename, Remove, Tag, Reconcile) are serialised and
+// Writes (Create, Touch, Rename, Remove, Tag, Reconcile, Backfill) are serialised and
 // durable when they return; reads (Get, Query, Stats, Dump) run concurrently with
 // each other and see every write that returned before they started. Tag and Query
 // compute embeddings before taking the lock. A background goroutine (only with an

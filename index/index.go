@@ -30,6 +30,9 @@ type Options struct {
 	// Logger receives the index's few log lines (rebuilds, keyword-only reason,
 	// re-embedding progress). nil discards them.
 	Logger *slog.Logger
+	// Saver, when set, receives every tag (with the file's creator) before the
+	// index commits it, so that the index can be rebuilt without its files.
+	Saver Saver
 }
 
 // Index is the tag index of one backing directory. All methods are safe for
@@ -67,6 +70,11 @@ type Index struct {
 
 	keywordOnly string // why queries without a vector are keyword-only; "" if not
 
+	saver      Saver  // durable records outside the index; nil: none
+	damage     Damage // what Open found wrong; set before x is shared
+	bleveSeen  uint64 // the generation Bleve held at Open (0: none)
+	prevDamage string // damage recorded by an earlier Open and not yet cleared
+
 	re     *reembedder
 	stopBg context.CancelFunc
 	bgDone sync.WaitGroup
@@ -90,7 +98,7 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, ioErr("open", dir, err)
 	}
-	db, err := buntdb.Open(filepath.Join(dir, recordsFile))
+	db, err := x.openRecords()
 	if err != nil {
 		lock.Close()
 		return nil, ioErr("open", dir, err)
@@ -123,6 +131,9 @@ func Open(dir string, opts Options) (*Index, error) {
 		case v != schemaVers:
 			return fmt.Errorf("index layout %q, this build reads %q", v, schemaVers)
 		}
+		if d, err := tx.Get(damageKey); err == nil {
+			x.prevDamage = d
+		}
 		x.gen, err = readGen(tx)
 		return err
 	})
@@ -138,8 +149,61 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err := x.openBleve(x.gen); err != nil {
 		return fail(err)
 	}
+	if x.bleveSeen > x.gen && x.damage.Records == "" {
+		// Bleve only ever learns a generation after buntdb committed it: buntdb
+		// lost committed writes (cut short, or replaced by an older copy).
+		x.damage.Records = fmt.Sprintf("behind Bleve (generation %d, Bleve has %d): cut short or replaced", x.gen, x.bleveSeen)
+	}
+	if x.damage.Records == "" && x.prevDamage != "" {
+		// An earlier start found it and did not complete (refused, or
+		// crashed): the records it lost are still lost.
+		x.damage.Records, x.damage.New = x.prevDamage, false
+	}
+	if x.damage.Records != "" {
+		if err := x.markDamagedLocked(x.damage.Records); err != nil {
+			return fail(err)
+		}
+	}
+	if x.damage.Records != "" || x.damage.Bleve != "" {
+		x.log.Warn("index: damage found at open", "dir", dir, "damage", x.damage.String())
+	}
 	x.start()
 	return x, nil
+}
+
+// openRecords opens records.db, noting in x.damage what it finds wrong. A file
+// buntdb cannot parse is moved aside (records.db.damaged-<time>) and a new one
+// started: its records come back from the durable records (Reconcile), and the
+// damaged copy stays for inspection. A file cut mid-command buntdb itself cuts
+// back to the last whole command, silently; Open detects that afterwards by
+// comparing generations with Bleve.
+func (x *Index) openRecords() (*buntdb.DB, error) {
+	p := filepath.Join(x.dir, recordsFile)
+	fi, err := os.Stat(p)
+	_, blErr := os.Stat(filepath.Join(x.dir, bleveDir))
+	switch {
+	case err != nil && blErr == nil:
+		x.damage.Records = "missing"
+	case err != nil:
+		x.damage.New = true
+	case fi.Size() == 0:
+		x.damage.Records = "empty"
+	}
+	db, err := buntdb.Open(p)
+	if err == nil {
+		return db, nil
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return nil, err // the file system failed, not the file's content
+	}
+	to := p + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+	if rerr := os.Rename(p, to); rerr != nil {
+		return nil, fmt.Errorf("records.db is unreadable (%v) and could not be moved aside: %w", err, rerr)
+	}
+	x.damage.Records = fmt.Sprintf("unreadable (%v), moved aside to %s", err, to)
+	x.log.Error("index: records.db unreadable; moved aside, rebuilding", "err", err, "movedTo", to)
+	return buntdb.Open(p)
 }
 
 func newIndex(dir string, opts Options) (*Index, error) {
@@ -147,7 +211,7 @@ func newIndex(dir string, opts Options) (*Index, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &Index{dir: dir, log: log, emb: opts.Embedder, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}, hay: hayTable{pos: map[string]int{}}}
+	x := &Index{dir: dir, log: log, emb: opts.Embedder, saver: opts.Saver, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}, hay: hayTable{pos: map[string]int{}}}
 	models := opts.Models
 	if models == nil {
 		models = embed.KnownModels()

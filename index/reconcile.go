@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -14,6 +15,19 @@ type ReconcileReport struct {
 	Renamed []Move   `json:"renamed"` // records that followed their inode to a new path
 	Removed []string `json:"removed"` // records whose file is gone
 	Updated []string `json:"updated"` // files changed behind the index's back: UpdatedAt refreshed
+
+	// From the files' durable records (FileState.Saved), which win over the
+	// index: records whose creator (or creation time), tags, or client vector
+	// the index did not hold as saved. After a damaged or lost index these are
+	// what was recovered; in normal runs they are the writes a crash kept from
+	// reaching the index (a create acknowledged, its batch not yet applied).
+	RecoveredCreators []string `json:"recoveredCreators,omitempty"`
+	RecoveredTags     []string `json:"recoveredTags,omitempty"`
+	RecoveredVectors  []string `json:"recoveredVectors,omitempty"`
+	// Unsaved are records holding a creator or tags whose file has no durable
+	// record (files tagged by an older semfs, or a lost journal): the caller
+	// saves them (Backfill) so that they are not in the index only.
+	Unsaved []string `json:"unsaved,omitempty"`
 }
 
 // Move is one record that Reconcile moved.
@@ -28,8 +42,9 @@ func (r ReconcileReport) Changed() bool {
 }
 
 func (r ReconcileReport) String() string {
-	return fmt.Sprintf("%d created, %d renamed, %d removed, %d updated",
-		len(r.Created), len(r.Renamed), len(r.Removed), len(r.Updated))
+	return fmt.Sprintf("%d created, %d renamed, %d removed, %d updated; from durable records: %d creators, %d tags, %d vectors; %d not yet saved",
+		len(r.Created), len(r.Renamed), len(r.Removed), len(r.Updated),
+		len(r.RecoveredCreators), len(r.RecoveredTags), len(r.RecoveredVectors), len(r.Unsaved))
 }
 
 // Reconcile brings the index in line with the backing directory as the daemon
@@ -46,6 +61,11 @@ func (r ReconcileReport) String() string {
 //   - a file whose size or mtime differ from what the last Reconcile saw (or, if a
 //     write came through the server since, whose mtime is after UpdatedAt) gets
 //     UpdatedAt = its mtime, if later.
+//
+// Then every record takes the creator, creation time and tags of its file's
+// durable record (FileState.Saved) where they differ, and its client vector
+// where the index lacks it: the durable record is written before the index,
+// so it is never older (see ReconcileReport for what is reported).
 //
 // Records of files that still exist at their path keep their tags whatever their
 // inode now is (an editor that saves by rename-over keeps the file's tags). Inode
@@ -148,6 +168,9 @@ func (x *Index) Reconcile(files []FileState) (ReconcileReport, error) {
 			f := byPath[p]
 			mt := stamp(f.ModTime)
 			s := &stored{RelatedApps: []string{}, CreatedAt: mt, UpdatedAt: mt, Ino: f.Ino, Seen: &seen{Size: f.Size, ModTime: mt}}
+			if err := x.mergeSaved(tx, e, p, s, f.Saved, &rep); err != nil {
+				return err
+			}
 			if err := e.putRecord(tx, p, s, true); err != nil {
 				return err
 			}
@@ -165,6 +188,15 @@ func (x *Index) Reconcile(files []FileState) (ReconcileReport, error) {
 				changed = mt.After(s.UpdatedAt)
 			}
 			dirty := changed || s.Ino != f.Ino || s.Seen == nil || s.Seen.Size != f.Size || !s.Seen.ModTime.Equal(mt)
+			before := len(rep.RecoveredCreators) + len(rep.RecoveredTags)
+			if err := x.mergeSaved(tx, e, k.path, s, f.Saved, &rep); err != nil {
+				return err
+			}
+			reindex := len(rep.RecoveredCreators)+len(rep.RecoveredTags) > before
+			dirty = dirty || reindex
+			if x.saver != nil && f.Saved == nil && (s.CreatedBy != "" || s.tagged()) {
+				rep.Unsaved = append(rep.Unsaved, k.path)
+			}
 			if changed {
 				if mt.After(s.UpdatedAt) {
 					s.UpdatedAt = mt
@@ -174,7 +206,7 @@ func (x *Index) Reconcile(files []FileState) (ReconcileReport, error) {
 			if dirty {
 				s.Ino = f.Ino
 				s.Seen = &seen{Size: f.Size, ModTime: mt}
-				if err := e.putRecord(tx, k.path, s, false); err != nil {
+				if err := e.putRecord(tx, k.path, s, reindex); err != nil {
 					return err
 				}
 			}
@@ -185,4 +217,59 @@ func (x *Index) Reconcile(files []FileState) (ReconcileReport, error) {
 		return ReconcileReport{}, err
 	}
 	return rep, nil
+}
+
+// mergeSaved makes record s of path say what its durable record d says (nil:
+// nothing to merge), noting what it changed in rep. Precondition: inside
+// Reconcile's transaction.
+func (x *Index) mergeSaved(tx *buntdb.Tx, e *effects, path string, s *stored, d *Saved, rep *ReconcileReport) error {
+	if d == nil {
+		return nil
+	}
+	if d.CreatedBy != s.CreatedBy || !d.CreatedAt.IsZero() && !stamp(d.CreatedAt).Equal(s.CreatedAt) {
+		s.CreatedBy = d.CreatedBy
+		if !d.CreatedAt.IsZero() {
+			s.CreatedAt = stamp(d.CreatedAt)
+			if s.CreatedAt.After(s.UpdatedAt) {
+				s.UpdatedAt = s.CreatedAt
+			}
+		}
+		rep.RecoveredCreators = append(rep.RecoveredCreators, path)
+	}
+	vecs, err := vectorsOf(tx, path)
+	if err != nil {
+		return err
+	}
+	if !sameTags(s, d) {
+		s.Task, s.RelatedApps = d.Task, nonNil(d.RelatedApps)
+		rep.RecoveredTags = append(rep.RecoveredTags, path)
+		// As Tag does: the old vectors described the old tags.
+		for _, v := range vecs {
+			if err := e.deleteVectorKey(tx, v.key); err != nil {
+				return err
+			}
+		}
+		vecs = nil
+		if s.tagged() {
+			e.dirty = append(e.dirty, path) // the in-process vector, re-embedded in the background
+		}
+	}
+	if d.Vector == nil {
+		return nil
+	}
+	m, known := x.models[d.Vector.Model]
+	if !known || checkVector(d.Vector.Values, m.Dims) != nil {
+		return nil // a model this index does not take: the record keeps it
+	}
+	key := vecKey(path, d.Vector.Model)
+	for _, v := range vecs {
+		if v.key != key {
+			continue
+		}
+		if vv, err := decodeVector(v.val); err == nil && vv.kind == vecClient && slices.Equal(vv.values, d.Vector.Values) {
+			return nil
+		}
+	}
+	rep.RecoveredVectors = append(rep.RecoveredVectors, path)
+	return e.putVector(tx, path, d.Vector.Model, vecClient, 0, append([]float32(nil), d.Vector.Values...))
 }

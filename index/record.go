@@ -48,6 +48,9 @@ type FileState struct {
 	Ino     uint64
 	Size    int64
 	ModTime time.Time
+	// Saved is the file's durable record, nil when it has none. Reconcile
+	// takes the creator, creation time and tags from it.
+	Saved *Saved
 }
 
 // stored is the buntdb value of a record (the path is the key). Seen is the

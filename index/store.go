@@ -15,6 +15,9 @@ import (
 //	m:gen                 Bleve generation: bumped by every write that changes
 //	                      indexed text, copied into Bleve with the same change
 //	m:schema              layout version
+//	m:damage              damage an Open found (or MarkDamaged), kept until
+//	                      ClearDamage: a start that stops before recovering
+//	                      must not leave a sound-looking index behind
 //
 // Paths are clean, so the subtree of dir is exactly the keys in
 // [prefix+dir+"/", prefix+dir+"0"): '0' is the byte after '/'.
@@ -23,6 +26,7 @@ const (
 	vecPrefix  = "v:"
 	genKey     = "m:gen"
 	schemaKey  = "m:schema"
+	damageKey  = "m:damage" // damage found at an Open, until ClearDamage
 	schemaVers = "1"
 )
 

@@ -18,6 +18,17 @@
 //   - Errors. Every error returned is a *Error carrying Op, Kind and Path. Front
 //     ends map Kind to their status codes in one exhaustive switch each.
 //
+// Durable records. With Options.Journal set, every file created through the FS
+// has its creator and creation time on record before the create returns (and so
+// before any front end acknowledges it): in the file's MetaXattr user extended
+// attribute, or, for what cannot carry one (symlinks, FIFOs, read-only files of
+// an unprivileged daemon, records too large, file systems without user
+// attributes), in the journal beside the index, keyed by file identity. SaveMeta
+// adds the tags. Records follow renames (an attribute moves with its inode; the
+// journal is keyed by inode), hard links share one, and removing a file removes
+// its record. They are written through the same containment-safe descriptors
+// as everything else, never by path from the root.
+//
 // Every namespace mutation is reported, in order, to the Sink before the call
 // returns; the daemon's Sink is a Batcher that applies them to the index in
 // batches, and FS.Freeze and File.Sync flush it. Data writes are coalesced into one

@@ -22,6 +22,11 @@ type Options struct {
 	// still the one at its path (default DefaultBackingCheck; negative: only
 	// when CheckBacking is called).
 	BackingCheck time.Duration
+	// Journal is the file, beside the index, that keeps the durable records of
+	// files that cannot carry MetaXattr (see journal.go). Set, every create
+	// makes its file's record durable before it returns and SaveMeta keeps
+	// tags; "" keeps no durable records (tools and tests that need none).
+	Journal string
 }
 
 // FS is the containment-safe view of the backing directory shared by every front
@@ -44,6 +49,7 @@ type FS struct {
 
 	touches *touchQueue
 	bk      *backingWatch
+	meta    *metaStore // nil: no durable records (Options.Journal "")
 
 	// openMu guards open, the Files not yet closed, so that a rename can move
 	// their paths: writes after a rename must update the new name's record.
@@ -71,6 +77,12 @@ func New(dir string, opts Options) (*FS, error) {
 	if quiet <= 0 {
 		quiet = time.Second
 	}
+	if opts.Journal != "" {
+		if f.meta, err = openMeta(res.rootFd, opts.Journal); err != nil {
+			res.close()
+			return nil, err
+		}
+	}
 	f.touches = newTouchQueue(quiet, f.applyTouch)
 	f.bk = newBackingWatch(dir, res.rootFd, opts.BackingCheck, f.log)
 	return f, nil
@@ -82,6 +94,9 @@ func (f *FS) Close() error {
 	f.bk.close()
 	f.touches.close()
 	f.flushSink(context.Background())
+	if f.meta != nil {
+		f.meta.j.close()
+	}
 	return f.res.close()
 }
 

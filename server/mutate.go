@@ -120,9 +120,17 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		return nil, false, wrap("create", p, err)
 	}
 	f.own(ctx, fd, "", 0)
-	file := f.newFile(os.NewFile(uintptr(fd), p), p, true)
 	a, _ := statx(fd, "", "create", p)
-	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
+	app, at := f.App(ctx), time.Now()
+	// created_by is durable (with the file, or in the journal) before the
+	// create is acknowledged: the index hears of it later, in a batch.
+	if err := f.saveNew(fd, p, a, app, at); err != nil {
+		unix.Unlinkat(d.fd, name, 0)
+		unix.Close(fd)
+		return nil, false, err
+	}
+	file := f.newFile(os.NewFile(uintptr(fd), p), p, true)
+	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
 	return file, true, nil
 }
 
@@ -224,10 +232,16 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (Attr, error) {
 		}
 		f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 		a, err = fstatat(d, name, "symlink", p)
-		if err == nil {
-			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
+		if err != nil {
+			return err
 		}
-		return err
+		app, at := f.App(ctx), time.Now()
+		if err := f.saveNew(-1, p, a, app, at); err != nil {
+			unix.Unlinkat(d.fd, name, 0)
+			return err
+		}
+		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
+		return nil
 	})
 	return a, err
 }
@@ -250,17 +264,24 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, erro
 		}
 		f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 		a, err = fstatat(d, name, "mknod", p)
-		if err == nil {
-			f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: f.App(ctx), Ino: a.FileID()})
+		if err != nil {
+			return err
 		}
-		return err
+		app, at := f.App(ctx), time.Now()
+		if err := f.saveNew(-1, p, a, app, at); err != nil {
+			unix.Unlinkat(d.fd, name, 0)
+			return err
+		}
+		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
+		return nil
 	})
 	return a, err
 }
 
 // Link creates newPath as a hard link to the file at oldPath (a symlink is linked
 // itself, not its target). Directories cannot be linked. The new name gets its own
-// record, created by the acting app.
+// index record; a hard link shares its file's durable record, so the record's
+// creator is the file's (the acting app only when the file has none).
 func (f *FS) Link(ctx context.Context, oldPath, newPath string) (Attr, error) {
 	if err := CheckNewPath("link", newPath); err != nil {
 		return Attr{}, err
@@ -286,10 +307,17 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (Attr, error) {
 			return wrap("link", newPath, err)
 		}
 		a, err = fstatat(nd, nname, "link", newPath)
-		if err == nil {
-			f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: f.App(ctx), Ino: a.FileID()})
+		if err != nil {
+			return err
 		}
-		return err
+		at := time.Now()
+		app, err := f.linkCreator(newPath, a, f.App(ctx), at)
+		if err != nil {
+			unix.Unlinkat(nd.fd, nname, 0)
+			return err
+		}
+		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at})
+		return nil
 	})
 	return a, err
 }

@@ -33,6 +33,7 @@ type serveArgs struct {
 	logLevel            string
 	writeQuiet          time.Duration
 	limits              server.Limits // every door: --idle-timeout, --body-timeout, --max-conns
+	rebuildIndex        bool          // move records.db and bleve/ aside and rebuild them from the backing files alone
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -50,6 +51,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.DurationVar(&a.writeQuiet, "write-quiet", time.Second, "how long a written file stays quiet before its updatedAt is indexed")
 	fs.DurationVar(&a.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close an NFS or control connection with no request in progress this long (9P: one not yet attached); negative: never")
 	fs.DurationVar(&a.limits.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "a request must arrive whole this long after its first byte (all doors); negative: never")
+	fs.BoolVar(&a.rebuildIndex, "rebuild-index", false, "move the index's records.db and bleve/ aside and rebuild them from the backing files' durable records alone (accepts losing what only the index held)")
 	fs.IntVar(&a.limits.MaxConns, "max-conns", server.DefaultMaxConns, "connections served at once per listener (NFS, 9P, control); negative: no cap")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -142,12 +144,26 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		return err
 	}
 	emb := d.loadModel()
-	if d.idx, err = index.Open(d.paths.Index, indexOptions(emb, thresholds, d.log)); err != nil {
+	if d.args.rebuildIndex {
+		moved, err := index.MoveAside(d.paths.Index, "before-rebuild")
+		if err != nil {
+			return err
+		}
+		d.log.Warn("--rebuild-index: index moved aside; rebuilding it from the backing files", "moved", moved)
+	}
+	opts := indexOptions(emb, thresholds, d.log)
+	opts.Saver = (*recordSaver)(d)
+	if d.idx, err = index.Open(d.paths.Index, opts); err != nil {
 		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
 	}
 	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error { return applyChanges(d.idx, d.log, cs) }, 4096, d.log)
-	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: (*changeSink)(d), Registry: d.reg, Logger: d.log, WriteQuiet: d.args.writeQuiet}); err != nil {
+	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: (*changeSink)(d), Registry: d.reg, Logger: d.log,
+		WriteQuiet: d.args.writeQuiet, Journal: journalPath(d.paths.Index)}); err != nil {
 		return err
+	}
+	if mi := d.fs.MetaInfo(); !mi.Xattr {
+		d.log.Warn("the backing file system takes no user extended attributes: every file's durable record goes to the journal beside the index",
+			"journal", mi.Journal.Path)
 	}
 	if err := d.reconcileIndex(ctx); err != nil {
 		return err
@@ -277,27 +293,60 @@ func (d *daemon) loadModel() embed.Embedder {
 }
 
 // reconcileIndex brings the index in line with the backing directory, which may
-// have changed while the daemon was down.
+// have changed while the daemon was down, and with the files' durable records
+// (creator, tags), which the index is a cache of: after a damaged or lost
+// index they are what it is rebuilt from. It refuses to start when the index
+// lost records the backing files cannot give back (checkRecoverable).
 func (d *daemon) reconcileIndex(ctx context.Context) error {
 	t0 := time.Now()
 	var files []index.FileState
+	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
 	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
 		if a.IsDir() {
 			return nil
 		}
-		if a.Mode.IsRegular() || a.IsSymlink() {
-			// The index keeps an opaque file identity in its Ino field: inode plus
-			// birth time, so a reused inode is not taken for a rename.
-			files = append(files, index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime})
+		scan.live[a.FileID()] = true
+		if !a.Mode.IsRegular() && !a.IsSymlink() {
+			return nil
 		}
+		// The index keeps an opaque file identity in its Ino field: inode plus
+		// birth time, so a reused inode is not taken for a rename.
+		fst := index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime}
+		m, src, err := d.fs.ReadMeta(ctx, p)
+		switch {
+		case err != nil && server.KindOf(err) == server.KindNotFound:
+			return nil // removed while walking
+		case err != nil && server.KindOf(err) == server.KindInvalid:
+			scan.unreadable = append(scan.unreadable, p)
+			d.log.Warn("unreadable durable record; the index's record is kept", "path", p, "err", err)
+		case err != nil:
+			return err
+		case src != server.MetaNone:
+			saved := savedOf(m)
+			fst.Saved = &saved
+			scan.from[p] = src
+			if src == server.MetaFromXattr {
+				scan.xattr++
+			} else {
+				scan.journal++
+			}
+		}
+		files = append(files, fst)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("walking the backing directory: %w", err)
 	}
+	if err := d.checkRecoverable(scan); err != nil {
+		return err
+	}
 	rep, err := d.idx.Reconcile(files)
 	if err != nil {
 		return fmt.Errorf("reconciling the index: %w", err)
+	}
+	d.logRecovery(rep, scan, time.Since(t0))
+	if err := d.saveUnsaved(ctx, rep, scan); err != nil {
+		return err
 	}
 	d.reconcile = fmt.Sprintf("%+v", rep)
 	d.log.Info("index reconciled with the backing directory", "files", len(files), "report", d.reconcile, "took", time.Since(t0).Round(time.Millisecond))

@@ -299,3 +299,11 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// RestartWith is Restart with extra serve flags for this start only.
+func (d *Daemon) RestartWith(args ...string) {
+	saved := d.opt.Args
+	d.opt.Args = append(append([]string(nil), saved...), args...)
+	defer func() { d.opt.Args = saved }()
+	d.Restart()
+}

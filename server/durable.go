@@ -1,0 +1,301 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Durable records: every file's creator, creation time and tags are kept with
+// the file (MetaXattr) or, where it cannot carry one, in the journal beside the
+// index (journal.go), before the index is told. The index is then a cache of
+// what the data directory holds, rebuilt from these records at start.
+
+// MetaSource says where a durable record was read from.
+type MetaSource uint8
+
+const (
+	MetaNone        MetaSource = iota // the file has no durable record
+	MetaFromXattr                     // its MetaXattr
+	MetaFromJournal                   // the journal
+)
+
+func (s MetaSource) String() string {
+	switch s {
+	case MetaFromXattr:
+		return "xattr"
+	case MetaFromJournal:
+		return "journal"
+	}
+	return "none"
+}
+
+// MetaInfo describes the durable record stores of an FS.
+type MetaInfo struct {
+	Enabled bool          // Options.Journal was set
+	Xattr   bool          // the backing file system takes user extended attributes
+	Journal JournalReport // what loading the journal found
+}
+
+// metaStore is the FS's durable record state; nil when Options.Journal is "".
+type metaStore struct {
+	j     *journal
+	xattr bool
+	info  MetaInfo
+}
+
+// openMeta opens the journal and probes the backing directory for user
+// extended attributes, reading the root's own MetaXattr: ENODATA means the file
+// system takes them, ENOTSUP that it does not.
+func openMeta(rootFd int, path string) (*metaStore, error) {
+	j, rep, err := openJournal(path)
+	if err != nil {
+		return nil, wrap("open journal", "", err)
+	}
+	m := &metaStore{j: j}
+	_, err = unix.Fgetxattr(rootFd, MetaXattr, nil)
+	m.xattr = err == nil || err == unix.ENODATA || err == unix.ERANGE
+	m.info = MetaInfo{Enabled: true, Xattr: m.xattr, Journal: rep}
+	return m, nil
+}
+
+// MetaInfo says how durable records are kept. Safe for concurrent use.
+func (f *FS) MetaInfo() MetaInfo {
+	if f.meta == nil {
+		return MetaInfo{}
+	}
+	return f.meta.info
+}
+
+// cannotCarry reports an error from setting MetaXattr that means "keep this
+// record elsewhere": the file (a symlink, a FIFO, a read-only file of an
+// unprivileged daemon) or the file system does not take it, or it is too large.
+func cannotCarry(err error) bool {
+	switch err {
+	case unix.ENOTSUP, unix.EPERM, unix.EACCES, unix.E2BIG, unix.ERANGE, unix.ENOSPC, unix.EDQUOT:
+		return true
+	}
+	return false
+}
+
+// saveNew makes the record of a file created now durable before the create is
+// acknowledged: on the new file's descriptor fd (regular files; -1 otherwise),
+// else in the journal. Precondition: f.ns held.
+func (f *FS) saveNew(fd int, p string, a Attr, app string, at time.Time) error {
+	if f.meta == nil {
+		return nil
+	}
+	m := Meta{CreatedBy: app, CreatedAt: at.UTC()}
+	id := a.FileID()
+	if fd >= 0 && f.meta.xattr {
+		err := unix.Fsetxattr(fd, MetaXattr, m.encode(), 0)
+		if err == nil {
+			// A reused identity (no birth time) must not keep an old record.
+			return wrap("create", p, f.meta.j.drop(id, false))
+		}
+		if !cannotCarry(err) {
+			return wrap("create", p, err)
+		}
+	}
+	return wrap("create", p, f.meta.j.put(id, m, false))
+}
+
+// attrFile is a file opened without following it, for its durable record.
+type attrFile struct {
+	fd int // O_PATH
+	a  Attr
+}
+
+func (f *FS) openAttr(op, p string) (attrFile, error) {
+	d, name, err := f.parent(op, p)
+	if err != nil {
+		return attrFile{}, err
+	}
+	defer d.close()
+	fd, err := unix.Openat(d.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return attrFile{}, wrap(op, p, err)
+	}
+	a, err := statx(fd, "", op, p)
+	if err != nil {
+		unix.Close(fd)
+		return attrFile{}, err
+	}
+	return attrFile{fd: fd, a: a}, nil
+}
+
+func (af attrFile) close() { unix.Close(af.fd) }
+
+// procPath names the inode an O_PATH descriptor pins. Used only for regular
+// files, where resolving it cannot follow anything further.
+func (af attrFile) procPath() string { return "/proc/self/fd/" + itoa(af.fd) }
+
+func (af attrFile) getxattr(f *FS, p string) ([]byte, error) {
+	buf := make([]byte, 512)
+	for {
+		n, err := unix.Getxattr(af.procPath(), MetaXattr, buf)
+		if err == unix.ENOENT {
+			// No /proc here: read it through a descriptor of its own.
+			err = f.onFile(p, af.a, func(fd int) error {
+				var ferr error
+				n, ferr = unix.Fgetxattr(fd, MetaXattr, buf)
+				return ferr
+			})
+		}
+		if err == unix.ERANGE && len(buf) < MaxMetaSize {
+			buf = make([]byte, MaxMetaSize)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+}
+
+// readMeta returns the durable record of the open file p.
+func (f *FS) readMeta(af attrFile, p string) (Meta, MetaSource, error) {
+	if m, ok := f.meta.j.get(af.a.FileID()); ok {
+		return m, MetaFromJournal, nil
+	}
+	if !af.a.Mode.IsRegular() || !f.meta.xattr {
+		return Meta{}, MetaNone, nil
+	}
+	b, err := af.getxattr(f, p)
+	switch {
+	case err == unix.ENODATA || err == unix.ENOTSUP || err == unix.EACCES:
+		return Meta{}, MetaNone, nil
+	case err != nil:
+		return Meta{}, MetaNone, err
+	}
+	m, err := decodeMeta(b)
+	if err != nil {
+		return Meta{}, MetaNone, err
+	}
+	return m, MetaFromXattr, nil
+}
+
+// ReadMeta returns the durable record of p (a regular file or symlink; a
+// directory has none) and where it came from; MetaNone when it has none or the
+// FS keeps no durable records. A record that cannot be decoded is an error
+// (KindInvalid), so that the caller can say so instead of taking it for none.
+// Safe for concurrent use.
+func (f *FS) ReadMeta(ctx context.Context, p string) (Meta, MetaSource, error) {
+	if f.meta == nil {
+		return Meta{}, MetaNone, nil
+	}
+	af, err := f.openAttr("read record", p)
+	if err != nil {
+		return Meta{}, MetaNone, err
+	}
+	defer af.close()
+	m, src, err := f.readMeta(af, p)
+	if err != nil {
+		return Meta{}, MetaNone, E("read record", KindInvalid, p, err)
+	}
+	return m, src, nil
+}
+
+// SaveMeta replaces the durable record of p with update(current) and returns
+// what it stored, durable (synced, if it went to the journal) when it returns.
+// current is the zero Meta with ok=false when p has none. The index calls it
+// before committing a tag. With no durable records kept, it returns
+// update(Meta{}, false) and stores nothing. A directory is KindIsDir.
+// Safe for concurrent use; concurrent saves of one file must be ordered by the
+// caller (the index's write lock).
+func (f *FS) SaveMeta(ctx context.Context, p string, update func(cur Meta, ok bool) Meta) (Meta, error) {
+	if f.meta == nil {
+		return update(Meta{}, false), nil
+	}
+	af, err := f.openAttr("save record", p)
+	if err != nil {
+		return Meta{}, err
+	}
+	defer af.close()
+	if af.a.IsDir() {
+		return Meta{}, E("save record", KindIsDir, p, nil)
+	}
+	cur, src, err := f.readMeta(af, p)
+	if err != nil {
+		// An unreadable record is replaced, not merged: it said nothing usable.
+		f.log.Warn("replacing an unreadable durable record", "path", p, "err", err)
+	}
+	m := update(cur, src != MetaNone)
+	id := af.a.FileID()
+	if af.a.Mode.IsRegular() && f.meta.xattr {
+		b := m.encode()
+		err := unix.Setxattr(af.procPath(), MetaXattr, b, 0)
+		if err == unix.ENOENT {
+			// No /proc here: reopen the name for writing its attribute, and
+			// check it is still the inode seen above.
+			err = f.onFile(p, af.a, func(fd int) error { return unix.Fsetxattr(fd, MetaXattr, b, 0) })
+		}
+		if err == nil {
+			return m, wrap("save record", p, f.meta.j.drop(id, true))
+		}
+		if !cannotCarry(err) {
+			return Meta{}, wrap("save record", p, err)
+		}
+	}
+	return m, wrap("save record", p, f.meta.j.put(id, m, true))
+}
+
+// onFile runs fn on a read-only descriptor of regular file p, checked to be
+// the inode want (seen through an O_PATH descriptor), where /proc is missing.
+func (f *FS) onFile(p string, want Attr, fn func(fd int) error) error {
+	d, name, err := f.parent("save record", p)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if a, err := statx(fd, "", "save record", p); err != nil || a.Ino != want.Ino || a.Dev != want.Dev {
+		return unix.ESTALE
+	}
+	return fn(fd)
+}
+
+// CompactJournal drops the journal records of files for which live is false
+// (the daemon passes the identities it found walking the backing directory at
+// start, before any client is served) and returns how many it dropped.
+func (f *FS) CompactJournal(live func(fileID uint64) bool) (int, error) {
+	if f.meta == nil {
+		return 0, nil
+	}
+	n, err := f.meta.j.compact(live)
+	if err != nil {
+		return 0, wrap("compact journal", "", err)
+	}
+	return n, nil
+}
+
+// linkCreator returns the creator the inode newPath names already has on
+// record (a hard link shares its file's record), or records app as its creator
+// when it has none. Precondition: f.ns held.
+func (f *FS) linkCreator(newPath string, a Attr, app string, at time.Time) (string, error) {
+	if f.meta == nil {
+		return app, nil
+	}
+	var creator string
+	_, err := f.SaveMeta(context.Background(), newPath, func(cur Meta, ok bool) Meta {
+		if ok && cur.CreatedBy != "" {
+			creator = cur.CreatedBy
+			return cur
+		}
+		creator = app
+		cur.CreatedBy = app
+		if cur.CreatedAt.IsZero() {
+			cur.CreatedAt = at.UTC()
+		}
+		return cur
+	})
+	if err != nil {
+		return "", err
+	}
+	return creator, nil
+}
