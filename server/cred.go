@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"runtime"
+	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -173,7 +175,8 @@ const (
 // path-based call checks them itself). Outside root mode, and for uid 0, all of
 // want is granted without a look (front ends ask only where ChecksPermissions).
 func (f *FS) Access(ctx context.Context, p string, want Access) (Access, error) {
-	if !f.ChecksPermissions(ctx) {
+	c, ok := f.callerCred(ctx)
+	if !ok {
 		return want, nil
 	}
 	var fd int
@@ -191,28 +194,114 @@ func (f *FS) Access(ctx context.Context, p string, want Access) (Access, error) 
 		}
 		defer unix.Close(fd)
 	}
-	var got Access
-	err := f.as(ctx, "access", p, func() error {
-		got = accessFd(fd, want)
-		return nil
-	})
-	return got, err
+	got, _, err := f.accessFd(ctx, c, fd)
+	if err != nil {
+		if se, ok := err.(*Error); ok {
+			se.Path = p
+		}
+		return 0, err
+	}
+	return got & want, nil
 }
 
-// accessFd returns which of want the thread's credentials have on the file fd
-// refers to (faccessat2 with AT_EACCESS: the fsuid and fsgid, not the real
-// ids). Precondition: the caller's credentials are set (FS.as).
-func accessFd(fd int, want Access) Access {
-	var got Access
-	for _, bit := range [...]Access{MayRead, MayWrite, MayExec} {
-		if want&bit == 0 {
-			continue
+// accessFd returns every permission (read, write, execute) c has on the file
+// fd refers to, and the file's owner. The kernel's answer for a caller and a
+// file's owner, group and mode is remembered for grantTTL, so a repeated
+// question (every NFS READ and WRITE asks one) costs one fstat instead of a
+// credential switch there and back: chmod and chown are seen at once, a change
+// of the file's ACL that leaves its mode alone within grantTTL. (ctime would
+// see ACL changes too, but every write moves it.)
+func (f *FS) accessFd(ctx context.Context, c cred, fd int) (got Access, owner uint32, err error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, 0, wrap("access", "", err)
+	}
+	k := accessKey{uid: c.uid, gid: c.gid, groups: hashGroups(c.groups), dev: st.Dev, ino: st.Ino,
+		mode: st.Mode, fuid: st.Uid, fgid: st.Gid}
+	if got, ok := f.grants.get(k); ok {
+		return got, st.Uid, nil
+	}
+	err = f.as(ctx, "access", "", func() error {
+		// faccessat2 with AT_EACCESS checks the thread's fsuid and fsgid, not
+		// the real ids.
+		for _, bit := range [...]Access{MayRead, MayWrite, MayExec} {
+			if unix.Faccessat2(fd, "", uint32(bit), unix.AT_EMPTY_PATH|unix.AT_EACCESS) == nil {
+				got |= bit
+			}
 		}
-		if unix.Faccessat2(fd, "", uint32(bit), unix.AT_EMPTY_PATH|unix.AT_EACCESS) == nil {
-			got |= bit
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	f.grants.put(k, got)
+	return got, st.Uid, nil
+}
+
+// accessKey is a caller and the state of a file that decide what the kernel
+// grants the caller on it.
+type accessKey struct {
+	uid, gid   uint32
+	groups     uint64 // hashGroups of the caller's groups
+	dev, ino   uint64
+	mode       uint32
+	fuid, fgid uint32
+}
+
+// hashGroups identifies a list of groups (FNV-1a over the gids, in order: the
+// same caller sends them in the same order every time). A caller able to make
+// a colliding list could claim those groups outright (AUTH_UNIX sends them).
+func hashGroups(gs []uint32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, g := range gs {
+		for i := 0; i < 4; i++ {
+			h ^= uint64(byte(g >> (8 * i)))
+			h *= 1099511628211
 		}
 	}
-	return got
+	return h ^ uint64(len(gs))
+}
+
+// grantTTL is how long the kernel's answer to an access question is used again.
+const grantTTL = time.Second
+
+// grantCache remembers the kernel's answers (FS.accessFd), at most max of them
+// for grantTTL each: when full it starts again empty, which costs one switch
+// per caller and file.
+type grantCache struct {
+	epoch time.Time // monotonic clock origin for the entries' ages
+	max   int
+
+	mu sync.Mutex
+	m  map[accessKey]grant
+}
+
+type grant struct {
+	a  Access
+	at time.Duration // since epoch
+}
+
+func newGrantCache(max int) grantCache { return grantCache{epoch: time.Now(), max: max} }
+
+func (g *grantCache) get(k accessKey) (Access, bool) {
+	now := time.Since(g.epoch)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e, ok := g.m[k]
+	if !ok || now-e.at >= grantTTL {
+		return 0, false
+	}
+	return e.a, true
+}
+
+func (g *grantCache) put(k accessKey, a Access) {
+	now := time.Since(g.epoch)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil || len(g.m) >= g.max {
+		g.m = make(map[accessKey]grant)
+	}
+	g.m[k] = grant{a: a, at: now}
 }
 
 // CheckIO decides a read or a write of the open file by ctx's caller, for a
@@ -229,49 +318,31 @@ func (fl *File) CheckIO(ctx context.Context, write bool) error {
 	if !ok {
 		return nil
 	}
-	want := MayRead
-	if write {
-		want = MayWrite
-	}
 	rc, err := fl.f.SyscallConn()
 	if err != nil {
 		return wrap("access", fl.Path(), err)
 	}
 	var got Access
 	var owner uint32
-	var serr error
+	var aerr error
 	// Control holds the descriptor open for the call (a concurrent Close waits).
-	cerr := rc.Control(func(fd uintptr) {
-		serr = f.as(ctx, "access", "", func() error {
-			got = accessFd(int(fd), want)
-			if got == 0 && !write {
-				got = accessFd(int(fd), MayExec)
-			}
-			return nil
-		})
-		if got == 0 && serr == nil {
-			var st unix.Stat_t
-			if err := unix.Fstat(int(fd), &st); err == nil {
-				owner = st.Uid
-			} else {
-				owner = ^c.uid // unknown: no override
-			}
-		}
-	})
-	switch {
-	case cerr != nil:
-		return wrap("access", fl.Path(), cerr)
-	case serr != nil:
-		if se, ok := serr.(*Error); ok {
-			se.Path = fl.Path()
-		}
-		return serr
-	case got != 0 || owner == c.uid:
-		return nil
-	}
+	cerr := rc.Control(func(fd uintptr) { got, owner, aerr = f.accessFd(ctx, c, int(fd)) })
 	op := "read"
 	if write {
 		op = "write"
+	}
+	switch {
+	case cerr != nil:
+		return wrap(op, fl.Path(), cerr)
+	case aerr != nil:
+		if se, ok := aerr.(*Error); ok {
+			se.Path = fl.Path()
+		}
+		return aerr
+	case owner == c.uid,
+		write && got&MayWrite != 0,
+		!write && got&(MayRead|MayExec) != 0:
+		return nil
 	}
 	return E(op, KindPermission, fl.Path(), unix.EACCES)
 }

@@ -31,8 +31,9 @@ type FS struct {
 	reg  *Registry
 	root bool // running as root: calls run with their callers' credentials (cred.go)
 	// dcred is what each switch to a caller's credentials restores (root only).
-	dcred daemonCred
-	log   *slog.Logger
+	dcred  daemonCred
+	grants grantCache // the kernel's answers to access questions (cred.go)
+	log    *slog.Logger
 
 	// gate is held shared by every operation that changes the backing directory
 	// and exclusively by Freeze, so a snapshot sees each change wholly or not at all.
@@ -60,7 +61,7 @@ func New(dir string, opts Options) (*FS, error) {
 		return nil, wrap("open backing directory", "", err)
 	}
 	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
-		root: os.Geteuid() == 0}
+		root: os.Geteuid() == 0, grants: newGrantCache(4096)}
 	if f.log == nil {
 		f.log = slog.Default()
 	}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestRootModeChecksCallers(t *testing.T) {
 	u := caller(1000, 1000)
 	denied := func(what string, err error) {
 		t.Helper()
-		if server.KindOf(err) != server.KindPermission {
+		if err == nil || server.KindOf(err) != server.KindPermission {
 			t.Errorf("%s: %v, want permission denied", what, err)
 		}
 	}
@@ -131,6 +132,37 @@ func TestRootModeChecksCallers(t *testing.T) {
 		t.Errorf("root's write through the daemon's descriptor: %v", err)
 	}
 	fl.Close()
+	// The kernel's answers are remembered per caller and file state: a chmod
+	// or chown after a granted read is seen at the next request.
+	fl, err = f.fs.Open(context.Background(), "pub/f", os.O_RDWR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, change := range []func() error{
+		func() error { return os.Chmod(filepath.Join(f.dir, "pub/f"), 0o600) },
+		func() error { return os.Chown(filepath.Join(f.dir, "pub/f"), 0, 4000) },
+	} {
+		must := func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(os.Chmod(filepath.Join(f.dir, "pub/f"), 0o644))
+		if i == 1 {
+			must(os.Chmod(filepath.Join(f.dir, "pub/f"), 0o640))
+			must(os.Chown(filepath.Join(f.dir, "pub/f"), 0, 1000))
+		}
+		for range 2 {
+			if err := fl.CheckIO(u, false); err != nil {
+				t.Fatalf("change %d: read of a readable file: %v", i, err)
+			}
+		}
+		must(change())
+		denied(fmt.Sprintf("change %d: read after access was taken away", i), fl.CheckIO(u, false))
+	}
+	fl.Close()
+	os.Chmod(filepath.Join(f.dir, "pub/f"), 0o644)
+	os.Chown(filepath.Join(f.dir, "pub/f"), 0, 0)
 
 	// Groups: root:4000 0640 is readable with group 4000 only.
 	_, err = f.fs.Open(u, "group", os.O_RDONLY)
