@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -112,11 +113,14 @@ func (f *FS) as(ctx context.Context, op, p string, fn func() error) error {
 	// Credentials are per thread: keep this goroutine on this one until they
 	// are restored, and keep every other goroutine off it meanwhile.
 	runtime.LockOSThread()
-	if err := setThreadCred(c.uid, c.gid, c.groups); err != nil {
-		f.leave()
+	// The daemon's groups stay where the caller has the same (setgroups is a
+	// third of a switch's cost).
+	groups := !slices.Equal(c.groups, f.dcred.groups)
+	if err := setThreadCred(c.uid, c.gid, c.groups, groups); err != nil {
+		f.leave(true)
 		return E(op, KindPermission, p, err)
 	}
-	defer f.leave()
+	defer f.leave(groups)
 	return fn()
 }
 
@@ -125,27 +129,29 @@ func (f *FS) as(ctx context.Context, op, p string, fn func() error) error {
 // the thread stays locked to the goroutine, so nothing else ever runs on it,
 // and the runtime ends it with the goroutine; until then it only has less
 // access than the daemon.
-func (f *FS) leave() {
-	if err := setThreadCred(0, f.dcred.gid, f.dcred.groups); err != nil {
+func (f *FS) leave(groups bool) {
+	if err := setThreadCred(0, f.dcred.gid, f.dcred.groups, groups); err != nil {
 		f.log.Error("could not restore the daemon's credentials on a thread; it is retired", "err", err)
 		return
 	}
 	runtime.UnlockOSThread()
 }
 
-// setThreadCred sets the calling thread's supplementary groups, fsgid and
-// fsuid. The raw system calls act on this thread only (syscall.Setgroups
+// setThreadCred sets the calling thread's supplementary groups (unless
+// !setGroups), fsgid and fsuid. The raw system calls act on this thread only (syscall.Setgroups
 // would change every thread of the process) and do not enter the scheduler.
 // setfsuid and setfsgid report no errors, so each is read back.
 // Precondition: the thread is locked to the calling goroutine.
-func setThreadCred(uid, gid uint32, groups []uint32) error {
-	var list unsafe.Pointer
-	if len(groups) > 0 {
-		list = unsafe.Pointer(&groups[0])
-	}
-	// SYS_SETGROUPS takes 32-bit gids on every 64-bit Linux.
-	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(groups)), uintptr(list), 0); e != 0 {
-		return e
+func setThreadCred(uid, gid uint32, groups []uint32, setGroups bool) error {
+	if setGroups {
+		var list unsafe.Pointer
+		if len(groups) > 0 {
+			list = unsafe.Pointer(&groups[0])
+		}
+		// SYS_SETGROUPS takes 32-bit gids on every 64-bit Linux.
+		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(groups)), uintptr(list), 0); e != 0 {
+			return e
+		}
 	}
 	unix.RawSyscall(unix.SYS_SETFSGID, uintptr(gid), 0, 0)
 	unix.RawSyscall(unix.SYS_SETFSUID, uintptr(uid), 0, 0)
