@@ -39,10 +39,13 @@ func (b *billyFS) req() *request { return b.h.c.current() }
 
 // ctx carries the identity of the call being served.
 func (b *billyFS) ctx() context.Context {
-	r := b.req()
-	return server.WithIdentity(context.Background(), server.Identity{
-		MountApp: b.app, UID: r.uid, HasUID: r.hasUID, GID: r.gid, HasGID: r.hasUID, Proto: "nfs",
-	})
+	return server.WithIdentity(context.Background(), identity(b.req(), b.app))
+}
+
+// identity is what the call's AUTH_UNIX credentials say, mounted as app.
+func identity(r *request, app string) server.Identity {
+	return server.Identity{MountApp: app, UID: r.uid, HasUID: r.hasUID, GID: r.gid, HasGID: r.hasUID,
+		Groups: r.gids[:r.ngids:r.ngids], Proto: "nfs"}
 }
 
 // begin starts a billy call: panics are recovered by the deferred guard, and the

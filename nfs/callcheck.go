@@ -24,7 +24,6 @@ const (
 	mountProcMax    = 5    // EXPORT
 
 	// Procedures request.go does not name.
-	procAccess    = 4
 	procReadlink  = 5
 	procReaddir   = 16
 	procFsstat    = 18

@@ -11,7 +11,12 @@
 //     uid is read from the RPC record stream at the net.Conn (rpcConn): go-nfs
 //     serves one call per connection at a time and rpcConn never lets it read
 //     ahead, so the credentials seen belong to the call being served. Every core
-//     call carries both through server.WithIdentity.
+//     call carries both (uid, gid and gids) through server.WithIdentity. A root
+//     daemon checks the caller on every call (server/cred.go): path-based calls
+//     run with its credentials; READ and WRITE through the shared descriptor
+//     cache (opened as the daemon) are decided per request as nfsd decides them
+//     (server.File.CheckIO), LOOKUP needs search on the directory, and ACCESS
+//     answers the kernel's bits.
 //   - Handles. A handle is 32 bytes: app id, inode, generation (birth time), MAC.
 //     It resolves in O(depth) through a persistent inode -> (parent, name) map in
 //     the state directory and is verified by a stat of the path (same inode and

@@ -40,6 +40,10 @@ func newEnv(t testing.TB) *env {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Shared: a root daemon checks its callers, and the tests act as several uids.
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	return newEnvAt(t, dir)
 }
 

@@ -1,6 +1,7 @@
 package nfs
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -60,6 +61,12 @@ func (h *connHandler) serveFast(r *request, body []byte) (rec []byte) {
 			return nil
 		}
 		return h.fastCommit(r, fh)
+	case procAccess:
+		want := x.uint32()
+		if !x.ok {
+			return nil
+		}
+		return h.fastAccess(r, fh, want)
 	case procReaddirplus:
 		cookie, verf, dircount, maxcount := x.uint64(), x.uint64(), x.uint32(), x.uint32()
 		if !x.ok {
@@ -437,6 +444,17 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 	if !dir.IsDir() {
 		return fail(nfs3ErrNotDir, nil)
 	}
+	if h.s.fsys.ChecksPermissions(b.ctx()) {
+		// Looking a name up searches the directory: nfsd asks MAY_EXEC of it.
+		if got, err := h.s.fsys.Access(b.ctx(), p, server.MayExec); err != nil || got == 0 {
+			if err == nil {
+				err = server.E("lookup", server.KindPermission, p, nil)
+			}
+			r.override = 0
+			_ = pathError(r, "lookup", p, err)
+			return fail(r.override, &dir)
+		}
+	}
 	var cp string
 	switch name {
 	case ".":
@@ -465,6 +483,64 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 	out = appendOpaque(out, encodeHandle(h.s.hm.key, fileHandle{app: b.appID, ino: id.ino, gen: id.gen}))
 	out = appendPostOp(out, &a)
 	return h.replyEnd(appendPostOp(out, &dir))
+}
+
+// ACCESS3 bits (RFC 1813 3.3.4).
+const (
+	access3Read    = 0x01
+	access3Lookup  = 0x02
+	access3Modify  = 0x04
+	access3Extend  = 0x08
+	access3Delete  = 0x10
+	access3Execute = 0x20
+)
+
+// fastAccess answers ACCESS where the core checks the caller's permissions (a
+// root daemon): the bits the kernel grants the caller on the file, mapped as
+// Linux's nfsd maps them (a directory's MODIFY, EXTEND and DELETE need write
+// and search on it, LOOKUP needs search; a file's EXECUTE needs execute; DELETE
+// of a file is decided by its directory, so it is not granted here). Elsewhere
+// go-nfs answers as it always has.
+func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
+	ctx := server.WithIdentity(context.Background(), identity(r, ""))
+	if !h.s.fsys.ChecksPermissions(ctx) {
+		return nil
+	}
+	fail := func(st uint32, a *server.Attr) []byte {
+		return h.replyEnd(appendPostOp(h.replyStart(r, st), a))
+	}
+	_, p, a, err := h.resolveStat(fh)
+	if err != nil {
+		return fail(status(r, err), nil)
+	}
+	got, err := h.s.fsys.Access(ctx, p, server.MayRead|server.MayWrite|server.MayExec)
+	if err != nil {
+		r.override = 0
+		_ = pathError(r, "access", p, err)
+		return fail(r.override, &a)
+	}
+	rd, wr, ex := got&server.MayRead != 0, got&server.MayWrite != 0, got&server.MayExec != 0
+	var grant uint32
+	if rd {
+		grant |= access3Read
+	}
+	if a.IsDir() {
+		if ex {
+			grant |= access3Lookup
+		}
+		if wr && ex {
+			grant |= access3Modify | access3Extend | access3Delete
+		}
+	} else {
+		if wr {
+			grant |= access3Modify | access3Extend
+		}
+		if ex {
+			grant |= access3Execute
+		}
+	}
+	out := appendPostOp(h.replyStart(r, nfs3OK), &a)
+	return h.replyEnd(appendUint32(out, grant&want))
 }
 
 // fastCommit makes the file's written data durable (fsync) before it answers.

@@ -45,8 +45,25 @@ func newFDCache(fsys *server.FS, max int) *fdCache {
 }
 
 // acquire returns an open file for p (whose inode is ino), opening it read-write
-// (read-only if that is refused) when not cached. The caller releases it.
+// (read-only if that is refused) when not cached, for a read or (write) a write
+// by ctx's caller. Descriptors are opened as the daemon and shared by every
+// caller, so the caller's right to read or write is checked here, on every
+// call, as Linux's nfsd checks each READ and WRITE (server.File.CheckIO). The
+// caller releases the entry.
 func (c *fdCache) acquire(ctx context.Context, p string, ino uint64, write bool) (*fdEntry, error) {
+	e, err := c.get(p, ino, write)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.f.CheckIO(ctx, write); err != nil {
+		c.release(e)
+		return nil, err
+	}
+	return e, nil
+}
+
+// get is acquire without the caller's check.
+func (c *fdCache) get(p string, ino uint64, write bool) (*fdEntry, error) {
 	c.mu.Lock()
 	if e := c.entries[p]; e != nil && e.ino == ino && (e.writable || !write) {
 		e.refs++
@@ -56,6 +73,8 @@ func (c *fdCache) acquire(ctx context.Context, p string, ino uint64, write bool)
 	}
 	c.mu.Unlock()
 
+	// No identity: the daemon's own open, whoever asked first.
+	ctx := context.Background()
 	f, err := c.fsys.Open(ctx, p, os.O_RDWR)
 	writable := true
 	if err != nil && !write && server.KindOf(err) == server.KindPermission {

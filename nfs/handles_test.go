@@ -30,7 +30,9 @@ func TestHandleSurvivesRestart(t *testing.T) {
 
 	e.restart()
 
-	c2 := dialRaw(t, e.addr).as(4242, 1)
+	// A new connection as another caller: root, whom a root daemon lets
+	// write in the anonymous caller's (nobody's) directory.
+	c2 := dialRaw(t, e.addr).as(0, 1)
 	for name, fh := range map[string][]byte{"root": root, "dir": dir, "f": f, "g": g} {
 		if st, _ := c2.getattr(fh); st != sOK {
 			t.Errorf("%s: getattr after restart: %d", name, st)

@@ -19,6 +19,7 @@ const (
 	procGetattr     = 1
 	procSetattr     = 2
 	procLookup      = 3
+	procAccess      = 4
 	procRead        = 6
 	procWrite       = 7
 	procCreate      = 8
@@ -68,6 +69,8 @@ type request struct {
 	argsOff    int // where the procedure's arguments start in the record body
 	uid, gid   uint32
 	hasUID     bool
+	gids       [16]uint32 // AUTH_UNIX's supplementary gids (at most 16, RFC 5531), gids[:ngids]
+	ngids      int
 
 	stable     uint32  // WRITE: stable_how asked by the client
 	createHow  uint32  // CREATE: UNCHECKED, GUARDED or EXCLUSIVE (before rewriting)
@@ -89,7 +92,7 @@ func (r *request) fast() bool {
 		return false
 	}
 	switch r.proc {
-	case procGetattr, procLookup, procRead, procWrite, procReaddirplus, procCommit:
+	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddirplus, procCommit:
 		return true
 	}
 	return false
@@ -131,6 +134,16 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 		uid, gid := c.uint32(), c.uint32()
 		if c.ok {
 			r.uid, r.gid, r.hasUID = uid, gid, true
+		}
+		// A malformed gids list keeps the uid and gid: a root daemon then
+		// checks with no supplementary groups, which grants less, never more.
+		if n := c.uint32(); c.ok && n <= uint32(len(r.gids)) {
+			for i := range int(n) {
+				r.gids[i] = c.uint32()
+			}
+			if c.ok {
+				r.ngids = int(n)
+			}
 		}
 	}
 	argsOff := x.off

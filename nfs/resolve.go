@@ -61,7 +61,9 @@ func (s *Server) commit(ctx context.Context, p string, id inodeID) error {
 		}
 		return nil
 	}
-	f, err := s.fsys.Open(ctx, p, os.O_RDONLY)
+	// Opened as the daemon: an fsync makes nothing readable, and a caller
+	// may write a file it cannot read (nfsd asks COMMIT for no read access).
+	f, err := s.fsys.Open(context.Background(), p, os.O_RDONLY)
 	if err != nil {
 		if k := server.KindOf(err); k == server.KindInvalid || k == server.KindIsDir {
 			return nil // not a regular file: nothing to flush

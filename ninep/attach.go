@@ -56,6 +56,11 @@ func parseAttachToken(nonce, tok string) (server.Identity, bool) {
 			return server.Identity{}, false
 		}
 		id.UID, id.HasUID = uint32(n), true
+		// n_uname is all Tattach says: the groups are the user database's
+		// (a root daemon checks the caller's access with them).
+		if gid, groups, ok := server.UserGroups(id.UID); ok {
+			id.GID, id.HasGID, id.Groups = gid, true, groups
+		}
 	}
 	return id, true
 }

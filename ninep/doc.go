@@ -9,7 +9,9 @@
 //   - Identity is decided once per Tattach from the aname ("/" or "" = whole tree,
 //     "@APP" = whole tree as APP, anything else refused with EACCES) and n_uname
 //     (resolved by the core's Registry on each call), and is carried by every fid
-//     walked from that attach. p9 drops both fields, so a per-connection shim
+//     walked from that attach, with the uid's groups from the user database: a
+//     root daemon checks every core call against them (server/cred.go), the
+//     shim's inline ones included; an opened fid keeps the access its open got. p9 drops both fields, so a per-connection shim
 //     (conn.go) rewrites the aname into an attach token (attach.go).
 //   - Errors reach clients as errnos from one exhaustive mapping of server.Kind
 //     (ErrnoOf); a panic in a request is answered EIO and logged, never kills a

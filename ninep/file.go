@@ -236,6 +236,14 @@ func (f *file) Open(mode p9.OpenFlags) (qid p9.QID, iounit uint32, err error) {
 		if mode.Mode() != p9.ReadOnly {
 			return p9.QID{}, 0, linux.EISDIR
 		}
+		// Opening a directory to list it needs read access, as open(2) does
+		// (only checked where the core checks callers: a root daemon).
+		if got, err := f.srv.fs.Access(f.ctx, p, server.MayRead); err != nil || got == 0 {
+			if err != nil {
+				return p9.QID{}, 0, toErrno(err)
+			}
+			return p9.QID{}, 0, linux.EACCES
+		}
 		f.dirOpen.Store(true)
 		return qidOf(a), 0, nil
 	}
@@ -377,13 +385,13 @@ func perm(m p9.FileMode) fs.FileMode {
 
 // creating returns f's context with the gid the client asked for (Linux computes
 // it, including setgid directories); the core gives a new file to the caller's
-// uid and that gid, as a local filesystem would.
+// uid and that gid where the caller may choose it, as a local filesystem would.
 func (f *file) creating(gid p9.GID) context.Context {
 	if !gid.Ok() {
 		return f.ctx
 	}
 	id := server.IdentityFrom(f.ctx)
-	id.GID, id.HasGID = uint32(gid), true
+	id.CreateGID, id.HasCreateGID = uint32(gid), true
 	return server.WithIdentity(f.ctx, id)
 }
 

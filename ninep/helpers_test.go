@@ -116,6 +116,10 @@ func newEnv(t testing.TB) *env {
 			t.Fatal(err)
 		}
 	}
+	// Shared: a root daemon checks its callers, and the tests act as several uids.
+	if err := os.Chmod(e.export, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	// servertest's canary: nothing may touch it.
 	if err := os.WriteFile(filepath.Join(e.outside, "secret"), []byte("outside"), 0o644); err != nil {
 		t.Fatal(err)

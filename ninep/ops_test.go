@@ -10,6 +10,7 @@ import (
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/server"
 )
 
 func wantErrno(t *testing.T, what string, err error, want linux.Errno) {
@@ -349,8 +350,10 @@ func TestOperations(t *testing.T) {
 }
 
 // TestCreatorOwnership: with a uid from the attach (access=user/client), new
-// files, directories, symlinks and fifos belong to that uid and the gid the
-// client asked for, as with a server acting as each user. Needs root.
+// files, directories, symlinks and fifos belong to that uid, as with a server
+// acting as each user; the gid the client asks for is given where that uid may
+// have it, as chown(2) decides: uid 4321 (not in the user database, so in no
+// group) keeps nobody's group, root gets the group it asks for. Needs root.
 func TestCreatorOwnership(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("chown to another uid needs root")
@@ -381,11 +384,24 @@ func TestCreatorOwnership(t *testing.T) {
 		if err := syscall.Lstat(filepath.Join(e.export, name), &st); err != nil {
 			t.Fatal(err)
 		}
-		if st.Uid != 4321 || st.Gid != gid {
-			t.Errorf("%s owned by %d:%d, want 4321:%d", name, st.Uid, st.Gid, gid)
+		if st.Uid != 4321 || st.Gid != server.NobodyGID {
+			t.Errorf("%s owned by %d:%d, want 4321:%d", name, st.Uid, st.Gid, server.NobodyGID)
 		}
 	}
-	// Without a uid (n_uname = NoUID) the server's own ids stay.
+	rootc := dialRaw(t, "tcp", e.tcp)
+	rootc.version(64 << 10)
+	if err := rootc.attach(1, 1, "/", 0); err != nil {
+		t.Fatal(err)
+	}
+	rootc.walk(1, 2)
+	if _, err := rootc.call(msg(tLcreate, 1, uint32(2), "roots", uint32(2), uint32(0o644), gid)); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(filepath.Join(e.export, "roots"), &st); err != nil || st.Uid != 0 || st.Gid != gid {
+		t.Errorf("root's create owned by %d:%d (%v), want 0:%d", st.Uid, st.Gid, err, gid)
+	}
+	// Without a uid (n_uname = NoUID) the caller is nobody.
 	_, anon := dial(t, "tcp", e.tcp, "/", 0xFFFFFFFF, 64<<10)
 	d := walk(t, anon)
 	f, _, _, err := d.Create("theirs", p9.ReadWrite, 0o644, p9.NoUID, p9.NoGID)
@@ -393,9 +409,8 @@ func TestCreatorOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	var st syscall.Stat_t
 	syscall.Lstat(filepath.Join(e.export, "theirs"), &st)
-	if st.Uid != 0 {
-		t.Errorf("anonymous create owned by %d", st.Uid)
+	if st.Uid != server.NobodyUID || st.Gid != server.NobodyGID {
+		t.Errorf("anonymous create owned by %d:%d, want nobody", st.Uid, st.Gid)
 	}
 }

@@ -14,7 +14,10 @@
 //   - Identity. Front ends put what they learned from the connection (the mount's
 //     app, the caller's uid) into the context with WithIdentity; the FS decides the
 //     acting app (mount app, then a registered uid, then nobody). Requests never
-//     name their own app.
+//     name their own app. A daemon running as root runs each door's call with
+//     the caller's fsuid, fsgid and groups (cred.go), so the kernel checks it as
+//     it would check that user; a context without an Identity is the daemon's
+//     own work and is not checked.
 //   - Errors. Every error returned is a *Error carrying Op, Kind and Path. Front
 //     ends map Kind to their status codes in one exhaustive switch each.
 //

@@ -38,8 +38,11 @@ type FS struct {
 	res  *resolver
 	sink Sink
 	reg  *Registry
-	root bool // running as root: new files can be given to their creator
-	log  *slog.Logger
+	root bool // running as root: calls run with their callers' credentials (cred.go)
+	// dcred is what each switch to a caller's credentials restores (root only).
+	dcred  daemonCred
+	grants grantCache // the kernel's answers to access questions (cred.go)
+	log    *slog.Logger
 
 	// gate is held shared by every operation that changes the backing directory
 	// and exclusively by Freeze, so a snapshot sees each change wholly or not at all.
@@ -69,9 +72,15 @@ func New(dir string, opts Options) (*FS, error) {
 		return nil, wrap("open backing directory", "", err)
 	}
 	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
-		root: os.Geteuid() == 0}
+		root: os.Geteuid() == 0, grants: newGrantCache(4096)}
 	if f.log == nil {
 		f.log = slog.Default()
+	}
+	if f.root {
+		if f.dcred, err = readDaemonCred(); err != nil {
+			res.close()
+			return nil, wrap("read the daemon's groups", "", err)
+		}
 	}
 	quiet := opts.WriteQuiet
 	if quiet <= 0 {
@@ -151,23 +160,28 @@ func (f *FS) parentAt(op, p string, raw bool) (dirRef, string, error) {
 
 // Lstat returns the attributes of p itself (a symlink is not followed).
 func (f *FS) Lstat(ctx context.Context, p string) (Attr, error) {
-	return f.lstat(p, false)
+	return f.lstat(ctx, p, false)
 }
 
 // lstat is Lstat; raw makes its system calls raw (see LstatInline).
-func (f *FS) lstat(p string, raw bool) (Attr, error) {
+func (f *FS) lstat(ctx context.Context, p string, raw bool) (a Attr, err error) {
 	if p == "" {
+		// The root's own attributes: no directory is searched.
 		if err := f.gone("lstat", p); err != nil {
 			return Attr{}, err
 		}
 		return statxAt(f.res.rootFd, "", "lstat", p, raw)
 	}
-	d, name, err := f.parentAt("lstat", p, raw)
-	if err != nil {
-		return Attr{}, err
-	}
-	defer d.close()
-	return statxAt(d.fd, name, "lstat", p, raw)
+	err = f.as(ctx, "lstat", p, func() error {
+		d, name, err := f.parentAt("lstat", p, raw)
+		if err != nil {
+			return err
+		}
+		defer d.close()
+		a, err = statxAt(d.fd, name, "lstat", p, raw)
+		return err
+	})
+	return a, err
 }
 
 // ReadDir lists directory p, sorted by name, with each entry's lstat attributes.
@@ -176,7 +190,11 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 	if err := f.gone("readdir", p); err != nil {
 		return nil, err
 	}
-	ref, err := f.res.openDir("readdir", p, true)
+	var ref dirRef
+	err := f.as(ctx, "readdir", p, func() (err error) {
+		ref, err = f.res.openDir("readdir", p, true)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -213,22 +231,26 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 }
 
 // Readlink returns the target of symlink p exactly as stored.
-func (f *FS) Readlink(ctx context.Context, p string) (string, error) {
-	d, name, err := f.parent("readlink", p)
-	if err != nil {
-		return "", err
-	}
-	defer d.close()
-	for size := 256; ; size *= 2 {
-		buf := make([]byte, size)
-		n, err := unix.Readlinkat(d.fd, name, buf)
+func (f *FS) Readlink(ctx context.Context, p string) (target string, err error) {
+	err = f.as(ctx, "readlink", p, func() error {
+		d, name, err := f.parent("readlink", p)
 		if err != nil {
-			return "", wrap("readlink", p, err)
+			return err
 		}
-		if n < size {
-			return string(buf[:n]), nil
+		defer d.close()
+		for size := 256; ; size *= 2 {
+			buf := make([]byte, size)
+			n, err := unix.Readlinkat(d.fd, name, buf)
+			if err != nil {
+				return wrap("readlink", p, err)
+			}
+			if n < size {
+				target = string(buf[:n])
+				return nil
+			}
 		}
-	}
+	})
+	return target, err
 }
 
 // StatFS describes the filesystem holding the backing directory.
@@ -354,5 +376,5 @@ func statxAt(dirfd int, name, op, p string, raw bool) (Attr, error) {
 // cached; the caller's goroutine then holds its P meanwhile, as it holds the
 // connection.
 func (f *FS) LstatInline(ctx context.Context, p string) (Attr, error) {
-	return f.lstat(p, true)
+	return f.lstat(ctx, p, true)
 }

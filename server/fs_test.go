@@ -58,6 +58,11 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
+	// Shared, like /tmp without the sticky bit: a root daemon checks its
+	// callers, and the tests act as several uids.
+	if err := os.Chmod(f.dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(f.outside, "secret"), []byte("outside"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +94,10 @@ func (f *fixture) checkOutside(t *testing.T) {
 	}
 }
 
+// as is a door's root caller mounted as app (a root daemon checks other uids'
+// permissions; perms_test.go tests that).
 func as(app string) context.Context {
-	return server.WithIdentity(context.Background(), server.Identity{MountApp: app})
+	return server.WithIdentity(context.Background(), server.Identity{MountApp: app, HasUID: true})
 }
 
 func TestAttributionOrder(t *testing.T) {
@@ -544,13 +551,14 @@ func TestNewFilesBelongToTheirCreator(t *testing.T) {
 			t.Errorf("%s: uid %d gid %d (%v), want 4321/4322", p, a.UID, a.GID, err)
 		}
 	}
-	// Without a uid, files stay the daemon's.
-	file, _, err = f.fs.Create(as("notes"), "daemons", 0o644, true)
+	// A door's caller without a uid acts as nobody (it gets no more than that).
+	anon := server.WithIdentity(context.Background(), server.Identity{MountApp: "notes"})
+	file, _, err = f.fs.Create(anon, "nobodys", 0o644, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	file.Close()
-	if a, _ := f.fs.Lstat(ctx, "daemons"); a.UID != 0 {
-		t.Errorf("a file without a caller uid belongs to %d", a.UID)
+	if a, _ := f.fs.Lstat(ctx, "nobodys"); a.UID != server.NobodyUID || a.GID != server.NobodyGID {
+		t.Errorf("a file without a caller uid belongs to %d:%d, want nobody", a.UID, a.GID)
 	}
 }

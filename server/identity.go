@@ -1,6 +1,10 @@
 package server
 
-import "context"
+import (
+	"context"
+	"os/user"
+	"strconv"
+)
 
 // Identity is what a front end learned about the caller from its connection. It
 // never comes from a request body: the mount path or aname gives MountApp, the
@@ -15,7 +19,13 @@ type Identity struct {
 	// group database's entries for the attached uid over 9P. Only a daemon
 	// running as root uses them, to check permissions as the kernel would.
 	Groups []uint32
-	Proto  string // "nfs", "9p", "control": for logs only
+	// CreateGID is the group a create asks for its new file (9P's Tlcreate,
+	// Tmkdir, Tsymlink and Tmknod carry the gid the client computed, setgid
+	// directories included). In root mode the core gives it to the file only
+	// where the caller may (chown(2)'s rules for that caller).
+	CreateGID    uint32
+	HasCreateGID bool
+	Proto        string // "nfs", "9p", "control": for logs only
 }
 
 type identityKey struct{}
@@ -29,6 +39,36 @@ func WithIdentity(ctx context.Context, id Identity) context.Context {
 func IdentityFrom(ctx context.Context) Identity {
 	id, _ := ctx.Value(identityKey{}).(Identity)
 	return id
+}
+
+// identityOf is IdentityFrom; ok is false for a context that carries none,
+// which is the daemon's own work rather than a door's caller (see cred.go).
+func identityOf(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}
+
+// UserGroups looks uid up in the user and group databases (/etc/passwd and
+// /etc/group; os/user without cgo reads them directly): its primary gid and the
+// gids of every group listing it. ok is false for a uid with no entry. 9P's
+// Tattach names only a uid; a daemon in root mode checks its callers' group
+// access with these, as a login would have set them.
+func UserGroups(uid uint32) (gid uint32, groups []uint32, ok bool) {
+	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+	if err != nil {
+		return 0, nil, false
+	}
+	g, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return 0, nil, false
+	}
+	ids, _ := u.GroupIds() // none readable: the primary group alone
+	for _, s := range ids {
+		if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+			groups = append(groups, uint32(n))
+		}
+	}
+	return uint32(g), groups, true
 }
 
 // AppFromMount parses an NFS export path or 9P aname: "/", "" and "." mount the

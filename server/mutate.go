@@ -32,25 +32,45 @@ func (f *FS) mutate(fn func() error) error {
 	return fn()
 }
 
-// own gives a newly created file to the caller's uid (and gid, if known), as a
-// local filesystem would: a file an app writes as uid 1000 through NFS or 9P is
-// owned by uid 1000 on disk. Only a daemon running as root can do that; otherwise
-// new files stay the daemon's, which is all an unprivileged server can offer.
-// name "" means fd itself. Best effort: the file exists either way.
+// own gives a newly created file its owner, as a local filesystem would: a file
+// an app writes as uid 1000 through NFS or 9P is owned by uid 1000 on disk. Only
+// a daemon running as root can do that; otherwise new files stay the daemon's,
+// which is all an unprivileged server can offer. A caller the core acts as
+// (cred.go) got the kernel's owner and group already (its fsuid, its fsgid or a
+// setgid directory's group); a group the create asked for (CreateGID) is then
+// given with the caller's own rights, so only one the caller may choose. A
+// root caller gets its uid and the group asked for, or its gid. name "" means
+// fd itself. Best effort: the file exists either way.
+// Precondition: running inside f.as for ctx.
 func (f *FS) own(ctx context.Context, fd int, name string, flags int) {
 	id := IdentityFrom(ctx)
-	if !id.HasUID || !f.root {
+	checked := f.ChecksPermissions(ctx)
+	if !f.root || (!id.HasUID && !checked) {
 		return
-	}
-	gid := -1
-	if id.HasGID {
-		gid = int(id.GID)
 	}
 	if name == "" {
 		flags |= unix.AT_EMPTY_PATH
 	}
-	if err := unix.Fchownat(fd, name, int(id.UID), gid, flags); err != nil {
-		f.log.Debug("could not give a new file to its creator", "uid", id.UID, "err", err)
+	uid, gid := int(id.UID), -1
+	switch {
+	case checked:
+		if !id.HasCreateGID {
+			return // the kernel chose as it would for the caller
+		}
+		// chown(2) by anyone but root clears setuid and setgid bits, even to
+		// the group a file already has: only where the group differs.
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, flags); err != nil || st.Gid == id.CreateGID {
+			return
+		}
+		uid, gid = -1, int(id.CreateGID)
+	case id.HasCreateGID:
+		gid = int(id.CreateGID)
+	case id.HasGID:
+		gid = int(id.GID)
+	}
+	if err := unix.Fchownat(fd, name, uid, gid, flags); err != nil {
+		f.log.Debug("could not give a new file to its creator", "uid", id.UID, "gid", gid, "err", err)
 	}
 }
 
@@ -97,41 +117,67 @@ func (f *FS) sinkReady() bool {
 	return true
 }
 
+// undo removes p, just made, whose durable record could not be written: a
+// create is either acknowledged with its creator saved or not made at all. It
+// runs as the daemon (the caller made the name and may lack rights to remove it
+// in odd modes).
+func (f *FS) undo(p string) {
+	d, name, err := f.parent("create", p)
+	if err != nil {
+		return
+	}
+	defer d.close()
+	unix.Unlinkat(d.fd, name, 0)
+}
+
 // create is Create's work. Precondition: f.gate held shared and f.ns held.
-func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (*File, bool, error) {
+func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created bool, err error) {
 	if err := CheckNewPath("create", p); err != nil {
 		return nil, false, err
 	}
-	d, name, err := f.parent("create", p)
-	if err != nil {
-		return nil, false, err
-	}
-	defer d.close()
-	flags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	fd, err := unix.Openat(d.fd, name, flags, unixPerm(perm))
-	if err == unix.EEXIST && !exclusive {
-		fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	var a Attr
+	newFd := -1 // the descriptor of a file this call made
+	err = f.as(ctx, "create", p, func() error {
+		d, name, err := f.parent("create", p)
 		if err != nil {
-			return nil, false, wrap("create", p, err)
+			return err
 		}
-		return f.newFile(os.NewFile(uintptr(fd), p), p, true), false, nil
-	}
+		defer d.close()
+		flags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		fd, err := unix.Openat(d.fd, name, flags, unixPerm(perm))
+		if err == unix.EEXIST && !exclusive {
+			fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+			if err != nil {
+				return wrap("create", p, err)
+			}
+			file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
+			return nil
+		}
+		if err != nil {
+			return wrap("create", p, err)
+		}
+		f.own(ctx, fd, "", 0)
+		newFd, created = fd, true
+		a, _ = statx(fd, "", "create", p)
+		return nil
+	})
 	if err != nil {
-		return nil, false, wrap("create", p, err)
-	}
-	f.own(ctx, fd, "", 0)
-	a, _ := statx(fd, "", "create", p)
-	app, at := f.App(ctx), time.Now()
-	// created_by is durable (with the file, or in the journal) before the
-	// create is acknowledged: the index hears of it later, in a batch.
-	if err := f.saveNew(fd, p, a, app, at); err != nil {
-		unix.Unlinkat(d.fd, name, 0)
-		unix.Close(fd)
 		return nil, false, err
 	}
-	file := f.newFile(os.NewFile(uintptr(fd), p), p, true)
-	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
-	return file, true, nil
+	if created {
+		app, at := f.App(ctx), time.Now()
+		// created_by is durable (with the file, or in the journal) before the
+		// create is acknowledged: the index hears of it later, in a batch. The
+		// record is written as the daemon, through the new file's descriptor.
+		if err := f.saveNew(newFd, p, a, app, at); err != nil {
+			unix.Close(newFd)
+			f.undo(p)
+			return nil, false, err
+		}
+		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
+		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
+	}
+	return file, created, nil
 }
 
 // Open opens an existing regular file p. flags take O_RDONLY, O_WRONLY or O_RDWR,
@@ -143,69 +189,75 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	}
 	acc := flags & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
 	write := acc != os.O_RDONLY
+	trunc := flags&os.O_TRUNC != 0 && write
+	if trunc {
+		// Truncation changes the backing directory: not while a snapshot runs.
+		f.gate.RLock()
+		defer f.gate.RUnlock()
+	}
+	var file *File
+	err := f.as(ctx, "open", p, func() (err error) {
+		file, err = f.openFile(p, flags, acc, write)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if trunc {
+		f.touches.add(p)
+	}
+	return file, nil
+}
+
+// openFile is Open's work, with the caller's credentials set (and f.gate held
+// shared for O_TRUNC).
+func (f *FS) openFile(p string, flags, acc int, write bool) (*File, error) {
 	d, name, err := f.parent("open", p)
 	if err != nil {
 		return nil, err
 	}
 	defer d.close()
 	sysFlags := acc | flags&(os.O_APPEND|os.O_TRUNC) | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
-	var file *File
-	open := func() error {
-		fd, err := unix.Openat(d.fd, name, sysFlags, 0)
-		if err != nil {
-			return wrap("open", p, err)
-		}
-		a, err := statx(fd, "", "open", p)
-		if err != nil {
-			unix.Close(fd)
-			return err
-		}
-		switch {
-		case a.Mode.IsRegular():
-		case a.IsDir():
-			unix.Close(fd)
-			return E("open", KindIsDir, p, nil)
-		default:
-			unix.Close(fd)
-			return E("open", KindInvalid, p, constError("not a regular file"))
-		}
-		file = f.newFile(os.NewFile(uintptr(fd), p), p, write)
-		return nil
-	}
-	if flags&os.O_TRUNC != 0 && write {
-		f.gate.RLock()
-		err = open()
-		f.gate.RUnlock()
-		if err == nil {
-			f.touches.add(p)
-		}
-	} else {
-		err = open()
-	}
+	fd, err := unix.Openat(d.fd, name, sysFlags, 0)
 	if err != nil {
+		return nil, wrap("open", p, err)
+	}
+	a, err := statx(fd, "", "open", p)
+	if err != nil {
+		unix.Close(fd)
 		return nil, err
 	}
-	return file, nil
+	switch {
+	case a.Mode.IsRegular():
+	case a.IsDir():
+		unix.Close(fd)
+		return nil, E("open", KindIsDir, p, nil)
+	default:
+		unix.Close(fd)
+		return nil, E("open", KindInvalid, p, constError("not a regular file"))
+	}
+	return f.newFile(os.NewFile(uintptr(fd), p), p, write), nil
 }
 
 // Mkdir creates directory p. Directories have no index record of their own.
-func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (Attr, error) {
+func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err error) {
 	if err := CheckNewPath("mkdir", p); err != nil {
 		return Attr{}, err
 	}
-	var a Attr
-	err := f.mutate(func() error {
-		d, name, err := f.parent("mkdir", p)
-		if err != nil {
+	err = f.mutate(func() error {
+		return f.as(ctx, "mkdir", p, func() error {
+			d, name, err := f.parent("mkdir", p)
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			if err := unix.Mkdirat(d.fd, name, unixPerm(perm)); err != nil {
+				return wrap("mkdir", p, err)
+			}
+			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
+			a, err = fstatat(d, name, "mkdir", p)
 			return err
-		}
-		defer d.close()
-		if err := unix.Mkdirat(d.fd, name, unixPerm(perm)); err != nil {
-			return wrap("mkdir", p, err)
-		}
-		f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
-		a, err = fstatat(d, name, "mkdir", p)
-		return err
+		})
 	})
 	return a, err
 }
@@ -213,31 +265,33 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (Attr, error
 // Symlink creates symlink p holding target verbatim. The target is never
 // resolved by the server; clients resolve it themselves, and os.Root refuses to
 // follow it out of the backing directory.
-func (f *FS) Symlink(ctx context.Context, target, p string) (Attr, error) {
+func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) {
 	if target == "" || len(target) > MaxPathLen {
 		return Attr{}, E("symlink", KindInvalid, p, constError("symlink target is empty or too long"))
 	}
 	if err := CheckNewPath("symlink", p); err != nil {
 		return Attr{}, err
 	}
-	var a Attr
-	err := f.mutate(func() error {
-		d, name, err := f.parent("symlink", p)
-		if err != nil {
+	err = f.mutate(func() error {
+		err := f.as(ctx, "symlink", p, func() error {
+			d, name, err := f.parent("symlink", p)
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			if err := unix.Symlinkat(target, d.fd, name); err != nil {
+				return wrap("symlink", p, err)
+			}
+			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
+			a, err = fstatat(d, name, "symlink", p)
 			return err
-		}
-		defer d.close()
-		if err := unix.Symlinkat(target, d.fd, name); err != nil {
-			return wrap("symlink", p, err)
-		}
-		f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
-		a, err = fstatat(d, name, "symlink", p)
+		})
 		if err != nil {
 			return err
 		}
 		app, at := f.App(ctx), time.Now()
 		if err := f.saveNew(-1, p, a, app, at); err != nil {
-			unix.Unlinkat(d.fd, name, 0)
+			f.undo(p)
 			return err
 		}
 		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
@@ -248,28 +302,30 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (Attr, error) {
 
 // Mkfifo creates a named pipe p (the only special file the core creates; device
 // nodes would let a client reach host devices through the export).
-func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, error) {
+func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, err error) {
 	if err := CheckNewPath("mknod", p); err != nil {
 		return Attr{}, err
 	}
-	var a Attr
-	err := f.mutate(func() error {
-		d, name, err := f.parent("mknod", p)
-		if err != nil {
+	err = f.mutate(func() error {
+		err := f.as(ctx, "mknod", p, func() error {
+			d, name, err := f.parent("mknod", p)
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			if err := unix.Mknodat(d.fd, name, unix.S_IFIFO|unixPerm(perm), 0); err != nil {
+				return wrap("mknod", p, err)
+			}
+			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
+			a, err = fstatat(d, name, "mknod", p)
 			return err
-		}
-		defer d.close()
-		if err := unix.Mknodat(d.fd, name, unix.S_IFIFO|unixPerm(perm), 0); err != nil {
-			return wrap("mknod", p, err)
-		}
-		f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
-		a, err = fstatat(d, name, "mknod", p)
+		})
 		if err != nil {
 			return err
 		}
 		app, at := f.App(ctx), time.Now()
 		if err := f.saveNew(-1, p, a, app, at); err != nil {
-			unix.Unlinkat(d.fd, name, 0)
+			f.undo(p)
 			return err
 		}
 		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
@@ -282,38 +338,40 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, erro
 // itself, not its target). Directories cannot be linked. The new name gets its own
 // index record; a hard link shares its file's durable record, so the record's
 // creator is the file's (the acting app only when the file has none).
-func (f *FS) Link(ctx context.Context, oldPath, newPath string) (Attr, error) {
+func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err error) {
 	if err := CheckNewPath("link", newPath); err != nil {
 		return Attr{}, err
 	}
-	var a Attr
-	err := f.mutate(func() error {
-		od, oname, err := f.parent("link", oldPath)
-		if err != nil {
-			return err
-		}
-		defer od.close()
-		nd, nname, err := f.parent("link", newPath)
-		if err != nil {
-			return err
-		}
-		defer nd.close()
-		if err := unix.Linkat(od.fd, oname, nd.fd, nname, 0); err != nil {
-			if err == unix.EPERM {
-				if st, e := fstatat(od, oname, "link", oldPath); e == nil && st.IsDir() {
-					return E("link", KindIsDir, oldPath, nil)
-				}
+	err = f.mutate(func() error {
+		err := f.as(ctx, "link", newPath, func() error {
+			od, oname, err := f.parent("link", oldPath)
+			if err != nil {
+				return err
 			}
-			return wrap("link", newPath, err)
-		}
-		a, err = fstatat(nd, nname, "link", newPath)
+			defer od.close()
+			nd, nname, err := f.parent("link", newPath)
+			if err != nil {
+				return err
+			}
+			defer nd.close()
+			if err := unix.Linkat(od.fd, oname, nd.fd, nname, 0); err != nil {
+				if err == unix.EPERM {
+					if st, e := fstatat(od, oname, "link", oldPath); e == nil && st.IsDir() {
+						return E("link", KindIsDir, oldPath, nil)
+					}
+				}
+				return wrap("link", newPath, err)
+			}
+			a, err = fstatat(nd, nname, "link", newPath)
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		at := time.Now()
 		app, err := f.linkCreator(newPath, a, f.App(ctx), at)
 		if err != nil {
-			unix.Unlinkat(nd.fd, nname, 0)
+			f.undo(newPath)
 			return err
 		}
 		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at})
@@ -327,25 +385,31 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (Attr, error) {
 // removed itself, never its target.
 func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
 	return f.mutate(func() error {
-		d, name, err := f.parent("remove", p)
+		err := f.as(ctx, "remove", p, func() error {
+			d, name, err := f.parent("remove", p)
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			flags := 0
+			if dir {
+				flags = unix.AT_REMOVEDIR
+			}
+			if err := unix.Unlinkat(d.fd, name, flags); err != nil {
+				if !dir && (err == unix.EISDIR || err == unix.EPERM) {
+					if st, e := fstatat(d, name, "remove", p); e == nil && st.IsDir() {
+						return E("remove", KindIsDir, p, nil)
+					}
+				}
+				if err == unix.EEXIST {
+					err = unix.ENOTEMPTY
+				}
+				return wrap("remove", p, err)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
-		}
-		defer d.close()
-		flags := 0
-		if dir {
-			flags = unix.AT_REMOVEDIR
-		}
-		if err := unix.Unlinkat(d.fd, name, flags); err != nil {
-			if !dir && (err == unix.EISDIR || err == unix.EPERM) {
-				if st, e := fstatat(d, name, "remove", p); e == nil && st.IsDir() {
-					return E("remove", KindIsDir, p, nil)
-				}
-			}
-			if err == unix.EEXIST {
-				err = unix.ENOTEMPTY
-			}
-			return wrap("remove", p, err)
 		}
 		f.touches.drop(p)
 		f.emit(ctx, Change{Op: ChangeRemove, Path: p, App: f.App(ctx), IsDir: dir})
@@ -368,30 +432,39 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 		return err
 	}
 	return f.mutate(func() error {
-		od, oname, err := f.parent("rename", oldPath)
-		if err != nil {
-			return err
-		}
-		defer od.close()
-		nd, nname, err := f.parent("rename", newPath)
-		if err != nil {
-			return err
-		}
-		defer nd.close()
-		st, err := fstatat(od, oname, "rename", oldPath)
-		if err != nil {
-			return err
-		}
-		// rename(2) between two hard links of one file does nothing and leaves
-		// both names; the index must not move anything either.
-		if dst, err := fstatat(nd, nname, "rename", newPath); err == nil && dst.Ino == st.Ino && dst.Dev == st.Dev {
-			return nil
-		}
-		if err := unix.Renameat(od.fd, oname, nd.fd, nname); err != nil {
-			if err == unix.EEXIST {
-				err = unix.ENOTEMPTY
+		var st Attr
+		moved := false
+		err := f.as(ctx, "rename", oldPath, func() error {
+			od, oname, err := f.parent("rename", oldPath)
+			if err != nil {
+				return err
 			}
-			return wrap("rename", oldPath, err)
+			defer od.close()
+			nd, nname, err := f.parent("rename", newPath)
+			if err != nil {
+				return err
+			}
+			defer nd.close()
+			st, err = fstatat(od, oname, "rename", oldPath)
+			if err != nil {
+				return err
+			}
+			// rename(2) between two hard links of one file does nothing and leaves
+			// both names; the index must not move anything either.
+			if dst, err := fstatat(nd, nname, "rename", newPath); err == nil && dst.Ino == st.Ino && dst.Dev == st.Dev {
+				return nil
+			}
+			if err := unix.Renameat(od.fd, oname, nd.fd, nname); err != nil {
+				if err == unix.EEXIST {
+					err = unix.ENOTEMPTY
+				}
+				return wrap("rename", oldPath, err)
+			}
+			moved = true
+			return nil
+		})
+		if err != nil || !moved {
+			return err
 		}
 		f.touches.rename(oldPath, newPath)
 		f.renameOpen(oldPath, newPath)
@@ -403,9 +476,19 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 // SetAttr changes p's attributes and returns the new ones. Mode on a symlink is
 // KindNotSupported (Linux has no lchmod); times and owners act on the link itself;
 // Size on anything but a regular file is KindInvalid (KindIsDir for a directory).
-func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
+func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err error) {
 	f.gate.RLock()
 	defer f.gate.RUnlock()
+	err = f.as(ctx, "setattr", p, func() (err error) {
+		a, err = f.setAttr(p, s)
+		return err
+	})
+	return a, err
+}
+
+// setAttr is SetAttr's work, with the caller's credentials set.
+// Precondition: f.gate held shared.
+func (f *FS) setAttr(p string, s SetAttr) (Attr, error) {
 	var d dirRef
 	var name string
 	if p == "" {

@@ -94,7 +94,17 @@ func Start(t testing.TB, opt Options) *Daemon {
 			*v = filepath.Join(base, name)
 		}
 	}
-	def(&opt.Data, "data")
+	if opt.Data == "" {
+		// Shared: a daemon running as root checks its callers' permissions,
+		// and tests act as several uids.
+		opt.Data = filepath.Join(base, "data")
+		if err := os.Mkdir(opt.Data, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(opt.Data, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
 	def(&opt.Index, "index")
 	def(&opt.Socket, "semfs.sock")
 	if opt.NFS == "" {

@@ -74,6 +74,10 @@ func NewDirs(t *testing.T) (backing, outside string) {
 			t.Fatal(err)
 		}
 	}
+	// Shared: a root daemon checks its callers, who may act as any uid.
+	if err := os.Chmod(backing, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("outside"), 0o644); err != nil {
 		t.Fatal(err)
 	}
