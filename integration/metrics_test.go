@@ -69,9 +69,28 @@ next:
 func TestMetrics(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	writeFiles(t, data, map[string]string{"notes/a.md": "a", "notes/b.md": "b"})
-	d := semfstest.Start(t, semfstest.Options{Data: data, NineP: "off", Args: []string{"--metrics", "127.0.0.1:0"}})
+	d := semfstest.Start(t, semfstest.Options{Data: data, Args: []string{"--metrics", "127.0.0.1:0"}})
 	ctx := d.Context()
 	c := d.Client
+	// NFS and 9P traffic, each with one failure (a name that is not there);
+	// both connections stay open while we scrape. The
+	// queries below wait for these files to reach the index.
+	v := d.MountNFS(t, "/@notes", 1000)
+	f, err := v.OpenFile("from-nfs.txt", 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("nfs"))
+	f.Close()
+	if _, _, err := v.Lookup("no-such-file"); err == nil {
+		t.Fatal("NFS lookup of a missing file succeeded")
+	}
+	root9 := d.Attach9P(t, "@notes", 1000)
+	create9P(t, root9, "from-9p.txt", []byte("9p"))
+	if _, _, err := root9.Walk([]string{"no-such-file"}); err == nil {
+		t.Fatal("9P walk to a missing file succeeded")
+	}
+
 	if _, err := c.Tag(ctx, client.TagRequest{Path: "notes/a.md", Task: "fix the login bug"}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +103,6 @@ func TestMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d.MountNFS(t, "/@notes", 1000) // one open NFS connection while we scrape
-
 	body, err := c.Get(ctx, "/v1/metrics")
 	fams := scrape(t, body, err)
 	for _, w := range []struct {
@@ -97,13 +114,22 @@ func TestMetrics(t *testing.T) {
 		{"semfs_requests_total", map[string]string{"protocol": "control", "op": "tag"}, 2},
 		{"semfs_request_errors_total", map[string]string{"protocol": "control", "op": "tag"}, 1},
 		{"semfs_request_duration_seconds", map[string]string{"protocol": "control", "op": "query"}, 2},
-		{"semfs_index_records", nil, 2},
+		{"semfs_index_records", nil, 4},
 		{"semfs_index_tagged_records", nil, 1},
 		{"semfs_index_vectors", map[string]string{"model": "use-lite"}, 1},
 		{"semfs_reembed_queue", map[string]string{"state": "pending"}, -1},
 		{"semfs_reembed_queue", map[string]string{"state": "queued"}, -1},
 		{"semfs_embed_duration_seconds", nil, -1},
 		{"semfs_open_connections", map[string]string{"protocol": "nfs"}, 1},
+		{"semfs_open_connections", map[string]string{"protocol": "9p"}, 1},
+		{"semfs_requests_total", map[string]string{"protocol": "nfs", "op": "mnt"}, 1},
+		{"semfs_requests_total", map[string]string{"protocol": "nfs", "op": "write"}, -1},
+		{"semfs_request_errors_total", map[string]string{"protocol": "nfs", "op": "lookup"}, -1},
+		{"semfs_request_duration_seconds", map[string]string{"protocol": "nfs", "op": "lookup"}, -1},
+		{"semfs_requests_total", map[string]string{"protocol": "9p", "op": "attach"}, 1},
+		{"semfs_requests_total", map[string]string{"protocol": "9p", "op": "lcreate"}, 1},
+		{"semfs_request_errors_total", map[string]string{"protocol": "9p", "op": "walk"}, -1},
+		{"semfs_request_duration_seconds", map[string]string{"protocol": "9p", "op": "write"}, -1},
 		{"go_goroutines", nil, -1},
 	} {
 		got, ok := value(fams, w.name, w.labels)
@@ -114,8 +140,13 @@ func TestMetrics(t *testing.T) {
 	if n, _ := value(fams, "semfs_embed_duration_seconds", nil); n < 1 {
 		t.Errorf("semfs_embed_duration_seconds counted %v embed calls; the tag and the queries embedded", n)
 	}
-	if _, ok := value(fams, "semfs_request_errors_total", map[string]string{"protocol": "control", "op": "query"}); ok {
-		t.Errorf("a query error was counted; none failed")
+	for _, ok := range []map[string]string{
+		{"protocol": "control", "op": "query"}, {"protocol": "nfs", "op": "write"},
+		{"protocol": "9p", "op": "attach"}, {"protocol": "9p", "op": "lcreate"},
+	} {
+		if n, found := value(fams, "semfs_request_errors_total", ok); found {
+			t.Errorf("%v: %v errors counted; none failed", ok, n)
+		}
 	}
 
 	// --metrics serves the same registry over TCP.
@@ -139,7 +170,7 @@ func TestMetrics(t *testing.T) {
 	// README's command works as written.
 	if curl, err := exec.LookPath("curl"); err == nil {
 		out, err := exec.Command(curl, "-sf", "--unix-socket", d.Socket, "http://x/v1/metrics").Output()
-		if err != nil || !strings.Contains(string(out), "semfs_index_records 2") {
+		if err != nil || !strings.Contains(string(out), "semfs_index_records 4") {
 			t.Errorf("curl --unix-socket: %v\n%.500s", err, out)
 		}
 	}

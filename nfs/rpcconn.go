@@ -78,6 +78,8 @@ type rpcConn struct {
 	mu      sync.Mutex
 	pending map[uint32]*request
 	closed  bool
+
+	obs *observer // metrics; nil without Options.Observe
 }
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
@@ -154,6 +156,7 @@ func (c *rpcConn) nextRecord() error {
 			return err
 		}
 		r, rewritten := parseCall(buf[4:], whole)
+		c.obs.call(r)
 		if whole {
 			if rec := answerMount(r, buf[4:]); rec != nil {
 				// go-nfs has no EXPORT, DUMP or UMNTALL and answers them with
@@ -230,6 +233,7 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 			p = p[n:]
 			if len(c.wbuf) == c.wlen {
 				out := rewriteReply(c.wreq, c.wbuf, c.scratch[:0])
+				c.obs.reply(out[4:])
 				c.scratch = out
 				c.wreq, c.wbuf = nil, c.wbuf[:0]
 				if err := c.writeAll(out); err != nil {
@@ -265,6 +269,7 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 				c.wbuf = append(c.wbuf[:0], c.wmark[4:]...)
 				continue
 			}
+			c.obs.reply(c.wmark[4:])
 			if err := c.writeAll(c.wmark[:]); err != nil {
 				return 0, err
 			}
@@ -304,6 +309,7 @@ func (c *rpcConn) replyNow(rec []byte) error {
 	if c.werr != nil {
 		return c.werr
 	}
+	c.obs.reply(rec[4:])
 	return c.writeAll(rec)
 }
 

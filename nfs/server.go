@@ -26,6 +26,8 @@ type Options struct {
 	// Limits bound each connection (idle and body timeouts, a cap on how many);
 	// zero fields take server's defaults.
 	Limits server.Limits
+
+	Observe ObserveFunc // nil: no metrics (observe.go)
 }
 
 // Server serves one server.FS over NFSv3. MOUNT and NFS share the listener's port.
@@ -45,6 +47,7 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	panicOp atomic.Value // string; tests make this billy operation panic
+	observe ObserveFunc
 }
 
 // NewServer opens the handle map in opts.StateDir and prepares to serve fsys.
@@ -70,6 +73,7 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 		lns:   map[net.Listener]struct{}{},
 		conns: map[*rpcConn]struct{}{},
 	}
+	s.observe = opts.Observe
 	if _, err := rand.Read(s.verf[:]); err != nil {
 		hm.close()
 		return nil, err
@@ -125,6 +129,7 @@ func (s *Server) serveConn(c net.Conn) {
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
 	rc.fast = h.serveFast
 	rc.log = s.log
+	rc.obs = newObserver(s.observe)
 	srv := &gonfs.Server{Handler: h, ID: s.verf, Context: context.Background()}
 	go func() {
 		defer s.wg.Done()

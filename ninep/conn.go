@@ -85,6 +85,8 @@ type conn struct {
 	rdata, wdata []byte
 	ohdr         []byte
 	named        [2]uint32 // namedFids' result
+
+	obs *observer // metrics; nil without Options.Observe
 }
 
 // getlock is one Tgetlock in flight.
@@ -102,7 +104,7 @@ const readBuffer = 4 << 10
 
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
 	c := &conn{srv: srv, id: id, nc: nc, sio: newSockIO(nc), getlocks: map[uint16]*getlock{},
-		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}}
+		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}, obs: newObserver(srv.observe)}
 	if c.sio != nil {
 		c.br = bufio.NewReaderSize(c.sio, readBuffer)
 	} else {
@@ -148,6 +150,7 @@ func (c *conn) Read(p []byte) (n int, err error) {
 			return 0, errMalformed
 		}
 		typ, tag := hdr[4], binary.LittleEndian.Uint16(hdr[5:])
+		c.obs.request(typ, tag)
 		done, err := c.intercept(typ, tag, size)
 		if err != nil {
 			return 0, err
@@ -292,6 +295,7 @@ func (c *conn) reply(msg []byte) error { return c.replyv(msg, nil) }
 // may be the receiving goroutine's reused buffers: at once in one system call if
 // p9 is between replies, else copied to wait for the end of p9's.
 func (c *conn) replyv(hdr, payload []byte) error {
+	c.obs.reply(hdr)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.wleft == 0 && len(c.whead) == 0 {
@@ -323,6 +327,7 @@ func (c *conn) Write(p []byte) (int, error) {
 			}
 			size := int(binary.LittleEndian.Uint32(c.whead))
 			typ, tag := c.whead[4], binary.LittleEndian.Uint16(c.whead[5:])
+			c.obs.reply(c.whead)
 			c.whead = c.whead[:0]
 			if size < headerLen {
 				return 0, errMalformed

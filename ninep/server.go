@@ -20,6 +20,7 @@ import (
 type Options struct {
 	Logger   *slog.Logger // nil: slog.Default()
 	MaxMsize uint32       // largest msize granted to a client; 0: 1 MiB (minimum 8 KiB)
+	Observe  ObserveFunc  // nil: no metrics (observe.go)
 
 	// Limits bound each connection (idle and body timeouts, a cap on how many);
 	// zero fields take server's defaults.
@@ -44,11 +45,12 @@ type Server struct {
 
 	noFast   bool          // every request goes through p9 (set by tests, before Serve; see fast.go)
 	answered atomic.Uint64 // requests the fast path answered
+	observe  ObserveFunc
 }
 
 // NewServer returns a Server for fsys.
 func NewServer(fsys *server.FS, opts Options) *Server {
-	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize,
+	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, observe: opts.Observe,
 		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -10,6 +10,11 @@ import (
 	"time"
 )
 
+// observer counts one door's requests (nfs.Options.Observe, ninep's).
+func (d *daemon) observer(protocol string) func(op string, failed bool, took time.Duration) {
+	return func(op string, failed bool, took time.Duration) { d.metrics.Observe(protocol, op, failed, took) }
+}
+
 // observeControl counts control requests; a 4xx or 5xx answer is an error.
 func (d *daemon) observeControl(route string, status int, took time.Duration) {
 	d.metrics.Observe("control", route, status >= 400, took)
