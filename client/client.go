@@ -14,8 +14,9 @@ import (
 	"sync"
 )
 
-// Client talks to the daemon's control socket. The zero value is not usable:
-// make one with New. Safe for concurrent use.
+// Client talks to the daemon's control socket. New(path) and
+// &Client{Socket: path} are equivalent; the transport is made on first use.
+// Safe for concurrent use; do not change Socket after the first call.
 type Client struct {
 	// Socket is the control socket's path.
 	Socket string
