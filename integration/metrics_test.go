@@ -122,6 +122,8 @@ func TestMetrics(t *testing.T) {
 		{"semfs_embed_duration_seconds", nil, -1},
 		{"semfs_open_connections", map[string]string{"protocol": "nfs"}, 1},
 		{"semfs_open_connections", map[string]string{"protocol": "9p"}, 1},
+		{"semfs_open_connections_by_app", map[string]string{"protocol": "9p", "app": "notes"}, 1},
+		{"semfs_open_connections_by_app", map[string]string{"protocol": "nfs", "app": "notes"}, 1},
 		{"semfs_requests_total", map[string]string{"protocol": "nfs", "op": "mnt"}, 1},
 		{"semfs_requests_total", map[string]string{"protocol": "nfs", "op": "write"}, -1},
 		{"semfs_request_errors_total", map[string]string{"protocol": "nfs", "op": "lookup"}, -1},

@@ -20,6 +20,7 @@ type Metrics struct {
 	requests *prometheus.CounterVec   // protocol, op
 	errors   *prometheus.CounterVec   // protocol, op
 	latency  *prometheus.HistogramVec // protocol, op
+	appConns *prometheus.GaugeVec     // protocol, app
 	embed    prometheus.Histogram
 	embedN   prometheus.Counter
 }
@@ -40,6 +41,10 @@ func New() *Metrics {
 		Help:    "Time from a request's first byte read to its answer's first byte written, by protocol and operation (control op query is the query latency).",
 		Buckets: prometheus.ExponentialBuckets(50e-6, 4, 10), // 50 µs .. 13 s
 	}, []string{"protocol", "op"})
+	m.appConns = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "semfs_open_connections_by_app",
+		Help: `Open NFS and 9P connections by the apps they serve: each connection counts once under every app whose mount (/@APP) or attach (aname @APP) it has used, "" for the root export.`,
+	}, []string{"protocol", "app"})
 	m.embed = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "semfs_embed_duration_seconds",
 		Help:    "Time the in-process model took per Embed call (a batch of texts).",
@@ -49,7 +54,7 @@ func New() *Metrics {
 		Name: "semfs_embedded_texts_total",
 		Help: "Texts the in-process model embedded.",
 	})
-	m.reg.MustRegister(m.requests, m.errors, m.latency, m.embed, m.embedN,
+	m.reg.MustRegister(m.requests, m.errors, m.latency, m.appConns, m.embed, m.embedN,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -81,6 +86,17 @@ func (m *Metrics) WatchConns(protocol string, open func() int) {
 		Help:        "Client connections being served, by protocol.",
 		ConstLabels: prometheus.Labels{"protocol": protocol},
 	}, func() float64 { return float64(open()) }))
+}
+
+// Track counts a connection of protocol under app until release is called
+// (nfs.Options.Track, ninep's).
+func (m *Metrics) Track(protocol, app string) (release func()) {
+	if m == nil {
+		return func() {}
+	}
+	g := m.appConns.WithLabelValues(protocol, app)
+	g.Inc()
+	return g.Dec
 }
 
 // WatchIndex exports the index's counts, read at scrape time.

@@ -14,12 +14,20 @@ import (
 // the connection's goroutines and must be quick.
 type ObserveFunc func(op string, failed bool, d time.Duration)
 
+// TrackFunc is told the first time a connection serves an app (the app its
+// NFS mount names; "" for the root) and returns what to call when that
+// connection closes: it counts connections per app.
+type TrackFunc func(app string) (release func())
+
 // observer pairs one connection's calls with their replies by xid. A nil
 // *observer observes nothing.
 type observer struct {
 	fn       ObserveFunc
+	track    TrackFunc
 	mu       sync.Mutex
 	inflight map[uint32]call // by xid; go-nfs answers every call it reads
+	apps     map[string]func()
+	closed   bool
 }
 
 type call struct {
@@ -27,16 +35,16 @@ type call struct {
 	start      time.Time
 }
 
-func newObserver(fn ObserveFunc) *observer {
-	if fn == nil {
+func newObserver(fn ObserveFunc, track TrackFunc) *observer {
+	if fn == nil && track == nil {
 		return nil
 	}
-	return &observer{fn: fn, inflight: map[uint32]call{}}
+	return &observer{fn: fn, track: track, inflight: map[uint32]call{}, apps: map[string]func(){}}
 }
 
 // call notes a call record's arrival.
 func (o *observer) call(r *request) {
-	if o == nil || r == nil {
+	if o == nil || o.fn == nil || r == nil {
 		return
 	}
 	now := time.Now()
@@ -49,7 +57,7 @@ func (o *observer) call(r *request) {
 // much as is given is read: a reply seen by its xid alone (a large READ passed
 // through) counts as a success.
 func (o *observer) reply(msg []byte) {
-	if o == nil || len(msg) < 4 {
+	if o == nil || o.fn == nil || len(msg) < 4 {
 		return
 	}
 	xid := binary.BigEndian.Uint32(msg)
@@ -122,4 +130,33 @@ func procName(prog, proc uint32) string {
 		return names[proc]
 	}
 	return "other"
+}
+
+// app notes that the connection serves app; the first time, TrackFunc counts it.
+func (o *observer) app(app string) {
+	if o == nil || o.track == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.apps[app]; ok || o.closed {
+		return
+	}
+	o.apps[app] = o.track(app)
+}
+
+// close releases the connection's apps. Called once the connection has ended.
+func (o *observer) close() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = true
+	for app, release := range o.apps {
+		if release != nil {
+			release()
+		}
+		delete(o.apps, app)
+	}
 }

@@ -28,6 +28,7 @@ type Options struct {
 	Limits server.Limits
 
 	Observe ObserveFunc // nil: no metrics (observe.go)
+	Track   TrackFunc   // nil: connections are not counted per app
 }
 
 // Server serves one server.FS over NFSv3. MOUNT and NFS share the listener's port.
@@ -48,6 +49,7 @@ type Server struct {
 
 	panicOp atomic.Value // string; tests make this billy operation panic
 	observe ObserveFunc
+	track   TrackFunc
 }
 
 // NewServer opens the handle map in opts.StateDir and prepares to serve fsys.
@@ -73,7 +75,7 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 		lns:   map[net.Listener]struct{}{},
 		conns: map[*rpcConn]struct{}{},
 	}
-	s.observe = opts.Observe
+	s.observe, s.track = opts.Observe, opts.Track
 	if _, err := rand.Read(s.verf[:]); err != nil {
 		hm.close()
 		return nil, err
@@ -112,7 +114,7 @@ func (s *Server) serveConn(c net.Conn) {
 	var once sync.Once
 	var rc *rpcConn
 	rc = newRPCConn(c, func() {
-		once.Do(func() { close(done) })
+		once.Do(func() { close(done); rc.obs.close() })
 		s.mu.Lock()
 		delete(s.conns, rc)
 		s.mu.Unlock()
@@ -129,7 +131,7 @@ func (s *Server) serveConn(c net.Conn) {
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
 	rc.fast = h.serveFast
 	rc.log = s.log
-	rc.obs = newObserver(s.observe)
+	rc.obs = newObserver(s.observe, s.track)
 	srv := &gonfs.Server{Handler: h, ID: s.verf, Context: context.Background()}
 	go func() {
 		defer s.wg.Done()

@@ -104,7 +104,7 @@ const readBuffer = 4 << 10
 
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
 	c := &conn{srv: srv, id: id, nc: nc, sio: newSockIO(nc), getlocks: map[uint16]*getlock{},
-		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}, obs: newObserver(srv.observe)}
+		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}, obs: newObserver(srv.observe, srv.track)}
 	if c.sio != nil {
 		c.br = bufio.NewReaderSize(c.sio, readBuffer)
 	} else {
@@ -212,10 +212,11 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		w.str(uname)
 		w.str(attachToken(c.srv.nonce, aname, nuname))
 		w.u32(nuname)
-		if _, ok := server.AppFromMount(aname); !ok {
+		if app, ok := server.AppFromMount(aname); !ok {
 			c.srv.log.Warn("ninep: attach refused: the aname must be \"/\", empty or \"@APP\"",
 				"remote", c.nc.RemoteAddr().String(), "aname", aname)
 		} else {
+			c.obs.app(app)
 			c.srv.log.Debug("ninep: Tattach", "remote", c.nc.RemoteAddr().String(), "aname", aname, "n_uname", nuname)
 		}
 		return w.finish(), nil

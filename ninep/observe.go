@@ -14,11 +14,19 @@ import (
 // be quick.
 type ObserveFunc func(op string, failed bool, d time.Duration)
 
+// TrackFunc is told the first time a connection serves an app (the app its
+// 9P attach names; "" for the root) and returns what to call when that
+// connection closes: it counts connections per app.
+type TrackFunc func(app string) (release func())
+
 // observer pairs one connection's requests with their replies by tag. A nil
 // *observer observes nothing.
 type observer struct {
-	fn ObserveFunc
-	mu sync.Mutex
+	fn     ObserveFunc
+	track  TrackFunc
+	apps   map[string]func()
+	closed bool
+	mu     sync.Mutex
 	// inflight maps a tag to its request; a Tflush'd request that gets no
 	// reply stays until its tag is reused (at most 65536 entries).
 	inflight map[uint16]inflight
@@ -29,16 +37,16 @@ type inflight struct {
 	start time.Time
 }
 
-func newObserver(fn ObserveFunc) *observer {
-	if fn == nil {
+func newObserver(fn ObserveFunc, track TrackFunc) *observer {
+	if fn == nil && track == nil {
 		return nil
 	}
-	return &observer{fn: fn, inflight: map[uint16]inflight{}}
+	return &observer{fn: fn, track: track, inflight: map[uint16]inflight{}, apps: map[string]func(){}}
 }
 
 // request notes a T-message's arrival.
 func (o *observer) request(typ uint8, tag uint16) {
-	if o == nil {
+	if o == nil || o.fn == nil {
 		return
 	}
 	now := time.Now()
@@ -50,7 +58,7 @@ func (o *observer) request(typ uint8, tag uint16) {
 // reply notes the reply whose header is hdr (size[4] type[1] tag[2]); short
 // headers are ignored.
 func (o *observer) reply(hdr []byte) {
-	if o == nil || len(hdr) < headerLen {
+	if o == nil || o.fn == nil || len(hdr) < headerLen {
 		return
 	}
 	typ, tag := hdr[4], binary.LittleEndian.Uint16(hdr[5:])
@@ -126,4 +134,33 @@ func opName(typ uint8) string {
 		return "remove"
 	}
 	return "other"
+}
+
+// app notes that the connection serves app; the first time, TrackFunc counts it.
+func (o *observer) app(app string) {
+	if o == nil || o.track == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.apps[app]; ok || o.closed {
+		return
+	}
+	o.apps[app] = o.track(app)
+}
+
+// close releases the connection's apps. Called once the connection has ended.
+func (o *observer) close() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = true
+	for app, release := range o.apps {
+		if release != nil {
+			release()
+		}
+		delete(o.apps, app)
+	}
 }

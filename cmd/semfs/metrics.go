@@ -15,6 +15,11 @@ func (d *daemon) observer(protocol string) func(op string, failed bool, took tim
 	return func(op string, failed bool, took time.Duration) { d.metrics.Observe(protocol, op, failed, took) }
 }
 
+// tracker counts one door's connections per app (nfs.Options.Track, ninep's).
+func (d *daemon) tracker(protocol string) func(app string) func() {
+	return func(app string) func() { return d.metrics.Track(protocol, app) }
+}
+
 // observeControl counts control requests; a 4xx or 5xx answer is an error.
 func (d *daemon) observeControl(route string, status int, took time.Duration) {
 	d.metrics.Observe("control", route, status >= 400, took)

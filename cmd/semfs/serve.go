@@ -177,7 +177,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	}
 	d.goServe("control", d.ctl.Serve)
 	if d.args.nfsAddr != "off" {
-		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log, Limits: d.args.limits, Observe: d.observer("nfs")}); err != nil {
+		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log, Limits: d.args.limits, Observe: d.observer("nfs"), Track: d.tracker("nfs")}); err != nil {
 			return err
 		}
 		ln, err := net.Listen("tcp", d.args.nfsAddr)
@@ -188,7 +188,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		d.goServe("nfs", func() error { return d.nfs.Serve(ln) })
 	}
 	if d.args.ninepAddr != "off" || d.args.ninepSocket != "" {
-		d.ninep = ninep.NewServer(d.fs, ninep.Options{Logger: d.log, Limits: d.args.limits, Observe: d.observer("9p")})
+		d.ninep = ninep.NewServer(d.fs, ninep.Options{Logger: d.log, Limits: d.args.limits, Observe: d.observer("9p"), Track: d.tracker("9p")})
 	}
 	if d.args.ninepAddr != "off" {
 		ln, err := net.Listen("tcp", d.args.ninepAddr)
