@@ -11,7 +11,7 @@ import (
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/semfs/semfs/integration/semfstest"
-	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/client"
 )
 
 // TestBackingDirectoryMovedUnderTheDaemon: the backing directory is renamed away
@@ -32,7 +32,7 @@ func TestBackingDirectoryMovedUnderTheDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := d.Client.Health(ctx)
-	var ae *control.APIError
+	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || !strings.Contains(ae.Message, "moved or removed") {
 		t.Fatalf("health with the backing directory renamed away: %v", err)
 	}

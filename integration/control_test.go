@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/embed/embedtest"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/integration/semfstest"
@@ -36,7 +37,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-func paths(res []index.Result) []string {
+func paths(res []client.Result) []string {
 	out := make([]string, len(res))
 	for i, r := range res {
 		out[i] = r.Path
@@ -86,14 +87,14 @@ func TestRegisterTagQueryRoundTrip(t *testing.T) {
 	if reg.App != "notes" || reg.UID != uint32(os.Getuid()) {
 		t.Fatalf("register answered %+v; want app notes bound to uid %d", reg, os.Getuid())
 	}
-	rec, err := d.Client.Tag(ctx, control.TagRequest{Path: "notes/auth/login-failure.md", Task: "fix auth bug", RelatedApps: []string{"code-editor"}})
+	rec, err := d.Client.Tag(ctx, client.TagRequest{Path: "notes/auth/login-failure.md", Task: "fix auth bug", RelatedApps: []string{"code-editor"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.Task != "fix auth bug" || len(rec.RelatedApps) != 1 || rec.RelatedApps[0] != "code-editor" {
 		t.Fatalf("tag answered %+v", rec)
 	}
-	res, err := d.Client.Query(ctx, control.QueryRequest{Text: "auth"})
+	res, err := d.Client.Query(ctx, client.QueryRequest{Text: "auth"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestRegisterTagQueryRoundTrip(t *testing.T) {
 		t.Errorf("result has fields beyond the metadata: %v", first)
 	}
 	// Tagging again replaces.
-	if _, err := d.Client.Tag(ctx, control.TagRequest{Path: "/notes/auth/login-failure.md", Task: "write release notes"}); err != nil {
+	if _, err := d.Client.Tag(ctx, client.TagRequest{Path: "/notes/auth/login-failure.md", Task: "write release notes"}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := d.Client.File(ctx, "notes/auth/login-failure.md")
@@ -122,11 +123,11 @@ func TestRegisterTagQueryRoundTrip(t *testing.T) {
 		t.Fatalf("after retag: %+v %v", got, err)
 	}
 	// Limit trims, no limit returns every match.
-	all, err := d.Client.Query(ctx, control.QueryRequest{Text: "notes src reports"})
+	all, err := d.Client.Query(ctx, client.QueryRequest{Text: "notes src reports"})
 	if err != nil || len(all) != 3 {
 		t.Fatalf("query all = %v %v", paths(all), err)
 	}
-	one, err := d.Client.Query(ctx, control.QueryRequest{Text: "notes src reports", Limit: 1})
+	one, err := d.Client.Query(ctx, client.QueryRequest{Text: "notes src reports", Limit: 1})
 	if err != nil || len(one) != 1 || one[0].Path != all[0].Path {
 		t.Fatalf("limit 1 = %v, want the first of %v", paths(one), paths(all))
 	}
@@ -173,7 +174,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 	writeFiles(t, data, map[string]string{"a.txt": "a", "dir/b.txt": "b"})
 	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off"})
 	ctx := d.Context()
-	if _, err := d.Client.Tag(ctx, control.TagRequest{Path: "a.txt", Task: "original"}); err != nil {
+	if _, err := d.Client.Tag(ctx, client.TagRequest{Path: "a.txt", Task: "original"}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := d.Client.Health(ctx)
@@ -233,8 +234,8 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 	if _, err := os.Stat("/etc/passwd"); err != nil {
 		t.Fatal(err)
 	}
-	var ae *control.APIError
-	if _, err := d.Client.Tag(ctx, control.TagRequest{Path: "../x"}); !errors.As(err, &ae) || ae.Status != 400 {
+	var ae *client.APIError
+	if _, err := d.Client.Tag(ctx, client.TagRequest{Path: "../x"}); !errors.As(err, &ae) || ae.Status != 400 {
 		t.Fatalf("client error type: %v", err)
 	}
 }
@@ -248,17 +249,17 @@ func TestTagsSurviveRestartAndReconcile(t *testing.T) {
 	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off"})
 	ctx := d.Context()
 	for _, p := range []string{"keep.md", "move-me.md", "delete-me.md", "edit-me.md", "dir/inner.md"} {
-		if _, err := d.Client.Tag(ctx, control.TagRequest{Path: p, Task: "task of " + p, RelatedApps: []string{"notes"}}); err != nil {
+		if _, err := d.Client.Tag(ctx, client.TagRequest{Path: p, Task: "task of " + p, RelatedApps: []string{"notes"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	before, err := d.Client.Query(ctx, control.QueryRequest{Text: "task"})
+	before, err := d.Client.Query(ctx, client.QueryRequest{Text: "task"})
 	if err != nil || len(before) != 5 {
 		t.Fatalf("before restart: %v %v", paths(before), err)
 	}
 	d.Restart()
 	ctx = d.Context()
-	after, err := d.Client.Query(ctx, control.QueryRequest{Text: "task"})
+	after, err := d.Client.Query(ctx, client.QueryRequest{Text: "task"})
 	if err != nil || fmt.Sprint(paths(after)) != fmt.Sprint(paths(before)) {
 		t.Fatalf("after restart: %v %v; want %v", paths(after), err, paths(before))
 	}
@@ -305,13 +306,13 @@ func TestTagsSurviveRestartAndReconcile(t *testing.T) {
 	}
 }
 
-func findPath(res []index.Result, p string) (index.Result, bool) {
+func findPath(res []client.Result, p string) (client.Result, bool) {
 	for _, r := range res {
 		if r.Path == p {
 			return r, true
 		}
 	}
-	return index.Result{}, false
+	return client.Result{}, false
 }
 
 func TestKeywordOnlyWithoutModel(t *testing.T) {
@@ -322,13 +323,13 @@ func TestKeywordOnlyWithoutModel(t *testing.T) {
 	if !d.WaitLog("keyword-only", 5*time.Second) {
 		t.Fatalf("the daemon did not log why search is keyword-only:\n%s", d.Log())
 	}
-	d.Client.Tag(ctx, control.TagRequest{Path: "notes/login.md", Task: "fix authentication bug"})
-	res, err := d.Client.Query(ctx, control.QueryRequest{Text: "authentication"})
+	d.Client.Tag(ctx, client.TagRequest{Path: "notes/login.md", Task: "fix authentication bug"})
+	res, err := d.Client.Query(ctx, client.QueryRequest{Text: "authentication"})
 	if err != nil || len(res) != 1 || res[0].Path != "notes/login.md" {
 		t.Fatalf("keyword query: %v %v", paths(res), err)
 	}
 	// Without a model nothing is found by meaning alone.
-	res, err = d.Client.Query(ctx, control.QueryRequest{Text: "sign-in trouble"})
+	res, err = d.Client.Query(ctx, client.QueryRequest{Text: "sign-in trouble"})
 	if err != nil || len(res) != 0 {
 		t.Fatalf("semantic query without a model: %v %v", paths(res), err)
 	}
@@ -352,11 +353,11 @@ func TestSemanticRankingThroughDaemon(t *testing.T) {
 		"notes/problems.txt": "quarterly budget",
 	}
 	for p, task := range tags {
-		if _, err := d.Client.Tag(ctx, control.TagRequest{Path: p, Task: task}); err != nil {
+		if _, err := d.Client.Tag(ctx, client.TagRequest{Path: p, Task: task}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, err := d.Client.Query(ctx, control.QueryRequest{Text: "auth problems"})
+	res, err := d.Client.Query(ctx, client.QueryRequest{Text: "auth problems"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,12 +408,12 @@ func TestClientSuppliedMiniLMVectors(t *testing.T) {
 	ctx := d.Context()
 	for _, i := range pick {
 		it := ref.Items[i]
-		v := &index.Vector{Model: ref.Model, Values: it.Vector}
-		if _, err := d.Client.Tag(ctx, control.TagRequest{Path: fmt.Sprintf("docs/doc%02d.md", i), Task: "reference item", Embedding: v}); err != nil {
+		v := &client.Vector{Model: ref.Model, Values: it.Vector}
+		if _, err := d.Client.Tag(ctx, client.TagRequest{Path: fmt.Sprintf("docs/doc%02d.md", i), Task: "reference item", Embedding: v}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, err := d.Client.Query(ctx, control.QueryRequest{Text: "zzzzqqq", Embedding: &index.Vector{Model: ref.Model, Values: query.Vector}})
+	res, err := d.Client.Query(ctx, client.QueryRequest{Text: "zzzzqqq", Embedding: &client.Vector{Model: ref.Model, Values: query.Vector}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,12 +461,12 @@ func TestTagManyIsAllOrNothing(t *testing.T) {
 	writeFiles(t, data, map[string]string{"a.md": "a", "b.md": "b", "c.md": "c"})
 	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off"})
 	ctx := d.Context()
-	bad := []control.TagRequest{
+	bad := []client.TagRequest{
 		{Path: "a.md", Task: "first"},
 		{Path: "b.md", Task: "second"},
 		{Path: "missing.md", Task: "third"},
 	}
-	var ae *control.APIError
+	var ae *client.APIError
 	if _, err := d.Client.TagMany(ctx, bad); !errors.As(err, &ae) || ae.Status != 404 || !strings.Contains(ae.Message, "tags[2]") {
 		t.Fatalf("batch with a missing file: %v", err)
 	}

@@ -12,22 +12,21 @@ import (
 	"time"
 
 	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/embed"
-	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/integration/semfstest"
-	"github.com/semfs/semfs/server/control"
 )
 
 // tagged20 creates 20 files through the real doors (NFS as "writer", 9P as
 // "notes", among them a symlink, which cannot carry an extended attribute and
 // so keeps its record in the journal), tags them all (one with a client vector),
 // and returns the records the daemon answered with.
-func tagged20(t *testing.T, d *semfstest.Daemon) map[string]index.Record {
+func tagged20(t *testing.T, d *semfstest.Daemon) map[string]client.Record {
 	t.Helper()
 	ctx := d.Context()
 	v := d.MountNFS(t, "/@writer", 0)
 	root9 := d.Attach9P(t, "@notes", 0)
-	var reqs []control.TagRequest
+	var reqs []client.TagRequest
 	for i := 0; i < 20; i++ {
 		p := fmt.Sprintf("f%02d.txt", i)
 		switch {
@@ -48,13 +47,13 @@ func tagged20(t *testing.T, d *semfstest.Daemon) map[string]index.Record {
 		default:
 			create9P(t, root9, p, []byte("body "+p))
 		}
-		r := control.TagRequest{Path: p, Task: fmt.Sprintf("task number %d", i), RelatedApps: []string{fmt.Sprintf("app%d", i), "shared"}}
+		r := client.TagRequest{Path: p, Task: fmt.Sprintf("task number %d", i), RelatedApps: []string{fmt.Sprintf("app%d", i), "shared"}}
 		if i == 3 {
 			vec := make([]float32, embed.MiniLM.Dims)
 			for j := range vec {
 				vec[j] = float32(j%7) + 1
 			}
-			r.Embedding = &index.Vector{Model: embed.MiniLM.Name, Values: vec}
+			r.Embedding = &client.Vector{Model: embed.MiniLM.Name, Values: vec}
 		}
 		reqs = append(reqs, r)
 	}
@@ -62,7 +61,7 @@ func tagged20(t *testing.T, d *semfstest.Daemon) map[string]index.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]index.Record{}
+	want := map[string]client.Record{}
 	for _, r := range recs {
 		if r.CreatedBy == "" {
 			t.Fatalf("%s: no creator right after the create: %+v", r.Path, r)
@@ -74,7 +73,7 @@ func tagged20(t *testing.T, d *semfstest.Daemon) map[string]index.Record {
 
 // checkRecords asserts that every tag, creator and creation time is back, and
 // that the client vector still ranks its file first.
-func checkRecords(t *testing.T, d *semfstest.Daemon, want map[string]index.Record) {
+func checkRecords(t *testing.T, d *semfstest.Daemon, want map[string]client.Record) {
 	t.Helper()
 	ctx := d.Context()
 	for p, w := range want {
@@ -91,7 +90,7 @@ func checkRecords(t *testing.T, d *semfstest.Daemon, want map[string]index.Recor
 	for j := range vec {
 		vec[j] = float32(j%7) + 1
 	}
-	res, err := d.Client.Query(ctx, control.QueryRequest{Embedding: &index.Vector{Model: embed.MiniLM.Name, Values: vec}, Limit: 1})
+	res, err := d.Client.Query(ctx, client.QueryRequest{Embedding: &client.Vector{Model: embed.MiniLM.Name, Values: vec}, Limit: 1})
 	if err != nil || len(res) != 1 || res[0].Path != "f03.txt" {
 		t.Errorf("query by the client vector of f03.txt = %+v, %v", res, err)
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/integration/semfstest"
-	"github.com/semfs/semfs/server/control"
 )
 
 // TestLibnfsAgainstTheDaemon drives the real `semfs serve` with Debian's libnfs
@@ -61,7 +61,7 @@ func TestLibnfsAgainstTheDaemon(t *testing.T) {
 		t.Fatalf("nfs-ls of an unknown export succeeded:\n%s", out)
 	}
 	for app, want := range map[string]string{"notes": "meeting-notes.txt", "editor": "draft.txt"} {
-		res, err := d.Client.Query(d.Context(), control.QueryRequest{Text: app})
+		res, err := d.Client.Query(d.Context(), client.QueryRequest{Text: app})
 		if err != nil || len(res) != 1 || res[0].Path != want || res[0].CreatedBy != app {
 			t.Errorf("query %s: %+v %v", app, res, err)
 		}

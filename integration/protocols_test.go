@@ -13,8 +13,8 @@ import (
 
 	"github.com/hugelgupf/p9/p9"
 
+	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/integration/semfstest"
-	"github.com/semfs/semfs/server/control"
 )
 
 // create9P creates name in dir over 9P and writes data in one Twrite.
@@ -67,10 +67,10 @@ func TestCrossProtocolCreate9PReadRenameNFSQuerySocket(t *testing.T) {
 	if err := v.Rename("handoff.txt", "inbox/handoff.txt"); err != nil {
 		t.Fatalf("NFS rename: %v", err)
 	}
-	if _, err := d.Client.Tag(ctx, control.TagRequest{Path: "inbox/handoff.txt", Task: "review the handoff", RelatedApps: []string{"editor"}}); err != nil {
+	if _, err := d.Client.Tag(ctx, client.TagRequest{Path: "inbox/handoff.txt", Task: "review the handoff", RelatedApps: []string{"editor"}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := d.Client.Query(ctx, control.QueryRequest{Text: "notes"})
+	res, err := d.Client.Query(ctx, client.QueryRequest{Text: "notes"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestCrossProtocolCreate9PReadRenameNFSQuerySocket(t *testing.T) {
 	if string(buf[:n]) != "from nfs" {
 		t.Fatalf("9P read %q", buf[:n])
 	}
-	res, _ = d.Client.Query(ctx, control.QueryRequest{Text: "editor"})
+	res, _ = d.Client.Query(ctx, client.QueryRequest{Text: "editor"})
 	found := false
 	for _, r := range res {
 		found = found || (r.Path == "inbox/from-nfs.txt" && r.CreatedBy == "editor")
@@ -225,7 +225,7 @@ func TestSnapshotUnderConcurrentWrites(t *testing.T) {
 	}
 	t.Logf("%d files written during the test, %d of them in the snapshot", wrote, live)
 	r := semfstest.Start(t, semfstest.Options{Data: rd, Index: ri, ModelDir: "off"})
-	res, err := r.Client.Query(r.Context(), control.QueryRequest{Text: "writer"})
+	res, err := r.Client.Query(r.Context(), client.QueryRequest{Text: "writer"})
 	if err != nil || len(res) != len(ents) {
 		t.Fatalf("restored daemon finds %d files by creator, want %d (%v)", len(res), len(ents), err)
 	}
@@ -253,7 +253,7 @@ func TestTagsFollowRenamesThroughProtocolsAndRestart(t *testing.T) {
 	create9P(t, proj, "plan.md", []byte("plan"))
 	create9P(t, root, "todo.md", []byte("todo"))
 	for p, task := range map[string]string{"proj/plan.md": "plan the launch", "todo.md": "weekly chores"} {
-		if _, err := d.Client.Tag(ctx, control.TagRequest{Path: p, Task: task, RelatedApps: []string{"calendar"}}); err != nil {
+		if _, err := d.Client.Tag(ctx, client.TagRequest{Path: p, Task: task, RelatedApps: []string{"calendar"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -279,7 +279,7 @@ func TestTagsFollowRenamesThroughProtocolsAndRestart(t *testing.T) {
 				t.Errorf("%s still has a record", gone)
 			}
 		}
-		res, err := d.Client.Query(ctx, control.QueryRequest{Text: "archive launch"})
+		res, err := d.Client.Query(ctx, client.QueryRequest{Text: "archive launch"})
 		if err != nil || len(res) != 1 || res[0].Path != "archive/plan.md" || res[0].Score != 2 {
 			t.Errorf("query archive launch: %+v %v", res, err)
 		}

@@ -8,9 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/integration/semfstest"
-	"github.com/semfs/semfs/server/control"
 )
 
 func TestSnapshotRestoreAnswersAsBefore(t *testing.T) {
@@ -28,14 +27,14 @@ func TestSnapshotRestoreAnswersAsBefore(t *testing.T) {
 	ctx := d.Context()
 	for i := 0; i < 40; i += 3 {
 		p := fmt.Sprintf("proj%d/notes/file-%02d.md", i%4, i)
-		if _, err := d.Client.Tag(ctx, control.TagRequest{Path: p, Task: fmt.Sprintf("task %d about deploys", i), RelatedApps: []string{"ci", fmt.Sprintf("app%d", i%5)}}); err != nil {
+		if _, err := d.Client.Tag(ctx, client.TagRequest{Path: p, Task: fmt.Sprintf("task %d about deploys", i), RelatedApps: []string{"ci", fmt.Sprintf("app%d", i%5)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	queries := []string{"deploys", "proj2", "app3 notes", "file-1"}
 	before := map[string][]string{}
 	for _, q := range queries {
-		res, err := d.Client.Query(ctx, control.QueryRequest{Text: q})
+		res, err := d.Client.Query(ctx, client.QueryRequest{Text: q})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +55,7 @@ func TestSnapshotRestoreAnswersAsBefore(t *testing.T) {
 				return
 			default:
 			}
-			d.Client.Tag(ctx, control.TagRequest{Path: "proj1/notes/file-01.md", Task: fmt.Sprintf("churn %d", i)})
+			d.Client.Tag(ctx, client.TagRequest{Path: "proj1/notes/file-01.md", Task: fmt.Sprintf("churn %d", i)})
 		}
 	}()
 	out, errOut, code := d.Run("snapshot", archive)
@@ -92,19 +91,19 @@ func TestSnapshotRestoreAnswersAsBefore(t *testing.T) {
 	}
 	// Put the churned file's tag to one value on both daemons, then every answer
 	// must be the same.
-	if _, err := r.Client.Tag(rctx, control.TagRequest{Path: "proj1/notes/file-01.md", Task: ""}); err != nil {
+	if _, err := r.Client.Tag(rctx, client.TagRequest{Path: "proj1/notes/file-01.md", Task: ""}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Client.Tag(ctx, control.TagRequest{Path: "proj1/notes/file-01.md", Task: ""}); err != nil {
+	if _, err := d.Client.Tag(ctx, client.TagRequest{Path: "proj1/notes/file-01.md", Task: ""}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range queries {
-		res, err := r.Client.Query(rctx, control.QueryRequest{Text: q})
+		res, err := r.Client.Query(rctx, client.QueryRequest{Text: q})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := before[q]
-		orig, _ := d.Client.Query(ctx, control.QueryRequest{Text: q})
+		orig, _ := d.Client.Query(ctx, client.QueryRequest{Text: q})
 		if q != "file-1" { // "file-1" matches the churned file, compared below instead
 			if fmt.Sprint(resultLines(res)) != fmt.Sprint(want) {
 				t.Fatalf("query %q after restore:\n got %v\nwant %v", q, resultLines(res), want)
@@ -117,7 +116,7 @@ func TestSnapshotRestoreAnswersAsBefore(t *testing.T) {
 }
 
 // resultLines renders results with everything a client sees.
-func resultLines(res []index.Result) []string {
+func resultLines(res []client.Result) []string {
 	out := make([]string, len(res))
 	for i, r := range res {
 		out[i] = fmt.Sprintf("%s|%s|%s|%v|%.6f|%d", r.Path, r.CreatedBy, r.Task, r.RelatedApps, r.Score, r.CreatedAt.UnixNano())

@@ -48,6 +48,7 @@ func (h *connHandler) fsFor(id uint32, app string) *billyFS {
 	if b == nil {
 		b = &billyFS{h: h, app: app, appID: id}
 		h.fss[id] = b
+		h.c.obs.app(app)
 	}
 	return b
 }

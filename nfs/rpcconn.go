@@ -93,6 +93,8 @@ type rpcConn struct {
 	mu      sync.Mutex
 	pending map[uint32]*request
 	closed  bool
+
+	obs *observer // metrics; nil without Options.Observe
 }
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
@@ -152,6 +154,7 @@ func (c *rpcConn) nextRecord() error {
 			continue
 		}
 		r, rewritten := parseCall(body, true)
+		c.obs.call(r)
 		if r.prog == progNFS && r.proc == procReaddir {
 			clampReaddir(body, r.argsOff)
 		}
@@ -300,6 +303,7 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 			p = p[n:]
 			if len(c.wbuf) == c.wlen {
 				out := rewriteReply(c.wreq, c.wbuf, c.scratch[:0])
+				c.obs.reply(out[4:])
 				c.scratch = out
 				c.wreq, c.wbuf = nil, c.wbuf[:0]
 				if c.writeAll(out) != nil {
@@ -335,6 +339,7 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 				c.wbuf = append(c.wbuf[:0], c.wmark[4:]...)
 				continue
 			}
+			c.obs.reply(c.wmark[4:])
 			if c.writeAll(c.wmark[:]) != nil {
 				return total, nil
 			}
@@ -383,6 +388,7 @@ func (c *rpcConn) replyNow(rec []byte) error {
 	if c.werr != nil {
 		return c.werr
 	}
+	c.obs.reply(rec[4:])
 	return c.writeAll(rec)
 }
 

@@ -26,6 +26,9 @@ type Options struct {
 	// Limits bound each connection (idle and body timeouts, a cap on how many);
 	// zero fields take server's defaults.
 	Limits server.Limits
+
+	Observe ObserveFunc // nil: no metrics (observe.go)
+	Track   TrackFunc   // nil: connections are not counted per app
 }
 
 // Server serves one server.FS over NFSv3. MOUNT and NFS share the listener's port.
@@ -47,6 +50,8 @@ type Server struct {
 	wg          sync.WaitGroup
 
 	panicOp atomic.Value // string; tests make this billy operation panic
+	observe ObserveFunc
+	track   TrackFunc
 }
 
 // NewServer opens the handle map in opts.StateDir and prepares to serve fsys.
@@ -74,6 +79,7 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 		lim:   opts.Limits.WithDefaults(),
 	}
 	s.connsChange = sync.NewCond(&s.mu)
+	s.observe, s.track = opts.Observe, opts.Track
 	if _, err := rand.Read(s.verf[:]); err != nil {
 		hm.close()
 		return nil, err
@@ -128,6 +134,7 @@ func (s *Server) serveConn(c net.Conn, gone func()) {
 	rc = newRPCConn(c, func() {
 		once.Do(func() {
 			close(done)
+			rc.obs.close()
 			if gone != nil {
 				gone()
 			}
@@ -151,6 +158,7 @@ func (s *Server) serveConn(c net.Conn, gone func()) {
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
 	rc.fast = h.serveFast
 	rc.log = s.log
+	rc.obs = newObserver(s.observe, s.track)
 	srv := &gonfs.Server{Handler: h, ID: s.verf, Context: context.Background()}
 	go func() {
 		defer s.wg.Done()

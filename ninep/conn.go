@@ -87,7 +87,8 @@ type conn struct {
 	ohdr         []byte
 	named        [2]uint32 // namedFids' result
 
-	dl deadlines // Options.Limits' timeouts (timeouts.go)
+	dl  deadlines // Options.Limits' timeouts (timeouts.go)
+	obs *observer // metrics; nil without Options.Observe
 }
 
 // getlock is one Tgetlock in flight.
@@ -105,7 +106,7 @@ const readBuffer = 4 << 10
 
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
 	c := &conn{srv: srv, id: id, nc: nc, sio: newSockIO(nc), getlocks: map[uint16]*getlock{},
-		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}}
+		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}, obs: newObserver(srv.observe, srv.track)}
 	if c.sio != nil {
 		c.br = bufio.NewReaderSize(c.sio, readBuffer)
 	} else {
@@ -153,6 +154,7 @@ func (c *conn) Read(p []byte) (n int, err error) {
 		} else if done {
 			continue
 		}
+		c.obs.request(typ, tag)
 		done, err := c.intercept(typ, tag, size)
 		if err != nil {
 			return 0, err
@@ -217,10 +219,11 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		w.str(uname)
 		w.str(attachToken(c.srv.nonce, aname, nuname))
 		w.u32(nuname)
-		if _, ok := server.AppFromMount(aname); !ok {
+		if app, ok := server.AppFromMount(aname); !ok {
 			c.srv.log.Warn("ninep: attach refused: the aname must be \"/\", empty or \"@APP\"",
 				"remote", c.nc.RemoteAddr().String(), "aname", aname)
 		} else {
+			c.obs.app(app)
 			c.srv.log.Debug("ninep: Tattach", "remote", c.nc.RemoteAddr().String(), "aname", aname, "n_uname", nuname)
 		}
 		return w.finish(), nil
@@ -300,6 +303,7 @@ func (c *conn) reply(msg []byte) error { return c.replyv(msg, nil) }
 // may be the receiving goroutine's reused buffers: at once in one system call if
 // p9 is between replies, else copied to wait for the end of p9's.
 func (c *conn) replyv(hdr, payload []byte) error {
+	c.obs.reply(hdr)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.wleft == 0 && len(c.whead) == 0 {
@@ -331,6 +335,7 @@ func (c *conn) Write(p []byte) (int, error) {
 			}
 			size := int(binary.LittleEndian.Uint32(c.whead))
 			typ, tag := c.whead[4], binary.LittleEndian.Uint16(c.whead[5:])
+			c.obs.reply(c.whead)
 			c.whead = c.whead[:0]
 			if size < headerLen {
 				return 0, errMalformed

@@ -21,6 +21,8 @@ import (
 type Options struct {
 	Logger   *slog.Logger // nil: slog.Default()
 	MaxMsize uint32       // largest msize granted to a client; 0: 1 MiB (minimum 8 KiB)
+	Observe  ObserveFunc  // nil: no metrics (observe.go)
+	Track    TrackFunc    // nil: connections are not counted per app
 
 	// Limits bound each connection (idle and body timeouts, a cap on how many);
 	// zero fields take server's defaults.
@@ -51,11 +53,14 @@ type Server struct {
 
 	noFast   bool          // every request goes through p9 (set by tests, before Serve; see fast.go)
 	answered atomic.Uint64 // requests the fast path answered
+	observe  ObserveFunc
+	track    TrackFunc
 }
 
 // NewServer returns a Server for fsys.
 func NewServer(fsys *server.FS, opts Options) *Server {
 	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(), makeWait: makeWait,
+		observe: opts.Observe, track: opts.Track,
 		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -163,6 +168,7 @@ func (s *Server) handle(nc net.Conn, id uint64, release func()) {
 	}
 	s.log.Debug("ninep: connection", "remote", nc.RemoteAddr().String())
 	c := newConn(s, id, nc)
+	defer c.obs.close()
 	defer c.end()
 	p9.NewServer(attacher{srv: s, conn: c}, p9.WithServerLogger(p9Logger{s.log})).Handle(c, c)
 }

@@ -9,8 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/semfs/semfs/index"
-	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/client"
 )
 
 // clientFlags are the flags every client command takes.
@@ -24,7 +23,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.json, "json", false, "print JSON for scripts")
 }
 
-func (c *clientFlags) client() *control.Client { return control.NewClient(socketPath(c.socket)) }
+func (c *clientFlags) client() *client.Client { return client.New(socketPath(c.socket)) }
 
 // parseInterleaved parses flags that may come before, between or after
 // positional arguments ("semfs tag notes/a.md --task T").
@@ -75,7 +74,7 @@ func printJSON(w io.Writer, v any) {
 	enc.Encode(v)
 }
 
-func printRecords(w io.Writer, recs []index.Result, withScore bool) {
+func printRecords(w io.Writer, recs []client.Result, withScore bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if withScore {
 		fmt.Fprintln(tw, "SCORE\tPATH\tCREATED BY\tTASK\tRELATED APPS\tUPDATED")

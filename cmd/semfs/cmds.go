@@ -6,8 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/semfs/semfs/index"
-	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/client"
 )
 
 func runRegister(ctx context.Context, env *cliEnv, args []string) int {
@@ -47,14 +46,14 @@ func runTag(ctx context.Context, env *cliEnv, args []string) int {
 			apps = append(apps, a)
 		}
 	}
-	rec, err := cf.client().Tag(ctx, control.TagRequest{Path: arg, Task: task, RelatedApps: apps})
+	rec, err := cf.client().Tag(ctx, client.TagRequest{Path: arg, Task: task, RelatedApps: apps})
 	if err != nil {
 		return exitFor(env, err)
 	}
 	if cf.json {
 		printJSON(env.stdout, rec)
 	} else {
-		printRecords(env.stdout, []index.Result{{Record: rec}}, false)
+		printRecords(env.stdout, []client.Result{{Record: rec}}, false)
 	}
 	return exitOK
 }
@@ -72,12 +71,12 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return exitUsage
 	}
-	res, err := cf.client().Query(ctx, control.QueryRequest{Text: strings.Join(pos, " "), Limit: limit})
+	res, err := cf.client().Query(ctx, client.QueryRequest{Text: strings.Join(pos, " "), Limit: limit})
 	if err != nil {
 		return exitFor(env, err)
 	}
 	if cf.json {
-		printJSON(env.stdout, control.QueryResponse{Results: res})
+		printJSON(env.stdout, client.QueryResponse{Results: res})
 	} else if len(res) > 0 {
 		printRecords(env.stdout, res, true)
 	} else {
@@ -104,7 +103,7 @@ func runGet(ctx context.Context, env *cliEnv, args []string) int {
 	if cf.json {
 		printJSON(env.stdout, rec)
 	} else {
-		printRecords(env.stdout, []index.Result{{Record: rec}}, false)
+		printRecords(env.stdout, []client.Result{{Record: rec}}, false)
 	}
 	return exitOK
 }

@@ -15,7 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/client"
 )
 
 const (
@@ -89,8 +89,8 @@ func main() {
 // exitFor turns a client error into a message and an exit code.
 func exitFor(env *cliEnv, err error) int {
 	fmt.Fprintf(env.stderr, "semfs: %v\n", err)
-	var ue *control.UnreachableError
-	var ae *control.APIError
+	var ue *client.UnreachableError
+	var ae *client.APIError
 	switch {
 	case errors.As(err, &ue):
 		return exitUnreachable

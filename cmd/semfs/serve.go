@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -8,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/metrics"
 	"github.com/semfs/semfs/nfs"
 	"github.com/semfs/semfs/ninep"
 	"github.com/semfs/semfs/server"
@@ -34,6 +38,7 @@ type serveArgs struct {
 	writeQuiet          time.Duration
 	limits              server.Limits // every door: --idle-timeout, --body-timeout, --max-conns
 	rebuildIndex        bool          // move records.db and bleve/ aside and rebuild them from the backing files alone
+	metricsAddr         string        // also serve /metrics over TCP here (metrics.go); "" = control socket only
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -53,6 +58,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.DurationVar(&a.limits.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "a request must arrive whole this long after its first byte (all doors); negative: never")
 	fs.BoolVar(&a.rebuildIndex, "rebuild-index", false, "move the index's records.db and bleve/ aside and rebuild them from the backing files' durable records alone (accepts losing what only the index held)")
 	fs.IntVar(&a.limits.MaxConns, "max-conns", server.DefaultMaxConns, "connections served at once per listener (NFS, 9P, control); negative: no cap")
+	fs.StringVar(&a.metricsAddr, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (always at GET /v1/metrics on the control socket)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -121,6 +127,9 @@ type daemon struct {
 	nfs   *nfs.Server
 	ninep *ninep.Server
 
+	metrics    *metrics.Metrics // this daemon's registry (metrics.go)
+	metricsSrv *http.Server     // --metrics; nil without it
+
 	mu        sync.Mutex
 	listeners map[string]string
 	errc      chan error
@@ -143,7 +152,8 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if d.reg, err = server.OpenRegistry(filepath.Join(d.paths.Index, "registry.json")); err != nil {
 		return err
 	}
-	emb := d.loadModel()
+	d.metrics = metrics.New()
+	emb := d.metrics.Embedder(d.loadModel())
 	if d.args.rebuildIndex {
 		moved, err := index.MoveAside(d.paths.Index, "before-rebuild")
 		if err != nil {
@@ -170,8 +180,10 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	}
 	d.ctl = control.New(control.Options{
 		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits,
-		Health: d.health,
-		Sync:   d.queue.Flush,
+		Health:  d.health,
+		Sync:    d.queue.Flush,
+		Metrics: d.metrics.Handler(),
+		Observe: d.observeControl,
 		Snapshot: func(ctx context.Context, w io.Writer, _ func(int64)) error {
 			return snapshot.Write(ctx, w, d.fs, d.idx, d.reg)
 		},
@@ -181,7 +193,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	}
 	d.goServe("control", d.ctl.Serve)
 	if d.args.nfsAddr != "off" {
-		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log, Limits: d.args.limits}); err != nil {
+		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log, Limits: d.args.limits, Observe: d.observer("nfs"), Track: d.tracker("nfs")}); err != nil {
 			return err
 		}
 		ln, err := net.Listen("tcp", d.args.nfsAddr)
@@ -192,7 +204,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		d.goServe("nfs", func() error { return d.nfs.Serve(ln) })
 	}
 	if d.args.ninepAddr != "off" || d.args.ninepSocket != "" {
-		d.ninep = ninep.NewServer(d.fs, ninep.Options{Logger: d.log, Limits: d.args.limits})
+		d.ninep = ninep.NewServer(d.fs, ninep.Options{Logger: d.log, Limits: d.args.limits, Observe: d.observer("9p"), Track: d.tracker("9p")})
 	}
 	if d.args.ninepAddr != "off" {
 		ln, err := net.Listen("tcp", d.args.ninepAddr)
@@ -212,6 +224,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		}
 		d.listeners["9p-unix"] = d.args.ninepSocket
 		d.goServe("9p-unix", func() error { return d.ninep.Serve(ln) })
+	}
+	if err := d.startMetrics(); err != nil {
+		return err
 	}
 	d.log.Info("semfs started", "data", d.paths.Data, "index", d.paths.Index, "socket", d.paths.Socket,
 		"nfs", d.listeners["nfs"], "9p", d.listeners["9p"], "9p-unix", d.listeners["9p-unix"],
@@ -247,6 +262,7 @@ func (d *daemon) stop() {
 	if d.ctl != nil {
 		d.ctl.Shutdown(ctx)
 	}
+	d.stopMetrics(ctx)
 	if d.nfs != nil {
 		d.nfs.Close()
 	}

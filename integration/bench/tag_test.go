@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/embed/embedtest"
 	"github.com/semfs/semfs/integration/semfstest"
-	"github.com/semfs/semfs/server/control"
 )
 
 // BenchmarkTag10kThroughDaemon tags 10,000 files through the control socket
@@ -23,8 +23,8 @@ func BenchmarkTag10kThroughDaemon(b *testing.B) {
 	const n = 10_000
 	tasks := []string{"fix auth bug", "write release notes", "triage flaky test", "plan sprint", "review design doc"}
 	apps := []string{"code-editor", "terminal", "browser", "notes", "calendar"}
-	req := func(i int) control.TagRequest {
-		return control.TagRequest{
+	req := func(i int) client.TagRequest {
+		return client.TagRequest{
 			Path:        fmt.Sprintf("proj%02d/notes/item-%05d.md", i%40, i),
 			Task:        fmt.Sprintf("%s %d", tasks[i%len(tasks)], i),
 			RelatedApps: []string{apps[i%len(apps)], apps[(i+2)%len(apps)]},
@@ -56,7 +56,7 @@ func BenchmarkTag10kThroughDaemon(b *testing.B) {
 					}
 				} else {
 					for i := 0; i < n; i += 500 {
-						batch := make([]control.TagRequest, 0, 500)
+						batch := make([]client.TagRequest, 0, 500)
 						for j := i; j < i+500; j++ {
 							batch = append(batch, req(j))
 						}

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/client"
 )
 
 var build struct {
@@ -76,7 +76,7 @@ type Daemon struct {
 
 	Data, Index, Socket string
 	NFS, NineP          string // actual listen addresses
-	Client              *control.Client
+	Client              *client.Client
 }
 
 // RepoDir is the module root.
@@ -185,7 +185,7 @@ func (d *Daemon) start() {
 		cmd.Process.Kill()
 		t.Fatalf("semfs did not become ready in 120 s\n%s", d.log.String())
 	}
-	d.Client = control.NewClient(d.Socket)
+	d.Client = client.New(d.Socket)
 }
 
 // PID is the running daemon's process id (0 when stopped), for tests that read

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/semfs/semfs/client"
 	"io"
 	"net"
 	"net/http"
@@ -163,14 +164,20 @@ func TestOverCapConnectionRefused(t *testing.T) {
 
 	held[0].Close()
 	waitFor(t, "the closed connection's slot", func() bool { return e.activeConns() == max-1 })
-	c := NewClient(e.sock)
-	if _, err := c.Health(context.Background()); err != nil {
-		t.Fatalf("a connection under the cap again: %v", err)
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", e.sock)
+	}}}
+	resp, err := hc.Get("http://semfs/v1/health")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a connection under the cap again: %v %v", resp, err)
 	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	for _, c := range held[1:] {
 		c.Close()
 	}
-	c.http.CloseIdleConnections()
+	hc.CloseIdleConnections()
 	waitFor(t, "every connection to be given back", func() bool { return e.activeConns() == 0 })
 }
 
@@ -188,7 +195,7 @@ func TestSlowAnswerIsNotCutByBodyTimeout(t *testing.T) {
 		}
 	}
 	e := newEnv(t, envOptions{limits: server.Limits{BodyTimeout: bodyTimeout, IdleTimeout: time.Hour, MaxConns: 8}, sync: slow})
-	rec, err := NewClient(e.sock).Tag(context.Background(), TagRequest{Path: "b.txt", Task: "slow answer"})
+	rec, err := client.New(e.sock).Tag(context.Background(), client.TagRequest{Path: "b.txt", Task: "slow answer"})
 	if err != nil || rec.Task != "slow answer" {
 		t.Fatalf("a slowly answered tag: %+v %v", rec, err)
 	}
@@ -199,7 +206,7 @@ func TestSlowAnswerIsNotCutByBodyTimeout(t *testing.T) {
 // (503) without touching the index; renamed back, all is well again.
 func TestHealthReportsBackingGone(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	c := NewClient(e.sock)
+	c := client.New(e.sock)
 	ctx := context.Background()
 	if h, err := c.Health(ctx); err != nil || h.Status != "ok" {
 		t.Fatalf("health: %+v %v", h, err)
@@ -218,11 +225,11 @@ func TestHealthReportsBackingGone(t *testing.T) {
 		h.Error.Code != CodeUnavailable || !strings.Contains(h.Error.Message, "moved or removed") {
 		t.Fatalf("health with the backing directory gone: %d %s", status, body)
 	}
-	var ae *APIError
+	var ae *client.APIError
 	if _, err := c.Health(ctx); !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable {
 		t.Fatalf("the client's Health with the backing directory gone: %v", err)
 	}
-	if _, err := c.Tag(ctx, TagRequest{Path: "b.txt", Task: "x"}); !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable ||
+	if _, err := c.Tag(ctx, client.TagRequest{Path: "b.txt", Task: "x"}); !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable ||
 		!strings.Contains(ae.Message, "moved or removed") {
 		t.Fatalf("a tag with the backing directory gone: %v", err)
 	}
@@ -235,7 +242,7 @@ func TestHealthReportsBackingGone(t *testing.T) {
 	if h, err := c.Health(ctx); err != nil || h.Status != "ok" {
 		t.Fatalf("health with the directory back: %+v %v", h, err)
 	}
-	if _, err := c.Tag(ctx, TagRequest{Path: "b.txt", Task: "x"}); err != nil {
+	if _, err := c.Tag(ctx, client.TagRequest{Path: "b.txt", Task: "x"}); err != nil {
 		t.Fatalf("a tag with the directory back: %v", err)
 	}
 }

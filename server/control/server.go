@@ -41,6 +41,10 @@ type Options struct {
 	Sync func(ctx context.Context) error
 	// Snapshot writes a consistent archive of the backing directory and index to w.
 	Snapshot func(ctx context.Context, w io.Writer, size func(int64)) error
+	// Metrics, when set, is served at GET /v1/metrics (Prometheus text format).
+	Metrics http.Handler
+	// Observe, when set, is told of every answered request (observe.go).
+	Observe func(route string, status int, d time.Duration)
 }
 
 // Server serves the control API.
@@ -78,6 +82,9 @@ func New(opt Options) *Server {
 	mux.HandleFunc("/v1/files", s.method(http.MethodGet, s.serveFile)) // else the mux would redirect
 	mux.HandleFunc("/v1/health", s.method(http.MethodGet, s.serveHealth))
 	mux.HandleFunc("/v1/snapshot", s.method(http.MethodPost, s.serveSnapshot))
+	if opt.Metrics != nil {
+		mux.HandleFunc("/v1/metrics", s.method(http.MethodGet, opt.Metrics.ServeHTTP))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -90,7 +97,7 @@ func New(opt Options) *Server {
 	// in progress is closed after IdleTimeout. A negative limit is "none",
 	// which net/http reads the same way (only positive durations set a deadline).
 	s.http = &http.Server{
-		Handler:           s.guard(mux),
+		Handler:           s.observe(s.guard(mux)),
 		ReadHeaderTimeout: s.lim.BodyTimeout,
 		ReadTimeout:       s.lim.BodyTimeout,
 		IdleTimeout:       s.lim.IdleTimeout,

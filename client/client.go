@@ -1,4 +1,4 @@
-package control
+package client
 
 import (
 	"bytes"
@@ -11,49 +11,39 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/semfs/semfs/index"
+	"sync"
 )
 
-// Client talks to the daemon's control socket. Safe for concurrent use.
+// Client talks to the daemon's control socket. New(path) and
+// &Client{Socket: path} are equivalent; the transport is made on first use.
+// Safe for concurrent use; do not change Socket after the first call.
 type Client struct {
+	// Socket is the control socket's path.
 	Socket string
-	http   *http.Client
+
+	once sync.Once
+	http *http.Client
 }
 
-// NewClient returns a client for the socket at path.
-func NewClient(path string) *Client {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		},
-		DisableCompression: true,
-	}
-	return &Client{Socket: path, http: &http.Client{Transport: tr}}
+// New returns a client for the control socket at path.
+func New(path string) *Client { return &Client{Socket: path} }
+
+func (c *Client) httpClient() *http.Client {
+	c.once.Do(func() {
+		sock := c.Socket
+		tr := &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", sock)
+			},
+			DisableCompression: true,
+		}
+		c.http = &http.Client{Transport: tr}
+	})
+	return c.http
 }
 
-// APIError is an error the daemon answered with.
-type APIError struct {
-	Status  int
-	Code    string
-	Message string
-}
-
-func (e *APIError) Error() string { return fmt.Sprintf("%s (%d %s)", e.Message, e.Status, e.Code) }
-
-// UnreachableError means the daemon could not be reached at all.
-type UnreachableError struct {
-	Socket string
-	Err    error
-}
-
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("cannot reach the semfs daemon at %s: %v (is `semfs serve` running?)", e.Socket, e.Err)
-}
-
-func (e *UnreachableError) Unwrap() error { return e.Err }
-
+// do sends in as JSON (nil: no body) and decodes the answer into out (nil: discard).
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	resp, err := c.send(ctx, method, path, in)
 	if err != nil {
@@ -86,8 +76,9 @@ func (c *Client) send(ctx context.Context, method, path string, in any) (*http.R
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.httpClient().Do(req)
 	if err != nil {
+		// A cancelled or expired ctx is the caller's doing, not an outage.
 		var ue *url.Error
 		if errors.As(err, &ue) && ctx.Err() == nil {
 			return nil, &UnreachableError{Socket: c.Socket, Err: ue.Err}
@@ -106,40 +97,44 @@ func (c *Client) send(ctx context.Context, method, path string, in any) (*http.R
 	return resp, nil
 }
 
-// Register binds the caller's uid to app.
+// Register binds the caller's uid (read by the daemon from the socket) to app.
 func (c *Client) Register(ctx context.Context, app string) (RegisterResponse, error) {
 	var out RegisterResponse
 	err := c.do(ctx, http.MethodPost, "/v1/register", RegisterRequest{App: app}, &out)
 	return out, err
 }
 
-// Tag replaces the tags of the file at path.
-func (c *Client) Tag(ctx context.Context, req TagRequest) (index.Record, error) {
-	var out index.Record
+// Tag replaces the tags of the file at req.Path.
+func (c *Client) Tag(ctx context.Context, req TagRequest) (Record, error) {
+	var out Record
 	err := c.do(ctx, http.MethodPost, "/v1/tag", req, &out)
 	return out, err
 }
 
 // TagMany tags many files in one call, all or nothing.
-func (c *Client) TagMany(ctx context.Context, reqs []TagRequest) ([]index.Record, error) {
+func (c *Client) TagMany(ctx context.Context, reqs []TagRequest) ([]Record, error) {
 	var out TagsResponse
 	err := c.do(ctx, http.MethodPost, "/v1/tags", TagsRequest{Tags: reqs}, &out)
 	return out.Records, err
 }
 
 // Query returns matching files, best first.
-func (c *Client) Query(ctx context.Context, req QueryRequest) ([]index.Result, error) {
+func (c *Client) Query(ctx context.Context, req QueryRequest) ([]Result, error) {
 	var out QueryResponse
 	err := c.do(ctx, http.MethodPost, "/v1/query", req, &out)
 	return out.Results, err
 }
 
 // File returns one file's record.
-func (c *Client) File(ctx context.Context, path string) (index.Record, error) {
-	var out index.Record
-	u := "/v1/files/" + (&url.URL{Path: strings.TrimLeft(path, "/")}).EscapedPath()
-	err := c.do(ctx, http.MethodGet, u, nil, &out)
+func (c *Client) File(ctx context.Context, path string) (Record, error) {
+	var out Record
+	err := c.do(ctx, http.MethodGet, FilePath(path), nil, &out)
 	return out, err
+}
+
+// FilePath is the URL path of GET /v1/files/{path}, escaped.
+func FilePath(path string) string {
+	return "/v1/files/" + (&url.URL{Path: strings.TrimLeft(path, "/")}).EscapedPath()
 }
 
 // Health returns the daemon's state.
@@ -149,12 +144,32 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 	return out, err
 }
 
-// Snapshot asks the daemon for an archive; the caller reads and closes the body.
-// size is the archive's length in bytes.
+// Snapshot asks the daemon for a tar archive of the backing directory and the
+// index; the caller reads and closes body. size is the archive's length in
+// bytes (-1 if the daemon did not say).
 func (c *Client) Snapshot(ctx context.Context) (body io.ReadCloser, size int64, err error) {
 	resp, err := c.send(ctx, http.MethodPost, "/v1/snapshot", struct{}{})
 	if err != nil {
 		return nil, 0, err
 	}
 	return resp.Body, resp.ContentLength, nil
+}
+
+// Get sends GET path and returns the raw answer body, for routes without a
+// typed method (and tests that decode answers strictly). The caller closes it.
+func (c *Client) Get(ctx context.Context, path string) (io.ReadCloser, error) {
+	resp, err := c.send(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// Post sends POST path with in as JSON and returns the raw answer body; see Get.
+func (c *Client) Post(ctx context.Context, path string, in any) (io.ReadCloser, error) {
+	resp, err := c.send(ctx, http.MethodPost, path, in)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
 }

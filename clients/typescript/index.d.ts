@@ -1,0 +1,75 @@
+/** What a file is, who made it and why: the SDK's record shape. */
+export interface FileRecord {
+  /** Relative to the backing directory, slash-separated. */
+  path: string;
+  /** The app that created the file; absent when unattributed. */
+  createdBy?: string;
+  /** Why the file exists; absent when untagged. */
+  task?: string;
+  /** Apps the file matters to; absent when none. */
+  relatedApps?: string[];
+  /** RFC 3339 timestamps. */
+  createdAt: string;
+  updatedAt: string;
+  /** Query results only: keyword points plus similarity. */
+  score?: number;
+}
+
+export interface Embedding {
+  /** e.g. "all-MiniLM-L6-v2"; the daemon must know the model. */
+  model: string;
+  vector: number[] | Float32Array;
+}
+
+export interface SemanticFsClientOptions {
+  /** Control socket. Default: BERTH_SEMANTIC_FS_SOCKET, then the daemon's default. */
+  socketPath?: string;
+  /** Where the app sees the backing directory; absolute paths under it are sent relative. Default: BERTH_CONTEXT_DATA. */
+  root?: string;
+  /** Supplies the vectors for tags and queries (text is tagText(...) for tags, the query text for queries). */
+  embed?: (text: string) => Promise<Embedding>;
+  /** Per request; default 30000. */
+  timeoutMs?: number;
+}
+
+export type SemanticFsErrorCode =
+  | "unreachable"
+  | "bad_request"
+  | "invalid"
+  | "invalid_path"
+  | "not_found"
+  | "too_large"
+  | "method_not_allowed"
+  | "forbidden"
+  | "internal"
+  | "unavailable"
+  | "embed_failed"
+  | "bad_response"
+  | "http"
+  | (string & {});
+
+export class SemanticFsError extends Error {
+  readonly name: "SemanticFsError";
+  /** The daemon's error code, or "unreachable", "embed_failed", "bad_response". */
+  readonly code: SemanticFsErrorCode;
+  /** HTTP status when the daemon answered. */
+  readonly status?: number;
+  readonly socketPath?: string;
+}
+
+export class SemanticFsClient {
+  constructor(options?: SemanticFsClientOptions);
+  readonly socketPath: string;
+  /** Binds this process's uid to app; on failure warns and resolves null. */
+  register(options: { app: string }): Promise<{ app: string; uid: number } | null>;
+  /** Replaces a file's tags; throws SemanticFsError. */
+  tag(path: string, tags?: { task?: string; relatedApps?: string[] }): Promise<FileRecord>;
+  /** Files matching text, best first; no limit (or <= 0) returns every match; throws SemanticFsError. */
+  query(text: string, limit?: number): Promise<FileRecord[]>;
+}
+
+/** The daemon's default control socket for this user. */
+export function defaultSocketPath(env?: Record<string, string | undefined>): string;
+
+/** The text the daemon embeds for a file's tags. */
+export function tagText(task: string | undefined, relatedApps: string[] | undefined, path: string): string;

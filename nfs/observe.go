@@ -1,0 +1,162 @@
+package nfs
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+)
+
+// ObserveFunc is told of every answered call: the operation ("getattr",
+// "read", … for NFSv3; "mnt", "umnt", "export", … for MOUNT; "other" for any
+// other program or procedure), whether the answer was an error (an RPC-level
+// refusal or an NFS status other than NFS3_OK), and the time from the call's
+// record being read to its reply's first bytes being written. It is called on
+// the connection's goroutines and must be quick.
+type ObserveFunc func(op string, failed bool, d time.Duration)
+
+// TrackFunc is told the first time a connection serves an app (the app its
+// NFS mount names; "" for the root) and returns what to call when that
+// connection closes: it counts connections per app.
+type TrackFunc func(app string) (release func())
+
+// observer pairs one connection's calls with their replies by xid. A nil
+// *observer observes nothing.
+type observer struct {
+	fn       ObserveFunc
+	track    TrackFunc
+	mu       sync.Mutex
+	inflight map[uint32]call // by xid; go-nfs answers every call it reads
+	apps     map[string]func()
+	closed   bool
+}
+
+type call struct {
+	prog, proc uint32
+	start      time.Time
+}
+
+func newObserver(fn ObserveFunc, track TrackFunc) *observer {
+	if fn == nil && track == nil {
+		return nil
+	}
+	return &observer{fn: fn, track: track, inflight: map[uint32]call{}, apps: map[string]func(){}}
+}
+
+// call notes a call record's arrival.
+func (o *observer) call(r *request) {
+	if o == nil || o.fn == nil || r == nil {
+		return
+	}
+	now := time.Now()
+	o.mu.Lock()
+	o.inflight[r.xid] = call{prog: r.prog, proc: r.proc, start: now}
+	o.mu.Unlock()
+}
+
+// reply notes a reply whose record body starts with msg (xid first). Only as
+// much as is given is read: a reply seen by its xid alone (a large READ passed
+// through) counts as a success.
+func (o *observer) reply(msg []byte) {
+	if o == nil || o.fn == nil || len(msg) < 4 {
+		return
+	}
+	xid := binary.BigEndian.Uint32(msg)
+	o.mu.Lock()
+	c, ok := o.inflight[xid]
+	delete(o.inflight, xid)
+	o.mu.Unlock()
+	if !ok {
+		return
+	}
+	o.fn(procName(c.prog, c.proc), replyFailed(c.prog, msg), time.Since(c.start))
+}
+
+// replyFailed reads reply_stat, accept_stat and, for NFS, the nfsstat3 that
+// opens every result (RFC 5531, RFC 1813).
+func replyFailed(prog uint32, msg []byte) bool {
+	x := newXDRReader(msg)
+	_ = x.uint32() // xid
+	_ = x.uint32() // mtype
+	replyStat := x.uint32()
+	if !x.ok {
+		return false
+	}
+	if replyStat != 0 {
+		return true
+	}
+	_ = x.uint32()    // verifier flavor
+	_ = x.opaque(400) // verifier body
+	acceptStat := x.uint32()
+	if !x.ok {
+		return false
+	}
+	if acceptStat != 0 {
+		return true
+	}
+	if prog != progNFS {
+		return false
+	}
+	status := x.uint32()
+	return x.ok && status != nfs3OK
+}
+
+// procName names a procedure; the set is closed so that a metric label cannot
+// grow with what clients send.
+func procName(prog, proc uint32) string {
+	if prog == progMount {
+		switch proc {
+		case 0:
+			return "mount_null"
+		case mountProcMnt:
+			return "mnt"
+		case mountProcDump:
+			return "dump"
+		case 3:
+			return "umnt"
+		case mountProcUmntAll:
+			return "umntall"
+		case mountProcExport:
+			return "export"
+		}
+		return "other"
+	}
+	if prog != progNFS {
+		return "other"
+	}
+	names := [...]string{"null", "getattr", "setattr", "lookup", "access", "readlink", "read", "write",
+		"create", "mkdir", "symlink", "mknod", "remove", "rmdir", "rename", "link", "readdir",
+		"readdirplus", "fsstat", "fsinfo", "pathconf", "commit"}
+	if int(proc) < len(names) {
+		return names[proc]
+	}
+	return "other"
+}
+
+// app notes that the connection serves app; the first time, TrackFunc counts it.
+func (o *observer) app(app string) {
+	if o == nil || o.track == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, ok := o.apps[app]; ok || o.closed {
+		return
+	}
+	o.apps[app] = o.track(app)
+}
+
+// close releases the connection's apps. Called once the connection has ended.
+func (o *observer) close() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = true
+	for app, release := range o.apps {
+		if release != nil {
+			release()
+		}
+		delete(o.apps, app)
+	}
+}
