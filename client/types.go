@@ -69,7 +69,7 @@ type Result struct {
 
 // Health is the daemon's state.
 type Health struct {
-	Status        string            `json:"status"` // "ok"
+	Status        string            `json:"status"` // "ok", or "unhealthy" (answered with HTTP 503)
 	Version       string            `json:"version"`
 	StartedAt     time.Time         `json:"startedAt"`
 	DataDir       string            `json:"dataDir"`
@@ -79,6 +79,9 @@ type Health struct {
 	Index         IndexStats        `json:"index"`
 	Registered    map[string]string `json:"registered"` // uid -> app
 	LastReconcile string            `json:"lastReconcile,omitempty"`
+	// Error says why the daemon is unhealthy (e.g. its backing directory was
+	// moved or removed); nil when Status is "ok".
+	Error *ErrorDetail `json:"error,omitempty"`
 }
 
 // IndexStats counts the index's records and vectors.
@@ -125,7 +128,7 @@ const (
 	CodeMethod      = "method_not_allowed"
 	CodeForbidden   = "forbidden"
 	CodeInternal    = "internal"    // the daemon failed; the request may not have happened
-	CodeUnavailable = "unavailable" // the daemon is shutting down
+	CodeUnavailable = "unavailable" // the daemon is shutting down, busy, or its backing directory is gone
 	CodeUnreachable = "unreachable" // client side: no daemon answered on the socket
 )
 
