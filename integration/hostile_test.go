@@ -290,7 +290,7 @@ func TestHostileStallsAreCutOff(t *testing.T) {
 	const bound = 30 * time.Second
 	drips := map[string][]byte{
 		"nfs":     rpcCall(9, 100003, 3, 0, nil),
-		"9p":      hangUps("9p")["then random"][:19],
+		"9p":      hangUps("9p")["then random"][:21],
 		"control": []byte("POST /v1/query HTTP/1.1\r\nHost: semfs\r\nContent-Length: 5000\r\n\r\n" + strings.Repeat(" ", 5000)),
 	}
 	for _, door := range []string{"nfs", "9p", "control"} {
@@ -336,7 +336,7 @@ func TestHostileConnectionCap(t *testing.T) {
 				t.Errorf("nfs: a connection within the cap got no NULL reply (%v)", err)
 			}
 		case "9p":
-			probe.Write(hangUps("9p")["then random"][:19])
+			probe.Write(hangUps("9p")["then random"][:21])
 			probe.SetReadDeadline(time.Now().Add(20 * time.Second))
 			var hdr [7]byte
 			if _, err := io.ReadFull(probe, hdr[:]); err != nil || hdr[4] != 101 {
@@ -357,7 +357,7 @@ func TestHostileConnectionCap(t *testing.T) {
 				rep, err := readReply(c)
 				ok = err == nil && len(rep) >= 24
 			} else {
-				c.Write(hangUps("9p")["then random"][:19])
+				c.Write(hangUps("9p")["then random"][:21])
 				var hdr [7]byte
 				_, err := io.ReadFull(c, hdr[:])
 				ok = err == nil && hdr[4] == 101

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,11 @@ next:
 func TestMetrics(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	writeFiles(t, data, map[string]string{"notes/a.md": "a", "notes/b.md": "b"})
+	// NFS below acts as uid 1000; a root daemon checks its permissions, so the
+	// shared directory must let it create (as semfstest's default data dir does).
+	if err := os.Chmod(data, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	d := semfstest.Start(t, semfstest.Options{Data: data, Args: []string{"--metrics", "127.0.0.1:0"}})
 	ctx := d.Context()
 	c := d.Client
