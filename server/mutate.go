@@ -130,6 +130,19 @@ func (f *FS) undo(p string) {
 	unix.Unlinkat(d.fd, name, 0)
 }
 
+// recordNew makes the creator of p, a new symlink or FIFO the caller just made,
+// durable (in the journal: neither can carry the xattr) and tells the index; a
+// name whose record cannot be written is removed again.
+func (f *FS) recordNew(ctx context.Context, p string, a Attr) error {
+	app, at := f.App(ctx), time.Now()
+	if err := f.saveNew(-1, p, a, app, at); err != nil {
+		f.undo(p)
+		return err
+	}
+	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
+	return nil
+}
+
 // create is Create's work. Precondition: f.gate held shared and f.ns held.
 func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created bool, err error) {
 	if err := CheckNewPath("create", p); err != nil {
@@ -289,13 +302,7 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) 
 		if err != nil {
 			return err
 		}
-		app, at := f.App(ctx), time.Now()
-		if err := f.saveNew(-1, p, a, app, at); err != nil {
-			f.undo(p)
-			return err
-		}
-		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
-		return nil
+		return f.recordNew(ctx, p, a)
 	})
 	return a, err
 }
@@ -323,13 +330,7 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, er
 		if err != nil {
 			return err
 		}
-		app, at := f.App(ctx), time.Now()
-		if err := f.saveNew(-1, p, a, app, at); err != nil {
-			f.undo(p)
-			return err
-		}
-		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
-		return nil
+		return f.recordNew(ctx, p, a)
 	})
 	return a, err
 }
