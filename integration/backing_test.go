@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hugelgupf/p9/linux"
-	"github.com/semfs/semfs/integration/semfstest"
 	"github.com/semfs/semfs/client"
+	"github.com/semfs/semfs/integration/semfstest"
 )
 
 // TestBackingDirectoryMovedUnderTheDaemon: the backing directory is renamed away

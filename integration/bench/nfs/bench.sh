@@ -2,7 +2,7 @@
 # NFSv3 benchmarks: semfs (`semfs serve`, the real daemon), nfs-ganesha (VFS FSAL)
 # and the stock go-nfs v0.0.4 stack (gonfsraw/) side by side, one client and the
 # same data for all: nfsbench, a small libnfs load driver from the shared peer
-# study (/work/shared/peers/nfsbench.c, compiled here; set PEERS to its directory).
+# study (../shared/peers/nfsbench.c beside the clone, compiled here; set PEERS to its directory).
 #
 # A fourth column, "nfs/ only", is semfs's NFS adapter over the core without
 # the daemon's index (the nfs package's test binary, TestManualServe), to tell
@@ -20,7 +20,7 @@
 set -eu
 ROUNDS=${1:-3}
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-PEERS=${PEERS:-/work/shared/peers}
+PEERS=${PEERS:-$ROOT/../shared/peers}
 W=$(mktemp -d /tmp/semfs-nfsbench.XXXXXX)
 SEMFS_PORT=13049 GONFS_PORT=13060 GANESHA_NFS=12049 GANESHA_MNT=12050 NFSONLY_PORT=13070
 echo "work dir $W" >&2

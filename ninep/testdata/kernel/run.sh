@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Manual check of ninep with a real Linux 6.1 v9fs client (QEMU/TCG guest), using
-# /work/shared/tools/qemu-kernel-client.sh (root; Debian packages; ~1 min cold).
+# ../shared/tools/qemu-kernel-client.sh beside the clone (root; Debian packages; ~1 min cold).
 # Three runs against semfs9p (integration/bench/ninep/semfs9p):
 #   1. trans=tcp, cache=none, access=user, aname=@notes, msize 256 KiB: guest-ops.sh
 #   2. trans=fd over virtio-serial (Unix socket), cache=loose, access=client,
@@ -12,7 +12,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-qkc=${QKC_TOOL:-/work/shared/tools/qemu-kernel-client.sh}
+qkc=${QKC_TOOL:-$repo/../shared/tools/qemu-kernel-client.sh}
 work=$(mktemp -d /tmp/ninep-kernel.XXXXXX)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
