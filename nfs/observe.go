@@ -2,6 +2,7 @@ package nfs
 
 import (
 	"encoding/binary"
+	"github.com/semfs/semfs/server"
 	"sync"
 	"time"
 )
@@ -23,11 +24,9 @@ type TrackFunc func(app string) (release func())
 // *observer observes nothing.
 type observer struct {
 	fn       ObserveFunc
-	track    TrackFunc
 	mu       sync.Mutex
-	inflight map[uint32]call // by xid; go-nfs answers every call it reads
-	apps     map[string]func()
-	closed   bool
+	inflight map[uint32]call  // by xid; go-nfs answers every call it reads
+	apps     *server.ConnApps // nil without a TrackFunc
 }
 
 type call struct {
@@ -39,7 +38,7 @@ func newObserver(fn ObserveFunc, track TrackFunc) *observer {
 	if fn == nil && track == nil {
 		return nil
 	}
-	return &observer{fn: fn, track: track, inflight: map[uint32]call{}, apps: map[string]func(){}}
+	return &observer{fn: fn, inflight: map[uint32]call{}, apps: server.NewConnApps(track)}
 }
 
 // call notes a call record's arrival.
@@ -132,31 +131,16 @@ func procName(prog, proc uint32) string {
 	return "other"
 }
 
-// app notes that the connection serves app; the first time, TrackFunc counts it.
+// app notes that the connection serves app (see server.ConnApps).
 func (o *observer) app(app string) {
-	if o == nil || o.track == nil {
-		return
+	if o != nil {
+		o.apps.Add(app)
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, ok := o.apps[app]; ok || o.closed {
-		return
-	}
-	o.apps[app] = o.track(app)
 }
 
 // close releases the connection's apps. Called once the connection has ended.
 func (o *observer) close() {
-	if o == nil {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.closed = true
-	for app, release := range o.apps {
-		if release != nil {
-			release()
-		}
-		delete(o.apps, app)
+	if o != nil {
+		o.apps.Close()
 	}
 }

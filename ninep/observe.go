@@ -2,6 +2,7 @@ package ninep
 
 import (
 	"encoding/binary"
+	"github.com/semfs/semfs/server"
 	"sync"
 	"time"
 )
@@ -22,11 +23,9 @@ type TrackFunc func(app string) (release func())
 // observer pairs one connection's requests with their replies by tag. A nil
 // *observer observes nothing.
 type observer struct {
-	fn     ObserveFunc
-	track  TrackFunc
-	apps   map[string]func()
-	closed bool
-	mu     sync.Mutex
+	fn   ObserveFunc
+	apps *server.ConnApps // nil without a TrackFunc
+	mu   sync.Mutex
 	// inflight maps a tag to its request; a Tflush'd request that gets no
 	// reply stays until its tag is reused (at most 65536 entries).
 	inflight map[uint16]inflight
@@ -41,7 +40,7 @@ func newObserver(fn ObserveFunc, track TrackFunc) *observer {
 	if fn == nil && track == nil {
 		return nil
 	}
-	return &observer{fn: fn, track: track, inflight: map[uint16]inflight{}, apps: map[string]func(){}}
+	return &observer{fn: fn, inflight: map[uint16]inflight{}, apps: server.NewConnApps(track)}
 }
 
 // request notes a T-message's arrival.
@@ -136,31 +135,16 @@ func opName(typ uint8) string {
 	return "other"
 }
 
-// app notes that the connection serves app; the first time, TrackFunc counts it.
+// app notes that the connection serves app (see server.ConnApps).
 func (o *observer) app(app string) {
-	if o == nil || o.track == nil {
-		return
+	if o != nil {
+		o.apps.Add(app)
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, ok := o.apps[app]; ok || o.closed {
-		return
-	}
-	o.apps[app] = o.track(app)
 }
 
 // close releases the connection's apps. Called once the connection has ended.
 func (o *observer) close() {
-	if o == nil {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.closed = true
-	for app, release := range o.apps {
-		if release != nil {
-			release()
-		}
-		delete(o.apps, app)
+	if o != nil {
+		o.apps.Close()
 	}
 }
