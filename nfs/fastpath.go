@@ -444,16 +444,11 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 	if !dir.IsDir() {
 		return fail(nfs3ErrNotDir, nil)
 	}
-	if h.s.fsys.ChecksPermissions(b.ctx()) {
-		// Looking a name up searches the directory: nfsd asks MAY_EXEC of it.
-		if got, err := h.s.fsys.Access(b.ctx(), p, server.MayExec); err != nil || got == 0 {
-			if err == nil {
-				err = server.E("lookup", server.KindPermission, p, nil)
-			}
-			r.override = 0
-			_ = pathError(r, "lookup", p, err)
-			return fail(r.override, &dir)
-		}
+	// Looking a name up searches the directory: nfsd asks MAY_EXEC of it.
+	if err := h.s.fsys.CheckAccess(b.ctx(), "lookup", p, server.MayExec); err != nil {
+		r.override = 0
+		_ = pathError(r, "lookup", p, err)
+		return fail(r.override, &dir)
 	}
 	var cp string
 	switch name {

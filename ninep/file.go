@@ -238,11 +238,8 @@ func (f *file) Open(mode p9.OpenFlags) (qid p9.QID, iounit uint32, err error) {
 		}
 		// Opening a directory to list it needs read access, as open(2) does
 		// (only checked where the core checks callers: a root daemon).
-		if got, err := f.srv.fs.Access(f.ctx, p, server.MayRead); err != nil || got == 0 {
-			if err != nil {
-				return p9.QID{}, 0, toErrno(err)
-			}
-			return p9.QID{}, 0, linux.EACCES
+		if err := f.srv.fs.CheckAccess(f.ctx, "open", p, server.MayRead); err != nil {
+			return p9.QID{}, 0, toErrno(err)
 		}
 		f.dirOpen.Store(true)
 		return qidOf(a), 0, nil

@@ -174,6 +174,22 @@ const (
 	MayRead  Access = unix.R_OK
 )
 
+// CheckAccess is Access for a front end that must refuse a request unless the
+// caller has every bit of want on p (listing a directory needs read, looking a
+// name up in it needs search): nil when it has them or is not checked, else a
+// KindPermission error of op. The decision and its error live here, once, for
+// both protocols.
+func (f *FS) CheckAccess(ctx context.Context, op, p string, want Access) error {
+	got, err := f.Access(ctx, p, want)
+	if err != nil {
+		return err
+	}
+	if got&want != want {
+		return E(op, KindPermission, p, nil)
+	}
+	return nil
+}
+
 // Access reports which of want ctx's caller has on p itself, as the kernel
 // decides them for that caller (mode bits, owner, groups, ACLs); p's last
 // component is never followed. The file is reached as the daemon, the way an
