@@ -573,6 +573,16 @@ func (x *Index) update(op, path string, fn func(tx *buntdb.Tx, e *effects) error
 	return nil
 }
 
+// Generation counts the index's committed record changes (creates, tags,
+// renames, removes): it moves whenever any query's answer may have. It is
+// kept on disk, so it never goes back across restarts; the mount's query
+// directories show it as their change time (server/meta).
+func (x *Index) Generation() uint64 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.gen
+}
+
 // view runs fn in a buntdb read transaction. Precondition: x.mu held for reading.
 func (x *Index) view(op, path string, fn func(tx *buntdb.Tx) error) error {
 	if x.closed {

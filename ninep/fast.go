@@ -196,6 +196,8 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 		if fid, ok := c.peekFid(size, headerLen); ok {
 			c.forget(fid)
 		}
+	case msgTxattrwalk, msgTxattrcreate:
+		c.xattrFids(typ, size) // xattr.go
 	}
 	return false, nil
 }
@@ -220,7 +222,7 @@ func (c *conn) rclunk(tag uint16) []byte {
 func (c *conn) namedFids(typ uint8, size int) []uint32 {
 	fids := c.named[:0]
 	switch typ {
-	case msgTversion, msgTauth, msgTflush, msgTattach, msgTxattrwalk, msgTxattrcreate:
+	case msgTversion, msgTauth, msgTflush, msgTattach:
 		// No fid, a new one, or answered by the shim whatever the fid.
 	case msgTlink, msgTrename: // dfid fid / fid dfid
 		if a, ok := c.peekFid(size, headerLen); ok {

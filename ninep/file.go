@@ -681,14 +681,4 @@ func (f *file) Lock(pid int, typ p9.LockType, flags p9.LockFlags, start, length 
 // Extended attributes are not supported. On the wire the connection shim
 // answers Txattrwalk/Txattrcreate itself (see conn.go); these serve direct callers.
 
-// SetXattr implements p9.File.SetXattr.
-func (f *file) SetXattr(string, []byte, p9.XattrFlags) error { return linux.EOPNOTSUPP }
-
-// GetXattr implements p9.File.GetXattr.
-func (f *file) GetXattr(string) ([]byte, error) { return nil, linux.EOPNOTSUPP }
-
-// ListXattrs implements p9.File.ListXattrs.
-func (f *file) ListXattrs() ([]string, error) { return nil, linux.EOPNOTSUPP }
-
-// RemoveXattr implements p9.File.RemoveXattr.
-func (f *file) RemoveXattr(string) error { return linux.EOPNOTSUPP }
+// Extended attributes: xattr.go.

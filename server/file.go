@@ -21,6 +21,7 @@ type File struct {
 	path    string // guarded by fs.openMu: renames move it
 	write   bool
 	written atomic.Bool
+	v       VirtualFile // a file of the virtual tree (virtual.go); f is nil then
 }
 
 func (f *FS) newFile(osf *os.File, p string, write bool) *File {
@@ -48,6 +49,9 @@ func (f *FS) renameOpen(oldPath, newPath string) {
 // Path is the file's current core path: where it was opened, moved by renames
 // made through the FS since.
 func (fl *File) Path() string {
+	if fl.v != nil {
+		return fl.path // never renamed
+	}
 	fl.fs.openMu.Lock()
 	defer fl.fs.openMu.Unlock()
 	return fl.path
@@ -57,6 +61,9 @@ func (fl *File) Path() string {
 func (fl *File) ReadAt(b []byte, off int64) (int, error) {
 	if err := fl.gone("read"); err != nil {
 		return 0, err
+	}
+	if fl.v != nil {
+		return fl.v.ReadAt(b, off)
 	}
 	n, err := fl.f.ReadAt(b, off)
 	if err != nil && n == 0 {
@@ -80,6 +87,9 @@ func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
 	}
 	if off < 0 {
 		return 0, true, E("read", KindInvalid, fl.Path(), constError("negative offset"))
+	}
+	if fl.v != nil {
+		return 0, false, nil // may run a query: not in a connection's only reader
 	}
 	rc, err := fl.f.SyscallConn()
 	if err != nil {
@@ -135,6 +145,9 @@ func (fl *File) WriteAt(b []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, E("write", KindInvalid, fl.Path(), constError("negative offset"))
 	}
+	if fl.v != nil {
+		return fl.v.WriteAt(b, off)
+	}
 	fl.fs.gate.RLock()
 	n, err := fl.f.WriteAt(b, off)
 	fl.fs.gate.RUnlock()
@@ -149,6 +162,9 @@ func (fl *File) TryWriteAt(b []byte, off int64) (n int, ok bool, err error) {
 	}
 	if off < 0 {
 		return 0, true, E("write", KindInvalid, fl.Path(), constError("negative offset"))
+	}
+	if fl.v != nil {
+		return 0, false, nil // a tag write waits for the index
 	}
 	if !fl.fs.gate.TryRLock() {
 		return 0, false, nil
@@ -176,6 +192,9 @@ func (fl *File) Truncate(size int64) error {
 	if err := fl.gone("truncate"); err != nil {
 		return err
 	}
+	if fl.v != nil {
+		return fl.v.Truncate(size)
+	}
 	fl.fs.gate.RLock()
 	err := fl.f.Truncate(size)
 	fl.fs.gate.RUnlock()
@@ -194,6 +213,9 @@ func (fl *File) Sync() error {
 	if err := fl.gone("sync"); err != nil {
 		return err
 	}
+	if fl.v != nil {
+		return nil // a tag write is durable when it returns
+	}
 	if err := fl.f.Sync(); err != nil {
 		return wrap("sync", fl.Path(), err)
 	}
@@ -205,12 +227,18 @@ func (fl *File) Sync() error {
 
 // Stat returns the open file's attributes.
 func (fl *File) Stat() (Attr, error) {
+	if fl.v != nil {
+		return fl.v.Stat()
+	}
 	return statx(int(fl.f.Fd()), "", "stat", fl.Path())
 }
 
 // StatInline is Stat for a caller answering in a connection's only reader, with
 // the system call made raw (see FS.LstatInline).
 func (fl *File) StatInline() (Attr, error) {
+	if fl.v != nil {
+		return fl.v.Stat()
+	}
 	rc, err := fl.f.SyscallConn()
 	if err != nil {
 		return Attr{}, wrap("stat", fl.Path(), err)
@@ -242,6 +270,9 @@ func (fl *File) Close() error {
 // release closes the descriptor and stops renames from moving the file's path,
 // which it returns.
 func (fl *File) release() (string, error) {
+	if fl.v != nil {
+		return fl.path, fl.v.Close()
+	}
 	fl.fs.openMu.Lock()
 	delete(fl.fs.open, fl)
 	p := fl.path

@@ -27,6 +27,11 @@ type Options struct {
 	// makes its file's record durable before it returns and SaveMeta keeps
 	// tags; "" keeps no durable records (tools and tests that need none).
 	Journal string
+	// Virtual, when set, is shown at its name in the root (virtual.go);
+	// ListVirtual lists it in the root's listing too (else it is reachable by
+	// name only, so that find, du and backups of a mount never walk into it).
+	Virtual     Virtual
+	ListVirtual bool
 }
 
 // FS is the containment-safe view of the backing directory shared by every front
@@ -58,6 +63,9 @@ type FS struct {
 	// their paths: writes after a rename must update the new name's record.
 	openMu sync.Mutex
 	open   map[*File]struct{}
+
+	virt        Virtual // nil: none (virtual.go)
+	listVirtual bool
 }
 
 // New opens the backing directory dir, which must exist.
@@ -72,7 +80,8 @@ func New(dir string, opts Options) (*FS, error) {
 		return nil, wrap("open backing directory", "", err)
 	}
 	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
-		root: os.Geteuid() == 0, grants: newGrantCache(4096)}
+		root: os.Geteuid() == 0, grants: newGrantCache(4096),
+		virt: opts.Virtual, listVirtual: opts.ListVirtual}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -165,6 +174,9 @@ func (f *FS) Lstat(ctx context.Context, p string) (Attr, error) {
 
 // lstat is Lstat; raw makes its system calls raw (see LstatInline).
 func (f *FS) lstat(ctx context.Context, p string, raw bool) (a Attr, err error) {
+	if f.virtual(p) {
+		return f.virt.Lstat(ctx, p)
+	}
 	if p == "" {
 		// The root's own attributes: no directory is searched.
 		if err := f.gone("lstat", p); err != nil {
@@ -187,6 +199,18 @@ func (f *FS) lstat(ctx context.Context, p string, raw bool) (a Attr, err error) 
 // ReadDir lists directory p, sorted by name, with each entry's lstat attributes.
 // An entry that vanishes while listing is left out.
 func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
+	if f.virtual(p) {
+		return f.virt.ReadDir(ctx, p)
+	}
+	out, err := f.readDir(ctx, p)
+	if err == nil && p == "" {
+		out = f.withVirtualRoot(ctx, out)
+	}
+	return out, err
+}
+
+// readDir is ReadDir of a real directory.
+func (f *FS) readDir(ctx context.Context, p string) ([]DirEntry, error) {
 	if err := f.gone("readdir", p); err != nil {
 		return nil, err
 	}
@@ -232,6 +256,9 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 
 // Readlink returns the target of symlink p exactly as stored.
 func (f *FS) Readlink(ctx context.Context, p string) (target string, err error) {
+	if f.virtual(p) {
+		return f.virt.Readlink(ctx, p)
+	}
 	err = f.as(ctx, "readlink", p, func() error {
 		d, name, err := f.parent("readlink", p)
 		if err != nil {
@@ -271,7 +298,12 @@ func (f *FS) StatFS(ctx context.Context) (StatFS, error) {
 // Walk calls fn for every entry below p (depth first, names sorted), never
 // following symlinks. It is how the daemon reconciles the index at start.
 func (f *FS) Walk(ctx context.Context, p string, fn func(path string, a Attr) error) error {
-	ents, err := f.ReadDir(ctx, p)
+	// Only the real tree: the virtual one is never indexed, reconciled or
+	// archived.
+	if f.virtual(p) {
+		return nil
+	}
+	ents, err := f.readDir(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -280,6 +312,9 @@ func (f *FS) Walk(ctx context.Context, p string, fn func(path string, a Attr) er
 			return err
 		}
 		cp := Join(p, e.Name)
+		if f.virtual(cp) {
+			continue // a real file shadowed by the virtual tree is not the tree's
+		}
 		if err := fn(cp, e.Attr); err != nil {
 			return err
 		}
@@ -311,6 +346,9 @@ func (f *FS) Freeze(ctx context.Context, fn func() error) error {
 // OpenRead opens p for reading whatever identity asks; used by snapshots, which run
 // under Freeze. p must be a regular file.
 func (f *FS) OpenRead(ctx context.Context, p string) (*os.File, error) {
+	if f.virtual(p) {
+		return nil, E("read", KindNotSupported, p, constError("the semfs namespace is not archived"))
+	}
 	d, name, err := f.parent("read", p)
 	if err != nil {
 		return nil, err

@@ -145,6 +145,15 @@ func (f *FS) recordNew(ctx context.Context, p string, a Attr) error {
 
 // create is Create's work. Precondition: f.gate held shared and f.ns held.
 func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created bool, err error) {
+	if f.virtual(p) {
+		// An existing tags file may be "created" unchecked, as open(O_CREAT)
+		// of an existing file is (NFS CREATE UNCHECKED); nothing new is made.
+		if a, err := f.virt.Lstat(ctx, p); err == nil && !exclusive && a.Mode.IsRegular() {
+			file, err = f.openVirtual(ctx, p, true, false)
+			return file, false, err
+		}
+		return nil, false, refuseVirtual("create", p)
+	}
 	if err := CheckNewPath("create", p); err != nil {
 		return nil, false, err
 	}
@@ -203,6 +212,9 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	acc := flags & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
 	write := acc != os.O_RDONLY
 	trunc := flags&os.O_TRUNC != 0 && write
+	if f.virtual(p) {
+		return f.openVirtual(ctx, p, write, trunc)
+	}
 	if trunc {
 		// Truncation changes the backing directory: not while a snapshot runs.
 		f.gate.RLock()
@@ -254,6 +266,9 @@ func (f *FS) openFile(p string, flags, acc int, write bool) (*File, error) {
 
 // Mkdir creates directory p. Directories have no index record of their own.
 func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err error) {
+	if f.virtual(p) {
+		return Attr{}, refuseVirtual("mkdir", p)
+	}
 	if err := CheckNewPath("mkdir", p); err != nil {
 		return Attr{}, err
 	}
@@ -279,6 +294,9 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 // resolved by the server; clients resolve it themselves, and os.Root refuses to
 // follow it out of the backing directory.
 func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) {
+	if f.virtual(p) {
+		return Attr{}, refuseVirtual("symlink", p)
+	}
 	if target == "" || len(target) > MaxPathLen {
 		return Attr{}, E("symlink", KindInvalid, p, constError("symlink target is empty or too long"))
 	}
@@ -310,6 +328,9 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) 
 // Mkfifo creates a named pipe p (the only special file the core creates; device
 // nodes would let a client reach host devices through the export).
 func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, err error) {
+	if f.virtual(p) {
+		return Attr{}, refuseVirtual("mknod", p)
+	}
 	if err := CheckNewPath("mknod", p); err != nil {
 		return Attr{}, err
 	}
@@ -340,6 +361,9 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, er
 // index record; a hard link shares its file's durable record, so the record's
 // creator is the file's (the acting app only when the file has none).
 func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err error) {
+	if f.virtual(oldPath) || f.virtual(newPath) {
+		return Attr{}, refuseVirtual("link", newPath)
+	}
 	if err := CheckNewPath("link", newPath); err != nil {
 		return Attr{}, err
 	}
@@ -385,6 +409,9 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 // an empty directory when dir is true (a non-directory is KindNotDir). A symlink is
 // removed itself, never its target.
 func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
+	if f.virtual(p) {
+		return refuseVirtual("remove", p)
+	}
 	return f.mutate(func() error {
 		err := f.as(ctx, "remove", p, func() error {
 			d, name, err := f.parent("remove", p)
@@ -422,6 +449,12 @@ func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
 // like rename(2). Neither last component is followed. Tags and created_by follow
 // the file; for a directory, everything below it.
 func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
+	if f.virtual(oldPath) {
+		return refuseVirtual("rename", oldPath)
+	}
+	if f.virtual(newPath) {
+		return refuseVirtual("rename", newPath)
+	}
 	if oldPath == newPath {
 		_, err := f.Lstat(ctx, oldPath)
 		return err
@@ -478,6 +511,9 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 // KindNotSupported (Linux has no lchmod); times and owners act on the link itself;
 // Size on anything but a regular file is KindInvalid (KindIsDir for a directory).
 func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err error) {
+	if f.virtual(p) {
+		return f.setAttrVirtual(ctx, p, s)
+	}
 	f.gate.RLock()
 	defer f.gate.RUnlock()
 	err = f.as(ctx, "setattr", p, func() (err error) {

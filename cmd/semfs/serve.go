@@ -23,6 +23,7 @@ import (
 	"github.com/semfs/semfs/ninep"
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/server/meta"
 	"github.com/semfs/semfs/server/snapshot"
 )
 
@@ -39,6 +40,8 @@ type serveArgs struct {
 	limits              server.Limits // every door: --idle-timeout, --body-timeout, --max-conns
 	rebuildIndex        bool          // move records.db and bleve/ aside and rebuild them from the backing files alone
 	metricsAddr         string        // also serve /metrics over TCP here (metrics.go); "" = control socket only
+	metaDir             string        // the .semfs namespace's name in every export; "off" = none
+	listMetaDir         bool          // list it in the root's listing too
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -59,6 +62,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&a.rebuildIndex, "rebuild-index", false, "move the index's records.db and bleve/ aside and rebuild them from the backing files' durable records alone (accepts losing what only the index held)")
 	fs.IntVar(&a.limits.MaxConns, "max-conns", server.DefaultMaxConns, "connections served at once per listener (NFS, 9P, control); negative: no cap")
 	fs.StringVar(&a.metricsAddr, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (always at GET /v1/metrics on the control socket)")
+	fs.StringVar(&a.metaDir, "meta-dir", meta.DefaultName, "name of the query and tag namespace at the root of every export (From inside the mount), or off")
+	fs.BoolVar(&a.listMetaDir, "list-meta-dir", false, "list the --meta-dir directory in the root's listing (by default it is reachable by name only, so find, du and backups skip it)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -166,10 +171,26 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if d.idx, err = index.Open(d.paths.Index, opts); err != nil {
 		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
 	}
+	var tree *meta.Tree
+	var virt server.Virtual
+	if d.args.metaDir != "off" {
+		if tree, err = meta.New(d.args.metaDir, d.idx); err != nil {
+			return fmt.Errorf("--meta-dir: %w", err)
+		}
+		virt = tree
+	}
 	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error { return applyChanges(d.idx, d.log, cs) }, 4096, d.log)
 	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: (*changeSink)(d), Registry: d.reg, Logger: d.log,
-		WriteQuiet: d.args.writeQuiet, Journal: journalPath(d.paths.Index)}); err != nil {
+		WriteQuiet: d.args.writeQuiet, Journal: journalPath(d.paths.Index),
+		Virtual: virt, ListVirtual: d.args.listMetaDir}); err != nil {
 		return err
+	}
+	if tree != nil {
+		tree.Attach(d.fs)
+		if d.fs.VirtualShadowed() {
+			d.log.Warn("a real file in the backing directory bears the --meta-dir name: clients see the semfs namespace there instead, and the file is not indexed; rename it on the host or choose another --meta-dir",
+				"path", filepath.Join(d.paths.Data, d.args.metaDir))
+		}
 	}
 	if mi := d.fs.MetaInfo(); !mi.Xattr {
 		d.log.Warn("the backing file system takes no user extended attributes: every file's durable record goes to the journal beside the index",

@@ -104,16 +104,8 @@ func (s *Server) checkTag(w http.ResponseWriter, r *http.Request, req TagRequest
 	if p == "" {
 		return fail(http.StatusBadRequest, CodeInvalidPath, "path is empty: name a file")
 	}
-	if len(req.Task) > MaxTask {
-		return fail(http.StatusBadRequest, CodeInvalid, fmt.Sprintf("task is over %d bytes", MaxTask))
-	}
-	if len(req.RelatedApps) > MaxRelatedApps {
-		return fail(http.StatusBadRequest, CodeInvalid, fmt.Sprintf("more than %d related apps", MaxRelatedApps))
-	}
-	for i, a := range req.RelatedApps {
-		if msg := checkRelatedApp(a); msg != "" {
-			return fail(http.StatusBadRequest, CodeInvalid, fmt.Sprintf("relatedApps[%d]: %s", i, msg))
-		}
+	if msg := CheckTags(req.Task, req.RelatedApps); msg != "" {
+		return fail(http.StatusBadRequest, CodeInvalid, msg)
 	}
 	if req.Embedding != nil {
 		if msg := checkVector(req.Embedding); msg != "" {
@@ -132,6 +124,24 @@ func (s *Server) checkTag(w http.ResponseWriter, r *http.Request, req TagRequest
 		return fail(http.StatusBadRequest, CodeInvalidPath, "/"+p+" is a directory; tags belong to files")
 	}
 	return index.TagRequest{Path: p, Task: req.Task, RelatedApps: req.RelatedApps, Vector: req.Embedding}, true
+}
+
+// CheckTags says what is wrong with a task and related apps ("" = nothing):
+// the one rule for every door that tags (this API, and the mount's tags files
+// and extended attributes in server/meta).
+func CheckTags(task string, relatedApps []string) string {
+	if len(task) > MaxTask {
+		return fmt.Sprintf("task is over %d bytes", MaxTask)
+	}
+	if len(relatedApps) > MaxRelatedApps {
+		return fmt.Sprintf("more than %d related apps", MaxRelatedApps)
+	}
+	for i, a := range relatedApps {
+		if msg := checkRelatedApp(a); msg != "" {
+			return fmt.Sprintf("relatedApps[%d]: %s", i, msg)
+		}
+	}
+	return ""
 }
 
 // checkRelatedApp accepts any printable name up to 128 bytes: related apps are

@@ -1,0 +1,202 @@
+package server
+
+import (
+	"context"
+	"hash/fnv"
+	"slices"
+	"strings"
+)
+
+// Virtual is a tree of files the daemon makes up rather than stores (the
+// .semfs namespace of server/meta), shown at one name in the root of the
+// backing directory. The FS routes every call on a path at or under that name
+// to it, so both front ends and every fast path of theirs serve the same tree
+// through the same core calls they make for real files: a front end needs no
+// code of its own for it. Paths given to a Virtual are whole core paths
+// (Name() or Name()+"/…"); its errors are *Error like the core's.
+//
+// Everything in the tree is read-only except what OpenFile lets a caller write
+// (tags files); namespace changes inside it (create, mkdir, symlink, link,
+// mkfifo, remove, rename, chmod, chown, times) are refused by the FS with
+// KindReadOnly before the Virtual is asked, and so is creating a real file of
+// that name at the root: the name belongs to the tree.
+type Virtual interface {
+	Name() string
+	Lstat(ctx context.Context, p string) (Attr, error)
+	ReadDir(ctx context.Context, p string) ([]DirEntry, error)
+	Readlink(ctx context.Context, p string) (string, error)
+	// OpenFile opens a regular file of the tree; write asks for writing
+	// (KindReadOnly where the tree has nothing writable).
+	OpenFile(ctx context.Context, p string, write bool) (VirtualFile, error)
+	// Truncate sets the size of a writable file by path (NFS SETATTR, 9P
+	// Tsetattr): KindReadOnly elsewhere.
+	Truncate(ctx context.Context, p string, size int64) error
+}
+
+// VirtualFile is an open file of a Virtual tree. Its reads see the tree as it
+// is at each call (a cached NFS descriptor must not serve old tags).
+type VirtualFile interface {
+	ReadAt(b []byte, off int64) (int, error)
+	WriteAt(b []byte, off int64) (int, error)
+	Truncate(size int64) error
+	Stat() (Attr, error)
+	// Close ends the file; an incomplete write is reported here.
+	Close() error
+}
+
+// VirtualIno is the inode number of virtual path p: stable across restarts
+// (NFS handles name inode numbers and must outlive the daemon) and outside the
+// range real file systems hand out (the top bit is set), so that it is never
+// taken for a real file's.
+func VirtualIno(p string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(p))
+	return 1<<63 | h.Sum64()>>1
+}
+
+// virtual reports whether p is in the virtual tree.
+func (f *FS) virtual(p string) bool {
+	if f.virt == nil {
+		return false
+	}
+	n := f.virt.Name()
+	return p == n || (len(p) > len(n) && p[len(n)] == '/' && strings.HasPrefix(p, n))
+}
+
+// refuseVirtual is the answer to a namespace change inside the virtual tree.
+func refuseVirtual(op, p string) error {
+	return E(op, KindReadOnly, p, constError("the semfs namespace is read-only except its tags files"))
+}
+
+// withVirtualRoot adds the tree's root to a listing of the backing root when
+// Options.ListVirtual asks for it, in name order.
+func (f *FS) withVirtualRoot(ctx context.Context, out []DirEntry) []DirEntry {
+	if f.virt == nil || !f.listVirtual {
+		return out
+	}
+	n := f.virt.Name()
+	a, err := f.virt.Lstat(ctx, n)
+	if err != nil {
+		return out
+	}
+	i, found := slices.BinarySearchFunc(out, n, func(e DirEntry, n string) int { return strings.Compare(e.Name, n) })
+	if found {
+		out[i] = DirEntry{Name: n, Attr: a} // a real one is shadowed (refused at create, reported at start)
+		return out
+	}
+	return slices.Insert(out, i, DirEntry{Name: n, Attr: a})
+}
+
+// openVirtual opens file p of the virtual tree as a *File.
+func (f *FS) openVirtual(ctx context.Context, p string, write, trunc bool) (*File, error) {
+	vf, err := f.virt.OpenFile(ctx, p, write)
+	if err != nil {
+		return nil, err
+	}
+	if trunc {
+		if err := vf.Truncate(0); err != nil {
+			vf.Close()
+			return nil, err
+		}
+	}
+	return &File{fs: f, v: vf, path: p, write: write}, nil
+}
+
+// VirtualShadowed reports whether a real file in the backing root bears the
+// virtual tree's name (it is hidden by the tree; the daemon reports it at start).
+func (f *FS) VirtualShadowed() bool {
+	if f.virt == nil {
+		return false
+	}
+	_, err := statx(f.res.rootFd, f.virt.Name(), "lstat", f.virt.Name())
+	return err == nil
+}
+
+// setAttrVirtual is SetAttr inside the virtual tree: only a size change of a
+// writable file (what O_TRUNC becomes over NFS and 9P; the times a client
+// sends with it are dropped, the tree's times are its own). Everything else
+// (chmod, chown, touch) is refused.
+func (f *FS) setAttrVirtual(ctx context.Context, p string, s SetAttr) (Attr, error) {
+	if s.Mode != nil || s.UID != nil || s.GID != nil {
+		return Attr{}, refuseVirtual("setattr", p)
+	}
+	if s.Size != nil {
+		if err := f.virt.Truncate(ctx, p, *s.Size); err != nil {
+			return Attr{}, err
+		}
+	} else if s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow {
+		return Attr{}, refuseVirtual("setattr", p)
+	}
+	return f.virt.Lstat(ctx, p)
+}
+
+// accessVirtual answers Access inside the virtual tree from its modes, as the
+// tree shows them to every caller: read and search everywhere, write on the
+// tags files.
+func (f *FS) accessVirtual(ctx context.Context, p string, want Access) (Access, error) {
+	a, err := f.virt.Lstat(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	var got Access
+	m := a.Mode.Perm()
+	if m&0o444 != 0 {
+		got |= MayRead
+	}
+	if m&0o222 != 0 {
+		got |= MayWrite
+	}
+	if m&0o111 != 0 {
+		got |= MayExec
+	}
+	return got & want, nil
+}
+
+// VirtualXattrs is what a Virtual may add: extended attributes shown on the
+// real files of the tree (user.semfs.task, …), each a field of the file's
+// record. Names it does not know are KindNotSupported.
+type VirtualXattrs interface {
+	GetXattr(ctx context.Context, p, name string) ([]byte, error)
+	SetXattr(ctx context.Context, p, name string, value []byte) error
+	ListXattrs(ctx context.Context, p string) ([]string, error)
+}
+
+// xattrs is the Virtual's VirtualXattrs, for real path p (nil: none).
+func (f *FS) xattrs(p string) VirtualXattrs {
+	if f.virtual(p) {
+		return nil
+	}
+	x, _ := f.virt.(VirtualXattrs)
+	return x
+}
+
+func noXattrs(op, p string) error {
+	return E(op, KindNotSupported, p, constError("extended attributes are not supported"))
+}
+
+// GetXattr reads the virtual extended attribute name of p.
+func (f *FS) GetXattr(ctx context.Context, p, name string) ([]byte, error) {
+	x := f.xattrs(p)
+	if x == nil {
+		return nil, noXattrs("getxattr", p)
+	}
+	return x.GetXattr(ctx, p, name)
+}
+
+// SetXattr sets the virtual extended attribute name of p.
+func (f *FS) SetXattr(ctx context.Context, p, name string, value []byte) error {
+	x := f.xattrs(p)
+	if x == nil {
+		return noXattrs("setxattr", p)
+	}
+	return x.SetXattr(ctx, p, name, value)
+}
+
+// ListXattrs lists the virtual extended attributes of p.
+func (f *FS) ListXattrs(ctx context.Context, p string) ([]string, error) {
+	x := f.xattrs(p)
+	if x == nil {
+		return nil, noXattrs("listxattr", p)
+	}
+	return x.ListXattrs(ctx, p)
+}
