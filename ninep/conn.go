@@ -29,7 +29,9 @@ const getlockFlag = 1 << 30
 //   - Tversion: msize is capped at Options.MaxMsize.
 //   - Tattach: the aname is replaced by an attach token carrying the identity
 //     decided from the real aname and n_uname (see attach.go).
-//   - Txattrwalk, Txattrcreate: answered here with Rlerror EOPNOTSUPP. p9
+//   - Txattrwalk, Txattrcreate: refused here with the errno Linux expects
+//     (EOPNOTSUPP for every name but the core's user.semfs.* ones, ENODATA,
+//     EPERM), and passed to p9 only when p9 will succeed (xattr.go). p9
 //     answers every xattr failure with EINVAL, which Linux passes on (exec of a
 //     file fails: the kernel reads security.capability and only treats
 //     ENODATA/EOPNOTSUPP as "none").
@@ -256,7 +258,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 	case msgTauth:
 		return nil, c.reply(rlerror(tag, uint32(linux.ENOENT)))
 	default: // Txattrwalk, Txattrcreate
-		return nil, c.reply(rlerror(tag, uint32(linux.EOPNOTSUPP)))
+		return c.xattr(msg, tag) // xattr.go
 	}
 }
 

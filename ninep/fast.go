@@ -196,8 +196,6 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 		if fid, ok := c.peekFid(size, headerLen); ok {
 			c.forget(fid)
 		}
-	case msgTxattrwalk, msgTxattrcreate:
-		c.xattrFids(typ, size) // xattr.go
 	}
 	return false, nil
 }

@@ -2,6 +2,7 @@ package ninep
 
 import (
 	"errors"
+	"strings"
 	"syscall"
 
 	"github.com/hugelgupf/p9/linux"
@@ -55,24 +56,72 @@ func (f *file) RemoveXattr(name string) (err error) {
 	return xattrErrno(f.srv.fs.SetXattr(f.ctx, f.p(), name, nil))
 }
 
-// xattrFids keeps the shim's fid table true across the attribute requests it
-// hands to p9 (called from intercept, the request's fids already classified,
-// so a ghost was made known to p9 first). Txattrcreate turns fid into an
-// attribute fid whose Twrites p9 collects and whose Tclunk sets the attribute:
-// the shim must no longer answer for it. Txattrwalk makes newfid an attribute
-// fid in p9's table, replacing any stale reference there under that number
-// whose clunk the shim had answered.
-func (c *conn) xattrFids(typ uint8, size int) {
-	if typ == msgTxattrcreate {
-		if fid, ok := c.peekFid(size, headerLen); ok {
-			c.forget(fid)
+// xattr decides a buffered Txattrwalk or Txattrcreate (conn.control): it
+// answers what p9 would get wrong and returns what p9 should receive (nil:
+// answered). p9 answers any failure of GetXattr or ListXattrs with EINVAL, so
+// a Txattrwalk goes to p9 only once the shim has seen the call succeed for the
+// fid's file; a name outside user.semfs. is EOPNOTSUPP, as it always was.
+func (c *conn) xattr(msg []byte, tag uint16) ([]byte, error) {
+	r := wireReader{b: msg[headerLen:]}
+	refuse := func(e linux.Errno) ([]byte, error) { return nil, c.reply(rlerror(tag, uint32(e))) }
+	if msg[4] == msgTxattrcreate {
+		// size[4] Txattrcreate tag[2] fid[4] name[s] attr_size[8] flags[4]
+		fid, name := r.u32(), r.str()
+		if r.bad {
+			return nil, c.malformed("Txattrcreate overruns its size")
 		}
-		return
+		switch {
+		case !strings.HasPrefix(name, semfsXattrs):
+			return refuse(linux.EOPNOTSUPP)
+		case !writableXattr(name):
+			return refuse(linux.EPERM)
+		}
+		// fid becomes an attribute fid whose Twrites p9 collects and whose
+		// Tclunk sets the attribute: the shim no longer answers for it.
+		c.forget(fid)
+		return msg, nil
 	}
-	if newfid, ok := c.peekFid(size, headerLen+4); ok {
-		c.fmu.Lock()
-		delete(c.fs.deferred, newfid)
-		delete(c.fs.fids, newfid)
-		c.fmu.Unlock()
+	// size[4] Txattrwalk tag[2] fid[4] newfid[4] name[s]
+	fid, newfid, name := r.u32(), r.u32(), r.str()
+	if r.bad {
+		return nil, c.malformed("Txattrwalk overruns its size")
 	}
+	if name != "" && !strings.HasPrefix(name, semfsXattrs) {
+		return refuse(linux.EOPNOTSUPP)
+	}
+	if f := c.lookup(fid); f != nil {
+		var err error
+		if name == "" {
+			var names []string
+			if names, err = f.ListXattrs(); err == nil && len(names) == 0 {
+				// None: p9 would send a list of one empty name; today's
+				// answer for a file without attributes instead.
+				err = linux.EOPNOTSUPP
+			}
+		} else {
+			_, err = f.GetXattr(name)
+		}
+		if err != nil {
+			e, _ := err.(linux.Errno)
+			if e == 0 || e == linux.EINVAL {
+				e = linux.EOPNOTSUPP
+			}
+			return refuse(e)
+		}
+	}
+	// p9 makes newfid an attribute fid in its table, replacing any stale
+	// reference there under that number whose clunk the shim had answered.
+	c.fmu.Lock()
+	delete(c.fs.deferred, newfid)
+	delete(c.fs.fids, newfid)
+	c.fmu.Unlock()
+	return msg, nil
+}
+
+// semfsXattrs prefixes every extended attribute the core shows.
+const semfsXattrs = "user.semfs."
+
+// writableXattr reports whether a client may set name (server/meta).
+func writableXattr(name string) bool {
+	return name == "user.semfs.task" || name == "user.semfs.related_apps"
 }

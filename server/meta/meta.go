@@ -72,6 +72,7 @@ const maxCached = 64
 type Tree struct {
 	name string
 	idx  *index.Index
+	sync func(context.Context) error
 	fs   *server.FS
 	uid  uint32
 	gid  uint32
@@ -94,17 +95,42 @@ type cached struct {
 	res []index.Result
 }
 
-// New returns the tree named name (DefaultName if "") over idx. It checks
-// name as the core checks any name.
-func New(name string, idx *index.Index) (*Tree, error) {
+// Options configure a Tree.
+type Options struct {
+	Name  string       // the tree's name in the root; "" = DefaultName
+	Index *index.Index // what queries ask and tags change
+	// Sync waits until every file change so far has reached the index (the
+	// daemon's change queue), so that a query directory shows the files
+	// written before it was looked at, as POST /v1/query does. Nil: nothing
+	// to wait for.
+	Sync func(context.Context) error
+}
+
+// New returns the tree. It checks the name as the core checks any name.
+func New(opt Options) (*Tree, error) {
+	name := opt.Name
 	if name == "" {
 		name = DefaultName
 	}
 	if err := server.CheckName("meta-dir", name); err != nil {
 		return nil, err
 	}
-	return &Tree{name: name, idx: idx, uid: uint32(os.Getuid()), gid: uint32(os.Getgid()),
+	if name == "." || name == ".." {
+		return nil, server.E("meta-dir", server.KindInvalid, name, errors.New("not a name"))
+	}
+	return &Tree{name: name, idx: opt.Index, sync: opt.Sync, uid: uint32(os.Getuid()), gid: uint32(os.Getgid()),
 		changed: time.Now(), cache: map[queryKey]cached{}, pending: map[string][]byte{}}, nil
+}
+
+// flush brings the index up to the file changes made so far.
+func (t *Tree) flush(ctx context.Context, p string) error {
+	if t.sync == nil {
+		return nil
+	}
+	if err := t.sync(ctx); err != nil {
+		return server.E("query", server.KindIO, p, err)
+	}
+	return nil
 }
 
 // Attach gives the tree the FS whose files it shows; the owner and device of
@@ -251,7 +277,14 @@ func (t *Tree) Lstat(ctx context.Context, p string) (server.Attr, error) {
 		return server.Attr{}, err
 	}
 	switch n.kind {
-	case kindRoot, kindQueryRoot, kindQueryDir:
+	case kindQueryDir:
+		// Its times must move when its answer may have: the changes so far
+		// are in the index first.
+		if err := t.flush(ctx, p); err != nil {
+			return server.Attr{}, err
+		}
+		return t.attr(p, dirMode, 0), nil
+	case kindRoot, kindQueryRoot:
 		return t.attr(p, dirMode, 0), nil
 	case kindReadme:
 		return t.attr(p, roMode, int64(len(readme(t.name)))), nil
@@ -432,6 +465,9 @@ func (t *Tree) result(ctx context.Context, p string, n node) (name, target strin
 // still lists but that is gone, or beneath a directory the caller may not
 // search, is left out: the tree shows nothing its caller could not find).
 func (t *Tree) results(ctx context.Context, p string, q queryKey) ([]index.Result, error) {
+	if err := t.flush(ctx, p); err != nil {
+		return nil, err
+	}
 	gen := t.idx.Generation()
 	t.mu.Lock()
 	c, ok := t.cache[q]
@@ -513,7 +549,9 @@ func (t *Tree) OpenFile(ctx context.Context, p string, write bool) (server.Virtu
 	case a.IsSymlink():
 		return nil, server.E("open", server.KindInvalid, p, errors.New("a symlink is not opened"))
 	case write && n.kind != kindTagsDir:
-		return nil, server.E("open", server.KindReadOnly, p, errors.New("only tags files are written"))
+		// EACCES, as for a file without write permission: an NFS server opening
+		// for reading and writing at once falls back to reading on it.
+		return nil, server.E("open", server.KindPermission, p, errors.New("only tags files are written"))
 	}
 	return &file{t: t, ctx: ctx, p: p, n: n, write: write}, nil
 }
@@ -711,6 +749,9 @@ func (t *Tree) retag(ctx context.Context, op, p, rp, task string, apps []string)
 	}
 	if a.IsDir() {
 		return server.E(op, server.KindIsDir, p, errors.New("tags belong to files"))
+	}
+	if err := t.flush(ctx, p); err != nil { // a file just made is in the index
+		return err
 	}
 	if _, err := t.idx.Tag(ctx, rp, task, apps, nil); err != nil {
 		kind := server.KindIO
