@@ -112,10 +112,11 @@ func (f *FS) VirtualShadowed() bool {
 	return err == nil
 }
 
-// setAttrVirtual is SetAttr inside the virtual tree: only a size change of a
-// writable file (what O_TRUNC becomes over NFS and 9P; the times a client
-// sends with it are dropped, the tree's times are its own). Everything else
-// (chmod, chown, touch) is refused.
+// setAttrVirtual is SetAttr inside the virtual tree: a size change of a
+// writable file (what O_TRUNC becomes over NFS and 9P). Times are accepted
+// and dropped, the tree's times being its own: a client sends them with the
+// size of an O_TRUNC (go-nfs applies them as a call of their own), and touch
+// of an existing entry changes nothing. chmod and chown are refused.
 func (f *FS) setAttrVirtual(ctx context.Context, p string, s SetAttr) (Attr, error) {
 	if s.Mode != nil || s.UID != nil || s.GID != nil {
 		return Attr{}, refuseVirtual("setattr", p)
@@ -124,8 +125,6 @@ func (f *FS) setAttrVirtual(ctx context.Context, p string, s SetAttr) (Attr, err
 		if err := f.virt.Truncate(ctx, p, *s.Size); err != nil {
 			return Attr{}, err
 		}
-	} else if s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow {
-		return Attr{}, refuseVirtual("setattr", p)
 	}
 	return f.virt.Lstat(ctx, p)
 }

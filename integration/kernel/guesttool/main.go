@@ -10,6 +10,10 @@
 //	                                   lasts while any process keeps the FIFO open
 //	semfs-guest runas UID GID CMD...   exec CMD with that uid/gid and no groups
 //	                                   (busybox's setpriv cannot change uids)
+//	semfs-guest getfattr PATH NAME     print the extended attribute NAME of PATH
+//	                                   (exit 1 and the errno's text on failure)
+//	semfs-guest setfattr PATH NAME VALUE
+//	                                   set it (busybox 1.35 has neither attr tool)
 //	semfs-guest hold PATH CMDFIFO ACKFIFO
 //	    open PATH (O_WRONLY|O_CREAT|O_TRUNC) once, then for each line of CMDFIFO:
 //	      "write SEED SIZE"  write the pattern at the current offset
@@ -108,6 +112,23 @@ func main() {
 		}
 		if err := syscall.Exec(path, a[2:], os.Environ()); err != nil {
 			fatal(1, "runas: exec %s: %v", path, err)
+		}
+	case "getfattr":
+		if len(a) != 2 {
+			fatal(2, "usage: semfs-guest getfattr PATH NAME")
+		}
+		buf := make([]byte, 64<<10)
+		n, err := unix.Getxattr(a[0], a[1], buf)
+		if err != nil {
+			fatal(1, "getfattr %s %s: %v", a[0], a[1], err)
+		}
+		fmt.Printf("%s\n", buf[:n])
+	case "setfattr":
+		if len(a) != 3 {
+			fatal(2, "usage: semfs-guest setfattr PATH NAME VALUE")
+		}
+		if err := unix.Setxattr(a[0], a[1], []byte(a[2]), 0); err != nil {
+			fatal(1, "setfattr %s %s: %v", a[0], a[1], err)
 		}
 	case "hold":
 		if len(a) != 3 {
