@@ -28,9 +28,14 @@
 //     the index there; such requests are p9's, or a goroutine's of the shim's.
 //     Its socket I/O and stats are raw system calls (sockio.go), which keep the
 //     Go runtime's monitor thread asleep between a client's requests.
-//   - Unsupported operations fail cleanly: extended attributes with EOPNOTSUPP,
-//     device and socket nodes with EPERM (Tmknod of a character or block
-//     device creates nothing; a fifo is made).
+//   - Unsupported operations fail cleanly: extended attributes other than the
+//     core's user.semfs.* (server.FS.GetXattr: a file's tags, see
+//     server/meta) with EOPNOTSUPP, decided by the shim before p9, which
+//     would answer EINVAL (xattr.go); device and socket nodes with EPERM
+//     (Tmknod of a character or block device creates nothing; a fifo is made).
+//   - The .semfs namespace (server/meta) needs nothing here: the core routes
+//     its paths, and the shim's inline answers reach it through the same core
+//     calls.
 //   - Every size and count from the wire is bounded before anything is sized by
 //     it, in the shim and in p9 behind it (bounds.go): a message whose framing
 //     cannot be trusted (size below the header or above the msize, a request

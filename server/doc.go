@@ -32,6 +32,14 @@
 // its record. They are written through the same containment-safe descriptors
 // as everything else, never by path from the root.
 //
+// Virtual tree. With Options.Virtual set (the daemon's .semfs namespace,
+// server/meta), every call on a path at or below its name in the root goes to
+// it (virtual.go): both front ends, their fast paths included, serve it
+// through the calls they make for real files. Its paths have stable inode
+// numbers outside the real range (VirtualIno), it is read-only but for what
+// it lets be written, a real file of its name is neither created nor walked,
+// and Walk (reconcile, snapshots) never enters it.
+//
 // Every namespace mutation is reported, in order, to the Sink before the call
 // returns; the daemon's Sink is a Batcher that applies them to the index in
 // batches, and FS.Freeze and File.Sync flush it. Data writes are coalesced into one
