@@ -166,20 +166,23 @@ func TestRefusalKinds(t *testing.T) {
 	e.create(t, "a.md", "hello")
 	mode := os.FileMode(0o777)
 	for what, err := range map[string]error{
-		"mkdir":         func() error { _, err := e.fs.Mkdir(ctx, ".semfs/tags/d", 0o755); return err }(),
-		"mkdir root":    func() error { _, err := e.fs.Mkdir(ctx, ".semfs", 0o755); return err }(),
-		"create root":   func() error { _, _, err := e.fs.Create(ctx, ".semfs", 0o644, true); return err }(),
-		"create tags":   func() error { _, _, err := e.fs.Create(ctx, ".semfs/tags/new", 0o644, false); return err }(),
-		"symlink":       func() error { _, err := e.fs.Symlink(ctx, "a.md", ".semfs/tags/l"); return err }(),
-		"mkfifo":        func() error { _, err := e.fs.Mkfifo(ctx, ".semfs/f", 0o644); return err }(),
-		"link":          func() error { _, err := e.fs.Link(ctx, "a.md", ".semfs/tags/h"); return err }(),
-		"link out":      func() error { _, err := e.fs.Link(ctx, ".semfs/query/README", "r"); return err }(),
-		"remove":        e.fs.Remove(ctx, ".semfs/query/README", false),
-		"rmdir":         e.fs.Remove(ctx, ".semfs/tags", true),
-		"rename in":     e.fs.Rename(ctx, "a.md", ".semfs/tags/b.md"),
-		"rename out":    e.fs.Rename(ctx, ".semfs/query/README", "r"),
-		"chmod":         func() error { _, err := e.fs.SetAttr(ctx, ".semfs/tags/a.md", server.SetAttr{Mode: &mode}); return err }(),
-		"truncate ro":   func() error { _, err := e.fs.SetAttr(ctx, ".semfs/query/README", server.SetAttr{Size: new(int64)}); return err }(),
+		"mkdir":       func() error { _, err := e.fs.Mkdir(ctx, ".semfs/tags/d", 0o755); return err }(),
+		"mkdir root":  func() error { _, err := e.fs.Mkdir(ctx, ".semfs", 0o755); return err }(),
+		"create root": func() error { _, _, err := e.fs.Create(ctx, ".semfs", 0o644, true); return err }(),
+		"create tags": func() error { _, _, err := e.fs.Create(ctx, ".semfs/tags/new", 0o644, false); return err }(),
+		"symlink":     func() error { _, err := e.fs.Symlink(ctx, "a.md", ".semfs/tags/l"); return err }(),
+		"mkfifo":      func() error { _, err := e.fs.Mkfifo(ctx, ".semfs/f", 0o644); return err }(),
+		"link":        func() error { _, err := e.fs.Link(ctx, "a.md", ".semfs/tags/h"); return err }(),
+		"link out":    func() error { _, err := e.fs.Link(ctx, ".semfs/query/README", "r"); return err }(),
+		"remove":      e.fs.Remove(ctx, ".semfs/query/README", false),
+		"rmdir":       e.fs.Remove(ctx, ".semfs/tags", true),
+		"rename in":   e.fs.Rename(ctx, "a.md", ".semfs/tags/b.md"),
+		"rename out":  e.fs.Rename(ctx, ".semfs/query/README", "r"),
+		"chmod":       func() error { _, err := e.fs.SetAttr(ctx, ".semfs/tags/a.md", server.SetAttr{Mode: &mode}); return err }(),
+		"truncate ro": func() error {
+			_, err := e.fs.SetAttr(ctx, ".semfs/query/README", server.SetAttr{Size: new(int64)})
+			return err
+		}(),
 		"snapshot read": func() error { _, err := e.fs.OpenRead(ctx, ".semfs/query/README"); return err }(),
 	} {
 		switch k := server.KindOf(err); {
