@@ -174,7 +174,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	var tree *meta.Tree
 	var virt server.Virtual
 	if d.args.metaDir != "off" {
-		if tree, err = meta.New(d.args.metaDir, d.idx); err != nil {
+		// Sync: d.queue is made just below, before any call can reach the tree.
+		sync := func(ctx context.Context) error { return d.queue.Flush(ctx) }
+		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync}); err != nil {
 			return fmt.Errorf("--meta-dir: %w", err)
 		}
 		virt = tree
