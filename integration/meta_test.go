@@ -817,3 +817,64 @@ func TestMetaShadowedRealFile(t *testing.T) {
 		t.Errorf(".semfs lists %q", got)
 	}
 }
+
+// TestMetaActsAsTheCaller: a root daemon checks each caller (README, Security
+// model): a query directory lists only the files its caller can reach, and
+// tagging needs write access to the file, through tags files (NFS's shared
+// descriptor included) and extended attributes alike.
+func TestMetaActsAsTheCaller(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the daemon checks callers' permissions only when it runs as root")
+	}
+	d := metaFixture(t)
+	// Root's files (made by uid 0 through the fixture's mounts): one readable
+	// by all, one in a directory only root may search.
+	root9 := d.Attach9P(t, "@notes", 0)
+	if _, err := root9.Mkdir("private", 0o700, p9.NoUID, p9.NoGID); err != nil {
+		t.Fatal(err)
+	}
+	priv := walk9P(t, root9, "private")
+	create9P(t, priv, "auth-secret.md", []byte("secret\n"))
+	if _, err := d.Client.Tag(d.Context(), client.TagRequest{Path: "private/auth-secret.md", Task: "auth problems secret"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := apiOrder(t, d, "auth problems", 0); len(got) != 3 {
+		t.Fatalf("the socket's answer: %v", got)
+	}
+	const uid = 1000
+	v := d.MountNFS(t, "/@notes", uid)
+	for _, n := range nfsNames(t, v, ".semfs/query/auth problems") {
+		if strings.Contains(n, "secret") {
+			t.Errorf("uid %d sees %s, in a directory it cannot search", uid, n)
+		}
+	}
+	user9 := d.Attach9P(t, "@notes", uid)
+	for _, n := range names9P(t, walk9P(t, user9, ".semfs/query/auth problems")) {
+		if strings.Contains(n, "secret") {
+			t.Errorf("uid %d sees %s over 9P", uid, n)
+		}
+	}
+	before := tagsOf(t, d, "groceries.txt")
+	if err := nfsWriteWhole(v, ".semfs/tags/groceries.txt", []byte(`{"task": "not yours"}`)); err == nil {
+		t.Errorf("uid %d retagged root's 0644 file over NFS", uid)
+	}
+	if err := write9PWhole(user9, ".semfs/tags/groceries.txt", []byte(`{"task": "not yours"}`)); err == nil {
+		t.Errorf("uid %d retagged root's 0644 file over 9P", uid)
+	}
+	r := dial9PRaw(t, d.NineP, "@notes")
+	r.must(r9Attach, uint32(10), uint32(0xFFFFFFFF), "", "@notes", uint32(uid))
+	r.must(r9Walk, uint32(10), uint32(11), []string{"groceries.txt"})
+	if _, err := r.call(r9Xattrcreate, uint32(11), "user.semfs.task", uint64(3), uint32(0)); err == nil {
+		r.must(r9Write, uint32(11), uint64(0), uint32(3), []byte("bad"))
+		if _, err := r.call(r9Clunk, uint32(11)); !errors.Is(err, linux.EACCES) {
+			t.Errorf("uid %d setxattr on root's file: %v, want EACCES", uid, err)
+		}
+	}
+	if got := tagsOf(t, d, "groceries.txt"); got.Task != before.Task {
+		t.Fatalf("a refused caller changed the tags: %+v", got)
+	}
+	// Readable all the same.
+	if b := nfsRead(t, v, ".semfs/tags/groceries.txt"); !bytes.Contains(b, []byte(`"path": "groceries.txt"`)) {
+		t.Errorf("uid %d reads %s", uid, b)
+	}
+}

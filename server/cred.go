@@ -339,9 +339,12 @@ func (g *grantCache) put(k accessKey, a Access) {
 // otherwise; always nil outside root mode and for uid 0.
 func (fl *File) CheckIO(ctx context.Context, write bool) error {
 	f := fl.fs
+	if fl.v != nil {
+		return fl.checkVirtualIO(ctx, write)
+	}
 	c, ok := f.callerCred(ctx)
-	if !ok || fl.v != nil {
-		return nil // a virtual file's open decided what it may do
+	if !ok {
+		return nil
 	}
 	rc, err := fl.f.SyscallConn()
 	if err != nil {

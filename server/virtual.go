@@ -44,6 +44,20 @@ type VirtualFile interface {
 	Close() error
 }
 
+// VirtualIOChecker is what a VirtualFile may add: a check of the caller of
+// each read or write made through a descriptor shared by every caller (NFS),
+// as File.CheckIO makes for real files. Without it, the open decided.
+type VirtualIOChecker interface {
+	CheckIO(ctx context.Context, write bool) error
+}
+
+func (fl *File) checkVirtualIO(ctx context.Context, write bool) error {
+	if c, ok := fl.v.(VirtualIOChecker); ok {
+		return c.CheckIO(ctx, write)
+	}
+	return nil
+}
+
 // VirtualIno is the inode number of virtual path p: stable across restarts
 // (NFS handles name inode numbers and must outlive the daemon) and outside the
 // range real file systems hand out (the top bit is set), so that it is never

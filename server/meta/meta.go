@@ -666,6 +666,16 @@ func (f *file) WriteAt(b []byte, off int64) (int, error) {
 	return len(b), nil
 }
 
+// CheckIO implements server.VirtualIOChecker: over NFS one descriptor,
+// opened as the daemon, serves every caller, so each write is checked for its
+// own caller (tagging needs write access to the file, see retag).
+func (f *file) CheckIO(ctx context.Context, write bool) error {
+	if !write || f.n.kind != kindTagsDir {
+		return nil
+	}
+	return rebase(f.t.fs.CheckAccess(ctx, "tag", f.n.real, server.MayWrite), f.p)
+}
+
 // Close reports a write left unfinished (the bytes were not one JSON object):
 // nothing was changed.
 func (f *file) Close() error {
@@ -741,10 +751,16 @@ func (t *Tree) tag(ctx context.Context, p, rp string, req tagsWrite) error {
 	return t.retag(ctx, "write", p, rp, req.Task, req.RelatedApps)
 }
 
-// retag is the one tagging call of the tree (tags files and xattrs).
+// retag is the one tagging call of the tree (tags files and xattrs). The
+// caller must be able to find the file and, where the daemon checks
+// permissions (root), to write it: a file's tags are changed by those who
+// may change the file, as Linux asks of user.* extended attributes.
 func (t *Tree) retag(ctx context.Context, op, p, rp, task string, apps []string) error {
 	a, err := t.fs.Lstat(ctx, rp)
 	if err != nil {
+		return rebase(err, p)
+	}
+	if err := t.fs.CheckAccess(ctx, op, rp, server.MayWrite); err != nil {
 		return rebase(err, p)
 	}
 	if a.IsDir() {
