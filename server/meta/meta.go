@@ -82,6 +82,7 @@ type Tree struct {
 	gen     uint64    // the index generation last seen
 	changed time.Time // when it was seen to change: the tree's mtime and ctime
 	cache   map[queryKey]cached
+	seen    map[seenKey]seenView // per caller, see results
 	pending map[string][]byte // tags files written but not yet whole JSON
 }
 
@@ -119,7 +120,7 @@ func New(opt Options) (*Tree, error) {
 		return nil, server.E("meta-dir", server.KindInvalid, name, errors.New("not a name"))
 	}
 	return &Tree{name: name, idx: opt.Index, sync: opt.Sync, uid: uint32(os.Getuid()), gid: uint32(os.Getgid()),
-		changed: time.Now(), cache: map[queryKey]cached{}, pending: map[string][]byte{}}, nil
+		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{}}, nil
 }
 
 // flush brings the index up to the file changes made so far.
@@ -355,14 +356,24 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 	case kindQueryRoot:
 		names = []string{"README"}
 	case kindQueryDir:
+		// Built from one answer: a Lstat per entry would filter the whole
+		// answer again for each.
 		res, err := t.results(ctx, p, n.query)
 		if err != nil {
 			return nil, err
 		}
-		names = append(names, resultsName)
-		for i, r := range res {
-			names = append(names, linkName(i+1, len(res), r.Path))
+		js, err := t.resultsJSON(ctx, p, n.query)
+		if err != nil {
+			return nil, err
 		}
+		out := make([]server.DirEntry, 0, len(res)+1)
+		rp := server.Join(p, resultsName)
+		out = append(out, server.DirEntry{Name: resultsName, Attr: t.attr(rp, roMode, int64(len(js)))})
+		for i, r := range res {
+			name := linkName(i+1, len(res), r.Path)
+			out = append(out, server.DirEntry{Name: name, Attr: t.attr(server.Join(p, name), linkMode, int64(len(linkTarget(r.Path))))})
+		}
+		return out, nil
 	case kindTagsDir:
 		if n.real != "" {
 			if a, err := t.fs.Lstat(ctx, n.real); err != nil {
@@ -492,6 +503,17 @@ func (t *Tree) results(ctx context.Context, p string, q queryKey) ([]index.Resul
 		t.cache[q] = c
 		t.mu.Unlock()
 	}
+	// The caller's view: kept a moment, so that a client stating every entry
+	// of a listing (ls -l: one lookup each) does not filter the answer again
+	// for each.
+	who := fmt.Sprintf("%+v", server.IdentityFrom(ctx))
+	sk := seenKey{q: q, who: who}
+	t.mu.Lock()
+	if v, ok := t.seen[sk]; ok && v.gen == gen && time.Since(v.at) < seenFor {
+		t.mu.Unlock()
+		return v.res, nil
+	}
+	t.mu.Unlock()
 	out := make([]index.Result, 0, len(c.res))
 	for _, r := range c.res {
 		if t.inTree(r.Path) {
@@ -502,8 +524,37 @@ func (t *Tree) results(ctx context.Context, p string, q queryKey) ([]index.Resul
 		}
 		out = append(out, r)
 	}
+	t.mu.Lock()
+	if len(t.seen) >= maxSeen {
+		for k := range t.seen {
+			delete(t.seen, k)
+			break
+		}
+	}
+	t.seen[sk] = seenView{gen: gen, at: time.Now(), res: out}
+	t.mu.Unlock()
 	return out, nil
 }
+
+// seenKey is one caller's view of one query directory.
+type seenKey struct {
+	q   queryKey
+	who string // the caller's identity, printed
+}
+
+type seenView struct {
+	gen uint64
+	at  time.Time
+	res []index.Result
+}
+
+// seenFor is how long a caller's filtered view of an answer is reused within
+// one index generation: long enough for the lookups of one listing, short
+// enough that a chmod or a removed file shows at the next look.
+const seenFor = time.Second
+
+// maxSeen bounds the views kept.
+const maxSeen = 256
 
 // resultsJSON is the query directory's .results.json: the API's answer.
 func (t *Tree) resultsJSON(ctx context.Context, p string, q queryKey) ([]byte, error) {

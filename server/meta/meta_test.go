@@ -2,8 +2,10 @@ package meta_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -22,7 +24,7 @@ type env struct {
 	dir  string
 }
 
-func newEnv(t *testing.T, listed bool) *env {
+func newEnv(t testing.TB, listed bool) *env {
 	t.Helper()
 	base := t.TempDir()
 	e := &env{dir: filepath.Join(base, "data")}
@@ -54,7 +56,7 @@ func newEnv(t *testing.T, listed bool) *env {
 	return e
 }
 
-func (e *env) create(t *testing.T, p, data string) {
+func (e *env) create(t testing.TB, p, data string) {
 	t.Helper()
 	ctx := server.WithIdentity(context.Background(), server.Identity{MountApp: "notes", UID: uint32(os.Getuid()), HasUID: true, GID: uint32(os.Getgid()), HasGID: true})
 	f, _, err := e.fs.Create(ctx, p, 0o644, true)
@@ -231,5 +233,37 @@ func TestOddQueryNames(t *testing.T) {
 	link := ".semfs/query/needle/" + ents[1].Name
 	if target, err := e.fs.Readlink(ctx, link); err != nil || target != "../../../"+long {
 		t.Fatalf("readlink %s: %q %v", link, target, err)
+	}
+}
+
+// BenchmarkQueryDirLs is `ls -l` of a query directory of n results as a
+// kernel client makes it: one listing, then a lookup of every entry.
+func BenchmarkQueryDirLs(b *testing.B) {
+	for _, n := range []int{50, 1000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			e := newEnv(b, false)
+			ctx := context.Background()
+			for i := 0; i < n; i++ {
+				p := fmt.Sprintf("f%04d.md", i)
+				e.create(b, p, "x")
+				if _, err := e.idx.Tag(ctx, p, "needle haystack", nil, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			dir := fmt.Sprintf(".semfs/query/needle@%d", n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				ents, err := e.fs.ReadDir(ctx, dir)
+				if err != nil || len(ents) != n+1 {
+					b.Fatalf("%d entries, %v", len(ents), err)
+				}
+				for _, x := range ents {
+					if _, err := e.fs.Lstat(ctx, dir+"/"+x.Name); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }
