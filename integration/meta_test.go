@@ -614,6 +614,24 @@ func TestMetaXattrsOver9P(t *testing.T) {
 	if _, err := r.getxattr("groceries.txt", "user.other"); !errors.Is(err, linux.EOPNOTSUPP) {
 		t.Errorf("getxattr user.other: %v, want EOPNOTSUPP", err)
 	}
+	// listxattr (getfattr -d): the attributes the file has.
+	if got, err := r.getxattr("token-expiry.md", ""); err != nil || got != "user.semfs.task\x00user.semfs.related_apps\x00user.semfs.created_by\x00user.semfs.created_at\x00user.semfs.updated_at\x00" {
+		t.Errorf("listxattr: %q %v", got, err)
+	}
+	// The durable record itself (user.semfs) stays the daemon's.
+	if _, err := r.getxattr("groceries.txt", "user.semfs"); !errors.Is(err, linux.EOPNOTSUPP) {
+		t.Errorf("getxattr user.semfs: %v, want EOPNOTSUPP", err)
+	}
+	if err := r.setxattr("groceries.txt", "user.semfs", "{}"); !errors.Is(err, linux.EOPNOTSUPP) {
+		t.Errorf("setxattr user.semfs: %v, want EOPNOTSUPP", err)
+	}
+	if _, err := r.getxattr("groceries.txt", "user.semfs.vector"); !errors.Is(err, linux.EOPNOTSUPP) {
+		t.Errorf("getxattr user.semfs.vector: %v, want EOPNOTSUPP", err)
+	}
+	// A directory has no record: no attributes, cleanly.
+	if _, err := r.getxattr("logs", "user.semfs.task"); !errors.Is(err, linux.EOPNOTSUPP) {
+		t.Errorf("getxattr on a directory: %v, want EOPNOTSUPP", err)
+	}
 	if err := r.setxattr("groceries.txt", "security.selinux", "x"); !errors.Is(err, linux.EOPNOTSUPP) {
 		t.Errorf("setxattr security.selinux: %v, want EOPNOTSUPP", err)
 	}
