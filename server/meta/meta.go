@@ -83,7 +83,7 @@ type Tree struct {
 	changed time.Time // when it was seen to change: the tree's mtime and ctime
 	cache   map[queryKey]cached
 	seen    map[seenKey]seenView // per caller, see results
-	pending map[string][]byte // tags files written but not yet whole JSON
+	pending map[string][]byte    // tags files written but not yet whole JSON
 }
 
 type queryKey struct {
