@@ -151,7 +151,7 @@ type node struct {
 	kind  nodeKind
 	query queryKey // kindQueryDir and below
 	rank  int      // kindResult: 1-based
-	real  string   // kindTagsDir, kindTagsFile: the real path ("" = root)
+	real  string   // kindTagsDir: the real path ("" = root)
 }
 
 type nodeKind int
@@ -163,8 +163,7 @@ const (
 	kindQueryDir
 	kindResults // .results.json
 	kindResult  // NN-name symlink
-	kindTagsDir
-	kindTagsFile
+	kindTagsDir // a tags directory or file: the real path's type says which
 )
 
 const resultsName = ".results.json"
