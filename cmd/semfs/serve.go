@@ -36,9 +36,10 @@ type serveArgs struct {
 	thresholds          string // per-model similarity thresholds, "model=0.25,other=0.3"
 	logLevel            string
 	writeQuiet          time.Duration
-	limits              server.Limits // every door: --idle-timeout, --body-timeout, --max-conns
-	rebuildIndex        bool          // move records.db and bleve/ aside and rebuild them from the backing files alone
-	metricsAddr         string        // also serve /metrics over TCP here (metrics.go); "" = control socket only
+	limits              server.Limits       // every door: --idle-timeout, --body-timeout, --max-conns
+	rebuildIndex        bool                // move records.db and bleve/ aside and rebuild them from the backing files alone
+	metricsAddr         string              // also serve /metrics over TCP here (metrics.go); "" = control socket only
+	watch               server.WatchOptions // --watch, --watch-rescan, --watch-max (follow.go)
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -59,6 +60,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&a.rebuildIndex, "rebuild-index", false, "move the index's records.db and bleve/ aside and rebuild them from the backing files' durable records alone (accepts losing what only the index held)")
 	fs.IntVar(&a.limits.MaxConns, "max-conns", server.DefaultMaxConns, "connections served at once per listener (NFS, 9P, control); negative: no cap")
 	fs.StringVar(&a.metricsAddr, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (always at GET /v1/metrics on the control socket)")
+	fs.StringVar(&a.watch.Mode, "watch", server.WatchInotify, "follow changes host processes make in the backing directory: inotify (rescans when it cannot), scan (rescan every --watch-rescan) or off (next start only)")
+	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")
+	fs.IntVar(&a.watch.MaxWatches, "watch-max", 0, "at most this many inotify watches (one per directory), then fall back to rescans; 0: the kernel's limit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -67,6 +71,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "semfs serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	switch a.watch.Mode {
+	case server.WatchInotify, server.WatchScan, server.WatchOff:
+	default:
+		fmt.Fprintf(env.stderr, "semfs serve: --watch: %q is not inotify, scan or off\n", a.watch.Mode)
 		return exitUsage
 	}
 	var level slog.Level
@@ -123,6 +133,7 @@ type daemon struct {
 	idx   *index.Index
 	queue *server.Batcher // the change stream into the index
 	fs    *server.FS
+	watch *server.Watcher // changes host processes make in the backing directory (follow.go)
 	ctl   *control.Server
 	nfs   *nfs.Server
 	ninep *ninep.Server
@@ -175,9 +186,18 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		d.log.Warn("the backing file system takes no user extended attributes: every file's durable record goes to the journal beside the index",
 			"journal", mi.Journal.Path)
 	}
+	// Watches first, then the walk: a change made during the walk is seen by
+	// one or the other (handling starts after it, so the two cannot race).
+	wo := d.args.watch
+	wo.Logger = d.log
+	if d.watch, err = d.fs.Watch(wo, d.follow); err != nil {
+		return err
+	}
 	if err := d.reconcileIndex(ctx); err != nil {
 		return err
 	}
+	d.watch.Run()
+	d.log.Info("following changes made directly in the backing directory", "mode", d.watch.Mode(), "watches", d.watch.Stats().Watches)
 	d.ctl = control.New(control.Options{
 		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits,
 		Health:  d.health,
@@ -271,6 +291,9 @@ func (d *daemon) stop() {
 	}
 	if d.args.ninepSocket != "" {
 		os.Remove(d.args.ninepSocket)
+	}
+	if d.watch != nil {
+		d.watch.Close()
 	}
 	if d.fs != nil {
 		d.fs.Close()
