@@ -494,7 +494,13 @@ func (w *Watcher) fire(b *batch) {
 		w.rescans.Add(1)
 	}
 	ctx := context.Background()
-	err := w.fs.mutate(func() error {
+	err := w.fs.mutate(func() (err error) {
+		// A bug in the FollowFunc must not take the daemon down with it.
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic following changes: %v", r)
+			}
+		}()
 		if err := w.fs.flushSink(ctx); err != nil {
 			return err
 		}

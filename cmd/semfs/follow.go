@@ -49,11 +49,10 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 			continue
 		}
 		a, err := d.fs.Lstat(ctx, s)
-		switch server.KindOf(err) {
-		case server.KindNotFound, server.KindNotDir:
-			continue // gone, or below what is now a file or symlink: its records go
-		}
 		if err != nil {
+			if k := server.KindOf(err); k == server.KindNotFound || k == server.KindNotDir {
+				continue // gone, or below what is now a file or symlink: its records go
+			}
 			return err
 		}
 		if !a.IsDir() {
