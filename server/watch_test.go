@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,4 +180,43 @@ func TestWatchOffAndBadMode(t *testing.T) {
 	if _, err := f.fs.Watch(server.WatchOptions{Mode: "fanotify"}, nil); server.KindOf(err) != server.KindInvalid {
 		t.Errorf("unknown mode: %v, want KindInvalid", err)
 	}
+}
+
+// BenchmarkWatchSetup watches a tree of 5,051 directories (the shape of the
+// 100,000-file benchmark in integration/bench, without the files, which cost
+// no watch): time to add the watches and the Go heap the Watcher keeps.
+//
+//	go test ./server/ -run '^$' -bench WatchSetup -benchtime 3x
+func BenchmarkWatchSetup(b *testing.B) {
+	dir := b.TempDir()
+	for a := 0; a < 50; a++ {
+		for d := 0; d < 100; d++ {
+			if err := os.MkdirAll(filepath.Join(dir, "app"+strconv.Itoa(a), "d"+strconv.Itoa(d)), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	fsys, err := server.New(dir, server.Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fsys.Close()
+	var heap uint64
+	for i := 0; i < b.N; i++ {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		w, err := fsys.Watch(server.WatchOptions{}, func(context.Context, []string) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		if st := w.Stats(); st.Watches != 5051 || st.Mode != server.WatchInotify {
+			b.Fatalf("%+v", st)
+		}
+		heap = m1.HeapAlloc - m0.HeapAlloc
+		w.Close()
+	}
+	b.ReportMetric(float64(heap)/5051, "heap-B/watch")
 }
