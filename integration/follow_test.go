@@ -84,6 +84,16 @@ func TestIndexFollowsHostChanges(t *testing.T) {
 	}
 	f.Write([]byte("x"))
 	f.Close()
+	// A name the core would never make (not UTF-8) in the same batch as a
+	// good one: the good one is followed whatever becomes of the other.
+	if err := os.WriteFile(host("bad\xff.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(host("after-bad.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitIndexed(t, d, "after-bad.txt", true)
+
 	// Removed by the host: the record goes. The watcher handles events in
 	// order, so once this is seen, so were the NFS file's.
 	if err := os.Remove(host("archive/2026/q3-revenue-summary.txt")); err != nil {

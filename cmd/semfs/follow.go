@@ -18,60 +18,74 @@ import (
 // renamed or moved keeps its record, found by file identity (inode and birth
 // time), when both its old and its new name are in the batch; a removed file
 // loses its record.
+//
+// A scope that cannot be looked at (a name the core refuses, a directory that
+// cannot be listed) is left out of the batch with a warning, rather than
+// failing it: its records are kept as they are, and every other scope is
+// followed. A file whose durable record cannot be read keeps its record.
 func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	t0 := time.Now()
 	var files []index.FileState
-	add := func(p string, a server.Attr) error {
-		if !a.Mode.IsRegular() && !a.IsSymlink() {
+	add := func(into *[]index.FileState) func(p string, a server.Attr) error {
+		return func(p string, a server.Attr) error {
+			if !a.Mode.IsRegular() && !a.IsSymlink() {
+				return nil
+			}
+			fst := index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime}
+			m, src, err := d.fs.ReadMeta(ctx, p)
+			switch {
+			case err != nil && server.KindOf(err) == server.KindNotFound:
+				return nil // removed meanwhile: the next batch has its event
+			case err != nil:
+				d.log.Warn("durable record unreadable; the index's record is kept", "path", p, "err", err)
+			case src != server.MetaNone:
+				saved := savedOf(m)
+				fst.Saved = &saved
+			}
+			*into = append(*into, fst)
 			return nil
 		}
-		fst := index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime}
-		m, src, err := d.fs.ReadMeta(ctx, p)
-		switch {
-		case err != nil && server.KindOf(err) == server.KindNotFound:
-			return nil // removed meanwhile: the next batch has its event
-		case err != nil && server.KindOf(err) == server.KindInvalid:
-			d.log.Warn("unreadable durable record; the index's record is kept", "path", p, "err", err)
-		case err != nil:
-			return err
-		case src != server.MetaNone:
-			saved := savedOf(m)
-			fst.Saved = &saved
-		}
-		files = append(files, fst)
-		return nil
 	}
+	kept := scopes[:0:0]
 	for _, s := range scopes {
-		if s == "" {
-			if err := d.fs.Walk(ctx, "", add); err != nil {
-				return err
-			}
-			continue
-		}
-		a, err := d.fs.Lstat(ctx, s)
+		var in []index.FileState
+		err := d.scope(ctx, s, add(&in))
 		if err != nil {
-			if k := server.KindOf(err); k == server.KindNotFound || k == server.KindNotDir {
-				continue // gone, or below what is now a file or symlink: its records go
-			}
-			return err
-		}
-		if !a.IsDir() {
-			if err := add(s, a); err != nil {
-				return err
-			}
+			d.log.Warn("cannot follow changes here; its records stay as they are until the next start", "path", s, "err", err)
 			continue
 		}
-		if err := d.fs.Walk(ctx, s, add); err != nil && server.KindOf(err) != server.KindNotFound {
-			return err
-		}
+		kept = append(kept, s)
+		files = append(files, in...)
 	}
-	rep, err := d.idx.ReconcileIn(scopes, files)
+	rep, err := d.idx.ReconcileIn(kept, files)
 	if err != nil {
 		return err
 	}
 	if rep.Changed() || len(rep.RecoveredCreators)+len(rep.RecoveredTags) > 0 {
 		d.log.Info("index followed changes made in the backing directory", "report", rep.String(),
-			"scopes", len(scopes), "files", len(files), "took", time.Since(t0).Round(time.Microsecond))
+			"scopes", len(kept), "files", len(files), "took", time.Since(t0).Round(time.Microsecond))
+	}
+	return nil
+}
+
+// scope calls add for every regular file and symlink at or below s as it is
+// now ("" is the whole backing directory); nothing for a path that is gone.
+func (d *daemon) scope(ctx context.Context, s string, add func(string, server.Attr) error) error {
+	if s == "" {
+		return d.fs.Walk(ctx, "", add)
+	}
+	a, err := d.fs.Lstat(ctx, s)
+	if err != nil {
+		if k := server.KindOf(err); k == server.KindNotFound || k == server.KindNotDir {
+			return nil // gone, or below what is now a file or symlink: its records go
+		}
+		return err
+	}
+	if !a.IsDir() {
+		return add(s, a)
+	}
+	if err := d.fs.Walk(ctx, s, add); err != nil && server.KindOf(err) != server.KindNotFound {
+		return err
 	}
 	return nil
 }
