@@ -103,6 +103,23 @@ func TestIndexFollowsHostChanges(t *testing.T) {
 	if rec, err := d.Client.File(ctx, "from-nfs.txt"); err != nil || rec.CreatedBy != "writer" {
 		t.Errorf("NFS-created file: %+v %v, want createdBy writer", rec, err)
 	}
+
+	// Moved out of the backing directory and back in under another name: the
+	// record went with the first move, and the file's durable record (its
+	// user.semfs attribute written when NFS created it, or the journal entry of
+	// its identity where the file system has no user attributes) gives its
+	// creator back.
+	outside := filepath.Join(filepath.Dir(d.Data), "outside.txt")
+	if err := os.Rename(host("from-nfs.txt"), outside); err != nil {
+		t.Fatal(err)
+	}
+	waitIndexed(t, d, "from-nfs.txt", false)
+	if err := os.Rename(outside, host("back-in.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if rec := waitIndexed(t, d, "back-in.txt", true); rec.CreatedBy != "writer" {
+		t.Errorf("moved back in: %+v, want createdBy writer from its user.semfs attribute", rec)
+	}
 	if !strings.Contains(d.Log(), "index followed changes made in the backing directory") {
 		t.Errorf("no batch logged")
 	}
