@@ -73,7 +73,7 @@ type WatchStats struct {
 	Batches   uint64 // FollowFunc calls
 	Rescans   uint64 // of them, full rescans (overflow, fallback, scan mode)
 	Overflows uint64 // inotify queue overflows
-	Errors    uint64 // FollowFunc calls that failed (retried with the next change)
+	Errors    uint64 // FollowFunc calls that failed (retried, see loop)
 }
 
 // Watcher follows changes made directly in the backing directory by processes
@@ -360,6 +360,20 @@ func (w *Watcher) loop() {
 	if w.Mode() == WatchScan {
 		setScan()
 	}
+	// A failed batch stays dirty and is retried on its own, after MaxDelay,
+	// then twice as long each time up to Rescan, and no sooner on new events:
+	// a lasting failure (a full disk) must not spin.
+	var retry time.Duration
+	var notBefore time.Time
+	retryAfter := func(ok bool) {
+		if ok {
+			retry, notBefore = 0, time.Time{}
+			return
+		}
+		retry = min(max(2*retry, w.opts.MaxDelay), w.opts.Rescan)
+		notBefore = time.Now().Add(retry)
+		timer.Reset(retry)
+	}
 	events := w.events
 	if w.ino == nil || w.Mode() != WatchInotify {
 		events = nil
@@ -400,7 +414,7 @@ func (w *Watcher) loop() {
 				b.first = now
 			}
 			wait := min(w.opts.Quiet, time.Until(b.first.Add(w.opts.MaxDelay)))
-			timer.Reset(max(wait, 0))
+			timer.Reset(max(wait, time.Until(notBefore), 0))
 		case <-timer.C:
 			// A move's two halves are queued together by the kernel but may be
 			// read apart; a batch taken between them would drop the record
@@ -409,10 +423,10 @@ func (w *Watcher) loop() {
 				timer.Reset(w.opts.Quiet)
 				continue
 			}
-			w.fire(b)
+			retryAfter(w.fire(b))
 		case <-tick:
 			b.all = true
-			w.fire(b)
+			retryAfter(w.fire(b))
 		}
 	}
 }
@@ -470,8 +484,9 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 	b.dirty[p] = true
 }
 
-// fire hands the batch to the FollowFunc and starts a new one. Runs on the loop.
-func (w *Watcher) fire(b *batch) {
+// fire hands the batch to the FollowFunc and starts a new one; false when the
+// FollowFunc failed and the batch is kept. Runs on the loop.
+func (w *Watcher) fire(b *batch) bool {
 	// Watches whose directory moved out of the tree: nothing of theirs is ours.
 	for wd, p := range w.wds {
 		if p == "\x00" {
@@ -483,7 +498,7 @@ func (w *Watcher) fire(b *batch) {
 	}
 	w.watches.Store(int64(len(w.wds)))
 	if b.empty() {
-		return
+		return true
 	}
 	scopes := []string{""}
 	if !b.all {
@@ -507,14 +522,15 @@ func (w *Watcher) fire(b *batch) {
 		return w.apply(ctx, scopes)
 	})
 	if err != nil {
-		// The paths stay dirty: the next change, or rescan, tries again.
+		// The paths stay dirty: the loop tries again (retryAfter).
 		w.failedCalls.Add(1)
-		w.log.Error("following changes in the backing directory failed; retried with the next change", "scopes", len(scopes), "err", err)
-		return
+		w.log.Error("following changes in the backing directory failed; retrying", "scopes", len(scopes), "err", err)
+		return false
 	}
 	clear(b.dirty)
 	b.all = false
 	b.first = time.Time{}
+	return true
 }
 
 // scopeList is the dirty paths in order without those below another.

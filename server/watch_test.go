@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -219,4 +220,46 @@ func BenchmarkWatchSetup(b *testing.B) {
 		w.Close()
 	}
 	b.ReportMetric(float64(heap)/5051, "heap-B/watch")
+}
+
+// A batch whose FollowFunc fails is kept and handed over again on its own,
+// with no further change needed.
+func TestWatchRetriesFailedBatch(t *testing.T) {
+	dir := t.TempDir()
+	fsys, err := server.New(dir, server.Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	calls := make(chan []string, 8)
+	n := 0
+	w, err := fsys.Watch(server.WatchOptions{Quiet: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)},
+		func(_ context.Context, s []string) error {
+			calls <- slices.Clone(s)
+			if n++; n == 1 {
+				return errors.New("index briefly unavailable")
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Run()
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		select {
+		case s := <-calls:
+			if !covers(s, "f") {
+				t.Fatalf("call %d: scopes %q, want f", i+1, s)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %d never came (the failed batch was not retried)", i+1)
+		}
+	}
+	if st := w.Stats(); st.Errors != 1 || st.Batches != 2 {
+		t.Errorf("stats %+v, want 1 error in 2 batches", st)
+	}
 }
