@@ -120,6 +120,9 @@ func TestIndexFollowsHostChanges(t *testing.T) {
 	if rec := waitIndexed(t, d, "back-in.txt", true); rec.CreatedBy != "writer" {
 		t.Errorf("moved back in: %+v, want createdBy writer from its user.semfs attribute", rec)
 	}
+	if h, err := d.Client.Health(ctx); err != nil || !strings.HasPrefix(h.Watch, "inotify, ") || strings.Contains(h.Watch, " 0 batches") {
+		t.Errorf("health's watch line: %q %v, want inotify with batches", h.Watch, err)
+	}
 	if !strings.Contains(d.Log(), "index followed changes made in the backing directory") {
 		t.Errorf("no batch logged")
 	}

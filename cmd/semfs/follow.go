@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/semfs/semfs/index"
@@ -88,4 +89,14 @@ func (d *daemon) scope(ctx context.Context, s string, add func(string, server.At
 		return err
 	}
 	return nil
+}
+
+// watchState is the health report's line on the watcher.
+func (d *daemon) watchState() string {
+	if d.watch == nil {
+		return ""
+	}
+	st := d.watch.Stats()
+	return fmt.Sprintf("%s, %d watches; %d batches (%d full rescans, %d queue overflows, %d failed)",
+		st.Mode, st.Watches, st.Batches, st.Rescans, st.Overflows, st.Errors)
 }

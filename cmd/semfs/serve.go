@@ -401,7 +401,7 @@ func (d *daemon) health() control.Health {
 	}
 	return control.Health{
 		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
-		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile,
+		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(),
 	}
 }
 
