@@ -73,6 +73,56 @@ func (r ReconcileReport) String() string {
 // An invalid path in files is KindInvalid and changes nothing.
 // Write guarantee: serialised with every other write, durable when it returns.
 func (x *Index) Reconcile(files []FileState) (ReconcileReport, error) {
+	return x.reconcile(nil, files)
+}
+
+// ReconcileIn is Reconcile limited to scopes: each scope is a path, standing
+// for its record and every record below it ("" is the whole index), and files
+// must hold every regular file and symlink inside the scopes as they are now.
+// Records outside the scopes are not looked at, so a rename is followed when
+// both its old and its new path are in scope. The daemon calls it for the
+// paths a host process changed behind the server's back (server.Watcher).
+// An invalid path is KindInvalid and changes nothing.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (x *Index) ReconcileIn(scopes []string, files []FileState) (ReconcileReport, error) {
+	for _, s := range scopes {
+		if s == "" {
+			return x.reconcile(nil, files)
+		}
+		if err := checkPath("reconcile", s); err != nil {
+			return ReconcileReport{}, err
+		}
+	}
+	if len(scopes) == 0 {
+		return ReconcileReport{}, nil
+	}
+	return x.reconcile(scopes, files)
+}
+
+// recordsIn returns the records in scopes (nil: all), in path order, each once.
+func recordsIn(tx *buntdb.Tx, scopes []string) ([]kv, error) {
+	if scopes == nil {
+		return scanRange(tx, recPrefix, "r;")
+	}
+	seen := map[string]bool{}
+	var out []kv
+	for _, s := range scopes {
+		recs, err := recordsUnder(tx, s)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if !seen[r.key] {
+				seen[r.key] = true
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out, nil
+}
+
+func (x *Index) reconcile(scopes []string, files []FileState) (ReconcileReport, error) {
 	var rep ReconcileReport
 	byPath := make(map[string]FileState, len(files))
 	for _, f := range files {
@@ -83,7 +133,7 @@ func (x *Index) Reconcile(files []FileState) (ReconcileReport, error) {
 	}
 	err := x.update("reconcile", "", func(tx *buntdb.Tx, e *effects) error {
 		rep = ReconcileReport{}
-		recs, err := scanRange(tx, recPrefix, "r;")
+		recs, err := recordsIn(tx, scopes)
 		if err != nil {
 			return err
 		}

@@ -114,3 +114,49 @@ func TestReconcileInodeAmbiguity(t *testing.T) {
 		t.Errorf("b/y = %+v", r)
 	}
 }
+
+// ReconcileIn looks only at its scopes: a host rename whose old and new paths
+// are both in scope keeps the record's tags; records outside are left alone,
+// even when the files list does not mention them.
+func TestReconcileIn(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	mustCreate(t, x, "a/moved.txt", "b", 12)
+	mustTag(t, x, "a/moved.txt", "quarterly report", []string{"sheet"}, nil)
+	mustCreate(t, x, "a/gone.txt", "c", 13)
+	mustCreate(t, x, "ab.txt", "d", 14) // shares a prefix with scope "a", is not below it
+	mustCreate(t, x, "elsewhere/keep.txt", "e", 15)
+
+	files := []index.FileState{
+		{Path: "b/moved.txt", Ino: 12, Size: 3, ModTime: t0},
+		{Path: "b/new.txt", Ino: 16, Size: 1, ModTime: t0},
+	}
+	rep, err := x.ReconcileIn([]string{"a", "b"}, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := index.ReconcileReport{
+		Created: []string{"b/new.txt"},
+		Renamed: []index.Move{{From: "a/moved.txt", To: "b/moved.txt"}},
+		Removed: []string{"a/gone.txt"},
+	}
+	if !reflect.DeepEqual(rep, want) {
+		t.Errorf("report = %+v\nwant     %+v", rep, want)
+	}
+	if r, err := x.Get("b/moved.txt"); err != nil || r.Task != "quarterly report" || r.CreatedBy != "b" {
+		t.Errorf("moved record %+v %v", r, err)
+	}
+	for _, p := range []string{"ab.txt", "elsewhere/keep.txt"} {
+		if _, err := x.Get(p); err != nil {
+			t.Errorf("out-of-scope record %s: %v", p, err)
+		}
+	}
+	if rep, err := x.ReconcileIn(nil, nil); err != nil || rep.Changed() {
+		t.Errorf("no scopes: %+v %v", rep, err)
+	}
+	if _, err := x.ReconcileIn([]string{"../x"}, nil); index.KindOf(err) != index.KindInvalid {
+		t.Errorf("invalid scope: %v", err)
+	}
+	if _, err := x.Get("ab.txt"); err != nil {
+		t.Errorf("invalid scope changed something: %v", err)
+	}
+}

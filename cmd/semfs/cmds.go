@@ -147,6 +147,9 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 			fmt.Fprintf(w, "registered: uid %s = %s\n", u, h.Registered[u])
 		}
 	}
+	if h.Watch != "" {
+		fmt.Fprintf(w, "watch:      %s\n", h.Watch)
+	}
 	if h.LastReconcile != "" {
 		fmt.Fprintf(w, "reconcile:  %s\n", h.LastReconcile)
 	}

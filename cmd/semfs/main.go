@@ -51,7 +51,7 @@ func commands() []command {
 		{"status", "show the daemon's state", runStatus},
 		{"snapshot", "write an archive of the backing directory and index", runSnapshot},
 		{"restore", "unpack a snapshot into an empty location", runRestore},
-		{"version", "print the version", func(context.Context, *cliEnv, []string) int { fmt.Println(version); return 0 }},
+		{"version", "print the version", func(_ context.Context, env *cliEnv, _ []string) int { fmt.Fprintln(env.stdout, version); return 0 }},
 	}
 }
 
@@ -64,26 +64,32 @@ func usage(w io.Writer) {
 }
 
 func main() {
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr}
-	if len(os.Args) < 2 {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &cliEnv{stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command line (args without the program name) and returns
+// the exit code; main only adds the process around it, so tests run it as is.
+func run(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) < 1 {
 		usage(env.stderr)
-		os.Exit(exitUsage)
+		return exitUsage
 	}
-	name := os.Args[1]
+	name := args[0]
 	if name == "-h" || name == "--help" || name == "help" {
 		usage(env.stdout)
-		os.Exit(exitOK)
+		return exitOK
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	for _, c := range commands() {
 		if c.name == name {
-			os.Exit(c.run(ctx, env, os.Args[2:]))
+			return c.run(ctx, env, args[1:])
 		}
 	}
 	fmt.Fprintf(env.stderr, "semfs: unknown command %q\n", name)
 	usage(env.stderr)
-	os.Exit(exitUsage)
+	return exitUsage
 }
 
 // exitFor turns a client error into a message and an exit code.

@@ -37,11 +37,12 @@ type serveArgs struct {
 	thresholds          string // per-model similarity thresholds, "model=0.25,other=0.3"
 	logLevel            string
 	writeQuiet          time.Duration
-	limits              server.Limits // every door: --idle-timeout, --body-timeout, --max-conns
-	rebuildIndex        bool          // move records.db and bleve/ aside and rebuild them from the backing files alone
-	metricsAddr         string        // also serve /metrics over TCP here (metrics.go); "" = control socket only
-	metaDir             string        // the .semfs namespace's name in every export; "off" = none
-	listMetaDir         bool          // list it in the root's listing too
+	limits              server.Limits       // every door: --idle-timeout, --body-timeout, --max-conns
+	rebuildIndex        bool                // move records.db and bleve/ aside and rebuild them from the backing files alone
+	metricsAddr         string              // also serve /metrics over TCP here (metrics.go); "" = control socket only
+	metaDir             string              // the .semfs namespace's name in every export; "off" = none
+	listMetaDir         bool                // list it in the root's listing too
+	watch               server.WatchOptions // --watch, --watch-rescan, --watch-max (follow.go)
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -64,6 +65,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&a.metricsAddr, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (always at GET /v1/metrics on the control socket)")
 	fs.StringVar(&a.metaDir, "meta-dir", meta.DefaultName, "name of the query and tag namespace at the root of every export (From inside the mount), or off")
 	fs.BoolVar(&a.listMetaDir, "list-meta-dir", false, "list the --meta-dir directory in the root's listing (by default it is reachable by name only, so find, du and backups skip it)")
+	fs.StringVar(&a.watch.Mode, "watch", server.WatchInotify, "follow changes host processes make in the backing directory: inotify (rescans when it cannot), scan (rescan every --watch-rescan) or off (next start only)")
+	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")
+	fs.IntVar(&a.watch.MaxWatches, "watch-max", 0, "at most this many inotify watches (one per directory), then fall back to rescans; 0: the kernel's limit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -72,6 +76,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(env.stderr, "semfs serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	switch a.watch.Mode {
+	case server.WatchInotify, server.WatchScan, server.WatchOff:
+	default:
+		fmt.Fprintf(env.stderr, "semfs serve: --watch: %q is not inotify, scan or off\n", a.watch.Mode)
 		return exitUsage
 	}
 	var level slog.Level
@@ -128,6 +138,7 @@ type daemon struct {
 	idx   *index.Index
 	queue *server.Batcher // the change stream into the index
 	fs    *server.FS
+	watch *server.Watcher // changes host processes make in the backing directory (follow.go)
 	ctl   *control.Server
 	nfs   *nfs.Server
 	ninep *ninep.Server
@@ -198,9 +209,18 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		d.log.Warn("the backing file system takes no user extended attributes: every file's durable record goes to the journal beside the index",
 			"journal", mi.Journal.Path)
 	}
+	// Watches first, then the walk: a change made during the walk is seen by
+	// one or the other (handling starts after it, so the two cannot race).
+	wo := d.args.watch
+	wo.Logger = d.log
+	if d.watch, err = d.fs.Watch(wo, d.follow); err != nil {
+		return err
+	}
 	if err := d.reconcileIndex(ctx); err != nil {
 		return err
 	}
+	d.watch.Run()
+	d.log.Info("following changes made directly in the backing directory", "mode", d.watch.Mode(), "watches", d.watch.Stats().Watches)
 	d.ctl = control.New(control.Options{
 		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits,
 		Health:  d.health,
@@ -294,6 +314,9 @@ func (d *daemon) stop() {
 	}
 	if d.args.ninepSocket != "" {
 		os.Remove(d.args.ninepSocket)
+	}
+	if d.watch != nil {
+		d.watch.Close()
 	}
 	if d.fs != nil {
 		d.fs.Close()
@@ -401,7 +424,7 @@ func (d *daemon) health() control.Health {
 	}
 	return control.Health{
 		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
-		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile,
+		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(),
 	}
 }
 

@@ -226,6 +226,7 @@ grep -E ' (nfs|9p) ' /proc/mounts`, appNFS, nfsPort, app9P, ninepPort, app9PFD, 
 	t.Run("attribution/mount", func(t *testing.T) { attributionByMount(t, h, d) })
 	t.Run("attribution/uid", func(t *testing.T) { attributionByUID(t, h, d) })
 	t.Run("tags-follow-mv", func(t *testing.T) { tagsFollowRename(t, h, d) })
+	t.Run("locks/9p", func(t *testing.T) { ninepLocks(t, h) })
 	h.mark("coherence, attribution, tags", t0)
 	t0 = time.Now()
 	t.Run("restart", func(t *testing.T) { restart(t, h, d) })

@@ -63,6 +63,9 @@ type Health struct {
 	Index         index.Stats       `json:"index"`
 	Registered    map[string]string `json:"registered"` // uid -> app
 	LastReconcile string            `json:"lastReconcile,omitempty"`
+	// Watch says how changes made directly in the backing directory are
+	// followed: the mode (inotify, or scan after a fallback) and what it did.
+	Watch string `json:"watch,omitempty"`
 }
 
 // ErrorBody is the JSON shape of every error response.

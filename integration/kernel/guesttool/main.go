@@ -20,6 +20,8 @@
 //	      "fsync"            fsync the held descriptor
 //	      "close"            close it and exit
 //	    and answer one line on ACKFIFO: "ok <cmd>" or "err <cmd>: <error>"
+//	semfs-guest locks PATH_A PATH_B    fcntl and flock locks across two mounts of
+//	                                   one file (locks.go)
 //
 // It is built by the test (CGO_ENABLED=0, static) and shipped in the per-boot
 // initramfs overlay as /semfs/guest.
@@ -135,6 +137,11 @@ func main() {
 			fatal(2, "usage: semfs-guest hold PATH CMDFIFO ACKFIFO")
 		}
 		hold(a[0], a[1], a[2])
+	case "locks":
+		if len(a) != 2 {
+			fatal(2, "usage: semfs-guest locks PATH_A PATH_B")
+		}
+		locks(a[0], a[1])
 	default:
 		fatal(2, "unknown command %q", os.Args[1])
 	}

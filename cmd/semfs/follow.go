@@ -1,0 +1,102 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/server"
+)
+
+// follow is the Watcher's FollowFunc: it brings the index in line with what
+// host processes did inside scopes, as the start-up reconcile does for the
+// whole directory. A file a host process created gets a record with no
+// creator (created_by ""), unless it carries a durable record (a user.semfs
+// attribute copied with it, or the journal's, by file identity); a file
+// renamed or moved keeps its record, found by file identity (inode and birth
+// time), when both its old and its new name are in the batch; a removed file
+// loses its record.
+//
+// A scope that cannot be looked at (a name the core refuses, a directory that
+// cannot be listed) is left out of the batch with a warning, rather than
+// failing it: its records are kept as they are, and every other scope is
+// followed. A file whose durable record cannot be read keeps its record.
+func (d *daemon) follow(ctx context.Context, scopes []string) error {
+	t0 := time.Now()
+	var files []index.FileState
+	add := func(into *[]index.FileState) func(p string, a server.Attr) error {
+		return func(p string, a server.Attr) error {
+			if !a.Mode.IsRegular() && !a.IsSymlink() {
+				return nil
+			}
+			fst := index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime}
+			m, src, err := d.fs.ReadMeta(ctx, p)
+			switch {
+			case err != nil && server.KindOf(err) == server.KindNotFound:
+				return nil // removed meanwhile: the next batch has its event
+			case err != nil:
+				d.log.Warn("durable record unreadable; the index's record is kept", "path", p, "err", err)
+			case src != server.MetaNone:
+				saved := savedOf(m)
+				fst.Saved = &saved
+			}
+			*into = append(*into, fst)
+			return nil
+		}
+	}
+	kept := scopes[:0:0]
+	for _, s := range scopes {
+		var in []index.FileState
+		err := d.scope(ctx, s, add(&in))
+		if err != nil {
+			d.log.Warn("cannot follow changes here; its records stay as they are until the next start", "path", s, "err", err)
+			continue
+		}
+		kept = append(kept, s)
+		files = append(files, in...)
+	}
+	rep, err := d.idx.ReconcileIn(kept, files)
+	if err != nil {
+		return err
+	}
+	if rep.Changed() || len(rep.RecoveredCreators)+len(rep.RecoveredTags) > 0 {
+		d.log.Info("index followed changes made in the backing directory", "report", rep.String(),
+			"scopes", len(kept), "files", len(files), "took", time.Since(t0).Round(time.Microsecond))
+	}
+	return nil
+}
+
+// scope calls add for every regular file and symlink at or below s as it is
+// now ("" is the whole backing directory); nothing for a path that is gone.
+func (d *daemon) scope(ctx context.Context, s string, add func(string, server.Attr) error) error {
+	if s == "" {
+		return d.fs.Walk(ctx, "", add)
+	}
+	a, err := d.fs.Lstat(ctx, s)
+	if err != nil {
+		if k := server.KindOf(err); k == server.KindNotFound || k == server.KindNotDir {
+			return nil // gone, or below what is now a file or symlink: its records go
+		}
+		return err
+	}
+	if !a.IsDir() {
+		return add(s, a)
+	}
+	if err := d.fs.Walk(ctx, s, add); err != nil && server.KindOf(err) != server.KindNotFound {
+		return err
+	}
+	return nil
+}
+
+// watchState is the health report's line on the watcher.
+func (d *daemon) watchState() string {
+	if d.watch == nil {
+		return ""
+	}
+	st := d.watch.Stats()
+	return fmt.Sprintf("%s, %d watches; %d batches (%d full rescans, %d queue overflows, %d failed)",
+		st.Mode, st.Watches, st.Batches, st.Rescans, st.Overflows, st.Errors)
+}

@@ -1,0 +1,559 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// How the daemon follows changes that host processes make directly in the
+// backing directory (Options of Watch).
+const (
+	WatchInotify = "inotify" // inotify on every directory; periodic rescans when it cannot
+	WatchScan    = "scan"    // a full rescan every WatchOptions.Rescan
+	WatchOff     = "off"     // only the next start's reconcile sees them
+)
+
+// Defaults of WatchOptions. A burst of changes is handled once it has been
+// quiet for DefaultWatchQuiet, and at the latest DefaultWatchMaxDelay after
+// its first change, so that a host process writing without pause is still
+// followed; DefaultWatchRescan is the scan mode's period.
+const (
+	DefaultWatchQuiet    = 50 * time.Millisecond
+	DefaultWatchMaxDelay = time.Second
+	DefaultWatchRescan   = time.Minute
+)
+
+// watchMask is what a change to the index needs to know of. Not IN_MODIFY:
+// every write(2) would wake the daemon (its own NFS and 9P writes included),
+// while IN_CLOSE_WRITE says the same once per writer. Not IN_ATTRIB: the
+// core's own durable records are extended attributes, and the index keeps no
+// mode or owner. Not IN_DONT_FOLLOW: the watch is added through the
+// /proc/self/fd link of a descriptor opened beneath the root, which must be
+// followed (the descriptor's own resolution refused every symlink).
+const watchMask = unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+	unix.IN_DELETE | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+
+// WatchOptions configure a Watcher.
+type WatchOptions struct {
+	Mode     string        // WatchInotify ("" too), WatchScan or WatchOff
+	Quiet    time.Duration // default DefaultWatchQuiet
+	MaxDelay time.Duration // default DefaultWatchMaxDelay
+	Rescan   time.Duration // default DefaultWatchRescan
+	// MaxWatches caps the inotify watches (one per directory); past it the
+	// watcher falls back to rescans. 0: as many as the kernel gives
+	// (fs.inotify.max_user_watches).
+	MaxWatches int
+	Logger     *slog.Logger // nil: the FS's
+}
+
+// FollowFunc brings the index in line with the backing directory inside
+// scopes: each is a path standing for itself and everything below it, ""
+// for the whole directory. The Watcher calls it with namespace changes through
+// the core held off and after the sink applied every change sent so far, so
+// that what it finds on disk and what the change stream told the index agree:
+// a file created through NFS or 9P is already in the index with its creator.
+type FollowFunc func(ctx context.Context, scopes []string) error
+
+// WatchStats is what a Watcher did so far.
+type WatchStats struct {
+	Mode      string // what it does now: WatchInotify, WatchScan (also after a fallback) or WatchOff
+	Watches   int    // inotify watches held, one per directory
+	Batches   uint64 // FollowFunc calls
+	Rescans   uint64 // of them, full rescans (overflow, fallback, scan mode)
+	Overflows uint64 // inotify queue overflows
+	Errors    uint64 // FollowFunc calls that failed (retried, see loop)
+}
+
+// Watcher follows changes made directly in the backing directory by processes
+// other than the daemon, and hands the changed paths to a FollowFunc. Changes
+// the core makes itself arrive too (the kernel does not tell who made them);
+// the FollowFunc finds the index already in line with them and changes nothing.
+//
+// inotify needs one watch per directory, added as directories appear (the
+// subtree of a directory moved in is walked and watched, then reported whole).
+// A watch is added through an O_PATH descriptor the resolver opened beneath the
+// root, so a directory swapped for a symlink is never watched outside the tree.
+// On a queue overflow the next batch is a full rescan; when inotify is missing
+// or the watch limit is reached, the Watcher logs why and rescans every
+// Rescan instead.
+type Watcher struct {
+	fs    *FS
+	apply FollowFunc
+	opts  WatchOptions
+	log   *slog.Logger
+
+	ino *os.File // nil in scan and off modes
+
+	// Owned by the loop goroutine (and by Watch before it starts).
+	wds   map[int]string // watch -> directory path
+	paths map[string]int // directory path -> watch
+
+	mode                                     atomic.Value // string
+	watches                                  atomic.Int64
+	batches, rescans, overflows, failedCalls atomic.Uint64
+
+	events  chan []inotifyEvent
+	stop    chan struct{}
+	done    sync.WaitGroup
+	started atomic.Bool
+}
+
+type inotifyEvent struct {
+	wd     int
+	mask   uint32
+	cookie uint32
+	name   string
+}
+
+// Watch prepares a Watcher of the whole backing directory: in inotify mode the
+// watches are in place when it returns, so a change made after it is seen,
+// though handled only once Run is called (the daemon calls Run after its
+// start-up reconcile, whose walk could otherwise race with the first batch).
+func (f *FS) Watch(opts WatchOptions, apply FollowFunc) (*Watcher, error) {
+	if opts.Mode == "" {
+		opts.Mode = WatchInotify
+	}
+	switch opts.Mode {
+	case WatchInotify, WatchScan, WatchOff:
+	default:
+		return nil, E("watch", KindInvalid, "", fmt.Errorf("unknown watch mode %q (inotify, scan or off)", opts.Mode))
+	}
+	if opts.Quiet <= 0 {
+		opts.Quiet = DefaultWatchQuiet
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = DefaultWatchMaxDelay
+	}
+	if opts.MaxDelay < opts.Quiet {
+		opts.MaxDelay = opts.Quiet
+	}
+	if opts.Rescan <= 0 {
+		opts.Rescan = DefaultWatchRescan
+	}
+	w := &Watcher{fs: f, apply: apply, opts: opts, log: opts.Logger, wds: map[int]string{}, paths: map[string]int{},
+		events: make(chan []inotifyEvent, 64), stop: make(chan struct{})}
+	if w.log == nil {
+		w.log = f.log
+	}
+	w.mode.Store(opts.Mode)
+	if opts.Mode != WatchInotify {
+		return w, nil
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		w.fallback(fmt.Sprintf("inotify is not available: %v", err))
+		return w, nil
+	}
+	// Non-blocking, so reads go through Go's poller and Close wakes them.
+	w.ino = os.NewFile(uintptr(fd), "inotify")
+	if err := w.addTree(""); err != nil {
+		w.fallback(err.Error())
+		w.ino = nil
+	}
+	return w, nil
+}
+
+// Run starts handling changes; Close stops it.
+func (w *Watcher) Run() {
+	if w.started.Swap(true) || w.Mode() == WatchOff {
+		return
+	}
+	if w.ino != nil {
+		w.done.Add(1)
+		go w.read()
+	}
+	w.done.Add(1)
+	go w.loop()
+}
+
+// Close stops the Watcher and waits for a batch in progress to finish.
+func (w *Watcher) Close() {
+	select {
+	case <-w.stop:
+		return
+	default:
+		close(w.stop)
+	}
+	if w.ino != nil {
+		w.ino.Close()
+	}
+	w.done.Wait()
+}
+
+// Mode is what the Watcher does now (WatchScan after a fallback).
+func (w *Watcher) Mode() string { return w.mode.Load().(string) }
+
+// Stats says what the Watcher did so far. Safe for concurrent use.
+func (w *Watcher) Stats() WatchStats {
+	return WatchStats{Mode: w.Mode(), Watches: int(w.watches.Load()), Batches: w.batches.Load(),
+		Rescans: w.rescans.Load(), Overflows: w.overflows.Load(), Errors: w.failedCalls.Load()}
+}
+
+// fallback gives inotify up for periodic rescans. Precondition: the loop is
+// not running yet, or the caller is the loop.
+func (w *Watcher) fallback(why string) {
+	w.log.Warn("cannot follow the backing directory with inotify; rescanning it periodically instead",
+		"reason", why, "every", w.opts.Rescan)
+	w.mode.Store(WatchScan)
+	if w.ino != nil {
+		w.ino.Close() // ends read, which closes events
+	}
+	for wd := range w.wds {
+		delete(w.wds, wd)
+	}
+	clear(w.paths)
+	w.watches.Store(0)
+}
+
+// errWatchLimit ends addTree when no more watches can be had.
+type errWatchLimit struct{ why string }
+
+func (e errWatchLimit) Error() string { return e.why }
+
+// addTree watches directory p and every directory below it. A directory that
+// vanished meanwhile is skipped: its removal is an event of its parent. The
+// error is errWatchLimit, or one that makes inotify unusable.
+func (w *Watcher) addTree(p string) error {
+	if err := w.addWatch(p); err != nil {
+		var lim errWatchLimit
+		if errors.As(err, &lim) {
+			return err
+		}
+		if p == "" {
+			return fmt.Errorf("watching the backing directory: %w", err)
+		}
+		w.log.Debug("not watching a directory that went away or is not one", "path", p, "err", err)
+		return nil
+	}
+	ents, err := w.fs.ReadDir(context.Background(), p)
+	if err != nil {
+		w.log.Debug("not watching below a directory that cannot be listed", "path", p, "err", err)
+		return nil
+	}
+	for _, e := range ents {
+		if e.Attr.IsDir() {
+			if err := w.addTree(Join(p, e.Name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *Watcher) addWatch(p string) error {
+	if w.opts.MaxWatches > 0 && len(w.wds) >= w.opts.MaxWatches {
+		if _, ok := w.paths[p]; !ok {
+			return errWatchLimit{fmt.Sprintf("more directories than the %d watches allowed (--watch-max)", w.opts.MaxWatches)}
+		}
+	}
+	d, err := w.fs.res.openDir("watch", p, false)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	wd, err := unix.InotifyAddWatch(int(w.ino.Fd()), "/proc/self/fd/"+strconv.Itoa(d.fd), watchMask)
+	switch err {
+	case nil:
+	case unix.ENOSPC:
+		return errWatchLimit{fmt.Sprintf("the kernel's inotify watch limit (fs.inotify.max_user_watches) is reached at %d watches", len(w.wds))}
+	default:
+		return wrap("watch", p, err)
+	}
+	// One inode, one watch: a directory moved within the tree keeps its wd.
+	if old, ok := w.wds[wd]; ok && old != p {
+		delete(w.paths, old)
+	}
+	w.wds[wd] = p
+	w.paths[p] = wd
+	w.watches.Store(int64(len(w.wds)))
+	return nil
+}
+
+// forget drops the path names of p's watch and of every watch below it: p was
+// moved away. A watch the move kept inside the tree gets its new name when the
+// destination is walked (addTree); the others are removed after the batch.
+func (w *Watcher) forget(p string) {
+	for q, wd := range w.paths {
+		if q == p || strings.HasPrefix(q, p+"/") {
+			delete(w.paths, q)
+			w.wds[wd] = "\x00" // known, nameless: its events are not ours to name
+		}
+	}
+}
+
+// read turns the inotify descriptor's bytes into events for the loop.
+func (w *Watcher) read() {
+	defer w.done.Done()
+	defer close(w.events)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := w.ino.Read(buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrClosed) {
+				w.log.Warn("reading inotify events failed", "err", err)
+			}
+			return
+		}
+		var evs []inotifyEvent
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			end := off + unix.SizeofInotifyEvent + int(raw.Len)
+			if end > n {
+				break
+			}
+			name := string(buf[off+unix.SizeofInotifyEvent : end])
+			if i := strings.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			evs = append(evs, inotifyEvent{wd: int(raw.Wd), mask: raw.Mask, cookie: raw.Cookie, name: name})
+			off = end
+		}
+		select {
+		case w.events <- evs:
+		case <-w.stop:
+			return
+		}
+	}
+}
+
+// batch is the changes gathered since the last FollowFunc call.
+type batch struct {
+	dirty map[string]bool
+	all   bool
+	first time.Time
+	from  map[uint32]time.Time // moves out of a directory whose other half is not seen yet
+}
+
+func (b *batch) empty() bool { return !b.all && len(b.dirty) == 0 }
+
+func (w *Watcher) loop() {
+	defer w.done.Done()
+	b := &batch{dirty: map[string]bool{}, from: map[uint32]time.Time{}}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var tick <-chan time.Time
+	var ticker *time.Ticker
+	setScan := func() {
+		if ticker == nil {
+			ticker = time.NewTicker(w.opts.Rescan)
+			tick = ticker.C
+		}
+	}
+	defer func() {
+		timer.Stop()
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
+	if w.Mode() == WatchScan {
+		setScan()
+	}
+	// A failed batch stays dirty and is retried on its own, after MaxDelay,
+	// then twice as long each time up to Rescan, and no sooner on new events:
+	// a lasting failure (a full disk) must not spin.
+	var retry time.Duration
+	var notBefore time.Time
+	retryAfter := func(ok bool) {
+		if ok {
+			retry, notBefore = 0, time.Time{}
+			return
+		}
+		retry = min(max(2*retry, w.opts.MaxDelay), w.opts.Rescan)
+		notBefore = time.Now().Add(retry)
+		timer.Reset(retry)
+	}
+	events := w.events
+	if w.ino == nil || w.Mode() != WatchInotify {
+		events = nil
+	}
+	for {
+		select {
+		case <-w.stop:
+			return
+		case evs, ok := <-events:
+			if !ok {
+				select {
+				case <-w.stop:
+					return
+				default:
+				}
+				events = nil
+				if w.Mode() == WatchInotify {
+					w.fallback("the inotify descriptor failed")
+				}
+				setScan()
+				b.all = true
+				timer.Reset(0)
+				continue
+			}
+			for _, ev := range evs {
+				w.handle(b, ev)
+			}
+			if w.Mode() != WatchInotify { // handle fell back
+				events = nil
+				setScan()
+				b.all = true
+			}
+			if b.empty() {
+				continue
+			}
+			now := time.Now()
+			if b.first.IsZero() {
+				b.first = now
+			}
+			wait := min(w.opts.Quiet, time.Until(b.first.Add(w.opts.MaxDelay)))
+			timer.Reset(max(wait, time.Until(notBefore), 0))
+		case <-timer.C:
+			// A move's two halves are queued together by the kernel but may be
+			// read apart; a batch taken between them would drop the record
+			// the other half would have moved, so it waits for the rest.
+			if pending := b.recentFrom(w.opts.Quiet); pending && time.Since(b.first) < 2*w.opts.MaxDelay {
+				timer.Reset(w.opts.Quiet)
+				continue
+			}
+			retryAfter(w.fire(b))
+		case <-tick:
+			b.all = true
+			retryAfter(w.fire(b))
+		}
+	}
+}
+
+func (b *batch) recentFrom(quiet time.Duration) bool {
+	for c, at := range b.from {
+		if time.Since(at) < quiet {
+			return true
+		}
+		delete(b.from, c)
+	}
+	return false
+}
+
+// handle adds one event to the batch and keeps the watches in step with the
+// directories. Runs on the loop.
+func (w *Watcher) handle(b *batch, ev inotifyEvent) {
+	if ev.mask&unix.IN_Q_OVERFLOW != 0 {
+		w.overflows.Add(1)
+		w.log.Warn("inotify queue overflowed; the next batch rescans the whole backing directory")
+		b.all = true
+		return
+	}
+	dir, known := w.wds[ev.wd]
+	if ev.mask&unix.IN_IGNORED != 0 { // the watched directory is gone (or fell back)
+		if known {
+			delete(w.wds, ev.wd)
+			if w.paths[dir] == ev.wd {
+				delete(w.paths, dir)
+			}
+			w.watches.Store(int64(len(w.wds)))
+		}
+		return
+	}
+	if !known || dir == "\x00" || ev.name == "" {
+		return
+	}
+	p := Join(dir, ev.name)
+	isDir := ev.mask&unix.IN_ISDIR != 0
+	switch {
+	case ev.mask&unix.IN_MOVED_FROM != 0:
+		b.from[ev.cookie] = time.Now()
+		if isDir {
+			w.forget(p)
+		}
+	case ev.mask&unix.IN_MOVED_TO != 0:
+		delete(b.from, ev.cookie)
+	}
+	if isDir && ev.mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
+		if err := w.addTree(p); err != nil {
+			w.fallback(err.Error())
+			return
+		}
+	}
+	b.dirty[p] = true
+}
+
+// fire hands the batch to the FollowFunc and starts a new one; false when the
+// FollowFunc failed and the batch is kept. Runs on the loop.
+func (w *Watcher) fire(b *batch) bool {
+	// Watches whose directory moved out of the tree: nothing of theirs is ours.
+	for wd, p := range w.wds {
+		if p == "\x00" {
+			if w.ino != nil {
+				unix.InotifyRmWatch(int(w.ino.Fd()), uint32(wd))
+			}
+			delete(w.wds, wd)
+		}
+	}
+	w.watches.Store(int64(len(w.wds)))
+	if b.empty() {
+		return true
+	}
+	scopes := []string{""}
+	if !b.all {
+		scopes = scopeList(b.dirty)
+	}
+	w.batches.Add(1)
+	if b.all {
+		w.rescans.Add(1)
+	}
+	ctx := context.Background()
+	err := w.fs.mutate(func() (err error) {
+		// A bug in the FollowFunc must not take the daemon down with it.
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic following changes: %v", r)
+			}
+		}()
+		if err := w.fs.flushSink(ctx); err != nil {
+			return err
+		}
+		return w.apply(ctx, scopes)
+	})
+	if err != nil {
+		// The paths stay dirty: the loop tries again (retryAfter).
+		w.failedCalls.Add(1)
+		w.log.Error("following changes in the backing directory failed; retrying", "scopes", len(scopes), "err", err)
+		return false
+	}
+	clear(b.dirty)
+	b.all = false
+	b.first = time.Time{}
+	return true
+}
+
+// scopeList is the dirty paths in order without those below another.
+func scopeList(dirty map[string]bool) []string {
+	out := make([]string, 0, len(dirty))
+	for p := range dirty {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	kept := out[:0]
+	for _, p := range out {
+		covered := false
+		for i := strings.IndexByte(p, '/'); i >= 0 && !covered; {
+			covered = dirty[p[:i]]
+			j := strings.IndexByte(p[i+1:], '/')
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+		}
+		if !covered {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}

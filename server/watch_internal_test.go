@@ -1,0 +1,54 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestScopeList(t *testing.T) {
+	got := scopeList(map[string]bool{"a": true, "a b": true, "a/x": true, "a/x/y": true, "b/c": true, "ab": true, "b/c d": true})
+	want := []string{"a", "a b", "ab", "b/c", "b/c d"}
+	if !slices.Equal(got, want) {
+		t.Errorf("scopeList = %q, want %q", got, want)
+	}
+}
+
+// A queue overflow makes the next batch a full rescan: the kernel dropped
+// events, so any path may have changed. (A real overflow needs more events
+// than fs.inotify.max_queued_events, a system-wide setting; the event is
+// handed to the loop's handler as the kernel would deliver it.)
+func TestOverflowRescansEverything(t *testing.T) {
+	dir := t.TempDir()
+	f, err := New(dir, Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := make(chan []string, 1)
+	w, err := f.Watch(WatchOptions{Logger: slog.New(slog.DiscardHandler)}, func(_ context.Context, s []string) error {
+		got <- s
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	b := &batch{dirty: map[string]bool{}, from: map[uint32]time.Time{}}
+	w.handle(b, inotifyEvent{wd: w.paths[""], mask: unix.IN_CREATE, name: "a"})
+	w.handle(b, inotifyEvent{wd: -1, mask: unix.IN_Q_OVERFLOW})
+	w.fire(b)
+	if s := <-got; !slices.Equal(s, []string{""}) {
+		t.Errorf("after an overflow: scopes %q, want the whole directory", s)
+	}
+	if st := w.Stats(); st.Overflows != 1 || st.Rescans != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	if !b.empty() {
+		t.Errorf("the batch was not reset after a successful call")
+	}
+}

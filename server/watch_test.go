@@ -1,0 +1,265 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs/server"
+)
+
+// watchFixture is an FS over a temporary directory with a Watcher whose
+// FollowFunc hands each batch's scopes to the test.
+type watchFixture struct {
+	dir     string
+	fs      *server.FS
+	w       *server.Watcher
+	batches chan []string
+}
+
+func newWatchFixture(t *testing.T, opts server.WatchOptions, dirs ...string) *watchFixture {
+	t.Helper()
+	f := &watchFixture{dir: t.TempDir(), batches: make(chan []string, 1024)}
+	for _, d := range dirs {
+		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var err error
+	if f.fs, err = server.New(f.dir, server.Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.fs.Close() })
+	opts.Logger = slog.New(slog.DiscardHandler)
+	if f.w, err = f.fs.Watch(opts, func(_ context.Context, scopes []string) error {
+		f.batches <- slices.Clone(scopes)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.w.Close)
+	f.w.Run()
+	return f
+}
+
+// write creates or rewrites a file as a host process would, making its
+// directories.
+func (f *watchFixture) write(t *testing.T, p string) {
+	t.Helper()
+	full := filepath.Join(f.dir, p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// covers reports whether one of scopes is p or one of its ancestors.
+func covers(scopes []string, p string) bool {
+	for _, s := range scopes {
+		if s == "" || s == p || strings.HasPrefix(p, s+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// waitCovered waits for a batch covering every path in want (all in one
+// batch); 10 s is a failure bound, not an expectation.
+func (f *watchFixture) waitCovered(t *testing.T, want ...string) []string {
+	t.Helper()
+	bound := time.After(10 * time.Second)
+	for {
+		select {
+		case scopes := <-f.batches:
+			ok := true
+			for _, p := range want {
+				ok = ok && covers(scopes, p)
+			}
+			if ok {
+				return scopes
+			}
+		case <-bound:
+			t.Fatalf("no batch covering %q within 10s", want)
+		}
+	}
+}
+
+func TestWatchFollowsHostChanges(t *testing.T) {
+	f := newWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "old/deep")
+	if f.w.Mode() != server.WatchInotify || f.w.Stats().Watches != 3 {
+		t.Fatalf("mode %s, stats %+v; want inotify on 3 directories", f.w.Mode(), f.w.Stats())
+	}
+
+	f.write(t, "a.txt")
+	f.waitCovered(t, "a.txt")
+
+	// A directory tree made at once: whatever was inside before its watch
+	// was added is covered by the directory's own scope.
+	f.write(t, "n/m/f.txt")
+	f.waitCovered(t, "n/m/f.txt")
+	// ... and the new directories are watched from then on.
+	f.write(t, "n/m/g.txt")
+	if s := f.waitCovered(t, "n/m/g.txt"); covers(s, "n") && !slices.Contains(s, "n/m/g.txt") && !slices.Contains(s, "n/m") {
+		t.Errorf("a later change in a new directory came as %q: its directory is not watched", s)
+	}
+
+	// A directory renamed: both names in one batch, so the index can follow
+	// its files by identity; its watches follow it.
+	if err := os.Rename(filepath.Join(f.dir, "old"), filepath.Join(f.dir, "new")); err != nil {
+		t.Fatal(err)
+	}
+	f.waitCovered(t, "old", "new")
+	f.write(t, "new/deep/x.txt")
+	if s := f.waitCovered(t, "new/deep/x.txt"); !slices.Contains(s, "new/deep/x.txt") {
+		t.Errorf("a change below a renamed directory came as %q, want its own path", s)
+	}
+
+	// A file moved between directories: both names in one batch.
+	if err := os.Rename(filepath.Join(f.dir, "a.txt"), filepath.Join(f.dir, "new/deep/a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	f.waitCovered(t, "a.txt", "new/deep/a.txt")
+
+	if err := os.RemoveAll(filepath.Join(f.dir, "n")); err != nil {
+		t.Fatal(err)
+	}
+	f.waitCovered(t, "n")
+	if st := f.w.Stats(); st.Watches != 3 || st.Rescans != 0 {
+		t.Errorf("after removing n/ and n/m/: %+v, want 3 watches (root, new, new/deep) and no rescan", st)
+	}
+}
+
+// A directory moved out of the tree takes its watch with it: later changes
+// inside it are not the backing directory's.
+func TestWatchDropsDirectoriesMovedOut(t *testing.T) {
+	f := newWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	outside := filepath.Join(t.TempDir(), "d")
+	if err := os.Rename(filepath.Join(f.dir, "d"), outside); err != nil {
+		t.Fatal(err)
+	}
+	f.waitCovered(t, "d")
+	if err := os.WriteFile(filepath.Join(outside, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "marker")
+	s := f.waitCovered(t, "marker")
+	if covers(s, "d/x") || covers(s, "x") {
+		t.Errorf("a change outside the tree was reported: %q", s)
+	}
+	if st := f.w.Stats(); st.Watches != 1 {
+		t.Errorf("watches %d, want 1 (the root)", st.Watches)
+	}
+}
+
+// Past the watch limit the Watcher says so and rescans the whole directory
+// periodically instead.
+func TestWatchFallsBackToRescans(t *testing.T) {
+	f := newWatchFixture(t, server.WatchOptions{MaxWatches: 2, Rescan: 20 * time.Millisecond}, "a", "b")
+	if f.w.Mode() != server.WatchScan {
+		t.Fatalf("mode %s with 3 directories and 2 watches allowed, want scan", f.w.Mode())
+	}
+	if s := f.waitCovered(t, "anything"); !slices.Equal(s, []string{""}) {
+		t.Errorf("rescan scopes %q, want the whole directory", s)
+	}
+}
+
+func TestWatchOffAndBadMode(t *testing.T) {
+	f := newWatchFixture(t, server.WatchOptions{Mode: server.WatchOff})
+	if f.w.Mode() != server.WatchOff || f.w.Stats().Watches != 0 {
+		t.Errorf("off: %+v", f.w.Stats())
+	}
+	if _, err := f.fs.Watch(server.WatchOptions{Mode: "fanotify"}, nil); server.KindOf(err) != server.KindInvalid {
+		t.Errorf("unknown mode: %v, want KindInvalid", err)
+	}
+}
+
+// BenchmarkWatchSetup watches a tree of 5,051 directories (the shape of the
+// 100,000-file benchmark in integration/bench, without the files, which cost
+// no watch): time to add the watches and the Go heap the Watcher keeps.
+//
+//	go test ./server/ -run '^$' -bench WatchSetup -benchtime 3x
+func BenchmarkWatchSetup(b *testing.B) {
+	dir := b.TempDir()
+	for a := 0; a < 50; a++ {
+		for d := 0; d < 100; d++ {
+			if err := os.MkdirAll(filepath.Join(dir, "app"+strconv.Itoa(a), "d"+strconv.Itoa(d)), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	fsys, err := server.New(dir, server.Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fsys.Close()
+	var heap uint64
+	for i := 0; i < b.N; i++ {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		w, err := fsys.Watch(server.WatchOptions{}, func(context.Context, []string) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		if st := w.Stats(); st.Watches != 5051 || st.Mode != server.WatchInotify {
+			b.Fatalf("%+v", st)
+		}
+		heap = m1.HeapAlloc - m0.HeapAlloc
+		w.Close()
+	}
+	b.ReportMetric(float64(heap)/5051, "heap-B/watch")
+}
+
+// A batch whose FollowFunc fails is kept and handed over again on its own,
+// with no further change needed.
+func TestWatchRetriesFailedBatch(t *testing.T) {
+	dir := t.TempDir()
+	fsys, err := server.New(dir, server.Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	calls := make(chan []string, 8)
+	n := 0
+	w, err := fsys.Watch(server.WatchOptions{Quiet: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)},
+		func(_ context.Context, s []string) error {
+			calls <- slices.Clone(s)
+			if n++; n == 1 {
+				return errors.New("index briefly unavailable")
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Run()
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		select {
+		case s := <-calls:
+			if !covers(s, "f") {
+				t.Fatalf("call %d: scopes %q, want f", i+1, s)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %d never came (the failed batch was not retried)", i+1)
+		}
+	}
+	if st := w.Stats(); st.Errors != 1 || st.Batches != 2 {
+		t.Errorf("stats %+v, want 1 error in 2 batches", st)
+	}
+}
