@@ -45,6 +45,8 @@ func (e nfsError) Is(target error) bool {
 		return target == syscall.ENOTEMPTY
 	case 22: // NFS3ERR_INVAL
 		return target == syscall.EINVAL
+	case 18: // NFS3ERR_XDEV
+		return target == syscall.EXDEV
 	}
 	return false
 }

@@ -46,6 +46,8 @@ func fsErr(err error) error {
 		return syscall.ENOTEMPTY
 	case linux.EINVAL:
 		return fmt.Errorf("%w (%w)", syscall.EINVAL, err)
+	case linux.EXDEV:
+		return fmt.Errorf("%w (%w)", syscall.EXDEV, err)
 	}
 	return err
 }

@@ -37,6 +37,8 @@ func sysErr(err error) error {
 		return syscall.EACCES
 	case server.KindInvalid:
 		return syscall.EINVAL
+	case server.KindCrossDevice:
+		return syscall.EXDEV
 	}
 	return err
 }

@@ -28,8 +28,9 @@ type Info struct {
 
 // Client is a protocol's view of the backing directory, with slash-separated
 // paths relative to its root. Errors must satisfy errors.Is with fs.ErrNotExist,
-// fs.ErrExist or fs.ErrPermission where they apply, and ErrNotEmpty for a
-// non-empty directory.
+// fs.ErrExist or fs.ErrPermission where they apply, ErrNotEmpty for a
+// non-empty directory, and syscall.EXDEV for a rename or link across a mount
+// point (which tells a mover to copy and delete instead).
 type Client interface {
 	WriteFile(path string, data []byte, perm fs.FileMode) error // create or truncate, then write
 	ReadFile(path string) ([]byte, error)
@@ -101,6 +102,7 @@ func Run(t *testing.T, start StartFn) {
 		{"ChmodChtimes", testAttrs},
 		{"ReadDirComplete", testReadDir},
 		{"Errors", testErrors},
+		{"CrossDevice", testCrossDevice},
 		{"NewNamesMustBeUTF8", testNonUTF8},
 	}
 	for _, tc := range tests {
@@ -349,6 +351,38 @@ func testErrors(t *testing.T, e Env) {
 	}
 	if err := e.Client.Rename("missing", "x"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("rename of a missing file: %v", err)
+	}
+}
+
+// testCrossDevice: a file system mounted inside the backing directory makes a
+// rename or link across it EXDEV through every front end, as rename(2) says
+// it, so that mv falls back to copy and delete; nothing moves. It needs a
+// tmpfs mount (root with CAP_SYS_ADMIN): it is skipped where mounting is not
+// allowed, except under CI=true.
+func testCrossDevice(t *testing.T, e Env) {
+	mnt := filepath.Join(e.Backing, "mnt")
+	if err := os.Mkdir(mnt, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m,mode=0777"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("mounting a tmpfs inside the backing directory: %v", err)
+		}
+		t.Skipf("mounting a tmpfs inside the backing directory is not permitted here (%v)", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	must(t, e.Client.WriteFile("f", []byte("F"), 0o644), "write f")
+	if err := e.Client.Rename("f", "mnt/f"); !errors.Is(err, syscall.EXDEV) {
+		t.Fatalf("rename across a mount point: %v, want EXDEV", err)
+	}
+	if err := e.Client.Link("f", "mnt/g"); !errors.Is(err, syscall.EXDEV) {
+		t.Fatalf("link across a mount point: %v, want EXDEV", err)
+	}
+	if string(onDisk(t, e, "f")) != "F" {
+		t.Fatal("the source changed")
+	}
+	if names, err := os.ReadDir(mnt); err != nil || len(names) != 0 {
+		t.Fatalf("the mount got %v (%v)", names, err)
 	}
 }
 
