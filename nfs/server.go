@@ -29,6 +29,10 @@ type Options struct {
 
 	Observe ObserveFunc // nil: no metrics (observe.go)
 	Track   TrackFunc   // nil: connections are not counted per app
+
+	// NoFastPath leaves every call to go-nfs (semfs serve --fast-path=off):
+	// the reference fastpath.go is held to, and a way out if it is ever wrong.
+	NoFastPath bool
 }
 
 // Server serves one server.FS over NFSv3. MOUNT and NFS share the listener's port.
@@ -52,6 +56,7 @@ type Server struct {
 	panicOp atomic.Value // string; tests make this billy operation panic
 	observe ObserveFunc
 	track   TrackFunc
+	noFast  bool // Options.NoFastPath
 }
 
 // NewServer opens the handle map in opts.StateDir and prepares to serve fsys.
@@ -79,7 +84,7 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 		lim:   opts.Limits.WithDefaults(),
 	}
 	s.connsChange = sync.NewCond(&s.mu)
-	s.observe, s.track = opts.Observe, opts.Track
+	s.observe, s.track, s.noFast = opts.Observe, opts.Track, opts.NoFastPath
 	if _, err := rand.Read(s.verf[:]); err != nil {
 		hm.close()
 		return nil, err
@@ -156,7 +161,9 @@ func (s *Server) serveConn(c net.Conn, gone func()) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
-	rc.fast = h.serveFast
+	if !s.noFast {
+		rc.fast = h.serveFast
+	}
 	rc.log = s.log
 	rc.obs = newObserver(s.observe, s.track)
 	srv := &gonfs.Server{Handler: h, ID: s.verf, Context: context.Background()}
