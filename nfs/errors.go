@@ -26,6 +26,7 @@ const (
 	nfs3ErrNotEmpty    = 66
 	nfs3ErrDQuot       = 69
 	nfs3ErrNotSupp     = 10004
+	nfs3ErrTooSmall    = 10005
 )
 
 // toNFS is the one mapping from the core's error vocabulary to NFS: the errno the

@@ -87,6 +87,16 @@ func (h *connHandler) serveFast(r *request, body []byte) (rec []byte) {
 	return nil
 }
 
+// serveOwn is serveFast without the fast path (Options.NoFastPath): it answers
+// only what go-nfs would answer wrongly, ACCESS, which go-nfs grants whatever
+// the caller may do (see fastAccess), and leaves every other call to go-nfs.
+func (h *connHandler) serveOwn(r *request, body []byte) []byte {
+	if r.proc != procAccess {
+		return nil
+	}
+	return h.serveFast(r, body)
+}
+
 // replyStart begins an accepted reply with an NFS status in the connection's
 // reusable buffer.
 func (h *connHandler) replyStart(r *request, status uint32) []byte {
@@ -99,6 +109,13 @@ func (h *connHandler) replyStart(r *request, status uint32) []byte {
 	out = appendUint32(out, 0)
 	out = appendUint32(out, 0) // SUCCESS
 	return appendUint32(out, status)
+}
+
+// failReply is a failed call's reply with post_op_attr "none": as go-nfs
+// answers every failure, so the two paths answer alike (RFC 1813 makes the
+// attributes optional).
+func (h *connHandler) failReply(r *request, st uint32) []byte {
+	return h.replyEnd(appendPostOp(h.replyStart(r, st), nil))
 }
 
 func (h *connHandler) replyEnd(out []byte) []byte {
@@ -141,23 +158,20 @@ func (h *connHandler) fastGetattr(r *request, fh []byte) []byte {
 }
 
 func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) []byte {
-	fail := func(st uint32, a *server.Attr) []byte {
-		out := h.replyStart(r, st)
-		return h.replyEnd(appendPostOp(out, a))
-	}
+	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
-		return fail(status(r, err), nil)
+		return fail(status(r, err))
 	}
 	switch {
 	case a.IsDir():
-		return fail(nfs3ErrIsDir, &a)
+		return fail(nfs3ErrIsDir)
 	case !a.Mode.IsRegular():
-		return fail(nfs3ErrInval, &a) // a symlink is never read through
+		return fail(nfs3ErrInval) // a symlink is never read through
 	}
 	e, err := h.s.fds.acquire(b.ctx(), p, a.Ino, false)
 	if err != nil {
-		return fail(status(r, err), &a)
+		return fail(status(r, err))
 	}
 	defer h.s.fds.release(e)
 	count = min(count, maxTransfer)
@@ -176,7 +190,7 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 		if err != nil && err != io.EOF {
 			r.override = 0
 			_ = pathError(r, "read", p, err)
-			return fail(r.override, &a)
+			return fail(r.override)
 		}
 		eof = err == io.EOF
 	}
@@ -317,21 +331,21 @@ func appendFattr(out []byte, a server.Attr) []byte {
 // come from the listing's own attributes, recorded in one handle-map
 // transaction, instead of a stat per entry.
 func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64, dircount, maxcount uint32) []byte {
-	fail := func(st uint32, a *server.Attr) []byte {
-		return h.replyEnd(appendPostOp(h.replyStart(r, st), a))
-	}
+	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	if dircount < 512 || maxcount < 4096 {
-		return fail(10008, nil) // NFS3ERR_TOOSMALL
+		// go-nfs's bounds. TOOSMALL, not JUKEBOX: a hard mount retries JUKEBOX
+		// ("try again later") forever.
+		return fail(nfs3ErrTooSmall)
 	}
 	// A reply is never larger than the transfer size FSINFO advertises,
 	// whatever the client asks (RFC 1813 lets the server return less).
 	dircount, maxcount = min(dircount, maxTransfer), min(maxcount, maxTransfer)
 	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
-		return fail(status(r, err), nil)
+		return fail(status(r, err))
 	}
 	if !a.IsDir() {
-		return fail(nfs3ErrNotDir, &a)
+		return fail(nfs3ErrNotDir)
 	}
 	var infos []fs.FileInfo
 	if cookie != 0 && verf != 0 {
@@ -341,7 +355,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 			if infos, err = h.s.readDir(b.ctx(), p); err != nil {
 				r.override = 0
 				_ = pathError(r, "readdir", p, err)
-				return fail(r.override, &a)
+				return fail(r.override)
 			}
 			h.s.dirs.put(verf, p, infos)
 		}
@@ -349,7 +363,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 		if infos, err = h.s.readDir(b.ctx(), p); err != nil {
 			r.override = 0
 			_ = pathError(r, "readdir", p, err)
-			return fail(r.override, &a)
+			return fail(r.override)
 		}
 		verf = h.s.dirs.add(p, infos)
 	}
@@ -434,21 +448,19 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 // fastLookup looks name up in a directory. As go-nfs does, "." is the directory
 // itself and ".." its parent, refused (ACCES) at the root of the tree.
 func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
-	fail := func(st uint32, dir *server.Attr) []byte {
-		return h.replyEnd(appendPostOp(h.replyStart(r, st), dir))
-	}
+	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	b, p, dir, err := h.resolveStat(fh)
 	if err != nil {
-		return fail(status(r, err), nil)
+		return fail(status(r, err))
 	}
 	if !dir.IsDir() {
-		return fail(nfs3ErrNotDir, nil)
+		return fail(nfs3ErrNotDir)
 	}
 	// Looking a name up searches the directory: nfsd asks MAY_EXEC of it.
 	if err := h.s.fsys.CheckAccess(b.ctx(), "lookup", p, server.MayExec); err != nil {
 		r.override = 0
 		_ = pathError(r, "lookup", p, err)
-		return fail(r.override, &dir)
+		return fail(r.override)
 	}
 	var cp string
 	switch name {
@@ -456,7 +468,7 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 		cp = p
 	case "..":
 		if p == "" {
-			return fail(nfs3ErrAcces, &dir)
+			return fail(nfs3ErrAcces)
 		}
 		cp, _ = server.Split(p)
 	default:
@@ -466,7 +478,7 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 	if err != nil {
 		r.override = 0
 		_ = pathError(r, "lookup", cp, err)
-		return fail(r.override, &dir)
+		return fail(r.override)
 	}
 	id := idOf(a)
 	if name != "." && name != ".." {
@@ -501,18 +513,16 @@ func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
 	if !h.s.fsys.ChecksPermissions(ctx) {
 		return nil
 	}
-	fail := func(st uint32, a *server.Attr) []byte {
-		return h.replyEnd(appendPostOp(h.replyStart(r, st), a))
-	}
+	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	_, p, a, err := h.resolveStat(fh)
 	if err != nil {
-		return fail(status(r, err), nil)
+		return fail(status(r, err))
 	}
 	got, err := h.s.fsys.Access(ctx, p, server.MayRead|server.MayWrite|server.MayExec)
 	if err != nil {
 		r.override = 0
 		_ = pathError(r, "access", p, err)
-		return fail(r.override, &a)
+		return fail(r.override)
 	}
 	rd, wr, ex := got&server.MayRead != 0, got&server.MayWrite != 0, got&server.MayExec != 0
 	var grant uint32

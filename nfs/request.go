@@ -161,6 +161,15 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 	if r.prog != progNFS || vers != 3 {
 		return r, nil
 	}
+	if r.proc != 0 {
+		// Every NFSv3 call but NULL starts with a handle. go-nfs cannot read
+		// an empty one (see MNT above) and answers INVAL; it is BADHANDLE, as
+		// the fast path and Linux's nfsd say.
+		y := *x
+		if fh := y.opaque(maxHandleOpaque); y.ok && len(fh) == 0 {
+			r.override = nfs3ErrBadHandl
+		}
+	}
 	name := func(lookup bool) {
 		_ = x.opaque(maxHandleOpaque)
 		n := x.opaque(4096)

@@ -95,7 +95,11 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 // Serve accepts connections on ln until ln is closed (or Close is called) and
 // serves each with its own go-nfs server and handler, so that the handler knows
 // the connection its calls arrive on. It returns nil once closed by Close.
-func (s *Server) Serve(ln net.Listener) error {
+func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, !s.noFast) }
+
+// serve is Serve, with the fast path on ln's connections or not (the tests
+// serve one Server both ways, to hold the fast path to go-nfs's replies).
+func (s *Server) serve(ln net.Listener, fast bool) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -121,12 +125,13 @@ func (s *Server) Serve(ln net.Listener) error {
 			return
 		}
 		active.Add(1)
-		s.serveConn(c, func() { active.Add(-1) })
+		s.serveConn(c, fast, func() { active.Add(-1) })
 	})
 }
 
-// serveConn serves c; gone runs once when it is closed.
-func (s *Server) serveConn(c net.Conn, gone func()) {
+// serveConn serves c, with the fast path when fast; gone runs once when it is
+// closed.
+func (s *Server) serveConn(c net.Conn, fast bool, gone func()) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		// A 1 MiB READ reply then leaves in one write instead of a park and
 		// wake per socket-buffer's worth; the kernel caps it at wmem_max.
@@ -161,8 +166,10 @@ func (s *Server) serveConn(c net.Conn, gone func()) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
-	if !s.noFast {
+	if fast {
 		rc.fast = h.serveFast
+	} else {
+		rc.fast = h.serveOwn
 	}
 	rc.log = s.log
 	rc.obs = newObserver(s.observe, s.track)
