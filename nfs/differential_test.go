@@ -200,7 +200,9 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 	getattr := func(p string) func(int) []byte { return call((&enc{}).opaque(fh[p])) }
 	lookup := func(p, name string) func(int) []byte { return call((&enc{}).dirop(fh[p], name)) }
 	access := func(p string, bits uint32) func(int) []byte { return call((&enc{}).opaque(fh[p]).u32(bits)) }
-	read := func(p string, off uint64, n uint32) func(int) []byte { return call((&enc{}).opaque(fh[p]).u64(off).u32(n)) }
+	read := func(p string, off uint64, n uint32) func(int) []byte {
+		return call((&enc{}).opaque(fh[p]).u64(off).u32(n))
+	}
 	write := func(p string, off uint64, stable uint32, data string) func(int) []byte {
 		return call((&enc{}).opaque(fh[p]).u64(off).u32(uint32(len(data))).u32(stable).opaque([]byte(data)))
 	}
