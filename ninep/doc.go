@@ -13,6 +13,14 @@
 //     root daemon checks every core call against them (server/cred.go), the
 //     shim's inline ones included; an opened fid keeps the access its open got. p9 drops both fields, so a per-connection shim
 //     (conn.go) rewrites the aname into an attach token (attach.go).
+//   - A fid names a file, not a path: it remembers the identity (inode and
+//     birth time) of the file it was walked to or created as, and every use of
+//     it by path (Tgetattr, Tlopen, Tsetattr, Treadlink, listing) checks it, so
+//     a fid whose file another client replaced under its name answers ESTALE,
+//     never the other file's data; an opened fid keeps its descriptor, and so
+//     its own file, as a local open file does. (A walk from a directory fid
+//     resolves names under the directory's current path, as the check costs a
+//     stat per walk; the file walked to is then checked on use.)
 //   - Errors reach clients as errnos from one exhaustive mapping of server.Kind
 //     (ErrnoOf); a panic in a request is answered EIO and logged, never kills a
 //     connection or the daemon.
