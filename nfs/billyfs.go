@@ -227,6 +227,7 @@ func (b *billyFS) ReadDir(name string) (infos []os.FileInfo, err error) {
 		return nil, err
 	}
 	infos, err = b.h.s.readDir(b.ctx(), p)
+	b.req().sawAll(infos)
 	return infos, b.done("readdir", p, err)
 }
 

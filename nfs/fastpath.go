@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"runtime/debug"
+	"time"
 
 	"github.com/semfs/semfs/server"
 	"golang.org/x/sys/unix"
@@ -20,9 +21,9 @@ import (
 // (zeroed, then copied twice) and a goroutine hand-off per reply; its READ was 8x
 // nfs-ganesha's CPU. Here a READ is one pread into the reply buffer, reused per
 // connection, and one write. The procedures' semantics stay those of the slow
-// path (same handles, identity, errors, stability and attributes: atime and ctime
-// are reported as mtime, as go-nfs does for every other call, so a client never
-// sees them flip between calls).
+// path (same handles, identity, errors, stability and attributes: the file
+// system's atime, ctime, space used and fsid, which the rewriter also puts into
+// go-nfs's replies, see attrs.go).
 
 // serveFast answers r (whose record body is body) or returns nil to leave it to
 // go-nfs. It runs on the connection's serving goroutine, like go-nfs's handlers.
@@ -115,7 +116,7 @@ func (h *connHandler) replyStart(r *request, status uint32) []byte {
 // answers every failure, so the two paths answer alike (RFC 1813 makes the
 // attributes optional).
 func (h *connHandler) failReply(r *request, st uint32) []byte {
-	return h.replyEnd(appendPostOp(h.replyStart(r, st), nil))
+	return h.replyEnd(appendPostOp(h.replyStart(r, st), nil, h.s.fsid))
 }
 
 func (h *connHandler) replyEnd(out []byte) []byte {
@@ -154,7 +155,7 @@ func (h *connHandler) fastGetattr(r *request, fh []byte) []byte {
 	if err != nil {
 		return h.replyEnd(h.replyStart(r, status(r, err)))
 	}
-	return h.replyEnd(appendFattr(h.replyStart(r, nfs3OK), a))
+	return h.replyEnd(appendFattr(h.replyStart(r, nfs3OK), a, h.s.fsid))
 }
 
 func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) []byte {
@@ -179,7 +180,7 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 	if off < uint64(a.Size) {
 		n = int(min(uint64(count), uint64(a.Size)-off))
 	}
-	out := appendPostOp(h.replyStart(r, nfs3OK), &a)
+	out := appendPostOp(h.replyStart(r, nfs3OK), &a, h.s.fsid)
 	hdr := len(out)
 	out = grow(out, hdr+12+int(pad4(uint32(n))))
 	got := 0
@@ -259,12 +260,12 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	// wcc_data: pre_op_attr (size, mtime, ctime) then post_op_attr
 	out = appendUint32(out, 1)
 	out = binary.BigEndian.AppendUint64(out, uint64(pre.Size))
-	out = appendTime(out, pre)
-	out = appendTime(out, pre)
+	out = appendTime(out, pre.Mtime)
+	out = appendTime(out, pre.Ctime)
 	if err == nil {
-		out = appendPostOp(out, &post)
+		out = appendPostOp(out, &post, h.s.fsid)
 	} else {
-		out = appendPostOp(out, nil)
+		out = appendPostOp(out, nil, h.s.fsid)
 	}
 	out = appendUint32(out, uint32(n))
 	out = appendUint32(out, committed)
@@ -272,23 +273,24 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	return h.replyEnd(out)
 }
 
-func appendPostOp(out []byte, a *server.Attr) []byte {
+func appendPostOp(out []byte, a *server.Attr, fsid uint64) []byte {
 	if a == nil {
 		return appendUint32(out, 0)
 	}
-	return appendFattr(appendUint32(out, 1), *a)
+	return appendFattr(appendUint32(out, 1), *a, fsid)
 }
 
-// appendTime appends a's mtime as nfstime3 (used for atime, mtime and ctime
-// alike, as go-nfs reports them; see the package comment of fastpath.go).
-func appendTime(out []byte, a server.Attr) []byte {
-	out = appendUint32(out, uint32(a.Mtime.Unix()))
-	return appendUint32(out, uint32(a.Mtime.Nanosecond()))
+// appendTime appends t as nfstime3.
+func appendTime(out []byte, t time.Time) []byte {
+	out = appendUint32(out, uint32(t.Unix()))
+	return appendUint32(out, uint32(t.Nanosecond()))
 }
 
-// appendFattr encodes fattr3 exactly as go-nfs does from fileInfo, so both
+// appendFattr encodes fattr3 as go-nfs does from fileInfo (type, mode, link
+// count...) but with the file system's own atime, ctime and space used, and
+// fsid: what the rewriter puts into go-nfs's replies too (attrs.go), so both
 // paths describe a file identically.
-func appendFattr(out []byte, a server.Attr) []byte {
+func appendFattr(out []byte, a server.Attr, fsid uint64) []byte {
 	fi := newFileInfo("", a)
 	var typ uint32
 	switch m := a.Mode; {
@@ -313,14 +315,14 @@ func appendFattr(out []byte, a server.Attr) []byte {
 	out = appendUint32(out, a.UID)
 	out = appendUint32(out, a.GID)
 	out = binary.BigEndian.AppendUint64(out, uint64(a.Size))
-	out = binary.BigEndian.AppendUint64(out, uint64(a.Size)) // used: go-nfs reports the size
+	out = binary.BigEndian.AppendUint64(out, used(a))
 	out = appendUint32(out, unix.Major(a.Rdev))
 	out = appendUint32(out, unix.Minor(a.Rdev))
-	out = binary.BigEndian.AppendUint64(out, 0) // fsid: go-nfs sends 0
+	out = binary.BigEndian.AppendUint64(out, fsid)
 	out = binary.BigEndian.AppendUint64(out, a.Ino)
-	out = appendTime(out, a)
-	out = appendTime(out, a)
-	return appendTime(out, a)
+	out = appendTime(out, a.Atime)
+	out = appendTime(out, a.Mtime)
+	return appendTime(out, a.Ctime)
 }
 
 // fastReaddirplus lists a directory page with attributes and handles. Cookies
@@ -367,7 +369,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 		}
 		verf = h.s.dirs.add(p, infos)
 	}
-	out := appendPostOp(h.replyStart(r, nfs3OK), &a)
+	out := appendPostOp(h.replyStart(r, nfs3OK), &a, h.s.fsid)
 	out = binary.BigEndian.AppendUint64(out, verf)
 	// Room: the reply so far, the end marker and eof, and go-nfs-sized slack.
 	room := int(maxcount) - (len(out) - 4) - 8
@@ -393,7 +395,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 		out = binary.BigEndian.AppendUint64(out, fileid)
 		out = appendOpaque(out, []byte(name))
 		out = binary.BigEndian.AppendUint64(out, ck)
-		out = appendPostOp(out, attr)
+		out = appendPostOp(out, attr, h.s.fsid)
 		if handle != nil {
 			out = appendUint32(out, 1)
 			out = appendOpaque(out, handle)
@@ -488,8 +490,8 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 	}
 	out := h.replyStart(r, nfs3OK)
 	out = appendOpaque(out, encodeHandle(h.s.hm.key, fileHandle{app: b.appID, ino: id.ino, gen: id.gen}))
-	out = appendPostOp(out, &a)
-	return h.replyEnd(appendPostOp(out, &dir))
+	out = appendPostOp(out, &a, h.s.fsid)
+	return h.replyEnd(appendPostOp(out, &dir, h.s.fsid))
 }
 
 // ACCESS3 bits (RFC 1813 3.3.4).
@@ -544,7 +546,7 @@ func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
 			grant |= access3Execute
 		}
 	}
-	out := appendPostOp(h.replyStart(r, nfs3OK), &a)
+	out := appendPostOp(h.replyStart(r, nfs3OK), &a, h.s.fsid)
 	return h.replyEnd(appendUint32(out, grant&want))
 }
 
@@ -566,9 +568,9 @@ func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
 	out := h.replyStart(r, nfs3OK)
 	out = appendUint32(out, 0) // no pre-op attributes
 	if err == nil {
-		out = appendPostOp(out, &a)
+		out = appendPostOp(out, &a, h.s.fsid)
 	} else {
-		out = appendPostOp(out, nil)
+		out = appendPostOp(out, nil, h.s.fsid)
 	}
 	return h.replyEnd(append(out, h.s.verf[:]...))
 }

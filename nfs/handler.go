@@ -246,6 +246,7 @@ func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.Fi
 		}
 	}()
 	if infos := h.s.dirs.get(path, verifier); infos != nil {
+		h.c.current().sawAll(infos)
 		return infos
 	}
 	p, err := server.CleanPath("readdir", path)
@@ -257,5 +258,6 @@ func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.Fi
 		return nil
 	}
 	h.s.dirs.put(verifier, path, infos)
+	h.c.current().sawAll(infos)
 	return infos
 }

@@ -56,7 +56,8 @@ type Server struct {
 	panicOp atomic.Value // string; tests make this billy operation panic
 	observe ObserveFunc
 	track   TrackFunc
-	noFast  bool // Options.NoFastPath
+	noFast  bool   // Options.NoFastPath
+	fsid    uint64 // the backing directory's file system, in every fattr3 (attrs.go)
 }
 
 // NewServer opens the handle map in opts.StateDir and prepares to serve fsys.
@@ -84,6 +85,9 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 		lim:   opts.Limits.WithDefaults(),
 	}
 	s.connsChange = sync.NewCond(&s.mu)
+	if root, err := fsys.Lstat(context.Background(), ""); err == nil {
+		s.fsid = root.Dev
+	}
 	s.observe, s.track, s.noFast = opts.Observe, opts.Track, opts.NoFastPath
 	if _, err := rand.Read(s.verf[:]); err != nil {
 		hm.close()
@@ -166,10 +170,12 @@ func (s *Server) serveConn(c net.Conn, fast bool, gone func()) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
+	rc.fsid = s.fsid
 	if fast {
 		rc.fast = h.serveFast
 	} else {
 		rc.fast = h.serveOwn
+		rc.bufferAll = true
 	}
 	rc.log = s.log
 	rc.obs = newObserver(s.observe, s.track)
