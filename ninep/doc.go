@@ -36,6 +36,15 @@
 //     the index there; such requests are p9's, or a goroutine's of the shim's.
 //     Its socket I/O and stats are raw system calls (sockio.go), which keep the
 //     Go runtime's monitor thread asleep between a client's requests.
+//     Options.NoFastPath (semfs serve --fast-path=off or 9p-off) leaves every
+//     request to p9. TestFastPathAnswersAsP9 (one connection, step by step) and
+//     TestFastPathAnswersAsP9AcrossConnections (two connections, pipelined,
+//     with renames and removals by the host in between) hold the shim's replies
+//     to p9's byte for byte, with one deliberate difference: a Tread the shim
+//     answers from the page cache (preadv2 RWF_NOWAIT, which never waits)
+//     does not move the file's atime, where p9's pread does, so atime in a
+//     later Rgetattr may differ (relatime would move it at most once a day).
+//     The test ignores atime and nothing else.
 //   - Unsupported operations fail cleanly: extended attributes with EOPNOTSUPP,
 //     device and socket nodes with EPERM (Tmknod of a character or block
 //     device creates nothing; a fifo is made).
