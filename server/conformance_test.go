@@ -39,6 +39,10 @@ func sysErr(err error) error {
 		return syscall.EINVAL
 	case server.KindCrossDevice:
 		return syscall.EXDEV
+	case server.KindNotPermitted:
+		return syscall.EPERM
+	case server.KindLoop:
+		return syscall.ELOOP
 	}
 	return err
 }
