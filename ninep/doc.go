@@ -18,9 +18,10 @@
 //     it by path (Tgetattr, Tlopen, Tsetattr, Treadlink, listing) checks it, so
 //     a fid whose file another client replaced under its name answers ESTALE,
 //     never the other file's data; an opened fid keeps its descriptor, and so
-//     its own file, as a local open file does. (A walk from a directory fid
-//     resolves names under the directory's current path, as the check costs a
-//     stat per walk; the file walked to is then checked on use.)
+//     its own file, as a local open file does. A walk from a directory fid
+//     checks the directory too (server.FS.LstatIn: one statx on the descriptor
+//     the lookup opens anyway), and a fid the shim walked and p9 walks again
+//     later keeps the identity the client was told of (fast.go, replied).
 //   - Errors reach clients as errnos from one exhaustive mapping of server.Kind
 //     (ErrnoOf); a panic in a request is answered EIO and logged, never kills a
 //     connection or the daemon.

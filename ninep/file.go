@@ -49,7 +49,8 @@ type file struct {
 	// and puts another under its name, the fid answers ESTALE, never the other
 	// file's data. An opened fid keeps its descriptor, so it reads and writes
 	// its own file, as a local open file does. p9's Renamed moves path, not id.
-	id uint64
+	// Atomic: the shim re-binds a fid p9 walked again for it (fast.go replied).
+	id atomic.Uint64
 
 	// kind is the file type when the fid was made (0: not known), as p9 keeps
 	// it for its own checks; the shim checks the same (ghost.go).
@@ -80,7 +81,7 @@ func (f *file) p() string {
 // verify says whether a, just read at the fid's path, is still the fid's
 // file: ESTALE when another file took its name.
 func (f *file) verify(a server.Attr) error {
-	if f.id != 0 && a.FileID() != f.id {
+	if id := f.id.Load(); id != 0 && a.FileID() != id {
 		return linux.ESTALE
 	}
 	return nil
@@ -126,7 +127,7 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 	if len(names) == 0 {
 		if !wantAttr {
 			c := f.child(p, f.kind, report)
-			c.id = f.id
+			c.id.Store(f.id.Load())
 			return nil, c, a, nil
 		}
 		if a, err = f.lstat(p, !report); err != nil {
@@ -136,7 +137,7 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 			return nil, nil, a, err
 		}
 		c := f.child(p, kindOf(a), report)
-		c.id = f.id
+		c.id.Store(f.id.Load())
 		return nil, c, a, nil
 	}
 	for i, name := range names {
@@ -149,9 +150,24 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 				return nil, nil, a, toErrno(err)
 			}
 			p = server.Join(p, name)
+			if i == 0 && f.id.Load() != 0 {
+				// The walk starts at the fid's directory only if that is
+				// still the one the fid was bound to (one statx on the
+				// descriptor the lookup opens anyway).
+				var dir server.Attr
+				if dir, a, err = f.srv.fs.LstatIn(f.ctx, p, !report); err != nil {
+					return nil, nil, a, toErrno(err)
+				}
+				if err := f.verify(dir); err != nil {
+					return nil, nil, a, err
+				}
+				break
+			}
 		}
-		if a, err = f.lstat(p, !report); err != nil {
-			return nil, nil, a, toErrno(err)
+		if i > 0 || name == "." || name == ".." || f.id.Load() == 0 {
+			if a, err = f.lstat(p, !report); err != nil {
+				return nil, nil, a, toErrno(err)
+			}
 		}
 		if i < len(names)-1 && !a.IsDir() {
 			return nil, nil, a, linux.ENOTDIR
@@ -160,7 +176,7 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 	}
 	c := f.child(p, kindOf(a), report)
 	if p != "" {
-		c.id = a.FileID()
+		c.id.Store(a.FileID())
 	}
 	return qids, c, a, nil
 }
@@ -242,7 +258,7 @@ func (f *file) SetAttr(valid p9.SetAttrMask, attr p9.SetAttr) (err error) {
 	if setAttrEmpty(s) {
 		return nil
 	}
-	if f.id != 0 {
+	if f.id.Load() != 0 {
 		if _, err := f.stat(false); err != nil {
 			return toErrno(err)
 		}
@@ -499,7 +515,7 @@ func (f *file) create(name string, flags p9.OpenFlags, mode p9.FileMode, gid p9.
 		return nil, p9.QID{}, true, toErrno(err)
 	}
 	c := f.child(p, p9.ModeRegular, !try)
-	c.id = st.FileID()
+	c.id.Store(st.FileID())
 	c.open.Store(&openFile{fl: fl, writable: true, mode: flags.Mode()})
 	return c, qidOf(st), true, nil
 }
@@ -638,7 +654,7 @@ func (f *file) UnlinkAt(name string, flags uint32) (err error) {
 // Readlink implements p9.File.Readlink.
 func (f *file) Readlink() (target string, err error) {
 	defer f.guard("readlink", &err)
-	if f.id != 0 {
+	if f.id.Load() != 0 {
 		if _, err := f.stat(false); err != nil {
 			return "", toErrno(err)
 		}

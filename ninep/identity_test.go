@@ -54,6 +54,7 @@ func TestFidFollowsItsFile(t *testing.T) {
 
 			// Replaced by a host process: ESTALE.
 			walked := walk(t, a, "d", "f")
+			dirFid := walk(t, a, "d")
 			clone := walk(t, walked)
 			opened := walk(t, a, "d", "f")
 			if _, _, err := opened.Open(p9.ReadOnly); err != nil {
@@ -77,6 +78,8 @@ func TestFidFollowsItsFile(t *testing.T) {
 			_, _, err = walked.Open(p9.ReadOnly)
 			stale("Tlopen", err)
 			stale("Tsetattr", walked.SetAttr(p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: 0o600}))
+			_, _, err = dirFid.Walk([]string{"f"})
+			stale("Twalk from a directory fid", err)
 			c2 := walk(t, clone)
 			_, _, err = c2.Open(p9.ReadWrite)
 			stale("Tlopen of a clone for writing", err)
