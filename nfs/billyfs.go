@@ -164,8 +164,14 @@ func (b *billyFS) Lstat(name string) (fi os.FileInfo, err error) {
 	if err != nil {
 		return nil, b.done("lstat", p, err)
 	}
+	err = b.done("lstat", p, nil)
+	if r := b.req(); r != nil && r.prog == progNFS && r.proc == procWrite && a.IsDir() {
+		// go-nfs refuses to WRITE anything but a regular file with INVAL; a
+		// directory is ISDIR, as Linux's nfsd and the fast path say.
+		r.fail(nfs3ErrIsDir)
+	}
 	_, base := server.Split(p)
-	return newFileInfo(base, a), b.done("lstat", p, nil)
+	return newFileInfo(base, a), err
 }
 
 func (b *billyFS) Rename(oldName, newName string) (err error) {
@@ -221,6 +227,7 @@ func (b *billyFS) ReadDir(name string) (infos []os.FileInfo, err error) {
 		return nil, err
 	}
 	infos, err = b.h.s.readDir(b.ctx(), p)
+	b.req().sawAll(infos)
 	return infos, b.done("readdir", p, err)
 }
 

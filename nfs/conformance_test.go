@@ -39,12 +39,16 @@ func (e nfsError) Is(target error) bool {
 		return target == fs.ErrNotExist
 	case sExist:
 		return target == fs.ErrExist
-	case sAcces, 1:
+	case sAcces:
 		return target == fs.ErrPermission
+	case 1: // NFS3ERR_PERM
+		return target == fs.ErrPermission || target == syscall.EPERM
 	case sNotEmpty:
 		return target == syscall.ENOTEMPTY
 	case 22: // NFS3ERR_INVAL
 		return target == syscall.EINVAL
+	case 18: // NFS3ERR_XDEV
+		return target == syscall.EXDEV
 	}
 	return false
 }

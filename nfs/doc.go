@@ -47,17 +47,45 @@
 //     handles answer STALE), never a reason not to start.
 //
 // Where go-nfs v0.0.4 is wrong on the wire (LINK arguments, EXCLUSIVE create,
-// RPC error codes, padding after handles, the MOUNT procedures it lacks), rpcConn
-// translates the call or the reply; no library code is copied. The calls that
+// RPC error codes, padding after handles, the MOUNT procedures it lacks, and the
+// attributes it fakes: atime = ctime = mtime, used = size, fsid 0), rpcConn
+// translates the call or the reply (attrs.go puts the file system's atime,
+// ctime, blocks*512 and the backing directory's device as fsid into every
+// fattr3 of its replies, as the fast path encodes them); no library code is
+// copied. The calls that
 // dominate a busy client (GETATTR, READ, WRITE, READDIRPLUS) are answered by the
 // adapter itself in the record stream (fastpath.go) with the same handles,
 // identity, errors and stability; everything else goes through go-nfs.
+//
+// Options.NoFastPath (semfs serve --fast-path=off or nfs-off) leaves those calls
+// to go-nfs too. TestFastPathAnswersAsGoNFS serves one tree both ways and
+// holds the two to the same reply, byte for byte, for every procedure the fast
+// path answers (good and bad arguments, pipelined on two connections, with
+// renames and removals from a third in between). Where go-nfs was wrong the
+// go-nfs path is corrected in front of it, so both answer as Linux's nfsd: an
+// empty handle is BADHANDLE (go-nfs: INVAL), WRITE to a directory is ISDIR
+// (go-nfs: INVAL), LOOKUP needs search permission on the directory (go-nfs
+// asks none), READDIRPLUS below go-nfs's minimum counts is TOOSMALL, and a
+// failed call carries no attributes on either path. The deliberate
+// differences, each normalised by the test and nothing else:
+//
+//   - ACCESS of a root daemon is answered by the adapter on both paths (go-nfs
+//     grants every bit asked), so the test checks it against itself.
+//   - A new listing's cookie verifier is a random id on both paths (dircache.go),
+//     so it is compared by position, not value.
+//   - READDIRPLUS pages are filled by real encoded sizes on the fast path and by
+//     go-nfs's 512 bytes an entry on its own, so a small page ends earlier
+//     through go-nfs; the test compares pages that hold the whole rest of a
+//     listing, from cookie 0 and from a later cookie.
+//   - Times in the replies of a batch that writes (each path's WRITE happens at
+//     its own moment), and atime everywhere (a READ moves it, so the path asked
+//     second sees the first one's read).
 //
 // Files: server.go (listener, one go-nfs server per connection), limits.go,
 // rpcconn.go (the record stream), callcheck.go (bounds of every call),
 // request.go (what a call's header and arguments say),
 // handler.go (go-nfs Handler: mount, handles, listings), billyfs.go and file.go
-// (the billy filesystem over server.FS), fastpath.go, handle.go and handlemap.go
+// (the billy filesystem over server.FS), fastpath.go, attrs.go, handle.go and handlemap.go
 // (persistent handles), resolve.go, fdcache.go, dircache.go, errors.go (the Kind
 // mapping), fileinfo.go, identify.go, xdr.go.
 package nfs

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"runtime/debug"
+	"time"
 
 	"github.com/semfs/semfs/server"
 	"golang.org/x/sys/unix"
@@ -20,9 +21,9 @@ import (
 // (zeroed, then copied twice) and a goroutine hand-off per reply; its READ was 8x
 // nfs-ganesha's CPU. Here a READ is one pread into the reply buffer, reused per
 // connection, and one write. The procedures' semantics stay those of the slow
-// path (same handles, identity, errors, stability and attributes: atime and ctime
-// are reported as mtime, as go-nfs does for every other call, so a client never
-// sees them flip between calls).
+// path (same handles, identity, errors, stability and attributes: the file
+// system's atime, ctime, space used and fsid, which the rewriter also puts into
+// go-nfs's replies, see attrs.go).
 
 // serveFast answers r (whose record body is body) or returns nil to leave it to
 // go-nfs. It runs on the connection's serving goroutine, like go-nfs's handlers.
@@ -87,6 +88,16 @@ func (h *connHandler) serveFast(r *request, body []byte) (rec []byte) {
 	return nil
 }
 
+// serveOwn is serveFast without the fast path (Options.NoFastPath): it answers
+// only what go-nfs would answer wrongly, ACCESS, which go-nfs grants whatever
+// the caller may do (see fastAccess), and leaves every other call to go-nfs.
+func (h *connHandler) serveOwn(r *request, body []byte) []byte {
+	if r.proc != procAccess {
+		return nil
+	}
+	return h.serveFast(r, body)
+}
+
 // replyStart begins an accepted reply with an NFS status in the connection's
 // reusable buffer.
 func (h *connHandler) replyStart(r *request, status uint32) []byte {
@@ -99,6 +110,13 @@ func (h *connHandler) replyStart(r *request, status uint32) []byte {
 	out = appendUint32(out, 0)
 	out = appendUint32(out, 0) // SUCCESS
 	return appendUint32(out, status)
+}
+
+// failReply is a failed call's reply with post_op_attr "none": as go-nfs
+// answers every failure, so the two paths answer alike (RFC 1813 makes the
+// attributes optional).
+func (h *connHandler) failReply(r *request, st uint32) []byte {
+	return h.replyEnd(appendPostOp(h.replyStart(r, st), nil, h.s.fsid))
 }
 
 func (h *connHandler) replyEnd(out []byte) []byte {
@@ -137,27 +155,24 @@ func (h *connHandler) fastGetattr(r *request, fh []byte) []byte {
 	if err != nil {
 		return h.replyEnd(h.replyStart(r, status(r, err)))
 	}
-	return h.replyEnd(appendFattr(h.replyStart(r, nfs3OK), a))
+	return h.replyEnd(appendFattr(h.replyStart(r, nfs3OK), a, h.s.fsid))
 }
 
 func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) []byte {
-	fail := func(st uint32, a *server.Attr) []byte {
-		out := h.replyStart(r, st)
-		return h.replyEnd(appendPostOp(out, a))
-	}
+	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
-		return fail(status(r, err), nil)
+		return fail(status(r, err))
 	}
 	switch {
 	case a.IsDir():
-		return fail(nfs3ErrIsDir, &a)
+		return fail(nfs3ErrIsDir)
 	case !a.Mode.IsRegular():
-		return fail(nfs3ErrInval, &a) // a symlink is never read through
+		return fail(nfs3ErrInval) // a symlink is never read through
 	}
 	e, err := h.s.fds.acquire(b.ctx(), p, a.Ino, false)
 	if err != nil {
-		return fail(status(r, err), &a)
+		return fail(status(r, err))
 	}
 	defer h.s.fds.release(e)
 	count = min(count, maxTransfer)
@@ -165,7 +180,7 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 	if off < uint64(a.Size) {
 		n = int(min(uint64(count), uint64(a.Size)-off))
 	}
-	out := appendPostOp(h.replyStart(r, nfs3OK), &a)
+	out := appendPostOp(h.replyStart(r, nfs3OK), &a, h.s.fsid)
 	hdr := len(out)
 	out = grow(out, hdr+12+int(pad4(uint32(n))))
 	got := 0
@@ -176,7 +191,7 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 		if err != nil && err != io.EOF {
 			r.override = 0
 			_ = pathError(r, "read", p, err)
-			return fail(r.override, &a)
+			return fail(r.override)
 		}
 		eof = err == io.EOF
 	}
@@ -245,12 +260,12 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	// wcc_data: pre_op_attr (size, mtime, ctime) then post_op_attr
 	out = appendUint32(out, 1)
 	out = binary.BigEndian.AppendUint64(out, uint64(pre.Size))
-	out = appendTime(out, pre)
-	out = appendTime(out, pre)
+	out = appendTime(out, pre.Mtime)
+	out = appendTime(out, pre.Ctime)
 	if err == nil {
-		out = appendPostOp(out, &post)
+		out = appendPostOp(out, &post, h.s.fsid)
 	} else {
-		out = appendPostOp(out, nil)
+		out = appendPostOp(out, nil, h.s.fsid)
 	}
 	out = appendUint32(out, uint32(n))
 	out = appendUint32(out, committed)
@@ -258,23 +273,24 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	return h.replyEnd(out)
 }
 
-func appendPostOp(out []byte, a *server.Attr) []byte {
+func appendPostOp(out []byte, a *server.Attr, fsid uint64) []byte {
 	if a == nil {
 		return appendUint32(out, 0)
 	}
-	return appendFattr(appendUint32(out, 1), *a)
+	return appendFattr(appendUint32(out, 1), *a, fsid)
 }
 
-// appendTime appends a's mtime as nfstime3 (used for atime, mtime and ctime
-// alike, as go-nfs reports them; see the package comment of fastpath.go).
-func appendTime(out []byte, a server.Attr) []byte {
-	out = appendUint32(out, uint32(a.Mtime.Unix()))
-	return appendUint32(out, uint32(a.Mtime.Nanosecond()))
+// appendTime appends t as nfstime3.
+func appendTime(out []byte, t time.Time) []byte {
+	out = appendUint32(out, uint32(t.Unix()))
+	return appendUint32(out, uint32(t.Nanosecond()))
 }
 
-// appendFattr encodes fattr3 exactly as go-nfs does from fileInfo, so both
+// appendFattr encodes fattr3 as go-nfs does from fileInfo (type, mode, link
+// count...) but with the file system's own atime, ctime and space used, and
+// fsid: what the rewriter puts into go-nfs's replies too (attrs.go), so both
 // paths describe a file identically.
-func appendFattr(out []byte, a server.Attr) []byte {
+func appendFattr(out []byte, a server.Attr, fsid uint64) []byte {
 	fi := newFileInfo("", a)
 	var typ uint32
 	switch m := a.Mode; {
@@ -299,14 +315,14 @@ func appendFattr(out []byte, a server.Attr) []byte {
 	out = appendUint32(out, a.UID)
 	out = appendUint32(out, a.GID)
 	out = binary.BigEndian.AppendUint64(out, uint64(a.Size))
-	out = binary.BigEndian.AppendUint64(out, uint64(a.Size)) // used: go-nfs reports the size
+	out = binary.BigEndian.AppendUint64(out, used(a))
 	out = appendUint32(out, unix.Major(a.Rdev))
 	out = appendUint32(out, unix.Minor(a.Rdev))
-	out = binary.BigEndian.AppendUint64(out, 0) // fsid: go-nfs sends 0
+	out = binary.BigEndian.AppendUint64(out, fsid)
 	out = binary.BigEndian.AppendUint64(out, a.Ino)
-	out = appendTime(out, a)
-	out = appendTime(out, a)
-	return appendTime(out, a)
+	out = appendTime(out, a.Atime)
+	out = appendTime(out, a.Mtime)
+	return appendTime(out, a.Ctime)
 }
 
 // fastReaddirplus lists a directory page with attributes and handles. Cookies
@@ -317,21 +333,21 @@ func appendFattr(out []byte, a server.Attr) []byte {
 // come from the listing's own attributes, recorded in one handle-map
 // transaction, instead of a stat per entry.
 func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64, dircount, maxcount uint32) []byte {
-	fail := func(st uint32, a *server.Attr) []byte {
-		return h.replyEnd(appendPostOp(h.replyStart(r, st), a))
-	}
+	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	if dircount < 512 || maxcount < 4096 {
-		return fail(10008, nil) // NFS3ERR_TOOSMALL
+		// go-nfs's bounds. TOOSMALL, not JUKEBOX: a hard mount retries JUKEBOX
+		// ("try again later") forever.
+		return fail(nfs3ErrTooSmall)
 	}
 	// A reply is never larger than the transfer size FSINFO advertises,
 	// whatever the client asks (RFC 1813 lets the server return less).
 	dircount, maxcount = min(dircount, maxTransfer), min(maxcount, maxTransfer)
 	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
-		return fail(status(r, err), nil)
+		return fail(status(r, err))
 	}
 	if !a.IsDir() {
-		return fail(nfs3ErrNotDir, &a)
+		return fail(nfs3ErrNotDir)
 	}
 	var infos []fs.FileInfo
 	if cookie != 0 && verf != 0 {
@@ -341,7 +357,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 			if infos, err = h.s.readDir(b.ctx(), p); err != nil {
 				r.override = 0
 				_ = pathError(r, "readdir", p, err)
-				return fail(r.override, &a)
+				return fail(r.override)
 			}
 			h.s.dirs.put(verf, p, infos)
 		}
@@ -349,11 +365,11 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 		if infos, err = h.s.readDir(b.ctx(), p); err != nil {
 			r.override = 0
 			_ = pathError(r, "readdir", p, err)
-			return fail(r.override, &a)
+			return fail(r.override)
 		}
 		verf = h.s.dirs.add(p, infos)
 	}
-	out := appendPostOp(h.replyStart(r, nfs3OK), &a)
+	out := appendPostOp(h.replyStart(r, nfs3OK), &a, h.s.fsid)
 	out = binary.BigEndian.AppendUint64(out, verf)
 	// Room: the reply so far, the end marker and eof, and go-nfs-sized slack.
 	room := int(maxcount) - (len(out) - 4) - 8
@@ -379,7 +395,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 		out = binary.BigEndian.AppendUint64(out, fileid)
 		out = appendOpaque(out, []byte(name))
 		out = binary.BigEndian.AppendUint64(out, ck)
-		out = appendPostOp(out, attr)
+		out = appendPostOp(out, attr, h.s.fsid)
 		if handle != nil {
 			out = appendUint32(out, 1)
 			out = appendOpaque(out, handle)
@@ -434,21 +450,19 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 // fastLookup looks name up in a directory. As go-nfs does, "." is the directory
 // itself and ".." its parent, refused (ACCES) at the root of the tree.
 func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
-	fail := func(st uint32, dir *server.Attr) []byte {
-		return h.replyEnd(appendPostOp(h.replyStart(r, st), dir))
-	}
+	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	b, p, dir, err := h.resolveStat(fh)
 	if err != nil {
-		return fail(status(r, err), nil)
+		return fail(status(r, err))
 	}
 	if !dir.IsDir() {
-		return fail(nfs3ErrNotDir, nil)
+		return fail(nfs3ErrNotDir)
 	}
 	// Looking a name up searches the directory: nfsd asks MAY_EXEC of it.
 	if err := h.s.fsys.CheckAccess(b.ctx(), "lookup", p, server.MayExec); err != nil {
 		r.override = 0
 		_ = pathError(r, "lookup", p, err)
-		return fail(r.override, &dir)
+		return fail(r.override)
 	}
 	var cp string
 	switch name {
@@ -456,7 +470,7 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 		cp = p
 	case "..":
 		if p == "" {
-			return fail(nfs3ErrAcces, &dir)
+			return fail(nfs3ErrAcces)
 		}
 		cp, _ = server.Split(p)
 	default:
@@ -466,7 +480,7 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 	if err != nil {
 		r.override = 0
 		_ = pathError(r, "lookup", cp, err)
-		return fail(r.override, &dir)
+		return fail(r.override)
 	}
 	id := idOf(a)
 	if name != "." && name != ".." {
@@ -476,8 +490,8 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 	}
 	out := h.replyStart(r, nfs3OK)
 	out = appendOpaque(out, encodeHandle(h.s.hm.key, fileHandle{app: b.appID, ino: id.ino, gen: id.gen}))
-	out = appendPostOp(out, &a)
-	return h.replyEnd(appendPostOp(out, &dir))
+	out = appendPostOp(out, &a, h.s.fsid)
+	return h.replyEnd(appendPostOp(out, &dir, h.s.fsid))
 }
 
 // ACCESS3 bits (RFC 1813 3.3.4).
@@ -501,18 +515,16 @@ func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
 	if !h.s.fsys.ChecksPermissions(ctx) {
 		return nil
 	}
-	fail := func(st uint32, a *server.Attr) []byte {
-		return h.replyEnd(appendPostOp(h.replyStart(r, st), a))
-	}
+	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	_, p, a, err := h.resolveStat(fh)
 	if err != nil {
-		return fail(status(r, err), nil)
+		return fail(status(r, err))
 	}
 	got, err := h.s.fsys.Access(ctx, p, server.MayRead|server.MayWrite|server.MayExec)
 	if err != nil {
 		r.override = 0
 		_ = pathError(r, "access", p, err)
-		return fail(r.override, &a)
+		return fail(r.override)
 	}
 	rd, wr, ex := got&server.MayRead != 0, got&server.MayWrite != 0, got&server.MayExec != 0
 	var grant uint32
@@ -534,7 +546,7 @@ func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
 			grant |= access3Execute
 		}
 	}
-	out := appendPostOp(h.replyStart(r, nfs3OK), &a)
+	out := appendPostOp(h.replyStart(r, nfs3OK), &a, h.s.fsid)
 	return h.replyEnd(appendUint32(out, grant&want))
 }
 
@@ -556,9 +568,9 @@ func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
 	out := h.replyStart(r, nfs3OK)
 	out = appendUint32(out, 0) // no pre-op attributes
 	if err == nil {
-		out = appendPostOp(out, &a)
+		out = appendPostOp(out, &a, h.s.fsid)
 	} else {
-		out = appendPostOp(out, nil)
+		out = appendPostOp(out, nil, h.s.fsid)
 	}
 	return h.replyEnd(append(out, h.s.verf[:]...))
 }

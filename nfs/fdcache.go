@@ -3,6 +3,8 @@ package nfs
 import (
 	"container/list"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -77,7 +79,7 @@ func (c *fdCache) get(p string, ino uint64, write bool) (*fdEntry, error) {
 	ctx := context.Background()
 	f, err := c.fsys.Open(ctx, p, os.O_RDWR)
 	writable := true
-	if err != nil && !write && server.KindOf(err) == server.KindPermission {
+	if err != nil && !write && errors.Is(err, fs.ErrPermission) {
 		f, err = c.fsys.Open(ctx, p, os.O_RDONLY)
 		writable = false
 	}

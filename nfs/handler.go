@@ -166,6 +166,15 @@ func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string
 		return nil, nil, err
 	}
 	r := h.c.current()
+	if r.proc == procLookup && r.prog == progNFS {
+		// go-nfs looks a name up without asking whether the caller may
+		// search the directory; nfsd asks MAY_EXEC, as the fast path does.
+		if a, err := h.lstat(p); err == nil && a.IsDir() {
+			if err := h.s.fsys.CheckAccess(b.ctx(), "lookup", p, server.MayExec); err != nil {
+				return nil, nil, pathError(r, "lookup", p, err)
+			}
+		}
+	}
 	if r.proc == procCommit {
 		if err := h.s.commit(b.ctx(), p, h.resolvedID); err != nil {
 			h.s.log.Error("COMMIT: sync failed", "path", p, "err", err)
@@ -237,6 +246,7 @@ func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.Fi
 		}
 	}()
 	if infos := h.s.dirs.get(path, verifier); infos != nil {
+		h.c.current().sawAll(infos)
 		return infos
 	}
 	p, err := server.CleanPath("readdir", path)
@@ -248,5 +258,6 @@ func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.Fi
 		return nil
 	}
 	h.s.dirs.put(verifier, path, infos)
+	h.c.current().sawAll(infos)
 	return infos
 }

@@ -3,6 +3,7 @@ package nfs_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -203,5 +204,52 @@ func TestRenamedElsewhere(t *testing.T) {
 	}
 	if st, _ := c.getattr(f3); st != sStale {
 		t.Errorf("after inode reuse: %d, want STALE", st)
+	}
+}
+
+// TestHandleOfReplacedFile: connection A holds the handle of d/f; a host
+// process renames d away and makes a new d/f. A's handle names its own file
+// (found again, or STALE), never the new one: handles carry the inode and birth
+// time, not the name. Through the fast path and through go-nfs.
+func TestHandleOfReplacedFile(t *testing.T) {
+	e := newEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go e.srv.ServeLibrary(ln)
+	for i, addr := range []string{e.addr, ln.Addr().String()} {
+		d := fmt.Sprintf("d%d", i)
+		if err := os.Mkdir(filepath.Join(e.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(e.dir, d, "f"), []byte("own file"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c := dialRaw(t, addr).as(0, 0)
+		_, root := c.mount("/")
+		_, dh, _ := c.lookup(root, d)
+		_, fh, _ := c.lookup(dh, "f")
+		if err := os.Rename(filepath.Join(e.dir, d), filepath.Join(e.dir, d+"-old")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(filepath.Join(e.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(e.dir, d, "f"), []byte("THE OTHER FILE"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, data, _ := c.read(fh, 0, 100)
+		if st != sStale && (st != sOK || string(data) != "own file") {
+			t.Errorf("%s: READ of the replaced file's handle: %d %q, want its own data or STALE", addr, st, data)
+		}
+		if st, a := c.getattr(fh); st != sStale && (st != sOK || a.size != 8) {
+			t.Errorf("%s: GETATTR of the replaced file's handle: %d %+v", addr, st, a)
+		}
+		if st, _, _, _ := c.write(fh, 0, []byte("X"), 2); st == sOK {
+			if b, _ := os.ReadFile(filepath.Join(e.dir, d, "f")); string(b) != "THE OTHER FILE" {
+				t.Errorf("%s: WRITE through the replaced file's handle reached the new file: %q", addr, b)
+			}
+		}
 	}
 }

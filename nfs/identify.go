@@ -45,11 +45,13 @@ func (h *connHandler) lstat(p string) (server.Attr, error) {
 		h.attrsFor = r
 		clear(h.attrs)
 	} else if a, ok := h.attrs[p]; ok {
+		r.saw(a)
 		return a, nil
 	}
 	a, err := h.s.fsys.Lstat(context.Background(), p)
 	if err == nil {
 		h.attrs[p] = a
+		r.saw(a)
 	}
 	return a, err
 }

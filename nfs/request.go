@@ -84,6 +84,11 @@ type request struct {
 	// Set while the call is served, read by the reply rewriter.
 	override uint32 // nfsstat3 for an error reply (the adapter knows better than go-nfs); 0 keeps go-nfs's
 	panicked bool   // the adapter panicked serving this call: SERVERFAULT sticks
+	lib      bool   // go-nfs serves the call (the fast path did not answer it)
+	// seen are the attributes the adapter handed go-nfs for this call (lstat,
+	// listings): go-nfs writes atime = ctime = mtime, used = size and fsid 0
+	// into every fattr3, and the rewriter puts the real ones back (attrs.go).
+	seen []server.Attr
 }
 
 // fast says the adapter answers this call itself (see fastpath.go).
@@ -160,6 +165,15 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 	}
 	if r.prog != progNFS || vers != 3 {
 		return r, nil
+	}
+	if r.proc != 0 {
+		// Every NFSv3 call but NULL starts with a handle. go-nfs cannot read
+		// an empty one (see MNT above) and answers INVAL; it is BADHANDLE, as
+		// the fast path and Linux's nfsd say.
+		y := *x
+		if fh := y.opaque(maxHandleOpaque); y.ok && len(fh) == 0 {
+			r.override = nfs3ErrBadHandl
+		}
 	}
 	name := func(lookup bool) {
 		_ = x.opaque(maxHandleOpaque)

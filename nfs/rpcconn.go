@@ -95,6 +95,9 @@ type rpcConn struct {
 	closed  bool
 
 	obs *observer // metrics; nil without Options.Observe
+
+	fsid      uint64 // the fsid every fattr3 carries (attrs.go)
+	bufferAll bool   // no fast path: go-nfs's READ and READDIRPLUS replies are completed too
 }
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
@@ -175,6 +178,7 @@ func (c *rpcConn) nextRecord() error {
 				continue
 			}
 		}
+		r.lib = true
 		if rewritten != nil {
 			buf = append(buf[:4], rewritten...)
 		}
@@ -303,6 +307,7 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 			p = p[n:]
 			if len(c.wbuf) == c.wlen {
 				out := rewriteReply(c.wreq, c.wbuf, c.scratch[:0])
+				completeAttrs(c.wreq, out[4:], c.fsid)
 				c.obs.reply(out[4:])
 				c.scratch = out
 				c.wreq, c.wbuf = nil, c.wbuf[:0]
@@ -334,7 +339,7 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 			// Every small NFS reply is examined: go-nfs answers some failures
 			// (an error it passes through unwrapped) with an RPC-level error
 			// instead of an NFS status, which shows only in the reply.
-			if r != nil && size <= replyBufferMax {
+			if r != nil && (size <= replyBufferMax || c.bufferAll && size <= maxRecord) {
 				c.wreq, c.wlen = r, int(size)
 				c.wbuf = append(c.wbuf[:0], c.wmark[4:]...)
 				continue

@@ -40,12 +40,18 @@ func fsErr(err error) error {
 		return fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
 	case linux.EEXIST:
 		return fmt.Errorf("%w (%w)", fs.ErrExist, err)
-	case linux.EACCES, linux.EPERM:
+	case linux.EACCES:
 		return fmt.Errorf("%w (%w)", fs.ErrPermission, err)
+	case linux.EPERM:
+		return fmt.Errorf("%w (%w)", syscall.EPERM, err)
+	case linux.ELOOP:
+		return fmt.Errorf("%w (%w)", syscall.ELOOP, err)
 	case linux.ENOTEMPTY:
 		return syscall.ENOTEMPTY
 	case linux.EINVAL:
 		return fmt.Errorf("%w (%w)", syscall.EINVAL, err)
+	case linux.EXDEV:
+		return fmt.Errorf("%w (%w)", syscall.EXDEV, err)
 	}
 	return err
 }

@@ -17,6 +17,9 @@ func (f *file) snapshot() ([]p9.Dirent, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.verify(self); err != nil {
+		return nil, err
+	}
 	parent := self
 	if p != "" {
 		dir, _ := server.Split(p)

@@ -13,6 +13,15 @@
 //     root daemon checks every core call against them (server/cred.go), the
 //     shim's inline ones included; an opened fid keeps the access its open got. p9 drops both fields, so a per-connection shim
 //     (conn.go) rewrites the aname into an attach token (attach.go).
+//   - A fid names a file, not a path: it remembers the identity (inode and
+//     birth time) of the file it was walked to or created as, and every use of
+//     it by path (Tgetattr, Tlopen, Tsetattr, Treadlink, listing) checks it, so
+//     a fid whose file another client replaced under its name answers ESTALE,
+//     never the other file's data; an opened fid keeps its descriptor, and so
+//     its own file, as a local open file does. A walk from a directory fid
+//     checks the directory too (server.FS.LstatIn: one statx on the descriptor
+//     the lookup opens anyway), and a fid the shim walked and p9 walks again
+//     later keeps the identity the client was told of (fast.go, replied).
 //   - Errors reach clients as errnos from one exhaustive mapping of server.Kind
 //     (ErrnoOf); a panic in a request is answered EIO and logged, never kills a
 //     connection or the daemon.
@@ -28,6 +37,15 @@
 //     the index there; such requests are p9's, or a goroutine's of the shim's.
 //     Its socket I/O and stats are raw system calls (sockio.go), which keep the
 //     Go runtime's monitor thread asleep between a client's requests.
+//     Options.NoFastPath (semfs serve --fast-path=off or 9p-off) leaves every
+//     request to p9. TestFastPathAnswersAsP9 (one connection, step by step) and
+//     TestFastPathAnswersAsP9AcrossConnections (two connections, pipelined,
+//     with renames and removals by the host in between) hold the shim's replies
+//     to p9's byte for byte, with one deliberate difference: a Tread the shim
+//     answers from the page cache (preadv2 RWF_NOWAIT, which never waits)
+//     does not move the file's atime, where p9's pread does, so atime in a
+//     later Rgetattr may differ (relatime would move it at most once a day).
+//     The test ignores atime and nothing else.
 //   - Unsupported operations fail cleanly: extended attributes other than the
 //     core's user.semfs.* (server.FS.GetXattr: a file's tags, see
 //     server/meta) with EOPNOTSUPP, decided by the shim before p9, which

@@ -44,6 +44,18 @@ func ErrnoOf(k server.Kind) linux.Errno {
 		return linux.ENAMETOOLONG
 	case server.KindNoSpace:
 		return linux.ENOSPC
+	case server.KindNotPermitted:
+		return linux.EPERM
+	case server.KindLoop:
+		return linux.ELOOP
+	case server.KindCrossDevice:
+		return linux.EXDEV
+	case server.KindTooManyLinks:
+		return linux.EMLINK
+	case server.KindQuota:
+		return linux.EDQUOT
+	case server.KindBadFile:
+		return linux.EBADF
 	}
 	panic(fmt.Sprintf("ninep: core error kind %d (%v) has no errno mapping", uint8(k), k))
 }

@@ -77,6 +77,7 @@ type making struct {
 	made    *file  // the last *file its handler made
 	dropped bool   // a Tclunk/Tremove for fid was read meanwhile
 	early   bool   // the shim's own Twalk for a ghost (ghost.go): its reply is dropped
+	id      uint64 // early: the identity the ghost was bound to, which p9's walk keeps (file.id)
 	shadow  bool   // early: p9 still held a stale reference under fid (deferClunk)
 	done    chan struct{}
 }
@@ -408,6 +409,12 @@ func (c *conn) replied(typ uint8, tag uint16) bool {
 		if mk.made != nil && !mk.dropped {
 			if c.fs.fids == nil {
 				c.fs.fids = map[uint32]*file{}
+			}
+			if mk.early && mk.id != 0 {
+				// p9 walked the ghost's names again, maybe onto another
+				// file by now: the fid stays bound to the one the client
+				// was told of.
+				mk.made.id.Store(mk.id)
 			}
 			c.fs.fids[mk.fid] = mk.made
 		}

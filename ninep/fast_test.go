@@ -901,3 +901,180 @@ func TestFastPathOpenedGhosts(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestFastPathAnswersAsP9AcrossConnections extends TestFastPathAnswersAsP9 to
+// two connections per side, pipelined (every request of a batch is sent, on
+// both connections, before a reply is read; replies are matched by tag), with
+// renames and removals made in between by another client of the tree (the
+// host: neither server is told, so both must notice alike). Every reply must
+// be byte-identical to p9's; the requests are the ones the shim answers
+// (Twalk, Tgetattr, Tread, Twrite, Tclunk, Tlopen) and the ones it leaves to
+// p9 on the same fids.
+func TestFastPathAnswersAsP9AcrossConnections(t *testing.T) {
+	e := newEnv(t)
+	_, refAddr := p9Only(t, e)
+	content := bytes.Repeat([]byte("semfs fast path "), 10000/16)
+	for _, d := range []string{"d", "e"} {
+		if err := os.Mkdir(filepath.Join(e.export, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(e.export, d, "f"), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(e.export, "g"), content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sides [2][2]*raw
+	for side, addr := range []string{e.tcp, refAddr} {
+		for c := range sides[side] {
+			r := dialRaw(t, "tcp", addr)
+			r.version(fastMsize)
+			if err := r.attach(1, 1, "/", 0); err != nil {
+				t.Fatal(err)
+			}
+			sides[side][c] = r
+		}
+	}
+	walk := func(fid, newfid uint32, names ...string) []byte {
+		f := []any{fid, newfid, uint16(len(names))}
+		for _, n := range names {
+			f = append(f, n)
+		}
+		return msg(tWalk, 0, f...)
+	}
+	type step struct {
+		name string
+		conn int
+		req  []byte
+	}
+	host := func(f func() error) func() {
+		return func() {
+			if err := f(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	batches := []struct {
+		before func()
+		steps  []step
+	}{
+		{steps: []step{ // fids made one at a time: a pipelined walk races p9's goroutines
+			{"A walk d/f", 0, walk(1, 2, "d", "f")},
+			{"A walk d", 0, walk(1, 3, "d")},
+			{"A walk g", 0, walk(1, 4, "g")},
+			{"A walk e/f", 0, walk(1, 5, "e", "f")},
+			{"A walk g again", 0, walk(1, 6, "g")},
+			{"B walk d/f", 1, walk(1, 2, "d", "f")},
+			{"B walk e", 1, walk(1, 3, "e")},
+			{"B walk g", 1, walk(1, 4, "g")},
+		}},
+		{steps: []step{
+			{"A open g", 0, msg(tLopen, 0, uint32(4), oRdonly)},
+			{"A open e/f rw", 0, msg(tLopen, 0, uint32(5), oRdwr)},
+			{"B open g rw", 1, msg(tLopen, 0, uint32(4), oRdwr)},
+		}},
+		{steps: []step{
+			{"A getattr d/f", 0, msg(tGetattr, 0, uint32(2), maskAll)},
+			{"A getattr d", 0, msg(tGetattr, 0, uint32(3), maskAll)},
+			{"A read g", 0, msg(tRead, 0, uint32(4), uint64(0), uint32(4096))},
+			{"A read g past end", 0, msg(tRead, 0, uint32(4), uint64(20000), uint32(10))},
+			{"A read unopened", 0, msg(tRead, 0, uint32(2), uint64(0), uint32(10))},
+			{"A getattr never made", 0, msg(tGetattr, 0, uint32(77), maskAll)},
+			{"B getattr d/f", 1, msg(tGetattr, 0, uint32(2), maskAll)},
+			{"B read g", 1, msg(tRead, 0, uint32(4), uint64(100), uint32(100))},
+			{"B write g same bytes", 1, msg(tWrite, 0, uint32(4), uint64(0), uint32(5), content[:5])},
+			{"A write read-only fid", 0, msg(tWrite, 0, uint32(4), uint64(0), uint32(1), []byte("x"))},
+			{"A write e/f same bytes", 0, msg(tWrite, 0, uint32(5), uint64(16), uint32(4), content[16:20])},
+		}},
+		// The host renames d away and puts another d/f in its place, and
+		// removes g, which A and B hold open.
+		{before: func() {
+			host(func() error { return os.Rename(filepath.Join(e.export, "d"), filepath.Join(e.export, "d-old")) })()
+			host(func() error { return os.Mkdir(filepath.Join(e.export, "d"), 0o755) })()
+			host(func() error { return os.WriteFile(filepath.Join(e.export, "d", "f"), []byte("THE OTHER FILE"), 0o644) })()
+			host(func() error { return os.Remove(filepath.Join(e.export, "g")) })()
+		}, steps: []step{
+			{"A getattr replaced d/f", 0, msg(tGetattr, 0, uint32(2), maskAll)},
+			{"A getattr replaced d", 0, msg(tGetattr, 0, uint32(3), maskAll)},
+			{"B getattr replaced d/f", 1, msg(tGetattr, 0, uint32(2), maskAll)},
+			{"A read removed, open g", 0, msg(tRead, 0, uint32(4), uint64(0), uint32(64))},
+			{"B read removed, open g", 1, msg(tRead, 0, uint32(4), uint64(8), uint32(64))},
+			{"A getattr removed, open g", 0, msg(tGetattr, 0, uint32(4), maskAll)},
+			{"A getattr removed, walked g", 0, msg(tGetattr, 0, uint32(6), maskAll)},
+		}},
+		{steps: []step{
+			{"A open replaced d/f", 0, msg(tLopen, 0, uint32(2), oRdonly)},
+			{"B open replaced d/f", 1, msg(tLopen, 0, uint32(2), oRdwr)},
+			{"A open removed g", 0, msg(tLopen, 0, uint32(6), oRdonly)},
+			{"B write removed, open g", 1, msg(tWrite, 0, uint32(4), uint64(0), uint32(5), content[:5])},
+		}},
+		{steps: []step{
+			{"A walk the new d/f", 0, walk(1, 7, "d", "f")},
+			{"B walk from the replaced d", 1, walk(3, 8, "f")},
+			{"A clunk replaced d/f", 0, msg(tClunk, 0, uint32(2))},
+			{"B clunk open g", 1, msg(tClunk, 0, uint32(4))},
+		}},
+		{steps: []step{
+			{"A getattr new d/f", 0, msg(tGetattr, 0, uint32(7), maskAll)},
+			{"A getattr clunked", 0, msg(tGetattr, 0, uint32(2), maskAll)},
+			{"B read clunked", 1, msg(tRead, 0, uint32(4), uint64(0), uint32(10))},
+			{"A clunk open g", 0, msg(tClunk, 0, uint32(4))},
+			{"A clunk e/f", 0, msg(tClunk, 0, uint32(5))},
+		}},
+	}
+	tag := uint16(100)
+	for bi, b := range batches {
+		if b.before != nil {
+			b.before()
+		}
+		var replies [2]map[uint16][]byte
+		for side := range sides {
+			replies[side] = map[uint16][]byte{}
+			sent := [2]int{}
+			for i, s := range b.steps {
+				req := append([]byte(nil), s.req...)
+				binary.LittleEndian.PutUint16(req[5:], tag+uint16(i))
+				if bi == 0 { // fid-making: one at a time
+					typ, rtag, body := sides[side][s.conn].call0(req)
+					replies[side][rtag] = append(binary.LittleEndian.AppendUint16([]byte{typ}, rtag), body...)
+					continue
+				}
+				sides[side][s.conn].send(req)
+				sent[s.conn]++
+			}
+			for c := range sides[side] {
+				for range sent[c] {
+					typ, rtag, body := sides[side][c].recv()
+					replies[side][rtag] = append(binary.LittleEndian.AppendUint16([]byte{typ}, rtag), body...)
+				}
+			}
+		}
+		for i, s := range b.steps {
+			got, want := replies[0][tag+uint16(i)], replies[1][tag+uint16(i)]
+			for _, r := range [][]byte{got, want} {
+				if len(r) >= 92 && r[0] == tGetattr+1 {
+					// atime: the shim's reads from the page cache do not
+					// move it (see the package doc); p9's do.
+					clear(r[3+73 : 3+89])
+				}
+			}
+			if got == nil || want == nil {
+				t.Fatalf("batch %d, %s: no reply (%v, %v)", bi, s.name, got != nil, want != nil)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("batch %d, %s: fast path replied (%d bytes)\n  %x\np9 replied (%d bytes)\n  %x", bi, s.name, len(got), got, len(want), want)
+			}
+		}
+		tag += uint16(len(b.steps))
+	}
+	if ninep.FastAnswered(e.srv) == 0 {
+		t.Error("the shim answered nothing")
+	}
+}
+
+// call0 sends one request and returns its reply.
+func (r *raw) call0(b []byte) (uint8, uint16, []byte) {
+	r.send(b)
+	return r.recv()
+}

@@ -42,6 +42,16 @@ type file struct {
 	mu   sync.RWMutex
 	path string // core path: "" is the root
 
+	// id is the identity (server.Attr.FileID: inode and birth time) of the
+	// file the fid was bound to when it was walked or created; 0 when not
+	// known (the attach root, which cannot be replaced). Every use of the fid
+	// by path checks it (verify): once another client renames the file away
+	// and puts another under its name, the fid answers ESTALE, never the other
+	// file's data. An opened fid keeps its descriptor, so it reads and writes
+	// its own file, as a local open file does. p9's Renamed moves path, not id.
+	// Atomic: the shim re-binds a fid p9 walked again for it (fast.go replied).
+	id atomic.Uint64
+
 	// kind is the file type when the fid was made (0: not known), as p9 keeps
 	// it for its own checks; the shim checks the same (ghost.go).
 	kind p9.FileMode
@@ -66,6 +76,15 @@ func (f *file) p() string {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return f.path
+}
+
+// verify says whether a, just read at the fid's path, is still the fid's
+// file: ESTALE when another file took its name.
+func (f *file) verify(a server.Attr) error {
+	if id := f.id.Load(); id != 0 && a.FileID() != id {
+		return linux.ESTALE
+	}
+	return nil
 }
 
 // child returns a new fid's file for path p under the same attach. Every file a
@@ -107,12 +126,19 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 	var err error
 	if len(names) == 0 {
 		if !wantAttr {
-			return nil, f.child(p, f.kind, report), a, nil
+			c := f.child(p, f.kind, report)
+			c.id.Store(f.id.Load())
+			return nil, c, a, nil
 		}
 		if a, err = f.lstat(p, !report); err != nil {
 			return nil, nil, a, toErrno(err)
 		}
-		return nil, f.child(p, kindOf(a), report), a, nil
+		if err := f.verify(a); err != nil {
+			return nil, nil, a, err
+		}
+		c := f.child(p, kindOf(a), report)
+		c.id.Store(f.id.Load())
+		return nil, c, a, nil
 	}
 	for i, name := range names {
 		switch name {
@@ -124,16 +150,35 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 				return nil, nil, a, toErrno(err)
 			}
 			p = server.Join(p, name)
+			if i == 0 && f.id.Load() != 0 {
+				// The walk starts at the fid's directory only if that is
+				// still the one the fid was bound to (one statx on the
+				// descriptor the lookup opens anyway).
+				var dir server.Attr
+				if dir, a, err = f.srv.fs.LstatIn(f.ctx, p, !report); err != nil {
+					return nil, nil, a, toErrno(err)
+				}
+				if err := f.verify(dir); err != nil {
+					return nil, nil, a, err
+				}
+				break
+			}
 		}
-		if a, err = f.lstat(p, !report); err != nil {
-			return nil, nil, a, toErrno(err)
+		if i > 0 || name == "." || name == ".." || f.id.Load() == 0 {
+			if a, err = f.lstat(p, !report); err != nil {
+				return nil, nil, a, toErrno(err)
+			}
 		}
 		if i < len(names)-1 && !a.IsDir() {
 			return nil, nil, a, linux.ENOTDIR
 		}
 		qids = append(qids, qidOf(a))
 	}
-	return qids, f.child(p, kindOf(a), report), a, nil
+	c := f.child(p, kindOf(a), report)
+	if p != "" {
+		c.id.Store(a.FileID())
+	}
+	return qids, c, a, nil
 }
 
 // Walk implements p9.File.Walk.
@@ -175,7 +220,11 @@ func (f *file) stat(inline bool) (server.Attr, error) {
 		}
 		return of.fl.Stat()
 	}
-	return f.lstat(f.p(), inline)
+	a, err := f.lstat(f.p(), inline)
+	if err != nil {
+		return a, err
+	}
+	return a, f.verify(a)
 }
 
 // GetAttr implements p9.File.GetAttr.
@@ -209,6 +258,11 @@ func (f *file) SetAttr(valid p9.SetAttrMask, attr p9.SetAttr) (err error) {
 	if setAttrEmpty(s) {
 		return nil
 	}
+	if f.id.Load() != 0 {
+		if _, err := f.stat(false); err != nil {
+			return toErrno(err)
+		}
+	}
 	_, err = f.srv.fs.SetAttr(f.ctx, f.p(), s)
 	return toErrno(err)
 }
@@ -231,6 +285,9 @@ func (f *file) Open(mode p9.OpenFlags) (qid p9.QID, iounit uint32, err error) {
 	a, err := f.srv.fs.Lstat(f.ctx, p)
 	if err != nil {
 		return p9.QID{}, 0, toErrno(err)
+	}
+	if err := f.verify(a); err != nil {
+		return p9.QID{}, 0, err
 	}
 	if a.IsDir() {
 		if mode.Mode() != p9.ReadOnly {
@@ -259,6 +316,9 @@ func (f *file) Open(mode p9.OpenFlags) (qid p9.QID, iounit uint32, err error) {
 		return p9.QID{}, 0, toErrno(err)
 	}
 	st, err := fl.Stat()
+	if err == nil {
+		err = f.verify(st) // replaced between the lstat and the open
+	}
 	if err != nil {
 		fl.Close()
 		return p9.QID{}, 0, toErrno(err)
@@ -455,6 +515,7 @@ func (f *file) create(name string, flags p9.OpenFlags, mode p9.FileMode, gid p9.
 		return nil, p9.QID{}, true, toErrno(err)
 	}
 	c := f.child(p, p9.ModeRegular, !try)
+	c.id.Store(st.FileID())
 	c.open.Store(&openFile{fl: fl, writable: true, mode: flags.Mode()})
 	return c, qidOf(st), true, nil
 }
@@ -593,6 +654,11 @@ func (f *file) UnlinkAt(name string, flags uint32) (err error) {
 // Readlink implements p9.File.Readlink.
 func (f *file) Readlink() (target string, err error) {
 	defer f.guard("readlink", &err)
+	if f.id.Load() != 0 {
+		if _, err := f.stat(false); err != nil {
+			return "", toErrno(err)
+		}
+	}
 	t, err := f.srv.fs.Readlink(f.ctx, f.p())
 	return t, toErrno(err)
 }

@@ -179,7 +179,7 @@ func (c *conn) materialize(fid uint32, tag uint16) bool {
 		}
 		c.fs.adopting[fid] = g
 	}
-	c.fs.mk = &making{tag: tag, fid: fid, early: true, shadow: g.shadow, done: make(chan struct{})}
+	c.fs.mk = &making{tag: tag, fid: fid, early: true, shadow: g.shadow, id: g.f.id.Load(), done: make(chan struct{})}
 	w := newMessage(msgTwalk, tag)
 	w.u32(g.from)
 	w.u32(fid)

@@ -217,8 +217,16 @@ func TestErrnoOfEveryKind(t *testing.T) {
 			t.Errorf("%v: p9 would send %v instead of %v", k, got, e)
 		}
 	}
-	if ninep.ErrnoOf(server.KindNotFound) != linux.ENOENT || ninep.ErrnoOf(server.KindNotSupported) != linux.EOPNOTSUPP {
-		t.Fatal("spot check failed")
+	for k, want := range map[server.Kind]linux.Errno{
+		server.KindNotFound: linux.ENOENT, server.KindNotSupported: linux.EOPNOTSUPP,
+		server.KindPermission: linux.EACCES, server.KindNotPermitted: linux.EPERM,
+		server.KindLoop: linux.ELOOP, server.KindCrossDevice: linux.EXDEV,
+		server.KindTooManyLinks: linux.EMLINK, server.KindQuota: linux.EDQUOT,
+		server.KindNoSpace: linux.ENOSPC, server.KindBadFile: linux.EBADF,
+	} {
+		if got := ninep.ErrnoOf(k); got != want {
+			t.Errorf("%v: %v, want %v", k, got, want)
+		}
 	}
 	defer func() {
 		if recover() == nil {

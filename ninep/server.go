@@ -27,6 +27,11 @@ type Options struct {
 	// Limits bound each connection (idle and body timeouts, a cap on how many);
 	// zero fields take server's defaults.
 	Limits server.Limits
+
+	// NoFastPath leaves every request to p9 (semfs serve --fast-path=off): the
+	// reference fast.go and ghost.go are held to, and a way out if they are
+	// ever wrong.
+	NoFastPath bool
 }
 
 // Server serves one server.FS over 9P2000.L to any number of listeners.
@@ -51,7 +56,7 @@ type Server struct {
 
 	makeWait time.Duration // makeWait, shortened by the fuzz tests
 
-	noFast   bool          // every request goes through p9 (set by tests, before Serve; see fast.go)
+	noFast   bool          // every request goes through p9 (Options.NoFastPath, or tests before Serve; see fast.go)
 	answered atomic.Uint64 // requests the fast path answered
 	observe  ObserveFunc
 	track    TrackFunc
@@ -60,7 +65,7 @@ type Server struct {
 // NewServer returns a Server for fsys.
 func NewServer(fsys *server.FS, opts Options) *Server {
 	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(), makeWait: makeWait,
-		observe: opts.Observe, track: opts.Track,
+		observe: opts.Observe, track: opts.Track, noFast: opts.NoFastPath,
 		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -37,6 +37,12 @@ func sysErr(err error) error {
 		return syscall.EACCES
 	case server.KindInvalid:
 		return syscall.EINVAL
+	case server.KindCrossDevice:
+		return syscall.EXDEV
+	case server.KindNotPermitted:
+		return syscall.EPERM
+	case server.KindLoop:
+		return syscall.ELOOP
 	}
 	return err
 }

@@ -22,26 +22,38 @@ func classify(err error) Kind {
 			return KindIsDir
 		case syscall.ENOTEMPTY:
 			return KindNotEmpty
-		case syscall.EACCES, syscall.EPERM:
+		case syscall.EACCES:
 			return KindPermission
+		case syscall.EPERM:
+			return KindNotPermitted
 		case syscall.EROFS:
 			return KindReadOnly
 		case syscall.ESTALE:
 			return KindStale
-		case syscall.EINVAL, syscall.ELOOP, syscall.EBADF:
-			// ELOOP: O_NOFOLLOW met a symlink as the last component; the caller
-			// asked to use a symlink as a file, which is an invalid request.
+		case syscall.EINVAL:
 			return KindInvalid
+		case syscall.ELOOP:
+			// Mostly O_NOFOLLOW meeting a symlink as the last component. Each
+			// front end says it in its protocol's words (NFSv3 has no loop
+			// status and answers INVAL, as Linux's nfsd does; 9P says ELOOP,
+			// as the local open would).
+			return KindLoop
+		case syscall.EBADF:
+			return KindBadFile
 		case syscall.EFBIG, syscall.EOVERFLOW:
 			return KindTooLarge
 		case syscall.ENOTSUP, syscall.ENOSYS:
 			return KindNotSupported
 		case syscall.ENAMETOOLONG:
 			return KindNameTooLong
-		case syscall.ENOSPC, syscall.EDQUOT:
+		case syscall.ENOSPC:
 			return KindNoSpace
-		case syscall.EXDEV, syscall.EMLINK:
-			return KindInvalid
+		case syscall.EDQUOT:
+			return KindQuota
+		case syscall.EXDEV:
+			return KindCrossDevice
+		case syscall.EMLINK:
+			return KindTooManyLinks
 		}
 		return KindIO
 	}

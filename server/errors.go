@@ -17,14 +17,20 @@ const (
 	KindNotDir                   // ENOTDIR: a path component is not a directory
 	KindIsDir                    // EISDIR: a file operation on a directory
 	KindNotEmpty                 // ENOTEMPTY: removing or replacing a non-empty directory
-	KindPermission               // EACCES/EPERM, and any attempt to leave the backing directory
+	KindPermission               // EACCES: the caller lacks a permission bit, and any attempt to leave the backing directory
 	KindReadOnly                 // EROFS
 	KindStale                    // ESTALE: a handle that no longer names a file
 	KindInvalid                  // EINVAL: a malformed name or argument
 	KindTooLarge                 // EFBIG: a size or offset beyond what is allowed
 	KindNotSupported             // ENOTSUP: an operation this server does not do (e.g. chmod of a symlink)
 	KindNameTooLong              // ENAMETOOLONG
-	KindNoSpace                  // ENOSPC/EDQUOT
+	KindNoSpace                  // ENOSPC
+	KindNotPermitted             // EPERM: not allowed whatever the mode bits (chown by a non-owner, sticky directory, a device node)
+	KindLoop                     // ELOOP: a symlink met where a file or directory was needed (O_NOFOLLOW), or too many
+	KindCrossDevice              // EXDEV: a rename or link across file systems (a mount point inside the backing directory)
+	KindTooManyLinks             // EMLINK: the file system's link count limit
+	KindQuota                    // EDQUOT: the owner's disk quota is used up
+	KindBadFile                  // EBADF: a descriptor that cannot do what was asked (closed, or opened for the other direction)
 )
 
 var kindNames = [...]string{
@@ -42,6 +48,12 @@ var kindNames = [...]string{
 	KindNotSupported: "not supported",
 	KindNameTooLong:  "name too long",
 	KindNoSpace:      "no space left",
+	KindNotPermitted: "operation not permitted",
+	KindLoop:         "too many levels of symbolic links",
+	KindCrossDevice:  "cross-device link",
+	KindTooManyLinks: "too many links",
+	KindQuota:        "disk quota exceeded",
+	KindBadFile:      "bad file descriptor",
 }
 
 // Kinds lists every Kind, so that front ends can test that their mapping is exhaustive.
@@ -131,7 +143,7 @@ func (e *Error) Is(target error) bool {
 	case fs.ErrExist:
 		return e.Kind == KindExists
 	case fs.ErrPermission:
-		return e.Kind == KindPermission
+		return e.Kind == KindPermission || e.Kind == KindNotPermitted
 	case fs.ErrInvalid:
 		return e.Kind == KindInvalid
 	}

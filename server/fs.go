@@ -196,6 +196,31 @@ func (f *FS) lstat(ctx context.Context, p string, raw bool) (a Attr, err error) 
 	return a, err
 }
 
+// LstatIn is Lstat of p (not the root) together with the attributes of the
+// directory holding it, taken from the descriptor the lookup holds anyway (one
+// statx more): a front end that reached that directory by a name it remembers
+// (a 9P fid) can tell whether it is still the directory it meant. inline makes
+// the system calls raw, as LstatInline.
+func (f *FS) LstatIn(ctx context.Context, p string, inline bool) (dir, a Attr, err error) {
+	if p == "" {
+		return Attr{}, Attr{}, E("lstat", KindInvalid, p, constError("the root has no parent"))
+	}
+	err = f.as(ctx, "lstat", p, func() error {
+		d, name, err := f.parentAt("lstat", p, inline)
+		if err != nil {
+			return err
+		}
+		defer d.close()
+		parent, _ := Split(p)
+		if dir, err = statxAt(d.fd, "", "lstat", parent, inline); err != nil {
+			return err
+		}
+		a, err = statxAt(d.fd, name, "lstat", p, inline)
+		return err
+	})
+	return dir, a, err
+}
+
 // ReadDir lists directory p, sorted by name, with each entry's lstat attributes.
 // An entry that vanishes while listing is left out.
 func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -557,5 +558,33 @@ func TestNewFilesBelongToTheirCreator(t *testing.T) {
 	file.Close()
 	if a, _ := f.fs.Lstat(ctx, "nobodys"); a.UID != server.NobodyUID || a.GID != server.NobodyGID {
 		t.Errorf("a file without a caller uid belongs to %d:%d, want nobody", a.UID, a.GID)
+	}
+}
+
+// TestErrnoKinds: every errno the backing file system gives keeps its meaning
+// in the core's kinds (a refused permission bit is not an operation never
+// permitted, a quota is not a full disk, a cross-device rename is not an
+// invalid one), and each kind has a name of its own.
+func TestErrnoKinds(t *testing.T) {
+	for errno, want := range map[syscall.Errno]server.Kind{
+		syscall.EACCES: server.KindPermission, syscall.EPERM: server.KindNotPermitted,
+		syscall.ELOOP: server.KindLoop, syscall.EXDEV: server.KindCrossDevice,
+		syscall.EMLINK: server.KindTooManyLinks, syscall.EDQUOT: server.KindQuota,
+		syscall.ENOSPC: server.KindNoSpace, syscall.EBADF: server.KindBadFile,
+		syscall.EINVAL: server.KindInvalid, syscall.EIO: server.KindIO,
+	} {
+		if got := server.KindOf(errno); got != want {
+			t.Errorf("%v: kind %v, want %v", errno, got, want)
+		}
+	}
+	names := map[string]server.Kind{}
+	for _, k := range server.Kinds() {
+		if prev, dup := names[k.String()]; dup || k.String() == "unknown kind" {
+			t.Errorf("%d and %d are both %q", prev, k, k)
+		}
+		names[k.String()] = k
+	}
+	if !errors.Is(server.E("chown", server.KindNotPermitted, "f", nil), fs.ErrPermission) {
+		t.Error("KindNotPermitted is not fs.ErrPermission")
 	}
 }

@@ -204,7 +204,8 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 
 // Open opens an existing regular file p. flags take O_RDONLY, O_WRONLY or O_RDWR,
 // plus O_APPEND and O_TRUNC; creation flags are refused (use Create). p's last
-// component is never followed: opening a symlink is KindInvalid.
+// component is never followed: opening a symlink is KindLoop, as open(2) with
+// O_NOFOLLOW says it.
 func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	if flags&(os.O_CREATE|os.O_EXCL) != 0 {
 		return nil, E("open", KindInvalid, p, constError("open does not create; use create"))

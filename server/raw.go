@@ -11,9 +11,13 @@ import (
 // name, minus that.
 
 func rawStatx(dirfd int, path string, flags, mask int, st *unix.Statx_t) error {
-	p, err := unix.BytePtrFromString(path)
-	if err != nil {
-		return err
+	var nul [1]byte // AT_EMPTY_PATH's "": no allocation for it
+	p := &nul[0]
+	if path != "" {
+		var err error
+		if p, err = unix.BytePtrFromString(path); err != nil {
+			return err
+		}
 	}
 	_, _, e := unix.RawSyscall6(unix.SYS_STATX, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
 		uintptr(flags), uintptr(mask), uintptr(unsafe.Pointer(st)), 0)

@@ -168,6 +168,7 @@ func TestKernelClients(t *testing.T) {
 	}
 	h.mark("go build ./cmd/semfs", t0)
 	makeListingDir(t, filepath.Join(d.data, "list5000"), 5000)
+	xdev := mountInsideBacking(t, d) // before the daemon: its mount namespace is its own
 	h.srv = &kernel.Server{
 		Netns:    h.ns,
 		Argv:     [][]string{d.argv()},
@@ -227,6 +228,7 @@ grep -E ' (nfs|9p) ' /proc/mounts`, appNFS, nfsPort, app9P, ninepPort, app9PFD, 
 	t.Run("attribution/uid", func(t *testing.T) { attributionByUID(t, h, d) })
 	t.Run("tags-follow-mv", func(t *testing.T) { tagsFollowRename(t, h, d) })
 	t.Run("locks/9p", func(t *testing.T) { ninepLocks(t, h) })
+	protocolChecks(t, h, d, xdev)
 	h.mark("coherence, attribution, tags", t0)
 	t0 = time.Now()
 	t.Run("restart", func(t *testing.T) { restart(t, h, d) })

@@ -389,7 +389,7 @@ func writeErr(w http.ResponseWriter, err error) {
 		switch se.Kind {
 		case server.KindNotFound:
 			writeError(w, http.StatusNotFound, CodeNotFound, err.Error())
-		case server.KindPermission:
+		case server.KindPermission, server.KindNotPermitted:
 			writeError(w, http.StatusBadRequest, CodeInvalidPath, err.Error())
 		case server.KindInvalid, server.KindNameTooLong, server.KindNotDir, server.KindIsDir:
 			writeError(w, http.StatusBadRequest, CodeInvalidPath, err.Error())

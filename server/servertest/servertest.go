@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Info is what the suite needs of lstat.
@@ -28,8 +30,10 @@ type Info struct {
 
 // Client is a protocol's view of the backing directory, with slash-separated
 // paths relative to its root. Errors must satisfy errors.Is with fs.ErrNotExist,
-// fs.ErrExist or fs.ErrPermission where they apply, and ErrNotEmpty for a
-// non-empty directory.
+// fs.ErrExist or fs.ErrPermission where they apply, ErrNotEmpty for a
+// non-empty directory, syscall.EXDEV for a rename or link across a mount
+// point (which tells a mover to copy and delete instead), and syscall.EPERM for
+// an operation not permitted whatever the permission bits (not EACCES).
 type Client interface {
 	WriteFile(path string, data []byte, perm fs.FileMode) error // create or truncate, then write
 	ReadFile(path string) ([]byte, error)
@@ -101,6 +105,9 @@ func Run(t *testing.T, start StartFn) {
 		{"ChmodChtimes", testAttrs},
 		{"ReadDirComplete", testReadDir},
 		{"Errors", testErrors},
+		{"CrossDevice", testCrossDevice},
+		{"NotPermitted", testNotPermitted},
+		{"SymlinkIsNoFile", testSymlinkIsNoFile},
 		{"NewNamesMustBeUTF8", testNonUTF8},
 	}
 	for _, tc := range tests {
@@ -349,6 +356,90 @@ func testErrors(t *testing.T, e Env) {
 	}
 	if err := e.Client.Rename("missing", "x"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("rename of a missing file: %v", err)
+	}
+}
+
+// testCrossDevice: a file system mounted inside the backing directory makes a
+// rename or link across it EXDEV through every front end, as rename(2) says
+// it, so that mv falls back to copy and delete; nothing moves. It needs a
+// tmpfs mount (root with CAP_SYS_ADMIN): it is skipped where mounting is not
+// allowed, except under CI=true.
+func testCrossDevice(t *testing.T, e Env) {
+	mnt := filepath.Join(e.Backing, "mnt")
+	if err := os.Mkdir(mnt, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m,mode=0777"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("mounting a tmpfs inside the backing directory: %v", err)
+		}
+		t.Skipf("mounting a tmpfs inside the backing directory is not permitted here (%v)", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	must(t, e.Client.WriteFile("f", []byte("F"), 0o644), "write f")
+	if err := e.Client.Rename("f", "mnt/f"); !errors.Is(err, syscall.EXDEV) {
+		t.Fatalf("rename across a mount point: %v, want EXDEV", err)
+	}
+	if err := e.Client.Link("f", "mnt/g"); !errors.Is(err, syscall.EXDEV) {
+		t.Fatalf("link across a mount point: %v, want EXDEV", err)
+	}
+	if string(onDisk(t, e, "f")) != "F" {
+		t.Fatal("the source changed")
+	}
+	if names, err := os.ReadDir(mnt); err != nil || len(names) != 0 {
+		t.Fatalf("the mount got %v (%v)", names, err)
+	}
+}
+
+// testNotPermitted: an immutable file (chattr +i, set by the host) refuses
+// every change with EPERM, not EACCES, through every front end, and stays as
+// it was. Skipped where the file system has no immutable flag, except under
+// CI=true.
+func testNotPermitted(t *testing.T, e Env) {
+	must(t, e.Client.WriteFile("imm", []byte("kept"), 0o666), "write imm")
+	p := filepath.Join(e.Backing, "imm")
+	setFlags := func(flags int) error {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, flags)
+	}
+	const immutable = 0x10 // FS_IMMUTABLE_FL
+	if err := setFlags(immutable); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chattr +i: %v", err)
+		}
+		t.Skipf("no immutable flag here (%v)", err)
+	}
+	t.Cleanup(func() { _ = setFlags(0) })
+	if err := e.Client.WriteFile("imm", []byte("changed"), 0o666); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("write of an immutable file: %v, want EPERM", err)
+	}
+	if err := e.Client.Remove("imm"); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("remove of an immutable file: %v, want EPERM", err)
+	}
+	if err := e.Client.Rename("imm", "moved"); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("rename of an immutable file: %v, want EPERM", err)
+	}
+	if err := e.Client.Chmod("imm", 0o600); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("chmod of an immutable file: %v, want EPERM", err)
+	}
+	if string(onDisk(t, e, "imm")) != "kept" {
+		t.Error("the immutable file changed")
+	}
+}
+
+// testSymlinkIsNoFile: reading a symlink as a file fails (the server never
+// follows one) with ELOOP, as open(2) with O_NOFOLLOW says it, or EINVAL where
+// the protocol has no such status (NFSv3, as Linux's nfsd answers).
+func testSymlinkIsNoFile(t *testing.T, e Env) {
+	must(t, e.Client.WriteFile("target", []byte("T"), 0o644), "write target")
+	must(t, e.Client.Symlink("target", "link"), "symlink")
+	b, err := e.Client.ReadFile("link")
+	if !errors.Is(err, syscall.ELOOP) && !errors.Is(err, ErrInvalid) {
+		t.Errorf("read of a symlink as a file: %q, %v; want ELOOP (or EINVAL over NFSv3)", b, err)
 	}
 }
 
