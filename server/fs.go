@@ -205,6 +205,16 @@ func (f *FS) LstatIn(ctx context.Context, p string, inline bool) (dir, a Attr, e
 	if p == "" {
 		return Attr{}, Attr{}, E("lstat", KindInvalid, p, constError("the root has no parent"))
 	}
+	if f.virtual(p) {
+		// The virtual tree has no descriptors: its parent is the root (real)
+		// or another virtual directory, each answered as lstat does.
+		parent, _ := Split(p)
+		if dir, err = f.lstat(ctx, parent, inline); err != nil {
+			return Attr{}, Attr{}, err
+		}
+		a, err = f.virt.Lstat(ctx, p)
+		return dir, a, err
+	}
 	err = f.as(ctx, "lstat", p, func() error {
 		d, name, err := f.parentAt("lstat", p, inline)
 		if err != nil {
