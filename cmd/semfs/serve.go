@@ -80,6 +80,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "semfs serve: --threshold: %v\n", err)
 		return exitUsage
 	}
+	stopProfile, err := startCPUProfile()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
+		return exitUsage
+	}
+	defer stopProfile()
 	d := &daemon{args: a, log: log, paths: resolve(a.data, a.index, a.socket), listeners: map[string]string{}}
 	if err := d.paths.check(); err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
