@@ -404,6 +404,9 @@ func (s *changeSink) Apply(ctx context.Context, c server.Change) error {
 
 func (s *changeSink) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
 
+// Pending is the queue's: an fsync with nothing queued skips the flush.
+func (s *changeSink) Pending() bool { return s.queue.Pending() }
+
 // Ready is the queue's (server.ReadySink): the NFS handle map is not touched by
 // the creates and writes the core asks about, only by renames and removes.
 func (s *changeSink) Ready() bool { return s.queue.Ready() }
