@@ -9,7 +9,8 @@
 # latency, and "par", eight streams at once on ONE connection (reads, writes,
 # creates, stats; p9load par). Rounds alternate the servers (the order rotates
 # each round) so machine drift hits each alike; medians per row, and ratios as
-# the median of same-round pairs with their spread (min-max).
+# the median of same-round pairs with their spread (min-max). A second table
+# gives the server's CPU time (user+system, from /proc) for the same runs.
 #
 #   bash integration/bench/ninep/run.sh            # ROUNDS=7 SIZE_MIB=256 FILES=2000 STATS=2000
 #
@@ -71,8 +72,25 @@ declare -A T=(
 	[adapter]="$ADAPTER_PORT / 65536 $work/adapter"
 )
 order=(diod semfs semfs-1M adapter)
+# target name -> server pid, for the server's CPU time (user+system) per run
+declare -A PID=([diod]=${pids[0]} [semfs]=${pids[1]} [semfs-1M]=${pids[1]} [adapter]=${pids[2]})
 res="$work/results"
+cpures="$work/cpu"
 : >"$res"
+: >"$cpures"
+TCK=$(getconf CLK_TCK)
+cpu() { awk '{print $14+$15}' "/proc/${PID[$1]}/stat"; }
+# measure TARGET OP FIELD ROUND ARGS...: one p9load run; its FIELD goes to
+# $res and the server's CPU seconds over the run to $cpures.
+measure() {
+	local t=$1 op=$2 f=$3 r=$4 c0 c1 v
+	shift 4
+	c0=$(cpu "$t")
+	v=$(load "$t" "$@" | field "$f")
+	c1=$(cpu "$t")
+	echo "$t $op $v $r" >>"$res"
+	echo "$t $op $(echo "scale=3; ($c1 - $c0) / $TCK" | bc) $r" >>"$cpures"
+}
 
 load() { # target op args...
 	local t=$1; shift
@@ -86,16 +104,16 @@ for r in $(seq "$ROUNDS"); do
 		t=${order[$(( (k + r) % ${#order[@]} ))]}
 		dir=$(awk '{print $4}' <<<"${T[$t]}")
 		echo "round $r: $t" >&2
-		echo "$t write $(load "$t" write "big$r.bin" "$SIZE_MIB" | field secs) $r" >>"$res"
-		echo "$t read $(load "$t" read "big$r.bin" | field secs) $r" >>"$res"
+		measure "$t" write secs "$r" write "big$r.bin" "$SIZE_MIB"
+		measure "$t" read secs "$r" read "big$r.bin"
 		# rm frees the file's page cache: write(2) into a page cache filled by
 		# earlier files costs several times the system CPU (see ../nfs/bench.sh)
 		rm -f "$dir/big$r.bin"
-		echo "$t create $(load "$t" create "c$r" "$FILES" | field secs) $r" >>"$res"
-		echo "$t listl $(load "$t" listl "c$r" | field secs) $r" >>"$res"
-		echo "$t getattr_us $(load "$t" getattr "c$r/f00000" "$STATS" | field median_us) $r" >>"$res"
+		measure "$t" create secs "$r" create "c$r" "$FILES"
+		measure "$t" listl secs "$r" listl "c$r"
+		measure "$t" getattr_us median_us "$r" getattr "c$r/f00000" "$STATS"
 		rm -rf "${dir:?}/c$r"
-		echo "$t par $(load "$t" par "p$r" | field secs) $r" >>"$res"
+		measure "$t" par secs "$r" par "p$r"
 		rm -rf "${dir:?}/p$r"
 	done
 done
@@ -134,5 +152,21 @@ row listl "list $FILES with attributes" s
 row getattr_us "getattr latency (median, same fid)" µs
 row par "8 streams on one connection" s
 echo
+echo "Server CPU (user+system) per run, seconds; ratios paired as above. On a busy"
+echo "machine these move far less than the wall times."
+echo
+echo "| test | diod (64 KiB) | semfs daemon (64 KiB) | semfs/diod (paired, min-max) | semfs daemon (1 MiB) | semfs-1M/diod (paired, min-max) | adapter only (64 KiB) | adapter/diod |"
+echo "|---|---|---|---|---|---|---|---|"
+wall=$res
+res=$cpures
+row write "write $SIZE_MIB MiB" s
+row read "read $SIZE_MIB MiB (hot cache)" s
+row create "create $FILES × 4 KiB" s
+row listl "list $FILES with attributes" s
+row getattr_us "$STATS getattr" s
+row par "8 streams on one connection" s
+echo
 echo "raw results (target op value round):"
-cat "$res"
+cat "$wall"
+echo "raw server CPU (target op seconds round):"
+cat "$cpures"
