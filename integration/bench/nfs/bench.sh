@@ -128,21 +128,23 @@ tests = ["write", "read", "create", "list", "getattr", "par"]
 label = {"write": "write 256 MiB (s)", "read": "read 256 MiB (s)", "create": "create 2,000 x 4 KiB (s)",
          "list": "list 2,000 (s)", "getattr": "GETATTR median (us)", "par": "8 streams, one connection (s)"}
 servers = ("semfs", "nfsonly", "ganesha", "gonfs")
-def ratios(s, t):
-    return [v[(s, t, k)][0] / v[("ganesha", t, k)][0] for (x, tt, k) in v if x == s and tt == t and ("ganesha", t, k) in v]
+def ratios(s, t, i=0):  # i=0: the measured value; i=1: the server's CPU
+    return [v[(s, t, k)][i] / v[("ganesha", t, k)][i] for (x, tt, k) in v
+            if x == s and tt == t and ("ganesha", t, k) in v and v[("ganesha", t, k)][i] > 0]
 print(f"rounds={sys.argv[2]}")
 print()
-print("| test | semfs (daemon) | nfs/ only | ganesha | go-nfs raw | semfs/ganesha (median, min-max of rounds) | nfs/ only/ganesha | met (<= 1.0) |")
-print("|---|---|---|---|---|---|---|---|")
+print("| test | semfs (daemon) | nfs/ only | ganesha | go-nfs raw | semfs/ganesha (median, min-max of rounds) | nfs/ only/ganesha | met (<= 1.0) | server CPU semfs/ganesha (median, min-max) |")
+print("|---|---|---|---|---|---|---|---|---|")
 for t in tests:
     m = {s: st.median([x[0] for (a, b, _), x in v.items() if a == s and b == t]) for s in servers}
     c = {s: st.median([x[1] for (a, b, _), x in v.items() if a == s and b == t]) for s in servers}
     f = (lambda x: f"{x*1e6:.0f}") if t == "getattr" else (lambda x: f"{x:.3f}")
     cell = lambda s: f"{f(m[s])} (srv {c[s]:.2f} s)"
-    rs, r2 = ratios("semfs", t), ratios("nfsonly", t)
+    rs, r2, rc = ratios("semfs", t), ratios("nfsonly", t), ratios("semfs", t, 1)
     med = st.median(rs)
+    cpu = f"{st.median(rc):.2f} ({min(rc):.2f}-{max(rc):.2f})" if rc else "n/a (ganesha used < 1 tick)"
     print(f"| {label[t]} | {cell('semfs')} | {cell('nfsonly')} | {cell('ganesha')} | {cell('gonfs')} | "
-          f"{med:.2f} ({min(rs):.2f}-{max(rs):.2f}) | {st.median(r2):.2f} | {'yes' if med <= 1.0 else 'no'} |")
+          f"{med:.2f} ({min(rs):.2f}-{max(rs):.2f}) | {st.median(r2):.2f} | {'yes' if med <= 1.0 else 'no'} | {cpu} |")
 print()
 print("per-round ratios semfs/ganesha:")
 for t in tests:
