@@ -559,6 +559,9 @@ func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
 	if err != nil {
 		return fail(status(r, err))
 	}
+	if !h.resolvedID.isDir && h.commitLater(b.ctx(), r, p, h.resolvedID) {
+		return answeredLater()
+	}
 	if err := h.s.commit(b.ctx(), p, h.resolvedID); err != nil {
 		h.s.log.Error("COMMIT: sync failed", "path", p, "err", err)
 		return fail(nfs3ErrIO)

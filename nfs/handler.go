@@ -36,6 +36,8 @@ type connHandler struct {
 	attrs    map[string]server.Attr
 
 	out []byte // the fast path's reply buffer, reused call after call
+
+	commits chan struct{} // COMMITs waiting on the disk off this goroutine (commitLater)
 }
 
 var (

@@ -73,7 +73,8 @@ type rpcConn struct {
 	reject []byte // reused buffer of refusals (checkCall)
 	cur    *request
 	// fast answers a call itself (see connHandler.serveFast) and returns the
-	// reply record, or nil to leave the call to go-nfs. The record may be reused
+	// reply record, an empty one when the reply will be sent later by another
+	// goroutine through replyNow, or nil to leave the call to go-nfs. The record may be reused
 	// once replyNow returns.
 	fast func(r *request, body []byte) []byte
 
@@ -172,6 +173,9 @@ func (c *rpcConn) nextRecord() error {
 		if c.fast != nil && r.fast() {
 			c.cur = r
 			if rec := c.fast(r, body); rec != nil {
+				if len(rec) == 0 {
+					continue // answered later, off this goroutine (commitLater)
+				}
 				if err := c.replyNow(rec); err != nil {
 					return err
 				}

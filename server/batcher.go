@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 )
 
 // Flusher is a Sink that may hold changes back; Flush returns once every change
@@ -23,6 +24,13 @@ type Flusher interface {
 //
 // At most maxQueue changes wait; Apply blocks beyond that, so a slow index slows
 // writers instead of growing memory without bound.
+//
+// A batch lingers up to batchLinger before it is applied, unless a Flush waits
+// for it or the queue is a quarter full: a file created over NFS is written and
+// COMMITted a few hundred microseconds later, and the COMMIT's Flush then
+// applies the create and the write's updatedAt in one transaction, one sync of
+// records.db instead of two in a row (measured with libnfs creating 4 KiB
+// files: three fsyncs per file before, two after).
 type Batcher struct {
 	apply func(context.Context, []Change) error
 	log   *slog.Logger
@@ -34,8 +42,17 @@ type Batcher struct {
 	enqueued uint64 // changes ever queued
 	applied  uint64 // changes ever applied (or failed and logged)
 	closed   bool
+	flushing int           // Flush calls waiting
+	kick     chan struct{} // wakes a lingering applier early (buffered, 1)
+	linger   time.Duration // batchLinger; tests set it long
+	onLinger func()        // tests: called as the applier starts to linger
 	done     chan struct{}
 }
+
+// batchLinger bounds how long a queued change waits for company before the
+// applier takes it; far below a human's next query, about three NFS round trips
+// on loopback.
+const batchLinger = 2 * time.Millisecond
 
 // NewBatcher starts a Batcher that hands batches of at most maxQueue changes to
 // apply. An error from apply is logged; the files stay as they are and the next
@@ -47,7 +64,7 @@ func NewBatcher(apply func(context.Context, []Change) error, maxQueue int, log *
 	if maxQueue < 1 {
 		maxQueue = 1
 	}
-	b := &Batcher{apply: apply, log: log, max: maxQueue, done: make(chan struct{})}
+	b := &Batcher{apply: apply, log: log, max: maxQueue, kick: make(chan struct{}, 1), linger: batchLinger, done: make(chan struct{})}
 	b.cond = sync.NewCond(&b.mu)
 	go b.run()
 	return b
@@ -66,7 +83,18 @@ func (b *Batcher) Apply(ctx context.Context, c Change) error {
 	b.queue = append(b.queue, c)
 	b.enqueued++
 	b.cond.Broadcast()
+	if len(b.queue) >= (b.max+3)/4 {
+		b.wake()
+	}
 	return nil
+}
+
+// wake ends the applier's linger (b.mu held, or not: kick only buffers).
+func (b *Batcher) wake() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
 }
 
 // Ready reports whether an Apply made now would return without waiting for room
@@ -78,11 +106,23 @@ func (b *Batcher) Ready() bool {
 	return len(b.queue) < b.max && !b.closed
 }
 
+// Pending reports whether some queued change has not been applied yet.
+func (b *Batcher) Pending() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.applied < b.enqueued
+}
+
 // Flush waits until every change queued before the call has been applied.
 func (b *Batcher) Flush(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	target := b.enqueued
+	if b.applied < target {
+		b.flushing++
+		defer func() { b.flushing-- }()
+		b.wake()
+	}
 	for b.applied < target {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -98,11 +138,14 @@ func (b *Batcher) Close() {
 	b.closed = true
 	b.cond.Broadcast()
 	b.mu.Unlock()
+	b.wake()
 	<-b.done
 }
 
 func (b *Batcher) run() {
 	defer close(b.done)
+	linger := time.NewTimer(batchLinger)
+	linger.Stop()
 	for {
 		b.mu.Lock()
 		for len(b.queue) == 0 && !b.closed {
@@ -111,6 +154,24 @@ func (b *Batcher) run() {
 		if len(b.queue) == 0 && b.closed {
 			b.mu.Unlock()
 			return
+		}
+		if b.flushing == 0 && !b.closed && len(b.queue) < (b.max+3)/4 {
+			d, hook := b.linger, b.onLinger
+			b.mu.Unlock()
+			if hook != nil {
+				hook()
+			}
+			linger.Reset(d)
+			select {
+			case <-b.kick:
+				linger.Stop()
+			case <-linger.C:
+			}
+			b.mu.Lock()
+		}
+		select { // a kick sent while the batch is taken belongs to this batch
+		case <-b.kick:
+		default:
 		}
 		batch := b.queue
 		b.queue = nil

@@ -102,6 +102,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "semfs serve: --fast-path: %v\n", err)
 		return exitUsage
 	}
+	stopProfile, err := startCPUProfile()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
+		return exitUsage
+	}
+	defer stopProfile()
 	d := &daemon{args: a, fast: fast, log: log, paths: resolve(a.data, a.index, a.socket), listeners: map[string]string{}}
 	if err := d.paths.check(); err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
@@ -451,6 +457,9 @@ func (s *changeSink) Apply(ctx context.Context, c server.Change) error {
 }
 
 func (s *changeSink) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
+
+// Pending is the queue's: an fsync with nothing queued skips the flush.
+func (s *changeSink) Pending() bool { return s.queue.Pending() }
 
 // Ready is the queue's (server.ReadySink): the NFS handle map is not touched by
 // the creates and writes the core asks about, only by renames and removes.

@@ -8,6 +8,7 @@
 //	p9load ... create DIR N        (mkdir, then N x walk-clone, lcreate, write 4 KiB, clunk)
 //	p9load ... listl DIR           (readdir, then walk+getattr+clunk per entry, like ls -l)
 //	p9load ... getattr NAME N      (N x Tgetattr on one fid; latency percentiles)
+//	p9load ... par DIR [MIB CREATES STATS]  (8 concurrent streams on this one connection)
 package main
 
 import (
@@ -50,7 +51,7 @@ func main() {
 	runtime.GOMAXPROCS(1)
 	args := flag.Args()
 	if len(args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: p9load [flags] write|read|create|listl|getattr ARGS")
+		fmt.Fprintln(os.Stderr, "usage: p9load [flags] write|read|create|listl|getattr|par ARGS")
 		os.Exit(2)
 	}
 	nc, err := net.Dial("tcp", *addr)
@@ -184,6 +185,8 @@ func main() {
 		us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 		fmt.Printf("getattr n=%d median_us=%.1f p90_us=%.1f p99_us=%.1f secs=%.3f\n",
 			len(lat), us(lat[len(lat)/2]), us(lat[len(lat)*9/10]), us(lat[len(lat)*99/100]), time.Since(t0).Seconds())
+	case "par":
+		par(root, args[1:], *msize)
 	default:
 		fmt.Fprintln(os.Stderr, "p9load: unknown op", args[0])
 		os.Exit(2)
