@@ -40,7 +40,18 @@ type Query struct {
 	Text   string
 	Limit  int
 	Vector *Vector
+	// Rank is the ranking rule: RankBest (also what "" means) or RankSeed.
+	// Any other value is KindInvalid.
+	Rank string
+	// Explain adds to each result why it matched (RankBest only).
+	Explain bool
 }
+
+// The ranking rules a Query can ask for.
+const (
+	RankBest = "best" // the default: analysed words (BM25) fused with meaning; see best.go
+	RankSeed = "seed" // the seed's rule, unchanged: substring points + similarity; see query.go
+)
 
 // FileState is what the daemon sees on disk at start: regular files and symlinks only.
 type FileState struct {
