@@ -9,7 +9,22 @@ import (
 	"github.com/tidwall/buntdb"
 )
 
-// Query answers a hybrid query with the seed's rule:
+// Query answers a hybrid query with the rank mode q.Rank asks for: RankBest (the
+// default, best.go) or RankSeed (below); another value is KindInvalid
+// (ErrInvalidRank) and reads nothing.
+// Read guarantee: sees every write that returned before it was called, and no
+// write halfway.
+func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
+	switch q.Rank {
+	case "", RankBest:
+		return x.queryBest(ctx, q)
+	case RankSeed:
+		return x.querySeed(ctx, q)
+	}
+	return nil, errorf("query", KindInvalid, "", fmt.Errorf("%w %q: want %q or %q", ErrInvalidRank, q.Rank, RankBest, RankSeed))
+}
+
+// querySeed answers a hybrid query with the seed's rule:
 //
 //   - points: one per query word that is a case-insensitive substring of the
 //     file's path, created_by, task or one of its related apps (words and case as
@@ -33,7 +48,7 @@ import (
 // empty result.
 // Read guarantee: sees every write that returned before it was called, and no
 // write halfway.
-func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
+func (x *Index) querySeed(ctx context.Context, q Query) ([]Result, error) {
 	words := queryWords(q.Text)
 	var qv []float32
 	var model string
