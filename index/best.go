@@ -33,7 +33,7 @@ import (
 // the score), while a name that many files share (a big directory, a busy app)
 // only lifts its files to the name floor; common is the largest kw a file can get from common words alone
 // (terms found in more than 1/commonDiv of the files). Results are ordered by
-// score, then names, then path. A name hit is worth more than anything meaning
+// score, then names, then similarity, then path. A name hit is worth more than anything meaning
 // and common words can add, so a file with an exact-name hit ranks above every
 // file matched by meaning or common words alone (the seed's promise, kept), yet
 // a file matching several rare words of the query can still pass it; and a
@@ -49,8 +49,8 @@ const (
 	kwMax       = 2000 // per word, the best files Bleve returns
 	commonDiv   = 10   // a word found in more than 1/commonDiv of the files is common
 	nameMargin  = 0.01
-	nameTie     = 0.1  // orders files of equal name hits by their fused score
-	presence    = 0.6  // share of a word's kw that any match of it earns
+	nameTie     = 0.1 // orders files of equal name hits by their fused score
+	presence    = 0.8 // share of a word's kw that any match of it earns
 )
 
 type bestCand struct {
@@ -88,6 +88,12 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 
 	x.flushBleve()
 	x.mu.RLock()
+	if x.degraded != nil && !x.closed {
+		// Bleve failed mid-run, so its word fields are stale until the next
+		// Open rebuilds them: answer with the seed's exhaustive scan meanwhile.
+		x.mu.RUnlock()
+		return x.querySeed(ctx, q)
+	}
 	defer x.mu.RUnlock()
 	if x.closed {
 		return nil, errorf("query", KindClosed, "", ErrClosed)
@@ -104,15 +110,12 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		}
 		return c
 	}
-	commonShare := 0.0
-	if x.degraded == nil {
-		var err error
-		if commonShare, err = x.keywordEvidence(ctx, qt, get); err != nil {
-			return nil, ioErr("query", "", err)
-		}
-		if err := x.nameEvidence(ctx, qt, get); err != nil {
-			return nil, ioErr("query", "", err)
-		}
+	commonShare, err := x.keywordEvidence(ctx, qt, get)
+	if err != nil {
+		return nil, ioErr("query", "", err)
+	}
+	if err := x.nameEvidence(ctx, qt, get); err != nil {
+		return nil, ioErr("query", "", err)
 	}
 
 	var set *vecSet
@@ -121,7 +124,11 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	}
 	var semHi, semLo float64
 	if set != nil && set.len() > 0 {
-		sc := set.scan(qv, func(slot int) bool { return cands[slot] != nil }, max(q.Limit, 50))
+		k := max(q.Limit, 50)
+		if q.Limit <= 0 {
+			k = set.len() // every match: every file at or above the threshold
+		}
+		sc := set.scan(qv, func(slot int) bool { return cands[slot] != nil }, k)
 		semLo, semHi = sc.mean, sc.max
 		for slot, s := range sc.known {
 			if c := cands[slot]; c != nil {
@@ -165,6 +172,9 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		if a.names != b.names {
 			return a.names > b.names
 		}
+		if a.sim != b.sim {
+			return a.sim > b.sim // files beyond the semantic scale still go closest first
+		}
 		return x.hay.entries[a.slot].path < x.hay.entries[b.slot].path
 	})
 	if q.Limit > 0 && len(hits) > q.Limit {
@@ -172,7 +182,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	}
 
 	res := make([]Result, len(hits))
-	err := x.view("query", "", func(tx *buntdb.Tx) error {
+	err = x.view("query", "", func(tx *buntdb.Tx) error {
 		for i, h := range hits {
 			p := x.hay.entries[h.slot].path
 			s, ok, err := getRecord(tx, p)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/tidwall/buntdb"
 )
@@ -144,6 +145,9 @@ func (x *Index) querySeed(ctx context.Context, q Query) ([]Result, error) {
 				return fmt.Errorf("record %q indexed but not stored", h.path)
 			}
 			res[i] = Result{Record: s.record(h.path), Score: h.score}
+			if q.Explain {
+				res[i].Explain = x.explainSeed(words, h, set != nil)
+			}
 		}
 		return nil
 	})
@@ -212,4 +216,25 @@ func (h *worstFirst) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// explainSeed: the words that are substrings of some field (the points) and
+// the similarity. Precondition: x.mu held for reading.
+func (x *Index) explainSeed(words []string, h hit, vectors bool) *Explanation {
+	e := &Explanation{Rank: RankSeed, Keyword: float64(h.pts)}
+	if i, ok := x.hay.pos[h.path]; ok {
+		for _, w := range words {
+			if strings.Contains(x.hay.entries[i].joined, w) {
+				if e.Words == nil {
+					e.Words = map[string][]string{}
+				}
+				e.Words["any"] = append(e.Words["any"], w)
+			}
+		}
+	}
+	if vectors {
+		sim := h.score - float64(h.pts)
+		e.Similarity = &sim
+	}
+	return e
 }
