@@ -1,6 +1,7 @@
 package index
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"math"
@@ -46,7 +47,7 @@ const (
 	prefixMin   = 4   // shorter words match whole tokens only
 	prefixBoost = 0.5 // a prefix hit is worth less than the whole token
 	zStandOut   = 2.5
-	kwMax       = 2000 // per word, the best files Bleve returns
+	kwMax       = 1000 // per word, the best files Bleve returns
 	commonDiv   = 10   // a word found in more than 1/commonDiv of the files is common
 	nameMargin  = 0.01
 	nameTie     = 0.1 // orders files of equal name hits by their fused score
@@ -123,12 +124,22 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		set = x.vecs[model]
 	}
 	var semHi, semLo float64
+	// Large sets with a limit: the keyword and name candidates get their exact
+	// similarity lazily, best possible score first (pruned below).
+	lazy := set != nil && set.len() > exactMax && q.Limit > 0
 	if set != nil && set.len() > 0 {
 		k := max(q.Limit, 50)
 		if q.Limit <= 0 {
 			k = set.len() // every match: every file at or above the threshold
 		}
-		sc := set.scan(qv, func(slot int) bool { return cands[slot] != nil }, k)
+		var slots []int
+		if !lazy {
+			slots = make([]int, 0, len(cands))
+			for slot := range cands {
+				slots = append(slots, slot)
+			}
+		}
+		sc := set.scan(qv, slots, func(slot int) string { return x.hay.entries[slot].path }, k)
 		semLo, semHi = sc.mean, sc.max
 		for slot, s := range sc.known {
 			if c := cands[slot]; c != nil {
@@ -136,7 +147,9 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			}
 		}
 		for _, t := range sc.top {
-			if t.sim >= threshold || (sc.std > 0 && (t.sim-sc.mean)/sc.std >= zStandOut) {
+			if c := cands[t.slot]; c != nil {
+				c.sim, c.has = t.sim, true // a candidate already: its exact similarity
+			} else if t.sim >= threshold || (sc.std > 0 && (t.sim-sc.mean)/sc.std >= zStandOut) {
 				c := get(t.slot)
 				c.sim, c.has = t.sim, true
 			}
@@ -155,14 +168,44 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	// Each exact-name hit is worth more than the most a file can get from
 	// meaning and common words alone.
 	bonus := ws + wk*commonShare + nameMargin
-	hits := make([]*bestCand, 0, len(cands))
-	for _, c := range cands {
-		c.fused = wk*c.kw + ws*semOf(c)
+	scoreOf := func(c *bestCand, sem float64) {
+		c.fused = wk*c.kw + ws*sem
 		c.score = c.fused + bonus*float64(c.rare)
 		if c.names > 0 {
 			c.score = max(c.score, bonus*float64(c.names)+nameTie*c.fused)
 		}
+	}
+	hits := make([]*bestCand, 0, len(cands))
+	var pending []*bestCand
+	for _, c := range cands {
+		if lazy && !c.has {
+			scoreOf(c, 1) // an upper bound: the score is monotone in sem
+			pending = append(pending, c)
+			continue
+		}
+		scoreOf(c, semOf(c))
 		hits = append(hits, c)
+	}
+	if len(pending) > 0 {
+		// Threshold pruning: once limit files score at least a pending file's
+		// bound, it and every later one can only rank below them.
+		sort.Slice(pending, func(i, j int) bool { return pending[i].score > pending[j].score })
+		var kept minScores
+		for _, c := range hits {
+			kept.offer(c.score, q.Limit)
+		}
+		nq := norm(qv)
+		for _, c := range pending {
+			if len(kept) == q.Limit && c.score < kept[0] {
+				break
+			}
+			if i, ok := set.pos[x.hay.entries[c.slot].path]; ok {
+				c.sim, c.has = similarity(dot(qv, set.vector(i)), nq, set.norms[i]), true
+			}
+			scoreOf(c, semOf(c))
+			kept.offer(c.score, q.Limit)
+			hits = append(hits, c)
+		}
 	}
 	sort.Slice(hits, func(i, j int) bool {
 		a, b := hits[i], hits[j]
@@ -352,4 +395,28 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		}
 	}
 	return e
+}
+
+// minScores is a min-heap of the best limit scores seen.
+type minScores []float64
+
+func (h *minScores) offer(s float64, limit int) {
+	switch {
+	case len(*h) < limit:
+		heap.Push(h, s)
+	case s > (*h)[0]:
+		(*h)[0] = s
+		heap.Fix(h, 0)
+	}
+}
+
+func (h minScores) Len() int           { return len(h) }
+func (h minScores) Less(i, j int) bool { return h[i] < h[j] }
+func (h minScores) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *minScores) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *minScores) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
