@@ -278,10 +278,18 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int
 			tq.SetBoost(f.boost)
 			qs = append(qs, tq)
 			if utf8.RuneCountInString(t) >= prefixMin {
-				pq := bleve.NewPrefixQuery(t)
-				pq.SetField(f.field)
-				pq.SetBoost(f.boost * prefixBoost)
-				qs = append(qs, pq)
+				// The longer tokens t is a prefix of, each its own term (a
+				// prefix query would read t's own postings a second time).
+				longer, err := x.longerTerms(f.field, t)
+				if err != nil {
+					return 0, err
+				}
+				for _, lt := range longer {
+					pq := bleve.NewTermQuery(lt)
+					pq.SetField(f.field)
+					pq.SetBoost(f.boost * prefixBoost)
+					qs = append(qs, pq)
+				}
 			}
 		}
 		req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), kwMax, 0, false)
@@ -318,6 +326,30 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int
 		}
 	}
 	return commonIDF / sumIDF, nil
+}
+
+// maxExpansion bounds how many longer tokens one prefix stands for.
+const maxExpansion = 64
+
+// longerTerms returns the indexed tokens of field that start with t and are
+// longer, at most maxExpansion of them. Precondition: x.mu held for reading.
+func (x *Index) longerTerms(field, t string) ([]string, error) {
+	d, err := x.bl.FieldDictPrefix(field, []byte(t))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	var out []string
+	for len(out) < maxExpansion {
+		e, err := d.Next()
+		if err != nil || e == nil {
+			return out, err
+		}
+		if e.Term != t {
+			out = append(out, e.Term)
+		}
+	}
+	return out, nil
 }
 
 // nameEvidence counts, for each file, the query's whole words equal to one of
