@@ -537,4 +537,14 @@ func TestQueryRankModes(t *testing.T) {
 	if _, err := d.Client.Query(ctx, client.QueryRequest{Text: "eat", Rank: "fancy"}); !errors.As(err, &ae) || ae.Code != client.CodeInvalid {
 		t.Fatalf("unknown rank: %v", err)
 	}
+	// The CLI: --rank and --explain.
+	if out, _, code := d.Run("query", "eat", "--rank", "seed"); code != 0 || !strings.Contains(out, "feature-flags.go") {
+		t.Fatalf("semfs query --rank seed: code %d\n%s", code, out)
+	}
+	if out, _, code := d.Run("query", "eat", "--explain"); code != 0 || !strings.Contains(out, "notes/eat-out.md  [best] path: eat") || strings.Contains(out, "feature-flags") {
+		t.Fatalf("semfs query --explain: code %d\n%s", code, out)
+	}
+	if _, _, code := d.Run("query", "eat", "--rank", "fancy"); code == 0 {
+		t.Fatal("semfs query --rank fancy succeeded")
+	}
 }
