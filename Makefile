@@ -7,7 +7,7 @@ GO      ?= go
 BIN     := bin/semfs
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: serve test build model bench fuzz clean
+.PHONY: serve test build model bench fuzz clean eval
 
 build: $(BIN)
 
@@ -32,6 +32,10 @@ test: model
 
 bench: model
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./index/ ./embed/
+
+# Ranking quality on the labelled sets of index/eval/testdata (see BENCHMARKS.md).
+eval: model
+	$(GO) run ./index/eval/run
 
 fuzz:
 	GO=$(GO) bash integration/fuzz.sh

@@ -44,7 +44,18 @@ type QueryRequest struct {
 	Text      string  `json:"text"`
 	Limit     int     `json:"limit,omitempty"`
 	Embedding *Vector `json:"embedding,omitempty"`
+	// Rank is RankBest (also what "" means) or RankSeed; the daemon refuses
+	// any other value (CodeInvalid).
+	Rank string `json:"rank,omitempty"`
+	// Explain asks for Result.Explain.
+	Explain bool `json:"explain,omitempty"`
 }
+
+// The rank modes of QueryRequest.Rank.
+const (
+	RankBest = "best" // words (BM25) fused with meaning; exact names first
+	RankSeed = "seed" // the seed's rule: substring points + similarity
+)
 
 // QueryResponse lists matches best first. Results is never null.
 type QueryResponse struct {
@@ -64,7 +75,18 @@ type Record struct {
 // Result is one query answer: the record and its score.
 type Result struct {
 	Record
-	Score float64 `json:"score"`
+	Score   float64      `json:"score"`
+	Explain *Explanation `json:"explain,omitempty"` // only when the query asked
+}
+
+// Explanation is why a file matched (see the README's Query section).
+type Explanation struct {
+	Rank       string              `json:"rank"`
+	Names      []string            `json:"names,omitempty"` // query words equal to a whole name of the file
+	Words      map[string][]string `json:"words,omitempty"` // field ("path", "task", "apps"; seed: "any") -> query words found
+	Keyword    float64             `json:"keyword"`
+	Similarity *float64            `json:"similarity,omitempty"`
+	Semantic   float64             `json:"semantic,omitempty"`
 }
 
 // Health is the daemon's state.

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -389,5 +390,41 @@ func BenchmarkReconcile(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+// BenchmarkQueryRank: the two rank modes side by side at 100k tagged records
+// with a 512-d client vector each and a 512-d query vector, limit 20; reports
+// the median (p50-ms) and the 90th percentile (p90-ms) per query besides the mean.
+//
+//	go test ./index/ -run '^$' -bench 'BenchmarkQueryRank' -benchtime 200x
+func BenchmarkQueryRank(b *testing.B) {
+	c := corpus(b, 100_000, embed.UseLite.Dims)
+	x, err := Open(c.dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	r := rand.New(rand.NewSource(1))
+	qvs := make([][]float32, 16)
+	for i := range qvs {
+		qvs[i] = randUnit(r, embed.UseLite.Dims)
+	}
+	for _, rank := range []string{RankSeed, RankBest} {
+		b.Run(rank, func(b *testing.B) {
+			times := make([]time.Duration, 0, b.N)
+			for i := range b.N {
+				q := Query{Text: benchQueries[i%len(benchQueries)], Limit: 20, Rank: rank,
+					Vector: &Vector{Model: embed.UseLite.Name, Values: qvs[i%len(qvs)]}}
+				start := time.Now()
+				if _, err := x.Query(context.Background(), q); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(start))
+			}
+			sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+			b.ReportMetric(float64(times[len(times)/2])/1e6, "p50-ms")
+			b.ReportMetric(float64(times[len(times)*9/10])/1e6, "p90-ms")
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/token/ngram"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/single"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -24,6 +25,13 @@ const (
 	bleveDir   = "bleve"
 	bleveGen   = "semfs.gen" // Bleve internal key: the buntdb generation it reflects
 	trigramTok = "semfs_trigram"
+
+	// bleveLayout (Bleve internal key bleveLayoutKey) names the mapping and
+	// scoring model an index was built with. An index built by an older build
+	// (no key, or another value) is rebuilt from buntdb at Open like one out of
+	// step: the tags live in buntdb, so nothing is lost.
+	bleveLayoutKey = "semfs.layout"
+	bleveLayout    = "2:trigram+words-bm25"
 )
 
 // bleveConfig: Bleve batches return once applied in memory (unsafe_batch); Bleve
@@ -48,6 +56,7 @@ func bleveConfig() map[string]interface{} {
 
 func newMapping() (mapping.IndexMapping, error) {
 	im := bleve.NewIndexMapping()
+	im.ScoringModel = "bm25" // the best rank's keyword evidence (the seed's rule never scores)
 	if err := im.AddCustomTokenFilter(trigramTok, map[string]interface{}{
 		"type": ngram.Name, "min": 3.0, "max": 3.0,
 	}); err != nil {
@@ -58,6 +67,9 @@ func newMapping() (mapping.IndexMapping, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if err := addWordAnalyzers(im); err != nil {
+		return nil, err
+	}
 	fm := bleve.NewTextFieldMapping()
 	fm.Analyzer = trigramTok
 	fm.Store = false
@@ -66,6 +78,22 @@ func newMapping() (mapping.IndexMapping, error) {
 	fm.DocValues = false
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(kwField, fm)
+	for _, f := range wordFields {
+		wm := bleve.NewTextFieldMapping()
+		wm.Analyzer = wordsAnalyzer
+		wm.Store = false
+		wm.IncludeTermVectors = false
+		wm.IncludeInAll = false
+		wm.DocValues = false
+		dm.AddFieldMappingsAt(f.field, wm)
+	}
+	nm := bleve.NewTextFieldMapping()
+	nm.Analyzer = keyword.Name // names are folded by names(), whole
+	nm.Store = false
+	nm.IncludeTermVectors = false
+	nm.IncludeInAll = false
+	nm.DocValues = false
+	dm.AddFieldMappingsAt(nameField, nm)
 	im.DefaultMapping = dm
 	im.DefaultAnalyzer = trigramTok
 	im.StoreDynamic = false
@@ -74,8 +102,21 @@ func newMapping() (mapping.IndexMapping, error) {
 	return im, nil
 }
 
+// bleveDoc is a record as Bleve indexes it: the seed's trigram field, the best
+// rank's word fields (path, task, apps with the creator) and its whole names.
 func bleveDoc(path string, s *stored) map[string]interface{} {
-	return map[string]interface{}{kwField: bleveValues(haystack(path, s))}
+	apps := make([]string, 0, 1+len(s.RelatedApps))
+	if s.CreatedBy != "" {
+		apps = append(apps, s.CreatedBy)
+	}
+	apps = append(apps, s.RelatedApps...)
+	return map[string]interface{}{
+		kwField:   bleveValues(haystack(path, s)),
+		pathField: path,
+		taskField: s.Task,
+		appsField: apps,
+		nameField: names(path, s.CreatedBy, s.RelatedApps),
+	}
 }
 
 // openBleve opens the Bleve index under dir and makes it reflect buntdb at
@@ -91,17 +132,25 @@ func (x *Index) openBleve(gen uint64) error {
 		if gerr == nil && perr == nil {
 			x.bleveSeen = have
 		}
-		if gerr == nil && perr == nil && have == gen {
+		layout, lerr := idx.GetInternal([]byte(bleveLayoutKey))
+		inStep := gerr == nil && perr == nil && have == gen
+		switch {
+		case inStep && lerr == nil && string(layout) == bleveLayout:
 			x.bl = idx
 			return nil
+		case inStep:
+			// Built by an older build: a rebuild, not damage.
+			x.log.Info("index: Bleve built with another layout; rebuilding from buntdb",
+				"dir", x.dir, "layout", string(layout), "want", bleveLayout)
+		default:
+			if have > gen {
+				x.damage.Bleve = "ahead of records.db"
+			} else {
+				x.damage.Bleve = "out of step"
+			}
+			x.log.Warn("index: Bleve out of step with records (crash before Bleve persisted?); rebuilding from buntdb",
+				"dir", x.dir, "bleveGen", string(v), "recordsGen", gen)
 		}
-		if have > gen {
-			x.damage.Bleve = "ahead of records.db"
-		} else {
-			x.damage.Bleve = "out of step"
-		}
-		x.log.Warn("index: Bleve out of step with records (crash before Bleve persisted?); rebuilding from buntdb",
-			"dir", x.dir, "bleveGen", string(v), "recordsGen", gen)
 		_ = idx.Close()
 	} else if !errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		x.damage.Bleve = "unreadable"
@@ -165,6 +214,7 @@ func (x *Index) rebuildBleve(gen uint64) (int, error) {
 		n += len(items)
 		if len(items) < chunk {
 			b.SetInternal([]byte(bleveGen), []byte(strconv.FormatUint(gen, 10)))
+			b.SetInternal([]byte(bleveLayoutKey), []byte(bleveLayout))
 			return n, x.bl.Batch(b)
 		}
 		if err := x.bl.Batch(b); err != nil {

@@ -21,10 +21,13 @@
 //     cannot parse is moved aside (records.db.damaged-<time>) and started
 //     anew; one cut short (buntdb silently drops a torn last command) is
 //     detected by its generation being behind Bleve's.
-//   - bleve/ (Bleve, scorch) indexes the folded trigrams of each record's path,
-//     creator, task and apps. It only proposes keyword candidates; it is derived
-//     from buntdb and rebuilt from it whenever the two disagree at Open (a crash
-//     between the buntdb commit and Bleve's background persist), which is logged.
+//   - bleve/ (Bleve, scorch, BM25 scoring) indexes, per record, the folded
+//     trigrams of its path, creator, task and apps (the seed rank's candidates),
+//     the analysed words of path, task and apps (the best rank's BM25 evidence,
+//     words.go) and its whole names (exact-name hits). It is derived from buntdb
+//     and rebuilt from it whenever the two disagree at Open (a crash between the
+//     buntdb commit and Bleve's background persist), which is logged, or when
+//     it was built with another layout (semfs.layout: an older build).
 //   - memory: every vector of every known model, contiguous per model, for the
 //     exhaustive similarity scan of each query; and every record's folded keyword
 //     fields in one slice, against which Bleve's candidates are checked (or which
@@ -39,9 +42,11 @@
 //     subtree is exactly the records under dir+"/". Records exist for files only.
 //   - A write changes buntdb, Bleve and the in-memory vectors under one lock, so
 //     readers see all of it or none of it.
-//   - Query results equal the exhaustive rule documented on Query and in
-//     keyword.go; Bleve's tokenisation never changes an answer. A storage failure
-//     is an error, never an empty result.
+//   - RankSeed results equal the exhaustive rule documented on querySeed and in
+//     keyword.go; Bleve's tokenisation never changes an answer. RankBest (the
+//     default, best.go) ranks a file with an exact-name hit above every file
+//     matched by meaning or common words alone. A storage failure is an error,
+//     never an empty result.
 //   - Vectors are compared only with vectors of the same model. In-process
 //     vectors are computed from tag text (embed's tag text: task, related apps,
 //     path; never contents) and kept current in the background after a rename or

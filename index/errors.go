@@ -49,6 +49,8 @@ var (
 	ErrInvalidPath = errors.New("invalid path")
 	// ErrInvalidQuery: a query with neither words nor a vector.
 	ErrInvalidQuery = errors.New("invalid query")
+	// ErrInvalidRank: a query asking for a rank mode that does not exist.
+	ErrInvalidRank = errors.New("unknown rank")
 	// ErrInvalidText: tag text or creator that is not valid UTF-8.
 	ErrInvalidText = errors.New("invalid text")
 	// ErrClosed: the index was closed.

@@ -170,7 +170,7 @@ func randQuery(r *rand.Rand, files map[string]modelFile, paths []string) index.Q
 		}
 		words = append(words, w)
 	}
-	q := index.Query{Text: strings.Join(words, " ")}
+	q := index.Query{Text: strings.Join(words, " "), Rank: index.RankSeed} // the brute force is the seed's rule
 	if r.Intn(3) == 0 {
 		q.Limit = 1 + r.Intn(5)
 	}

@@ -5,11 +5,27 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/tidwall/buntdb"
 )
 
-// Query answers a hybrid query with the seed's rule:
+// Query answers a hybrid query with the rank mode q.Rank asks for: RankBest (the
+// default, best.go) or RankSeed (below); another value is KindInvalid
+// (ErrInvalidRank) and reads nothing.
+// Read guarantee: sees every write that returned before it was called, and no
+// write halfway.
+func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
+	switch q.Rank {
+	case "", RankBest:
+		return x.queryBest(ctx, q)
+	case RankSeed:
+		return x.querySeed(ctx, q)
+	}
+	return nil, errorf("query", KindInvalid, "", fmt.Errorf("%w %q: want %q or %q", ErrInvalidRank, q.Rank, RankBest, RankSeed))
+}
+
+// querySeed answers a hybrid query with the seed's rule:
 //
 //   - points: one per query word that is a case-insensitive substring of the
 //     file's path, created_by, task or one of its related apps (words and case as
@@ -33,7 +49,7 @@ import (
 // empty result.
 // Read guarantee: sees every write that returned before it was called, and no
 // write halfway.
-func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
+func (x *Index) querySeed(ctx context.Context, q Query) ([]Result, error) {
 	words := queryWords(q.Text)
 	var qv []float32
 	var model string
@@ -129,6 +145,9 @@ func (x *Index) Query(ctx context.Context, q Query) ([]Result, error) {
 				return fmt.Errorf("record %q indexed but not stored", h.path)
 			}
 			res[i] = Result{Record: s.record(h.path), Score: h.score}
+			if q.Explain {
+				res[i].Explain = x.explainSeed(words, h, set != nil)
+			}
 		}
 		return nil
 	})
@@ -197,4 +216,25 @@ func (h *worstFirst) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// explainSeed: the words that are substrings of some field (the points) and
+// the similarity. Precondition: x.mu held for reading.
+func (x *Index) explainSeed(words []string, h hit, vectors bool) *Explanation {
+	e := &Explanation{Rank: RankSeed, Keyword: float64(h.pts)}
+	if i, ok := x.hay.pos[h.path]; ok {
+		for _, w := range words {
+			if strings.Contains(x.hay.entries[i].joined, w) {
+				if e.Words == nil {
+					e.Words = map[string][]string{}
+				}
+				e.Words["any"] = append(e.Words["any"], w)
+			}
+		}
+	}
+	if vectors {
+		sim := h.score - float64(h.pts)
+		e.Similarity = &sim
+	}
+	return e
 }

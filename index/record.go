@@ -20,10 +20,35 @@ type Record struct {
 // Tagged reports whether the record carries tags (a task or a related app).
 func (r Record) Tagged() bool { return r.Task != "" || len(r.RelatedApps) > 0 }
 
-// Result is one query answer: the record and its score (keyword points + similarity).
+// Result is one query answer: the record and its score. With RankSeed the score
+// is keyword points + similarity; with RankBest it is the number of exact-name
+// hits + the fused score in [0, 1] (best.go).
 type Result struct {
 	Record
 	Score float64 `json:"score"`
+	// Explain says why the file matched; set only when the query asked.
+	Explain *Explanation `json:"explain,omitempty"`
+}
+
+// Explanation is why a file matched a query.
+type Explanation struct {
+	Rank string `json:"rank"`
+	// Names are the query words equal to a whole name of the file (its path, a
+	// path segment, its basename without extension, its creator or a related
+	// app); each ranks the file above every file with fewer (best only).
+	Names []string `json:"names,omitempty"`
+	// Words are the analysed query words found in each field ("path", "task",
+	// "apps"; seed: "any", the words that are substrings of some field).
+	Words map[string][]string `json:"words,omitempty"`
+	// Keyword is the keyword evidence: best, the IDF-weighted share of the
+	// query's words matched, each by its Bleve BM25 score relative to the best
+	// file for that word, in [0, 1]; seed, the points.
+	Keyword float64 `json:"keyword"`
+	// Similarity is the clamped cosine of the query and file vectors (absent
+	// when either has none); Semantic (best) is it relative to the query's
+	// closest file and the corpus mean, in [0, 1].
+	Similarity *float64 `json:"similarity,omitempty"`
+	Semantic   float64  `json:"semantic,omitempty"`
 }
 
 // Vector is an embedding computed by a client (or the query's own vector). Model
@@ -40,7 +65,18 @@ type Query struct {
 	Text   string
 	Limit  int
 	Vector *Vector
+	// Rank is the ranking rule: RankBest (also what "" means) or RankSeed.
+	// Any other value is KindInvalid.
+	Rank string
+	// Explain adds to each result why it matched (Result.Explain).
+	Explain bool
 }
+
+// The ranking rules a Query can ask for.
+const (
+	RankBest = "best" // the default: analysed words (BM25) fused with meaning; see best.go
+	RankSeed = "seed" // the seed's rule, unchanged: substring points + similarity; see query.go
+)
 
 // FileState is what the daemon sees on disk at start: regular files and symlinks only.
 type FileState struct {

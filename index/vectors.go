@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"sync"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas/blas32"
@@ -143,6 +144,14 @@ type vecSet struct {
 	data  []float32
 	norms []float64
 	pos   map[string]int
+
+	// signs holds one bit per dimension of each vector (set: value > 0),
+	// codeWords uint64 per vector, for the best rank's coarse scan of large
+	// sets (vecscan.go). Built on first use under signMu (queries hold
+	// Index.mu only for reading); put and del, which hold Index.mu for
+	// writing, keep it current once built.
+	signMu sync.Mutex
+	signs  []uint64
 }
 
 func newVecSet(dims int) *vecSet { return &vecSet{dims: dims, pos: map[string]int{}} }
@@ -153,7 +162,14 @@ func (s *vecSet) put(path string, kind byte, v []float32, slot int) {
 		s.norms[i] = norm(v)
 		s.kinds[i] = kind
 		s.slots[i] = slot
+		if s.signs != nil {
+			putSigns(s.signs[i*s.codeWords():(i+1)*s.codeWords()], v)
+		}
 		return
+	}
+	if s.signs != nil {
+		s.signs = append(s.signs, make([]uint64, s.codeWords())...)
+		putSigns(s.signs[len(s.paths)*s.codeWords():], v)
 	}
 	s.pos[path] = len(s.paths)
 	s.paths = append(s.paths, path)
@@ -183,6 +199,10 @@ func (s *vecSet) del(path string) {
 		s.kinds[i] = s.kinds[last]
 		copy(s.data[i*s.dims:(i+1)*s.dims], s.data[last*s.dims:(last+1)*s.dims])
 		s.norms[i] = s.norms[last]
+		if s.signs != nil {
+			w := s.codeWords()
+			copy(s.signs[i*w:(i+1)*w], s.signs[last*w:(last+1)*w])
+		}
 		s.pos[s.paths[i]] = i
 	}
 	delete(s.pos, path)
@@ -191,6 +211,9 @@ func (s *vecSet) del(path string) {
 	s.kinds = s.kinds[:last]
 	s.data = s.data[:last*s.dims]
 	s.norms = s.norms[:last]
+	if s.signs != nil {
+		s.signs = s.signs[:last*s.codeWords()]
+	}
 }
 
 func (s *vecSet) len() int { return len(s.paths) }

@@ -206,6 +206,7 @@ func TestMalformedRequestsChangeNothing(t *testing.T) {
 		{"wrong method", "GET", "/v1/tag", "", "", nil, 405, control.CodeMethod},
 		{"empty query", "POST", "/v1/query", "application/json", `{"text":"  "}`, nil, 400, control.CodeInvalid},
 		{"negative limit", "POST", "/v1/query", "application/json", `{"text":"a","limit":-1}`, nil, 400, control.CodeInvalid},
+		{"unknown rank", "POST", "/v1/query", "application/json", `{"text":"a","rank":"fancy"}`, nil, 400, control.CodeInvalid},
 		{"query vector of unknown model", "POST", "/v1/query", "application/json", `{"text":"a","embedding":{"model":"nope","vector":[1,0]}}`, nil, 400, control.CodeInvalid},
 		{"query vector wrong dims", "POST", "/v1/query", "application/json", `{"text":"a","embedding":{"model":"all-MiniLM-L6-v2","vector":[1,0]}}`, nil, 400, control.CodeInvalid},
 		{"tag vector wrong dims", "POST", "/v1/tag", "application/json", `{"path":"a.txt","task":"y","embedding":{"model":"all-MiniLM-L6-v2","vector":[1,0]}}`, nil, 400, control.CodeInvalid},
@@ -413,7 +414,8 @@ func TestClientSuppliedMiniLMVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := d.Client.Query(ctx, client.QueryRequest{Text: "zzzzqqq", Embedding: &client.Vector{Model: ref.Model, Values: query.Vector}})
+	// The seed's rule: score = similarity; best (below): the same order.
+	res, err := d.Client.Query(ctx, client.QueryRequest{Text: "zzzzqqq", Embedding: &client.Vector{Model: ref.Model, Values: query.Vector}, Rank: client.RankSeed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,6 +447,17 @@ func TestClientSuppliedMiniLMVectors(t *testing.T) {
 	for _, r := range res[:2] {
 		if r.Path != "docs/doc00.md" && r.Path != "docs/doc01.md" {
 			t.Fatalf("top results %v are not the query's subject (%s)", paths(res), query.Group)
+		}
+	}
+	// The default rank: every file at or above the threshold, in the same
+	// order, with the same similarity (explain).
+	res, err = d.Client.Query(ctx, client.QueryRequest{Text: "zzzzqqq", Embedding: &client.Vector{Model: ref.Model, Values: query.Vector}, Explain: true})
+	if err != nil || len(res) < len(want) {
+		t.Fatalf("best: %v %v", paths(res), err)
+	}
+	for i := range want {
+		if e := res[i].Explain; res[i].Path != want[i].path || e == nil || e.Similarity == nil || abs(*e.Similarity-want[i].sim) > 1e-4 {
+			t.Fatalf("best rank %d: got %s %+v, want %s %.4f", i, res[i].Path, res[i].Explain, want[i].path, want[i].sim)
 		}
 	}
 }
@@ -480,5 +493,58 @@ func TestTagManyIsAllOrNothing(t *testing.T) {
 	status, eb, _ := rawRequest(t, d.Socket, "POST", "/v1/tags", "application/json", []byte(`{"tags":[]}`))
 	if status != 400 || eb.Error.Code != control.CodeInvalid {
 		t.Fatalf("empty batch: %d %+v", status, eb)
+	}
+}
+
+// TestQueryRankModes: over the real control socket, "rank":"seed" answers the
+// seed's rule (substring points), the default ("best", also when absent)
+// analysed words with exact names first, "explain" says why, and an unknown
+// rank is refused with 400 and changes nothing.
+func TestQueryRankModes(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	writeFiles(t, data, map[string]string{
+		"src/feature-flags.go":   "package flags",
+		"notes/eat-out.md":       "tascas",
+		"docs/deployment-101.md": "how to ship",
+	})
+	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off"})
+	ctx := d.Context()
+	for p, task := range map[string]string{"src/feature-flags.go": "toggle rollouts", "notes/eat-out.md": "places for dinner", "docs/deployment-101.md": "release steps"} {
+		if _, err := d.Client.Tag(ctx, client.TagRequest{Path: p, Task: task}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "eat" is a substring of "feature": a seed point, never a best match.
+	seed, err := d.Client.Query(ctx, client.QueryRequest{Text: "eat", Rank: client.RankSeed})
+	if err != nil || len(seed) != 2 {
+		t.Fatalf("seed eat = %v %v", paths(seed), err)
+	}
+	for _, rank := range []string{"", client.RankBest} {
+		res, err := d.Client.Query(ctx, client.QueryRequest{Text: "eat", Rank: rank, Explain: true})
+		if err != nil || len(res) != 1 || res[0].Path != "notes/eat-out.md" || res[0].Explain == nil ||
+			res[0].Explain.Rank != client.RankBest || len(res[0].Explain.Words["path"]) != 1 {
+			t.Fatalf("rank %q eat = %v %+v", rank, paths(res), err)
+		}
+	}
+	// Stems: "deploying" finds the deployment guide in best, nothing in seed.
+	if res, err := d.Client.Query(ctx, client.QueryRequest{Text: "deploying"}); err != nil || len(res) != 1 || res[0].Path != "docs/deployment-101.md" {
+		t.Fatalf("best deploying = %v %v", paths(res), err)
+	}
+	if res, err := d.Client.Query(ctx, client.QueryRequest{Text: "deploying", Rank: client.RankSeed}); err != nil || len(res) != 0 {
+		t.Fatalf("seed deploying = %v %v", paths(res), err)
+	}
+	var ae *client.APIError
+	if _, err := d.Client.Query(ctx, client.QueryRequest{Text: "eat", Rank: "fancy"}); !errors.As(err, &ae) || ae.Code != client.CodeInvalid {
+		t.Fatalf("unknown rank: %v", err)
+	}
+	// The CLI: --rank and --explain.
+	if out, _, code := d.Run("query", "eat", "--rank", "seed"); code != 0 || !strings.Contains(out, "feature-flags.go") {
+		t.Fatalf("semfs query --rank seed: code %d\n%s", code, out)
+	}
+	if out, _, code := d.Run("query", "eat", "--explain"); code != 0 || !strings.Contains(out, "notes/eat-out.md  [best] path: eat") || strings.Contains(out, "feature-flags") {
+		t.Fatalf("semfs query --explain: code %d\n%s", code, out)
+	}
+	if _, _, code := d.Run("query", "eat", "--rank", "fancy"); code == 0 {
+		t.Fatal("semfs query --rank fancy succeeded")
 	}
 }

@@ -11,8 +11,32 @@ export interface FileRecord {
   /** RFC 3339 timestamps. */
   createdAt: string;
   updatedAt: string;
-  /** Query results only: keyword points plus similarity. */
+  /** Query results only: "best", exact-name hits weighted plus the fused score in [0, 1]; "seed", keyword points plus similarity. */
   score?: number;
+  /** Query results only, when the query asked (explain: true): why the file matched. */
+  explain?: Explanation;
+}
+
+/** Why a file matched a query. */
+export interface Explanation {
+  rank: "best" | "seed";
+  /** Query words equal to a whole name of the file (path, segment, basename, creator, related app). */
+  names?: string[];
+  /** Field ("path", "task", "apps"; seed: "any") to the query words found in it. */
+  words?: Record<string, string[]>;
+  /** Keyword evidence: best, the IDF-weighted share of the query's words matched (0..1); seed, the points. */
+  keyword: number;
+  /** Cosine similarity of query and file vectors (absent without vectors). */
+  similarity?: number;
+  /** best: the similarity relative to the query's closest file (0..1). */
+  semantic?: number;
+}
+
+export interface QueryOptions {
+  /** "best" (the default) or "seed" (the original rule); anything else is refused (invalid). */
+  rank?: "best" | "seed";
+  /** Add explain to each result. */
+  explain?: boolean;
 }
 
 export interface Embedding {
@@ -65,7 +89,7 @@ export class SemanticFsClient {
   /** Replaces a file's tags; throws SemanticFsError. */
   tag(path: string, tags?: { task?: string; relatedApps?: string[] }): Promise<FileRecord>;
   /** Files matching text, best first; no limit (or <= 0) returns every match; throws SemanticFsError. */
-  query(text: string, limit?: number): Promise<FileRecord[]>;
+  query(text: string, limit?: number, options?: QueryOptions): Promise<FileRecord[]>;
 }
 
 /** The daemon's default control socket for this user. */

@@ -126,9 +126,11 @@ export class SemanticFsClient {
   }
 
   /** Files matching text, best first; limit <= 0 or absent: every match. Throws SemanticFsError. */
-  async query(text, limit) {
+  async query(text, limit, { rank, explain } = {}) {
     const body = { text };
     if (limit !== undefined && limit !== null) body.limit = limit;
+    if (rank) body.rank = rank;
+    if (explain) body.explain = true;
     if (this.embed && String(text).trim()) body.embedding = await this.#embed(text);
     const out = await this.#request("POST", "/v1/query", body);
     if (!out || !Array.isArray(out.results)) {
@@ -220,5 +222,6 @@ function toRecord(r) {
   out.createdAt = r.createdAt;
   out.updatedAt = r.updatedAt;
   if (typeof r.score === "number") out.score = r.score;
+  if (r.explain && typeof r.explain === "object") out.explain = r.explain;
   return out;
 }

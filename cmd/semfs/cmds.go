@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -61,9 +62,13 @@ func runTag(ctx context.Context, env *cliEnv, args []string) int {
 func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 	var cf clientFlags
 	var limit int
-	fs := newFlagSet(env, "query", "TEXT... [--limit N]")
+	var rank string
+	var explain bool
+	fs := newFlagSet(env, "query", "TEXT... [--limit N] [--rank best|seed] [--explain]")
 	cf.register(fs)
 	fs.IntVar(&limit, "limit", 0, "return at most N results (0: all)")
+	fs.StringVar(&rank, "rank", "", "ranking rule: best (default) or seed")
+	fs.BoolVar(&explain, "explain", false, "say why each file matched (with --json: the explain field)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil || len(pos) == 0 || limit < 0 {
 		if err == nil {
@@ -71,7 +76,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return exitUsage
 	}
-	res, err := cf.client().Query(ctx, client.QueryRequest{Text: strings.Join(pos, " "), Limit: limit})
+	res, err := cf.client().Query(ctx, client.QueryRequest{Text: strings.Join(pos, " "), Limit: limit, Rank: rank, Explain: explain})
 	if err != nil {
 		return exitFor(env, err)
 	}
@@ -79,6 +84,9 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 		printJSON(env.stdout, client.QueryResponse{Results: res})
 	} else if len(res) > 0 {
 		printRecords(env.stdout, res, true)
+		if explain {
+			printExplain(env.stdout, res)
+		}
 	} else {
 		fmt.Fprintln(env.stderr, "no matching files")
 	}
@@ -154,4 +162,32 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(w, "reconcile:  %s\n", h.LastReconcile)
 	}
 	return exitOK
+}
+
+// printExplain prints, after the results table, why each file matched.
+func printExplain(w io.Writer, res []client.Result) {
+	fmt.Fprintln(w)
+	for _, r := range res {
+		e := r.Explain
+		if e == nil {
+			continue
+		}
+		var parts []string
+		if len(e.Names) > 0 {
+			parts = append(parts, "names: "+strings.Join(e.Names, ", "))
+		}
+		fields := make([]string, 0, len(e.Words))
+		for f := range e.Words {
+			fields = append(fields, f)
+		}
+		sort.Strings(fields)
+		for _, f := range fields {
+			parts = append(parts, f+": "+strings.Join(e.Words[f], ", "))
+		}
+		parts = append(parts, fmt.Sprintf("keyword %.3f", e.Keyword))
+		if e.Similarity != nil {
+			parts = append(parts, fmt.Sprintf("similarity %.3f", *e.Similarity))
+		}
+		fmt.Fprintf(w, "%s  [%s] %s\n", r.Path, e.Rank, strings.Join(parts, "; "))
+	}
 }

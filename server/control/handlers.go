@@ -195,13 +195,17 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("limit must be 0 (all) to %d", MaxLimit))
 		return
 	}
+	if req.Rank != "" && req.Rank != index.RankBest && req.Rank != index.RankSeed {
+		writeError(w, http.StatusBadRequest, CodeInvalid, fmt.Sprintf("rank %q: want %q (the default) or %q", req.Rank, index.RankBest, index.RankSeed))
+		return
+	}
 	if req.Embedding != nil {
 		if msg := checkVector(req.Embedding); msg != "" {
 			writeError(w, http.StatusBadRequest, CodeInvalid, msg)
 			return
 		}
 	}
-	res, err := s.opt.Index.Query(r.Context(), index.Query{Text: req.Text, Limit: req.Limit, Vector: req.Embedding})
+	res, err := s.opt.Index.Query(r.Context(), index.Query{Text: req.Text, Limit: req.Limit, Vector: req.Embedding, Rank: req.Rank, Explain: req.Explain})
 	if err != nil {
 		writeErr(w, err)
 		return

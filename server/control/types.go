@@ -36,10 +36,15 @@ type TagsResponse struct {
 }
 
 // QueryRequest asks for files by meaning and keywords. Limit <= 0 returns every match.
+// Rank is "best" (the default, also when absent) or "seed" (the seed's rule,
+// unchanged); any other value is a 400. Explain adds to each result why it
+// matched.
 type QueryRequest struct {
 	Text      string        `json:"text"`
 	Limit     int           `json:"limit,omitempty"`
 	Embedding *index.Vector `json:"embedding,omitempty"`
+	Rank      string        `json:"rank,omitempty"`
+	Explain   bool          `json:"explain,omitempty"`
 }
 
 // QueryResponse lists matches best first. Results is never null.

@@ -1,0 +1,454 @@
+package index
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/tidwall/buntdb"
+)
+
+// The best rank (RankBest, the default). For a query with analysed words T
+// (words.go), whole words W and, when there is a query vector, the clamped cosine
+// sim(f) of each file f:
+//
+//	names(f)    = |{w in W : w equals a whole name of f}|   (names() in words.go)
+//	kw(f)       = Σ_t idf(t)·(p + (1−p)·bm25(t,f)/max_g bm25(t,g))  /  Σ_t idf(t)    in [0,1]
+//	sem(f)      = clamp((sim(f) − mean sim) / (max sim − mean sim), 0, 1)
+//	fused(f)    = wKeyword·kw(f) + wSemantic·sem(f)   (weights sum to 1)
+//	bonus       = wSemantic + wKeyword·common + nameMargin
+//	score(f)    = fused(f) + bonus·rare(f)                                  if names(f) = 0
+//	            = max(fused(f) + bonus·rare(f), bonus·names(f) + nameTie·fused(f))   otherwise
+//
+// bm25(t,f) is Bleve's BM25 score of term t (exact token, or token prefix when t
+// has prefixMin runes or more) over the path, task and apps fields with their
+// boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
+// the rarest; rare(f) counts the name hits on names that at most 1/commonDiv of
+// the files have (a basename, a full path, a rare app: strong evidence, added to
+// the score), while a name that many files share (a big directory, a busy app)
+// only lifts its files to the name floor; common is the largest kw a file can get from common words alone
+// (terms found in more than 1/commonDiv of the files). Results are ordered by
+// score, then names, then similarity, then path. A name hit is worth more than anything meaning
+// and common words can add, so a file with an exact-name hit ranks above every
+// file matched by meaning or common words alone (the seed's promise, kept), yet
+// a file matching several rare words of the query can still pass it; and a
+// strong semantic match outranks a hit on a common word. Returned: files with a keyword or name hit, and files whose similarity
+// reaches the model's threshold or stands out (z-score >= zStandOut among all
+// files): a query whose words hit nothing still gets its closest files.
+const (
+	wKeyword    = 0.55
+	wSemantic   = 1 - wKeyword
+	prefixMin   = 4   // shorter words match whole tokens only
+	prefixBoost = 0.5 // a prefix hit is worth less than the whole token
+	zStandOut   = 2.5
+	kwMax       = 1000 // per word, the best files Bleve returns
+	commonDiv   = 10   // a word found in more than 1/commonDiv of the files is common
+	nameMargin  = 0.01
+	nameTie     = 0.1 // orders files of equal name hits by their fused score
+	presence    = 0.8 // share of a word's kw that any match of it earns
+)
+
+type bestCand struct {
+	slot  int
+	names int // query words equal to one of the file's names
+	rare  int // those of them that are names of at most 1/commonDiv of the files
+	kw    float64
+	sim   float64
+	has   bool // sim is known
+	fused float64
+	score float64
+}
+
+func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
+	var qv []float32
+	var model string
+	hasWords := len(strings.Fields(q.Text)) > 0
+	switch {
+	case q.Vector != nil:
+		if err := x.checkClientVector("query", "", q.Vector); err != nil {
+			return nil, err
+		}
+		qv, model = q.Vector.Values, q.Vector.Model
+	case x.emb != nil && hasWords:
+		v, err := x.embedOne(ctx, q.Text)
+		if err != nil {
+			return nil, ioErr("query", "", err)
+		}
+		qv, model = v, x.emb.Name()
+	}
+	if !hasWords && qv == nil {
+		return nil, errorf("query", KindInvalid, "", fmt.Errorf("%w: no words and no vector", ErrInvalidQuery))
+	}
+	threshold := x.models[model].Threshold
+
+	x.flushBleve()
+	x.mu.RLock()
+	if x.degraded != nil && !x.closed {
+		// Bleve failed mid-run, so its word fields are stale until the next
+		// Open rebuilds them: answer with the seed's exhaustive scan meanwhile.
+		x.mu.RUnlock()
+		return x.querySeed(ctx, q)
+	}
+	defer x.mu.RUnlock()
+	if x.closed {
+		return nil, errorf("query", KindClosed, "", ErrClosed)
+	}
+	im := x.bl.Mapping()
+	qt := analyseQuery(im.AnalyzerNamed(wordsAnalyzer), im.AnalyzerNamed(queryAnalyzer), q.Text)
+
+	cands := map[int]*bestCand{}
+	get := func(slot int) *bestCand {
+		c := cands[slot]
+		if c == nil {
+			c = &bestCand{slot: slot}
+			cands[slot] = c
+		}
+		return c
+	}
+	commonShare, err := x.keywordEvidence(ctx, qt, get)
+	if err != nil {
+		return nil, ioErr("query", "", err)
+	}
+	if err := x.nameEvidence(ctx, qt, get); err != nil {
+		return nil, ioErr("query", "", err)
+	}
+
+	var set *vecSet
+	if qv != nil {
+		set = x.vecs[model]
+	}
+	var semHi, semLo float64
+	// Large sets with a limit: the keyword and name candidates get their exact
+	// similarity lazily, best possible score first (pruned below).
+	lazy := set != nil && set.len() > exactMax && q.Limit > 0
+	if set != nil && set.len() > 0 {
+		k := max(q.Limit, 50)
+		if q.Limit <= 0 {
+			k = set.len() // every match: every file at or above the threshold
+		}
+		var slots []int
+		if !lazy {
+			slots = make([]int, 0, len(cands))
+			for slot := range cands {
+				slots = append(slots, slot)
+			}
+		}
+		sc := set.scan(qv, slots, func(slot int) string { return x.hay.entries[slot].path }, k)
+		semLo, semHi = sc.mean, sc.max
+		for slot, s := range sc.known {
+			if c := cands[slot]; c != nil {
+				c.sim, c.has = s, true
+			}
+		}
+		for _, t := range sc.top {
+			if c := cands[t.slot]; c != nil {
+				c.sim, c.has = t.sim, true // a candidate already: its exact similarity
+			} else if t.sim >= threshold || (sc.std > 0 && (t.sim-sc.mean)/sc.std >= zStandOut) {
+				c := get(t.slot)
+				c.sim, c.has = t.sim, true
+			}
+		}
+	}
+	semOf := func(c *bestCand) float64 {
+		if !c.has || semHi <= semLo {
+			return 0
+		}
+		return math.Min(1, math.Max(0, (c.sim-semLo)/(semHi-semLo)))
+	}
+	wk, ws := wKeyword, wSemantic
+	if set == nil {
+		wk, ws = 1, 0
+	}
+	// Each exact-name hit is worth more than the most a file can get from
+	// meaning and common words alone.
+	bonus := ws + wk*commonShare + nameMargin
+	scoreOf := func(c *bestCand, sem float64) {
+		c.fused = wk*c.kw + ws*sem
+		c.score = c.fused + bonus*float64(c.rare)
+		if c.names > 0 {
+			c.score = max(c.score, bonus*float64(c.names)+nameTie*c.fused)
+		}
+	}
+	hits := make([]*bestCand, 0, len(cands))
+	var pending []*bestCand
+	for _, c := range cands {
+		if lazy && !c.has {
+			scoreOf(c, 1) // an upper bound: the score is monotone in sem
+			pending = append(pending, c)
+			continue
+		}
+		scoreOf(c, semOf(c))
+		hits = append(hits, c)
+	}
+	if len(pending) > 0 {
+		// Threshold pruning: once limit files score at least a pending file's
+		// bound, it and every later one can only rank below them.
+		sort.Slice(pending, func(i, j int) bool { return pending[i].score > pending[j].score })
+		var kept minScores
+		for _, c := range hits {
+			kept.offer(c.score, q.Limit)
+		}
+		nq := norm(qv)
+		for _, c := range pending {
+			if len(kept) == q.Limit && c.score < kept[0] {
+				break
+			}
+			if i, ok := set.pos[x.hay.entries[c.slot].path]; ok {
+				c.sim, c.has = similarity(dot(qv, set.vector(i)), nq, set.norms[i]), true
+			}
+			scoreOf(c, semOf(c))
+			kept.offer(c.score, q.Limit)
+			hits = append(hits, c)
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		a, b := hits[i], hits[j]
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		if a.names != b.names {
+			return a.names > b.names
+		}
+		if a.sim != b.sim {
+			return a.sim > b.sim // files beyond the semantic scale still go closest first
+		}
+		return x.hay.entries[a.slot].path < x.hay.entries[b.slot].path
+	})
+	if q.Limit > 0 && len(hits) > q.Limit {
+		hits = hits[:q.Limit]
+	}
+
+	res := make([]Result, len(hits))
+	err = x.view("query", "", func(tx *buntdb.Tx) error {
+		for i, h := range hits {
+			p := x.hay.entries[h.slot].path
+			s, ok, err := getRecord(tx, p)
+			if err != nil {
+				return fmt.Errorf("record %q: %w", p, err)
+			}
+			if !ok {
+				return fmt.Errorf("record %q indexed but not stored", p)
+			}
+			res[i] = Result{Record: s.record(p), Score: h.score}
+			if q.Explain {
+				res[i].Explain = x.explainBest(qt, res[i].Record, h, semOf(h))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// keywordEvidence adds to each file Bleve finds its kw share (see the formula
+// above): one BM25 search per analysed word. Precondition: x.mu held for reading.
+// It returns the share of kw that common words (found in more than
+// 1/commonDiv of the files) can give at most.
+func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int) *bestCand) (commonShare float64, err error) {
+	if len(qt.terms) == 0 {
+		return 0, nil
+	}
+	total, err := x.bl.DocCount()
+	if err != nil || total == 0 {
+		return 0, err
+	}
+	var commonIDF float64
+	n := float64(total)
+	rarest := math.Log(1 + (n+0.5)/0.5)
+	var sumIDF float64
+	type termHits struct {
+		idf    float64
+		best   float64
+		scores map[int]float64
+	}
+	var per []termHits
+	for _, t := range qt.terms {
+		var qs []query.Query
+		for _, f := range wordFields {
+			tq := bleve.NewTermQuery(t)
+			tq.SetField(f.field)
+			tq.SetBoost(f.boost)
+			qs = append(qs, tq)
+			if utf8.RuneCountInString(t) >= prefixMin {
+				// The longer tokens t is a prefix of, each its own term (a
+				// prefix query would read t's own postings a second time).
+				longer, err := x.longerTerms(f.field, t)
+				if err != nil {
+					return 0, err
+				}
+				for _, lt := range longer {
+					pq := bleve.NewTermQuery(lt)
+					pq.SetField(f.field)
+					pq.SetBoost(f.boost * prefixBoost)
+					qs = append(qs, pq)
+				}
+			}
+		}
+		req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), kwMax, 0, false)
+		res, err := x.bl.SearchInContext(ctx, req)
+		if err != nil {
+			return 0, err
+		}
+		df := float64(res.Total)
+		if df == 0 {
+			sumIDF += rarest // a word found nowhere: every file misses it
+			continue
+		}
+		th := termHits{idf: math.Log(1 + (n-df+0.5)/(df+0.5)), scores: map[int]float64{}}
+		for _, h := range res.Hits {
+			slot, ok := x.hay.pos[h.ID]
+			if !ok {
+				continue
+			}
+			th.scores[slot] = h.Score
+			th.best = max(th.best, h.Score)
+		}
+		sumIDF += th.idf
+		if df*commonDiv > n {
+			commonIDF += th.idf
+		}
+		per = append(per, th)
+	}
+	for _, th := range per {
+		if th.best <= 0 {
+			continue
+		}
+		for slot, s := range th.scores {
+			get(slot).kw += th.idf * (presence + (1-presence)*s/th.best) / sumIDF
+		}
+	}
+	return commonIDF / sumIDF, nil
+}
+
+// maxExpansion bounds how many longer tokens one prefix stands for.
+const maxExpansion = 64
+
+// longerTerms returns the indexed tokens of field that start with t and are
+// longer, at most maxExpansion of them. Precondition: x.mu held for reading.
+func (x *Index) longerTerms(field, t string) ([]string, error) {
+	d, err := x.bl.FieldDictPrefix(field, []byte(t))
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	var out []string
+	for len(out) < maxExpansion {
+		e, err := d.Next()
+		if err != nil || e == nil {
+			return out, err
+		}
+		if e.Term != t {
+			out = append(out, e.Term)
+		}
+	}
+	return out, nil
+}
+
+// nameEvidence counts, for each file, the query's whole words equal to one of
+// its names. Precondition: x.mu held for reading.
+func (x *Index) nameEvidence(ctx context.Context, qt queryTerms, get func(int) *bestCand) error {
+	if len(qt.nameWords) == 0 {
+		return nil
+	}
+	total, err := x.bl.DocCount()
+	if err != nil || total == 0 {
+		return err
+	}
+	for _, w := range qt.nameWords {
+		tq := bleve.NewTermQuery(w)
+		tq.SetField(nameField)
+		req := bleve.NewSearchRequestOptions(tq, int(total), 0, false)
+		req.Score = bleve.ScoreNone
+		res, err := x.bl.SearchInContext(ctx, req)
+		if err != nil {
+			return err
+		}
+		rare := res.Total*commonDiv <= total
+		for _, h := range res.Hits {
+			if slot, ok := x.hay.pos[h.ID]; ok {
+				c := get(slot)
+				c.names++
+				if rare {
+					c.rare++
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// explainBest says which query words matched which field of r.
+func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *Explanation {
+	e := &Explanation{Rank: RankBest, Keyword: c.kw, Semantic: sem}
+	if c.has {
+		s := c.sim
+		e.Similarity = &s
+	}
+	if c.names > 0 {
+		have := names(r.Path, r.CreatedBy, r.RelatedApps)
+		for _, w := range qt.nameWords {
+			for _, n := range have {
+				if n == w {
+					e.Names = append(e.Names, w)
+					break
+				}
+			}
+		}
+	}
+	a := x.bl.Mapping().AnalyzerNamed(wordsAnalyzer)
+	fields := map[string]string{
+		"path": r.Path,
+		"task": r.Task,
+		"apps": strings.Join(append([]string{r.CreatedBy}, r.RelatedApps...), " "),
+	}
+	for name, text := range fields {
+		var toks []string
+		for _, tok := range a.Analyze([]byte(text)) {
+			toks = append(toks, string(tok.Term))
+		}
+		for _, t := range qt.terms {
+			for _, tok := range toks {
+				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) {
+					if e.Words == nil {
+						e.Words = map[string][]string{}
+					}
+					e.Words[name] = append(e.Words[name], t)
+					break
+				}
+			}
+		}
+	}
+	return e
+}
+
+// minScores is a min-heap of the best limit scores seen.
+type minScores []float64
+
+func (h *minScores) offer(s float64, limit int) {
+	switch {
+	case len(*h) < limit:
+		heap.Push(h, s)
+	case s > (*h)[0]:
+		(*h)[0] = s
+		heap.Fix(h, 0)
+	}
+}
+
+func (h minScores) Len() int           { return len(h) }
+func (h minScores) Less(i, j int) bool { return h[i] < h[j] }
+func (h minScores) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *minScores) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *minScores) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

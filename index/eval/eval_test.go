@@ -1,0 +1,187 @@
+package eval_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/semfs/semfs/embed"
+	"github.com/semfs/semfs/embed/embedtest"
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/eval"
+)
+
+// words splits text into lower-case runs of letters or digits, with camelCase
+// runs split too, and a crude plural/verb suffix strip: the words a person
+// would call "the same word".
+func words(text string) map[string]bool {
+	out := map[string]bool{}
+	var cur []rune
+	flush := func() {
+		if len(cur) == 0 {
+			return
+		}
+		w := strings.ToLower(string(cur))
+		out[w] = true
+		for _, suf := range []string{"ing", "ed", "es", "s"} {
+			if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
+				out[strings.TrimSuffix(w, suf)] = true
+			}
+		}
+		cur = cur[:0]
+	}
+	var prev rune
+	for _, r := range text {
+		switch {
+		case unicode.IsLetter(r):
+			if len(cur) > 0 && (unicode.IsDigit(prev) || unicode.IsUpper(r) && unicode.IsLower(prev)) {
+				flush()
+			}
+			cur = append(cur, r)
+		case unicode.IsDigit(r):
+			if len(cur) > 0 && !unicode.IsDigit(prev) {
+				flush()
+			}
+			cur = append(cur, r)
+		default:
+			flush()
+		}
+		prev = r
+	}
+	flush()
+	return out
+}
+
+// TestParaphraseSharesNoWord: a paraphrase query shares no word (nor a simple
+// inflection of one) with the path, creator, task or apps of any file it wants
+// (grade 2).
+func TestParaphraseSharesNoWord(t *testing.T) {
+	s, err := eval.LoadSandbox("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]eval.File{}
+	for _, f := range s.Files {
+		files[f.Path] = f
+	}
+	n := 0
+	for _, q := range s.Queries {
+		if q.Class != "paraphrase" {
+			continue
+		}
+		n++
+		qw := words(q.Text)
+		for p, g := range q.Grades {
+			if g != 2 {
+				continue
+			}
+			f := files[p]
+			fw := words(strings.Join(append([]string{f.Path, f.CreatedBy, f.Task}, f.Apps...), " "))
+			for w := range qw {
+				if fw[w] {
+					t.Errorf("paraphrase %q shares %q with %s", q.Text, w, p)
+				}
+			}
+		}
+	}
+	if n < 25 {
+		t.Errorf("%d paraphrase queries", n)
+	}
+}
+
+// TestDevSetShape: the sizes the issue asks for.
+func TestDevSetShape(t *testing.T) {
+	s, err := eval.LoadSandbox("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Files) < 300 || len(s.Queries) < 100 {
+		t.Errorf("%d files, %d queries", len(s.Files), len(s.Queries))
+	}
+	per := map[string]int{}
+	for _, q := range s.Queries {
+		per[q.Class]++
+		has2 := false
+		for _, g := range q.Grades {
+			has2 = has2 || g == 2
+		}
+		if !has2 && q.Class != "paraphrase" {
+			t.Errorf("query %q wants no file (grade 2)", q.Text)
+		}
+	}
+	for _, c := range eval.Classes {
+		if per[c] < 20 {
+			t.Errorf("class %s: %d queries", c, per[c])
+		}
+	}
+	for _, f := range []string{"manpages.txt", "packages.txt"} {
+		k, err := eval.LoadKnownItems("testdata", f)
+		if err != nil || len(k.Queries) < 300 {
+			t.Errorf("%s: %d items, %v", f, len(k.Queries), err)
+		}
+	}
+}
+
+// TestBestNotBelowSeed: on every class of the dev set and on both known-item
+// sets, the default rank scores at least what the seed's rule scores, on every
+// metric, keyword-only and (when the model is there; SEMFS_REQUIRE_MODEL=1
+// makes it required) with USE-lite vectors.
+func TestBestNotBelowSeed(t *testing.T) {
+	sandbox, err := eval.LoadSandbox("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := []struct {
+		name string
+		s    eval.Set
+	}{{"sandbox", sandbox}}
+	for _, f := range []string{"manpages.txt", "packages.txt"} {
+		k, err := eval.LoadKnownItems("testdata", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, struct {
+			name string
+			s    eval.Set
+		}{f, k})
+	}
+	models := []struct {
+		name string
+		emb  func(t *testing.T) embed.Embedder
+	}{
+		{"keyword-only", func(*testing.T) embed.Embedder { return nil }},
+		{"use-lite", func(t *testing.T) embed.Embedder { return embedtest.USELite(t) }},
+	}
+	for _, m := range models {
+		t.Run(m.name, func(t *testing.T) {
+			emb := m.emb(t)
+			for _, set := range sets {
+				x, err := eval.Build(context.Background(), filepath.Join(t.TempDir(), set.name), set.s.Files, emb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				seed, err := eval.Evaluate(context.Background(), x, set.s.Queries, index.RankSeed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				best, err := eval.Evaluate(context.Background(), x, set.s.Queries, "") // the default
+				if err != nil {
+					t.Fatal(err)
+				}
+				x.Close()
+				for c, s := range seed {
+					b := best[c]
+					t.Logf("%s %s: nDCG@5 seed %.3f best %.3f; R@10 %.3f %.3f; MRR@10 %.3f %.3f", set.name, c, s.NDCG5, b.NDCG5, s.Recall10, b.Recall10, s.MRR10, b.MRR10)
+					if b.NDCG5 < s.NDCG5 || b.MRR10 < s.MRR10 {
+						t.Errorf("%s %s: best below seed: nDCG@5 %.3f < %.3f or MRR@10 %.3f < %.3f", set.name, c, b.NDCG5, s.NDCG5, b.MRR10, s.MRR10)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestMain(m *testing.M) { os.Exit(m.Run()) }
