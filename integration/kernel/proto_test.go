@@ -55,6 +55,25 @@ echo ok`)
 			}
 		}
 	})
+	t.Run("proto/small-readdirplus", func(t *testing.T) {
+		// rsize=1024 caps the client's READDIRPLUS pages (its dtsize follows
+		// rsize), so each page holds two or three of these long names: the
+		// server must answer with short pages, never TOOSMALL for a page
+		// one entry fits in and never JUKEBOX, which a hard mount retries
+		// forever. The listing must come back whole, with attributes.
+		h.step(t, "nfs", "small-readdirplus", 90*time.Second, fmt.Sprintf(`
+mkdir -p /mnt/nfs/rdp /mnt/small || fail mkdir
+long=$(printf '%%0200d' 0)
+i=0
+while [ $i -lt 40 ]; do : >/mnt/nfs/rdp/$long-$i || fail "create $i"; i=$((i+1)); done
+o="$NFS_OPTS_BASE,port=%[1]d,mountport=%[1]d,addr=10.0.2.2,mountaddr=10.0.2.2,rsize=1024,wsize=1024"
+timeout 60 mount -t nfs -o "$o" 10.0.2.2:/ /mnt/small || fail "NFS mount with rsize=1024"
+grep ' /mnt/small ' /proc/mounts
+eq "$(ls /mnt/small/rdp | wc -l)" 40 "names listed through 1 KiB pages"
+eq "$(ls -l /mnt/small/rdp | grep -c "^-")" 40 "entries with attributes through 1 KiB pages"
+umount /mnt/small || fail umount
+echo ok`, nfsPort))
+	})
 	t.Run("proto/replaced-under-fid", func(t *testing.T) {
 		// The NFS mount is the other client: the 9P server hears nothing of
 		// its renames.
