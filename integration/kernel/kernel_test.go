@@ -106,7 +106,8 @@ func (d *semfsd) query(t *testing.T, text string) []record {
 // expectQuery checks `semfs query text`: the answer is exactly path. Every
 // name the tests use (app, task) is a word that occurs in no other file's
 // path, creator or task, and the daemon runs keyword-only (--model-dir off), so
-// nothing else may match.
+// nothing else may match. The default rank splits words at '-' (kernel-nfs is
+// kernel + nfs), so a task that must match one file alone is one token.
 func (d *semfsd) expectQuery(t *testing.T, text, path, createdBy string) {
 	t.Helper()
 	res := d.query(t, text)
@@ -289,7 +290,7 @@ mkdir -p /mnt/nfs/tags/from /mnt/nfs/tags/to /mnt/9p/tags/dir || fail mkdir
 printf 'plan\n' >/mnt/nfs/tags/from/plan.txt || fail "create over NFS"
 printf 'budget\n' >/mnt/9p/tags/dir/budget.txt || fail "create over 9P"
 echo ok`)
-	for _, c := range [][2]string{{"tags/from/plan.txt", "kernel-task-alpha"}, {"tags/dir/budget.txt", "kernel-task-beta"}} {
+	for _, c := range [][2]string{{"tags/from/plan.txt", "kerneltaskalpha"}, {"tags/dir/budget.txt", "kerneltaskbeta"}} {
 		if out, code := d.cli(t, 0, "tag", c[0], "--task", c[1], "--json"); code != 0 {
 			t.Fatalf("semfs tag %s --task %s: exit %d: %s", c[0], c[1], code, out)
 		}
@@ -300,8 +301,8 @@ mv /mnt/9p/tags/dir /mnt/9p/tags/dir2 || fail "mv of a directory over 9P"
 eq "$(cat /mnt/nfs/tags/to/plan-v2.txt)$(cat /mnt/9p/tags/dir2/budget.txt)" planbudget "contents after mv"
 echo ok`)
 	for _, c := range [][3]string{
-		{"tags/from/plan.txt", "tags/to/plan-v2.txt", "kernel-task-alpha"},
-		{"tags/dir/budget.txt", "tags/dir2/budget.txt", "kernel-task-beta"},
+		{"tags/from/plan.txt", "tags/to/plan-v2.txt", "kerneltaskalpha"},
+		{"tags/dir/budget.txt", "tags/dir2/budget.txt", "kerneltaskbeta"},
 	} {
 		if r, ok := d.get(t, c[1]); !ok || r.Task != c[2] {
 			t.Errorf("after mv %s -> %s: semfs get %s: task %q (found %v), want %q", c[0], c[1], c[1], r.Task, ok, c[2])
