@@ -259,7 +259,7 @@ func TestMetaQueryDirectoryThroughNFSAnd9P(t *testing.T) {
 }
 
 func TestMetaThroughLibnfs(t *testing.T) {
-	for _, b := range []string{"nfs-ls"} {
+	for _, b := range []string{"nfs-ls", "nfs-cat"} {
 		if _, err := exec.LookPath(b); err != nil {
 			if os.Getenv("SEMFS_REQUIRE_TOOLS") == "1" {
 				t.Fatalf("%s not found and SEMFS_REQUIRE_TOOLS=1 (apt-get install libnfs-utils)", b)
@@ -267,16 +267,21 @@ func TestMetaThroughLibnfs(t *testing.T) {
 			t.Skipf("%s not found: install Debian's libnfs-utils to run this test", b)
 		}
 	}
-	// libnfs mounts the directory its URL names (nfs-cat and nfs-cp its
-	// parent) and the daemon exports only its roots, so libnfs reaches the
-	// namespace by walking an export: nfs-ls -R, with the namespace listed.
 	d := metaFixture(t, "--list-meta-dir")
 	_, port, _ := net.SplitHostPort(d.NFS)
-	out, err := exec.Command("nfs-ls", "-R", fmt.Sprintf("nfs://127.0.0.1/@notes/?nfsport=%s&mountport=%s&version=3", port, port)).CombinedOutput()
-	if err != nil {
-		t.Fatalf("nfs-ls -R: %v\n%s", err, out)
+	url := func(p string) string {
+		return fmt.Sprintf("nfs://127.0.0.1/@notes/%s?nfsport=%s&mountport=%s&version=3", p, port, port)
 	}
-	ls := string(out)
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	// A whole export, walked: the namespace shows when listed.
+	ls := run("nfs-ls", "-R", url(""))
 	for _, want := range []string{".semfs/query/README", ".semfs/tags/logs/login-failure.md", ".semfs/tags/token-expiry.md"} {
 		if !strings.Contains(ls, want) {
 			t.Errorf("nfs-ls -R does not list %s:\n%s", want, ls)
@@ -284,6 +289,32 @@ func TestMetaThroughLibnfs(t *testing.T) {
 	}
 	if strings.Contains(ls, ".semfs/tags/.semfs") {
 		t.Errorf("the tags tree holds the namespace itself:\n%s", ls)
+	}
+	// libnfs mounts the directory its URL names (nfs-cat its parent): the
+	// daemon answers MOUNT of a subdirectory, query directories included.
+	q := run("nfs-ls", url(".semfs/query/auth%20problems"))
+	i1, i2 := strings.Index(q, "01-login-failure.md"), strings.Index(q, "02-token-expiry.md")
+	if i1 < 0 || i2 < 0 || !strings.Contains(q, ".results.json") {
+		t.Fatalf("nfs-ls of a query directory:\n%s", q)
+	}
+	if got := run("nfs-cat", url(".semfs/query/auth%20problems/.results.json")); !strings.Contains(got, `"path":"logs/login-failure.md"`) && !strings.Contains(got, `"path": "logs/login-failure.md"`) {
+		t.Errorf("nfs-cat .results.json: %s", got)
+	}
+	// (A result link itself is not for libnfs: it refuses a link that
+	// climbs above the directory it mounted, "../../../logs/...". Kernel
+	// clients, the go-nfs client and 9P follow it; see the tests above.)
+	if got := run("nfs-cat", url(".semfs/tags/logs/login-failure.md")); !strings.Contains(got, "auth problems: login failure auth auth") {
+		t.Errorf("nfs-cat of a tags file: %s", got)
+	}
+	if got := run("nfs-cat", url("logs/login-failure.md")); got != "ERROR: login failed for alice\n" {
+		t.Errorf("nfs-cat through a subdirectory mount: %q", got)
+	}
+	// What a subdirectory MOUNT refuses: a missing directory, a file, a path
+	// out of the tree.
+	for _, p := range []string{"no/such/dir/f", "token-expiry.md/f", "../etc/passwd"} {
+		if out, err := exec.Command("nfs-cat", url(p)).CombinedOutput(); err == nil {
+			t.Errorf("nfs-cat %s: read %q through a mount that must be refused", p, out)
+		}
 	}
 }
 

@@ -27,6 +27,9 @@ type billyFS struct {
 	h     *connHandler
 	app   string
 	appID uint32
+	// mountRoot is the directory a MOUNT of a subdirectory named ("" for the
+	// export's root); only ToHandle's answer for the MOUNT reply reads it.
+	mountRoot string
 }
 
 var (

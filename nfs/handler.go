@@ -80,17 +80,64 @@ func (h *connHandler) Mount(ctx context.Context, conn net.Conn, req gonfs.MountR
 			status, bfs, flavors = gonfs.MountStatusErrServerFault, nil, nil
 		}
 	}()
-	app, ok := server.AppFromMount(string(req.Dirpath))
-	if !ok {
-		h.s.log.Info("mount refused", "path", string(req.Dirpath))
-		return gonfs.MountStatusErrNoEnt, nil, nil
+	app, sub, st := h.mountPath(string(req.Dirpath))
+	if st != gonfs.MountStatusOk {
+		h.s.log.Info("mount refused", "path", string(req.Dirpath), "status", uint32(st))
+		return st, nil, nil
 	}
 	id, err := h.s.hm.appID(app)
 	if err != nil {
 		h.s.log.Error("mount: recording app", "app", app, "err", err)
 		return gonfs.MountStatusErrServerFault, nil, nil
 	}
-	return gonfs.MountStatusOk, h.fsFor(id, app), []gonfs.AuthFlavor{gonfs.AuthFlavorUnix, gonfs.AuthFlavorNull}
+	b := h.fsFor(id, app)
+	if sub != "" {
+		// go-nfs asks this filesystem for its root's handle and nothing
+		// else; every later call finds the app's own billyFS through the
+		// handle (handles name files, not paths), so the copy goes no further.
+		c := *b
+		c.mountRoot = sub
+		b = &c
+	}
+	return gonfs.MountStatusOk, b, []gonfs.AuthFlavor{gonfs.AuthFlavorUnix, gonfs.AuthFlavorNull}
+}
+
+// mountPath splits a MOUNT path into its app ("" for the whole tree, "@APP" as
+// the first segment otherwise) and a directory below the backing root, as
+// Linux's nfsd lets a client mount a subdirectory of an export: `mount
+// host:/@notes/projects /mnt` or libnfs's URLs, which mount the directory they
+// name (nfs-ls nfs://host/@notes/.semfs/query/auth). The directory must exist
+// and be a directory reached without symlinks (the core's containment rules);
+// like nfsd without subtree checks, the directories above it are not checked
+// for the caller's search permission (the answer only names the directory's
+// handle; every call through it is checked as usual).
+func (h *connHandler) mountPath(dirpath string) (app, sub string, st gonfs.MountStatus) {
+	p := strings.Trim(dirpath, "/")
+	first, rest, _ := strings.Cut(p, "/")
+	if strings.HasPrefix(first, "@") {
+		a, ok := server.AppFromMount(first)
+		if !ok {
+			return "", "", gonfs.MountStatusErrNoEnt
+		}
+		app, p = a, rest
+	}
+	if p == "" || p == "." {
+		return app, "", gonfs.MountStatusOk
+	}
+	sub, err := server.CleanPath("mount", p)
+	if err != nil {
+		return "", "", gonfs.MountStatusErrNoEnt
+	}
+	a, err := h.lstat(sub)
+	switch {
+	case err != nil && server.KindOf(err) == server.KindPermission:
+		return "", "", gonfs.MountStatusErrAcces
+	case err != nil:
+		return "", "", gonfs.MountStatusErrNoEnt
+	case !a.IsDir():
+		return "", "", gonfs.MountStatusErrNotDir
+	}
+	return app, sub, gonfs.MountStatusOk
 }
 
 // Change returns the filesystem itself: it implements billy.Change and
@@ -131,6 +178,9 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	p, err := server.CleanPath("handle", strings.Join(path, "/"))
 	if err != nil {
 		return nil
+	}
+	if len(path) == 0 && b.mountRoot != "" {
+		p = b.mountRoot // the MOUNT reply of a subdirectory (Mount)
 	}
 	a, err := h.lstat(p)
 	if err != nil {
