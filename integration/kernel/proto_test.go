@@ -68,7 +68,7 @@ i=0
 while [ $i -lt 40 ]; do : >/mnt/nfs/rdp/$long-$i || fail "create $i"; i=$((i+1)); done
 o="$NFS_OPTS_BASE,port=%[1]d,mountport=%[1]d,addr=10.0.2.2,mountaddr=10.0.2.2,rsize=1024,wsize=1024"
 timeout 60 mount -t nfs -o "$o" 10.0.2.2:/ /mnt/small || fail "NFS mount with rsize=1024"
-grep ' /mnt/small ' /proc/mounts
+grep ' /mnt/small ' /proc/mounts | grep -q 'rsize=1024' || fail "the mount did not take rsize=1024: $(grep ' /mnt/small ' /proc/mounts)"
 eq "$(ls /mnt/small/rdp | wc -l)" 40 "names listed through 1 KiB pages"
 eq "$(ls -l /mnt/small/rdp | grep -c "^-")" 40 "entries with attributes through 1 KiB pages"
 umount /mnt/small || fail umount
