@@ -102,22 +102,13 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	im := x.bl.Mapping()
 	qt := analyseQuery(im.AnalyzerNamed(wordsAnalyzer), im.AnalyzerNamed(queryAnalyzer), q.Text)
 
-	cands := map[int]*bestCand{}
-	get := func(slot int) *bestCand {
-		c := cands[slot]
-		if c == nil {
-			c = &bestCand{slot: slot}
-			cands[slot] = c
-		}
-		return c
-	}
+	cands := candSet{at: make([]int32, x.hay.len())}
+	get := cands.get
 	commonShare, err := x.keywordEvidence(ctx, qt, get)
 	if err != nil {
 		return nil, ioErr("query", "", err)
 	}
-	if err := x.nameEvidence(ctx, qt, get); err != nil {
-		return nil, ioErr("query", "", err)
-	}
+	x.nameEvidence(qt, get)
 
 	var set *vecSet
 	if qv != nil {
@@ -134,20 +125,20 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		}
 		var slots []int
 		if !lazy {
-			slots = make([]int, 0, len(cands))
-			for slot := range cands {
-				slots = append(slots, slot)
+			slots = make([]int, 0, len(cands.list))
+			for _, c := range cands.list {
+				slots = append(slots, c.slot)
 			}
 		}
 		sc := set.scan(qv, slots, func(slot int) string { return x.hay.entries[slot].path }, k)
 		semLo, semHi = sc.mean, sc.max
 		for slot, s := range sc.known {
-			if c := cands[slot]; c != nil {
+			if c := cands.find(slot); c != nil {
 				c.sim, c.has = s, true
 			}
 		}
 		for _, t := range sc.top {
-			if c := cands[t.slot]; c != nil {
+			if c := cands.find(t.slot); c != nil {
 				c.sim, c.has = t.sim, true // a candidate already: its exact similarity
 			} else if t.sim >= threshold || (sc.std > 0 && (t.sim-sc.mean)/sc.std >= zStandOut) {
 				c := get(t.slot)
@@ -175,9 +166,11 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			c.score = max(c.score, bonus*float64(c.names)+nameTie*c.fused)
 		}
 	}
-	hits := make([]*bestCand, 0, len(cands))
+	// No more candidates from here: pointers into cands.list stay valid.
+	hits := make([]*bestCand, 0, len(cands.list))
 	var pending []*bestCand
-	for _, c := range cands {
+	for i := range cands.list {
+		c := &cands.list[i]
 		if lazy && !c.has {
 			scoreOf(c, 1) // an upper bound: the score is monotone in sem
 			pending = append(pending, c)
@@ -353,34 +346,45 @@ func (x *Index) longerTerms(field, t string) ([]string, error) {
 }
 
 // nameEvidence counts, for each file, the query's whole words equal to one of
-// its names. Precondition: x.mu held for reading.
-func (x *Index) nameEvidence(ctx context.Context, qt queryTerms, get func(int) *bestCand) error {
-	if len(qt.nameWords) == 0 {
-		return nil
-	}
-	total, err := x.bl.DocCount()
-	if err != nil || total == 0 {
-		return err
-	}
+// its names, from the exact-name map (hayTable.byName). Precondition: x.mu
+// held for reading.
+func (x *Index) nameEvidence(qt queryTerms, get func(int) *bestCand) {
+	total := x.hay.len()
 	for _, w := range qt.nameWords {
-		tq := bleve.NewTermQuery(w)
-		tq.SetField(nameField)
-		req := bleve.NewSearchRequestOptions(tq, int(total), 0, false)
-		req.Score = bleve.ScoreNone
-		res, err := x.bl.SearchInContext(ctx, req)
-		if err != nil {
-			return err
-		}
-		rare := res.Total*commonDiv <= total
-		for _, h := range res.Hits {
-			if slot, ok := x.hay.pos[h.ID]; ok {
-				c := get(slot)
-				c.names++
-				if rare {
-					c.rare++
-				}
+		l := x.hay.byName[w]
+		rare := len(l)*commonDiv <= total
+		for _, slot := range l {
+			c := get(int(slot))
+			c.names++
+			if rare {
+				c.rare++
 			}
 		}
+	}
+}
+
+// candSet holds the query's candidates in one slice, found by record slot
+// through a dense slot index (4 bytes a record per query: cheaper than a map
+// and an allocation per candidate when a busy name brings 18k of them).
+type candSet struct {
+	at   []int32 // by slot: 1 + the candidate's position in list, 0 if none
+	list []bestCand
+}
+
+// get returns slot's candidate, adding it if new. The pointer is valid until
+// the next get.
+func (s *candSet) get(slot int) *bestCand {
+	if k := s.at[slot]; k > 0 {
+		return &s.list[k-1]
+	}
+	s.list = append(s.list, bestCand{slot: slot})
+	s.at[slot] = int32(len(s.list))
+	return &s.list[len(s.list)-1]
+}
+
+func (s *candSet) find(slot int) *bestCand {
+	if k := s.at[slot]; k > 0 {
+		return &s.list[k-1]
 	}
 	return nil
 }
