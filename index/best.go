@@ -188,11 +188,17 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			kept.offer(c.score, q.Limit)
 		}
 		nq := norm(qv)
+		// Each record's vector by slot (1 + its index, 0: none): hashing the
+		// paths of thousands of pending files cost more than this pass.
+		vecOf := make([]int32, x.hay.len())
+		for i, slot := range set.slots {
+			vecOf[slot] = int32(i + 1)
+		}
 		for _, c := range pending {
 			if len(kept) == q.Limit && c.score < kept[0] {
 				break
 			}
-			if i, ok := set.pos[x.hay.entries[c.slot].path]; ok {
+			if i := int(vecOf[c.slot]) - 1; i >= 0 {
 				c.sim, c.has = similarity(dot(qv, set.vector(i)), nq, set.norms[i]), true
 			}
 			scoreOf(c, semOf(c))
