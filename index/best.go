@@ -3,10 +3,12 @@ package index
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -102,35 +104,53 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	im := x.bl.Mapping()
 	qt := analyseQuery(im.AnalyzerNamed(wordsAnalyzer), im.AnalyzerNamed(queryAnalyzer), q.Text)
 
+	var set *vecSet
+	if qv != nil {
+		set = x.vecs[model]
+	}
+	// Large sets with a limit: the keyword and name candidates get their exact
+	// similarity lazily, best possible score first (pruned below).
+	lazy := set != nil && set.len() > exactMax && q.Limit > 0
+	k := 0
+	if set != nil {
+		k = max(q.Limit, 50)
+		if q.Limit <= 0 {
+			k = set.len() // every match: every file at or above the threshold
+		}
+	}
+	pathOf := func(slot int) string { return x.hay.entries[slot].path }
+	// A lazy scan needs no candidates, so it runs beside the word searches:
+	// on a second core the query waits for the longer of the two, not both.
+	var sc scanResult
+	var scanned chan struct{}
+	if lazy {
+		scanned = make(chan struct{})
+		go func() {
+			defer close(scanned)
+			sc = set.scan(qv, nil, pathOf, k)
+		}()
+	}
+
 	cands := candSet{at: make([]int32, x.hay.len())}
 	get := cands.get
 	commonShare, err := x.keywordEvidence(ctx, qt, get)
+	if scanned != nil {
+		<-scanned // x.mu is held until the scan is done with the set
+	}
 	if err != nil {
 		return nil, ioErr("query", "", err)
 	}
 	x.nameEvidence(qt, get)
 
-	var set *vecSet
-	if qv != nil {
-		set = x.vecs[model]
-	}
 	var semHi, semLo float64
-	// Large sets with a limit: the keyword and name candidates get their exact
-	// similarity lazily, best possible score first (pruned below).
-	lazy := set != nil && set.len() > exactMax && q.Limit > 0
 	if set != nil && set.len() > 0 {
-		k := max(q.Limit, 50)
-		if q.Limit <= 0 {
-			k = set.len() // every match: every file at or above the threshold
-		}
-		var slots []int
 		if !lazy {
-			slots = make([]int, 0, len(cands.list))
+			slots := make([]int, 0, len(cands.list))
 			for _, c := range cands.list {
 				slots = append(slots, c.slot)
 			}
+			sc = set.scan(qv, slots, pathOf, k)
 		}
-		sc := set.scan(qv, slots, func(slot int) string { return x.hay.entries[slot].path }, k)
 		semLo, semHi = sc.mean, sc.max
 		for slot, s := range sc.known {
 			if c := cands.find(slot); c != nil {
@@ -266,48 +286,39 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int
 	type termHits struct {
 		idf    float64
 		best   float64
-		scores map[int]float64
+		scores []slotSim // by slot, Bleve's BM25 score
+	}
+	// One search per word, all at once (Bleve's index serves concurrent
+	// searches); their results are summed in word order below, so the sums
+	// do not depend on which finishes first.
+	results := make([]*bleve.SearchResult, len(qt.terms))
+	errs := make([]error, len(qt.terms))
+	var wg sync.WaitGroup
+	for i, t := range qt.terms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = x.searchWord(ctx, t)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
 	}
 	var per []termHits
-	for _, t := range qt.terms {
-		var qs []query.Query
-		for _, f := range wordFields {
-			tq := bleve.NewTermQuery(t)
-			tq.SetField(f.field)
-			tq.SetBoost(f.boost)
-			qs = append(qs, tq)
-			if utf8.RuneCountInString(t) >= prefixMin {
-				// The longer tokens t is a prefix of, each its own term (a
-				// prefix query would read t's own postings a second time).
-				longer, err := x.longerTerms(f.field, t)
-				if err != nil {
-					return 0, err
-				}
-				for _, lt := range longer {
-					pq := bleve.NewTermQuery(lt)
-					pq.SetField(f.field)
-					pq.SetBoost(f.boost * prefixBoost)
-					qs = append(qs, pq)
-				}
-			}
-		}
-		req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), kwMax, 0, false)
-		res, err := x.bl.SearchInContext(ctx, req)
-		if err != nil {
-			return 0, err
-		}
+	for _, res := range results {
 		df := float64(res.Total)
 		if df == 0 {
 			sumIDF += rarest // a word found nowhere: every file misses it
 			continue
 		}
-		th := termHits{idf: math.Log(1 + (n-df+0.5)/(df+0.5)), scores: map[int]float64{}}
+		th := termHits{idf: math.Log(1 + (n-df+0.5)/(df+0.5)), scores: make([]slotSim, 0, len(res.Hits))}
 		for _, h := range res.Hits {
 			slot, ok := x.hay.pos[h.ID]
 			if !ok {
 				continue
 			}
-			th.scores[slot] = h.Score
+			th.scores = append(th.scores, slotSim{slot, h.Score})
 			th.best = max(th.best, h.Score)
 		}
 		sumIDF += th.idf
@@ -320,11 +331,40 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int
 		if th.best <= 0 {
 			continue
 		}
-		for slot, s := range th.scores {
-			get(slot).kw += th.idf * (presence + (1-presence)*s/th.best) / sumIDF
+		for _, h := range th.scores {
+			get(h.slot).kw += th.idf * (presence + (1-presence)*h.sim/th.best) / sumIDF
 		}
 	}
 	return commonIDF / sumIDF, nil
+}
+
+// searchWord is the BM25 search of one analysed word t over the word fields:
+// t's own token, and when t is long enough the longer tokens it is a prefix of
+// at prefixBoost. Precondition: x.mu held for reading.
+func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, error) {
+	var qs []query.Query
+	for _, f := range wordFields {
+		tq := bleve.NewTermQuery(t)
+		tq.SetField(f.field)
+		tq.SetBoost(f.boost)
+		qs = append(qs, tq)
+		if utf8.RuneCountInString(t) >= prefixMin {
+			// The longer tokens t is a prefix of, each its own term (a
+			// prefix query would read t's own postings a second time).
+			longer, err := x.longerTerms(f.field, t)
+			if err != nil {
+				return nil, err
+			}
+			for _, lt := range longer {
+				pq := bleve.NewTermQuery(lt)
+				pq.SetField(f.field)
+				pq.SetBoost(f.boost * prefixBoost)
+				qs = append(qs, pq)
+			}
+		}
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), kwMax, 0, false)
+	return x.bl.SearchInContext(ctx, req)
 }
 
 // maxExpansion bounds how many longer tokens one prefix stands for.
