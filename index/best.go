@@ -226,8 +226,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			hits = append(hits, c)
 		}
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		a, b := hits[i], hits[j]
+	better := func(a, b *bestCand) bool {
 		if a.score != b.score {
 			return a.score > b.score
 		}
@@ -238,10 +237,13 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			return a.sim > b.sim // files beyond the semantic scale still go closest first
 		}
 		return x.hay.entries[a.slot].path < x.hay.entries[b.slot].path
-	})
-	if q.Limit > 0 && len(hits) > q.Limit {
-		hits = hits[:q.Limit]
 	}
+	if q.Limit > 0 && len(hits) > q.Limit {
+		// A busy name brings thousands of hits: keep the best limit of them
+		// (the order is total, so these are the first limit of a full sort).
+		hits = bestOf(hits, q.Limit, better)
+	}
+	sort.Slice(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
 
 	res := make([]Result, len(hits))
 	err = x.view("query", "", func(tx *buntdb.Tx) error {
@@ -500,5 +502,36 @@ func (h *minScores) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
+	return x
+}
+
+// bestOf returns the k best of cs under the strict total order better, in no
+// particular order, by a bounded heap whose root is the worst kept.
+func bestOf(cs []*bestCand, k int, better func(a, b *bestCand) bool) []*bestCand {
+	h := worstCandFirst{better: better, cs: make([]*bestCand, 0, k)}
+	for _, c := range cs {
+		switch {
+		case len(h.cs) < k:
+			heap.Push(&h, c)
+		case better(c, h.cs[0]):
+			h.cs[0] = c
+			heap.Fix(&h, 0)
+		}
+	}
+	return h.cs
+}
+
+type worstCandFirst struct {
+	better func(a, b *bestCand) bool
+	cs     []*bestCand
+}
+
+func (h worstCandFirst) Len() int           { return len(h.cs) }
+func (h worstCandFirst) Less(i, j int) bool { return h.better(h.cs[j], h.cs[i]) }
+func (h worstCandFirst) Swap(i, j int)      { h.cs[i], h.cs[j] = h.cs[j], h.cs[i] }
+func (h *worstCandFirst) Push(x any)        { h.cs = append(h.cs, x.(*bestCand)) }
+func (h *worstCandFirst) Pop() any {
+	x := h.cs[len(h.cs)-1]
+	h.cs = h.cs[:len(h.cs)-1]
 	return x
 }
