@@ -399,7 +399,7 @@ func (x *Index) longerTerms(field, t string) ([]string, error) {
 func (x *Index) nameEvidence(qt queryTerms, get func(int) *bestCand) {
 	total := x.hay.len()
 	for _, w := range qt.nameWords {
-		l := x.hay.byName[w]
+		l := x.hay.byName[w].slots
 		rare := len(l)*commonDiv <= total
 		for _, slot := range l {
 			c := get(int(slot))

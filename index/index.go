@@ -259,7 +259,14 @@ func newHay(path string, s *stored) hayEntry {
 type hayTable struct {
 	entries []hayEntry
 	pos     map[string]int
-	byName  map[string][]int32
+	byName  map[string]nameSlots
+}
+
+// nameSlots is one name's entry in hayTable.byName. Entries' names point at
+// name, so a name many records share (an app, a directory) is kept once.
+type nameSlots struct {
+	name  string
+	slots []int32
 }
 
 func (t *hayTable) len() int { return len(t.entries) }
@@ -267,6 +274,7 @@ func (t *hayTable) len() int { return len(t.entries) }
 func (t *hayTable) put(e hayEntry) {
 	if i, ok := t.pos[e.path]; ok {
 		if slices.Equal(t.entries[i].names, e.names) {
+			e.names = t.entries[i].names // the shared copies
 			t.entries[i] = e
 			return
 		}
@@ -292,7 +300,7 @@ func (t *hayTable) del(path string) (moved string) {
 	last := len(t.entries) - 1
 	if i != last {
 		for _, n := range t.entries[last].names {
-			l := t.byName[n]
+			l := t.byName[n].slots
 			l[slices.Index(l, int32(last))] = int32(i)
 		}
 		t.entries[i] = t.entries[last]
@@ -308,10 +316,18 @@ func (t *hayTable) del(path string) (moved string) {
 // name adds slot i to the lists of its entry's names.
 func (t *hayTable) name(i int) {
 	if t.byName == nil {
-		t.byName = map[string][]int32{}
+		t.byName = map[string]nameSlots{}
 	}
-	for _, n := range t.entries[i].names {
-		t.byName[n] = append(t.byName[n], int32(i))
+	ns := t.entries[i].names
+	for j, n := range ns {
+		e, ok := t.byName[n]
+		if ok {
+			ns[j] = e.name
+		} else {
+			e.name = n
+		}
+		e.slots = append(e.slots, int32(i))
+		t.byName[n] = e
 	}
 }
 
@@ -319,16 +335,16 @@ func (t *hayTable) name(i int) {
 // list is free: the query only counts and visits them).
 func (t *hayTable) unname(i int) {
 	for _, n := range t.entries[i].names {
-		l := t.byName[n]
-		j := slices.Index(l, int32(i))
+		e := t.byName[n]
+		j := slices.Index(e.slots, int32(i))
 		if j < 0 {
 			continue
 		}
-		l[j] = l[len(l)-1]
-		if l = l[:len(l)-1]; len(l) == 0 {
+		e.slots[j] = e.slots[len(e.slots)-1]
+		if e.slots = e.slots[:len(e.slots)-1]; len(e.slots) == 0 {
 			delete(t.byName, n)
 		} else {
-			t.byName[n] = l
+			t.byName[n] = e
 		}
 	}
 }

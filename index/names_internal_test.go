@@ -127,8 +127,11 @@ func checkNameMap(t *testing.T, x *Index, step int) (hits int) {
 	}
 	x.mu.RLock()
 	got := map[string][]string{}
-	for n, slots := range x.hay.byName {
-		for _, s := range slots {
+	for n, e := range x.hay.byName {
+		if e.name != n {
+			t.Fatalf("step %d: name %q kept as %q", step, n, e.name)
+		}
+		for _, s := range e.slots {
 			got[n] = append(got[n], x.hay.entries[s].path)
 		}
 	}
