@@ -123,10 +123,12 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	// on a second core the query waits for the longer of the two, not both.
 	var sc scanResult
 	var scanned chan struct{}
+	var scanErr error
 	if lazy {
 		scanned = make(chan struct{})
 		go func() {
 			defer close(scanned)
+			defer recoverTo(&scanErr) // the caller's recover cannot see this goroutine
 			sc = set.scan(qv, nil, pathOf, k)
 		}()
 	}
@@ -136,6 +138,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	commonShare, err := x.keywordEvidence(ctx, qt, get)
 	if scanned != nil {
 		<-scanned // x.mu is held until the scan is done with the set
+		err = errors.Join(err, scanErr)
 	}
 	if err != nil {
 		return nil, ioErr("query", "", err)
@@ -300,6 +303,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer recoverTo(&errs[i])
 			results[i], errs[i] = x.searchWord(ctx, t)
 		}()
 	}
@@ -534,4 +538,12 @@ func (h *worstCandFirst) Pop() any {
 	x := h.cs[len(h.cs)-1]
 	h.cs = h.cs[:len(h.cs)-1]
 	return x
+}
+
+// recoverTo turns a panic of a query's helper goroutine into an error for the
+// query: uncaught there, it would end the daemon instead of one request.
+func recoverTo(err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("panic: %v", v)
+	}
 }
