@@ -3,10 +3,12 @@ package index
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -102,52 +104,64 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	im := x.bl.Mapping()
 	qt := analyseQuery(im.AnalyzerNamed(wordsAnalyzer), im.AnalyzerNamed(queryAnalyzer), q.Text)
 
-	cands := map[int]*bestCand{}
-	get := func(slot int) *bestCand {
-		c := cands[slot]
-		if c == nil {
-			c = &bestCand{slot: slot}
-			cands[slot] = c
-		}
-		return c
-	}
-	commonShare, err := x.keywordEvidence(ctx, qt, get)
-	if err != nil {
-		return nil, ioErr("query", "", err)
-	}
-	if err := x.nameEvidence(ctx, qt, get); err != nil {
-		return nil, ioErr("query", "", err)
-	}
-
 	var set *vecSet
 	if qv != nil {
 		set = x.vecs[model]
 	}
-	var semHi, semLo float64
 	// Large sets with a limit: the keyword and name candidates get their exact
 	// similarity lazily, best possible score first (pruned below).
 	lazy := set != nil && set.len() > exactMax && q.Limit > 0
-	if set != nil && set.len() > 0 {
-		k := max(q.Limit, 50)
+	k := 0
+	if set != nil {
+		k = max(q.Limit, 50)
 		if q.Limit <= 0 {
 			k = set.len() // every match: every file at or above the threshold
 		}
-		var slots []int
+	}
+	pathOf := func(slot int) string { return x.hay.entries[slot].path }
+	// A lazy scan needs no candidates, so it runs beside the word searches:
+	// on a second core the query waits for the longer of the two, not both.
+	var sc scanResult
+	var scanned chan struct{}
+	var scanErr error
+	if lazy {
+		scanned = make(chan struct{})
+		go func() {
+			defer close(scanned)
+			defer recoverTo(&scanErr) // the caller's recover cannot see this goroutine
+			sc = set.scan(qv, nil, pathOf, k)
+		}()
+	}
+
+	cands := candSet{at: make([]int32, x.hay.len())}
+	get := cands.get
+	commonShare, err := x.keywordEvidence(ctx, qt, get)
+	if scanned != nil {
+		<-scanned // x.mu is held until the scan is done with the set
+		err = errors.Join(err, scanErr)
+	}
+	if err != nil {
+		return nil, ioErr("query", "", err)
+	}
+	x.nameEvidence(qt, get)
+
+	var semHi, semLo float64
+	if set != nil && set.len() > 0 {
 		if !lazy {
-			slots = make([]int, 0, len(cands))
-			for slot := range cands {
-				slots = append(slots, slot)
+			slots := make([]int, 0, len(cands.list))
+			for _, c := range cands.list {
+				slots = append(slots, c.slot)
 			}
+			sc = set.scan(qv, slots, pathOf, k)
 		}
-		sc := set.scan(qv, slots, func(slot int) string { return x.hay.entries[slot].path }, k)
 		semLo, semHi = sc.mean, sc.max
 		for slot, s := range sc.known {
-			if c := cands[slot]; c != nil {
+			if c := cands.find(slot); c != nil {
 				c.sim, c.has = s, true
 			}
 		}
 		for _, t := range sc.top {
-			if c := cands[t.slot]; c != nil {
+			if c := cands.find(t.slot); c != nil {
 				c.sim, c.has = t.sim, true // a candidate already: its exact similarity
 			} else if t.sim >= threshold || (sc.std > 0 && (t.sim-sc.mean)/sc.std >= zStandOut) {
 				c := get(t.slot)
@@ -175,9 +189,11 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			c.score = max(c.score, bonus*float64(c.names)+nameTie*c.fused)
 		}
 	}
-	hits := make([]*bestCand, 0, len(cands))
+	// No more candidates from here: pointers into cands.list stay valid.
+	hits := make([]*bestCand, 0, len(cands.list))
 	var pending []*bestCand
-	for _, c := range cands {
+	for i := range cands.list {
+		c := &cands.list[i]
 		if lazy && !c.has {
 			scoreOf(c, 1) // an upper bound: the score is monotone in sem
 			pending = append(pending, c)
@@ -195,11 +211,17 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			kept.offer(c.score, q.Limit)
 		}
 		nq := norm(qv)
+		// Each record's vector by slot (1 + its index, 0: none): hashing the
+		// paths of thousands of pending files cost more than this pass.
+		vecOf := make([]int32, x.hay.len())
+		for i, slot := range set.slots {
+			vecOf[slot] = int32(i + 1)
+		}
 		for _, c := range pending {
 			if len(kept) == q.Limit && c.score < kept[0] {
 				break
 			}
-			if i, ok := set.pos[x.hay.entries[c.slot].path]; ok {
+			if i := int(vecOf[c.slot]) - 1; i >= 0 {
 				c.sim, c.has = similarity(dot(qv, set.vector(i)), nq, set.norms[i]), true
 			}
 			scoreOf(c, semOf(c))
@@ -207,8 +229,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			hits = append(hits, c)
 		}
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		a, b := hits[i], hits[j]
+	better := func(a, b *bestCand) bool {
 		if a.score != b.score {
 			return a.score > b.score
 		}
@@ -219,10 +240,13 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			return a.sim > b.sim // files beyond the semantic scale still go closest first
 		}
 		return x.hay.entries[a.slot].path < x.hay.entries[b.slot].path
-	})
-	if q.Limit > 0 && len(hits) > q.Limit {
-		hits = hits[:q.Limit]
 	}
+	if q.Limit > 0 && len(hits) > q.Limit {
+		// A busy name brings thousands of hits: keep the best limit of them
+		// (the order is total, so these are the first limit of a full sort).
+		hits = bestOf(hits, q.Limit, better)
+	}
+	sort.Slice(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
 
 	res := make([]Result, len(hits))
 	err = x.view("query", "", func(tx *buntdb.Tx) error {
@@ -267,48 +291,40 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int
 	type termHits struct {
 		idf    float64
 		best   float64
-		scores map[int]float64
+		scores []slotSim // by slot, Bleve's BM25 score
+	}
+	// One search per word, all at once (Bleve's index serves concurrent
+	// searches); their results are summed in word order below, so the sums
+	// do not depend on which finishes first.
+	results := make([]*bleve.SearchResult, len(qt.terms))
+	errs := make([]error, len(qt.terms))
+	var wg sync.WaitGroup
+	for i, t := range qt.terms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer recoverTo(&errs[i])
+			results[i], errs[i] = x.searchWord(ctx, t)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
 	}
 	var per []termHits
-	for _, t := range qt.terms {
-		var qs []query.Query
-		for _, f := range wordFields {
-			tq := bleve.NewTermQuery(t)
-			tq.SetField(f.field)
-			tq.SetBoost(f.boost)
-			qs = append(qs, tq)
-			if utf8.RuneCountInString(t) >= prefixMin {
-				// The longer tokens t is a prefix of, each its own term (a
-				// prefix query would read t's own postings a second time).
-				longer, err := x.longerTerms(f.field, t)
-				if err != nil {
-					return 0, err
-				}
-				for _, lt := range longer {
-					pq := bleve.NewTermQuery(lt)
-					pq.SetField(f.field)
-					pq.SetBoost(f.boost * prefixBoost)
-					qs = append(qs, pq)
-				}
-			}
-		}
-		req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), kwMax, 0, false)
-		res, err := x.bl.SearchInContext(ctx, req)
-		if err != nil {
-			return 0, err
-		}
+	for _, res := range results {
 		df := float64(res.Total)
 		if df == 0 {
 			sumIDF += rarest // a word found nowhere: every file misses it
 			continue
 		}
-		th := termHits{idf: math.Log(1 + (n-df+0.5)/(df+0.5)), scores: map[int]float64{}}
+		th := termHits{idf: math.Log(1 + (n-df+0.5)/(df+0.5)), scores: make([]slotSim, 0, len(res.Hits))}
 		for _, h := range res.Hits {
 			slot, ok := x.hay.pos[h.ID]
 			if !ok {
 				continue
 			}
-			th.scores[slot] = h.Score
+			th.scores = append(th.scores, slotSim{slot, h.Score})
 			th.best = max(th.best, h.Score)
 		}
 		sumIDF += th.idf
@@ -321,11 +337,40 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int
 		if th.best <= 0 {
 			continue
 		}
-		for slot, s := range th.scores {
-			get(slot).kw += th.idf * (presence + (1-presence)*s/th.best) / sumIDF
+		for _, h := range th.scores {
+			get(h.slot).kw += th.idf * (presence + (1-presence)*h.sim/th.best) / sumIDF
 		}
 	}
 	return commonIDF / sumIDF, nil
+}
+
+// searchWord is the BM25 search of one analysed word t over the word fields:
+// t's own token, and when t is long enough the longer tokens it is a prefix of
+// at prefixBoost. Precondition: x.mu held for reading.
+func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, error) {
+	var qs []query.Query
+	for _, f := range wordFields {
+		tq := bleve.NewTermQuery(t)
+		tq.SetField(f.field)
+		tq.SetBoost(f.boost)
+		qs = append(qs, tq)
+		if utf8.RuneCountInString(t) >= prefixMin {
+			// The longer tokens t is a prefix of, each its own term (a
+			// prefix query would read t's own postings a second time).
+			longer, err := x.longerTerms(f.field, t)
+			if err != nil {
+				return nil, err
+			}
+			for _, lt := range longer {
+				pq := bleve.NewTermQuery(lt)
+				pq.SetField(f.field)
+				pq.SetBoost(f.boost * prefixBoost)
+				qs = append(qs, pq)
+			}
+		}
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), kwMax, 0, false)
+	return x.bl.SearchInContext(ctx, req)
 }
 
 // maxExpansion bounds how many longer tokens one prefix stands for.
@@ -353,34 +398,45 @@ func (x *Index) longerTerms(field, t string) ([]string, error) {
 }
 
 // nameEvidence counts, for each file, the query's whole words equal to one of
-// its names. Precondition: x.mu held for reading.
-func (x *Index) nameEvidence(ctx context.Context, qt queryTerms, get func(int) *bestCand) error {
-	if len(qt.nameWords) == 0 {
-		return nil
-	}
-	total, err := x.bl.DocCount()
-	if err != nil || total == 0 {
-		return err
-	}
+// its names, from the exact-name map (hayTable.byName). Precondition: x.mu
+// held for reading.
+func (x *Index) nameEvidence(qt queryTerms, get func(int) *bestCand) {
+	total := x.hay.len()
 	for _, w := range qt.nameWords {
-		tq := bleve.NewTermQuery(w)
-		tq.SetField(nameField)
-		req := bleve.NewSearchRequestOptions(tq, int(total), 0, false)
-		req.Score = bleve.ScoreNone
-		res, err := x.bl.SearchInContext(ctx, req)
-		if err != nil {
-			return err
-		}
-		rare := res.Total*commonDiv <= total
-		for _, h := range res.Hits {
-			if slot, ok := x.hay.pos[h.ID]; ok {
-				c := get(slot)
-				c.names++
-				if rare {
-					c.rare++
-				}
+		l := x.hay.byName[w].slots
+		rare := len(l)*commonDiv <= total
+		for _, slot := range l {
+			c := get(int(slot))
+			c.names++
+			if rare {
+				c.rare++
 			}
 		}
+	}
+}
+
+// candSet holds the query's candidates in one slice, found by record slot
+// through a dense slot index (4 bytes a record per query: cheaper than a map
+// and an allocation per candidate when a busy name brings 18k of them).
+type candSet struct {
+	at   []int32 // by slot: 1 + the candidate's position in list, 0 if none
+	list []bestCand
+}
+
+// get returns slot's candidate, adding it if new. The pointer is valid until
+// the next get.
+func (s *candSet) get(slot int) *bestCand {
+	if k := s.at[slot]; k > 0 {
+		return &s.list[k-1]
+	}
+	s.list = append(s.list, bestCand{slot: slot})
+	s.at[slot] = int32(len(s.list))
+	return &s.list[len(s.list)-1]
+}
+
+func (s *candSet) find(slot int) *bestCand {
+	if k := s.at[slot]; k > 0 {
+		return &s.list[k-1]
 	}
 	return nil
 }
@@ -451,4 +507,43 @@ func (h *minScores) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// bestOf returns the k best of cs under the strict total order better, in no
+// particular order, by a bounded heap whose root is the worst kept.
+func bestOf(cs []*bestCand, k int, better func(a, b *bestCand) bool) []*bestCand {
+	h := worstCandFirst{better: better, cs: make([]*bestCand, 0, k)}
+	for _, c := range cs {
+		switch {
+		case len(h.cs) < k:
+			heap.Push(&h, c)
+		case better(c, h.cs[0]):
+			h.cs[0] = c
+			heap.Fix(&h, 0)
+		}
+	}
+	return h.cs
+}
+
+type worstCandFirst struct {
+	better func(a, b *bestCand) bool
+	cs     []*bestCand
+}
+
+func (h worstCandFirst) Len() int           { return len(h.cs) }
+func (h worstCandFirst) Less(i, j int) bool { return h.better(h.cs[j], h.cs[i]) }
+func (h worstCandFirst) Swap(i, j int)      { h.cs[i], h.cs[j] = h.cs[j], h.cs[i] }
+func (h *worstCandFirst) Push(x any)        { h.cs = append(h.cs, x.(*bestCand)) }
+func (h *worstCandFirst) Pop() any {
+	x := h.cs[len(h.cs)-1]
+	h.cs = h.cs[:len(h.cs)-1]
+	return x
+}
+
+// recoverTo turns a panic of a query's helper goroutine into an error for the
+// query: uncaught there, it would end the daemon instead of one request.
+func recoverTo(err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("panic: %v", v)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -239,31 +240,53 @@ func newIndex(dir string, opts Options) (*Index, error) {
 
 type hayEntry struct {
 	path   string
-	joined string // folded path, creator, task and apps joined by fieldSep
+	joined string   // folded path, creator, task and apps joined by fieldSep
+	names  []string // the record's whole names (names()), for hayTable.byName
 	tagged bool
 }
 
 func newHay(path string, s *stored) hayEntry {
-	return hayEntry{path: path, joined: joinHay(haystack(path, s)), tagged: s.tagged()}
+	return hayEntry{path: path, joined: joinHay(haystack(path, s)), names: names(path, s.CreatedBy, s.RelatedApps), tagged: s.tagged()}
 }
 
 // hayTable is every record's hayEntry in one slice (a scan walks memory in
-// order) with a position map. Precondition for every method: Index.mu held
-// (read for get, write otherwise).
+// order) with a position map, and the exact-name map of the best rank: each
+// whole name to the slots of the records that bear it. The best rank used to
+// ask Bleve's name field for them, 8 ms a query when an app names 18k files;
+// the map answers in a lookup and stays exact because every put and del
+// keeps it (and Open rebuilds it with the table). Precondition for every
+// method: Index.mu held (read for get, write otherwise).
 type hayTable struct {
 	entries []hayEntry
 	pos     map[string]int
+	byName  map[string]nameSlots
+}
+
+// nameSlots is one name's entry in hayTable.byName. Entries' names point at
+// name, so a name many records share (an app, a directory) is kept once.
+type nameSlots struct {
+	name  string
+	slots []int32
 }
 
 func (t *hayTable) len() int { return len(t.entries) }
 
 func (t *hayTable) put(e hayEntry) {
 	if i, ok := t.pos[e.path]; ok {
+		if slices.Equal(t.entries[i].names, e.names) {
+			e.names = t.entries[i].names // the shared copies
+			t.entries[i] = e
+			return
+		}
+		t.unname(i)
 		t.entries[i] = e
+		t.name(i)
 		return
 	}
-	t.pos[e.path] = len(t.entries)
+	i := len(t.entries)
+	t.pos[e.path] = i
 	t.entries = append(t.entries, e)
+	t.name(i)
 }
 
 // del swaps the last entry into the hole and returns the path it moved ("" if
@@ -273,8 +296,13 @@ func (t *hayTable) del(path string) (moved string) {
 	if !ok {
 		return ""
 	}
+	t.unname(i)
 	last := len(t.entries) - 1
 	if i != last {
+		for _, n := range t.entries[last].names {
+			l := t.byName[n].slots
+			l[slices.Index(l, int32(last))] = int32(i)
+		}
 		t.entries[i] = t.entries[last]
 		moved = t.entries[i].path
 		t.pos[moved] = i
@@ -283,6 +311,42 @@ func (t *hayTable) del(path string) (moved string) {
 	t.entries = t.entries[:last]
 	delete(t.pos, path)
 	return moved
+}
+
+// name adds slot i to the lists of its entry's names.
+func (t *hayTable) name(i int) {
+	if t.byName == nil {
+		t.byName = map[string]nameSlots{}
+	}
+	ns := t.entries[i].names
+	for j, n := range ns {
+		e, ok := t.byName[n]
+		if ok {
+			ns[j] = e.name
+		} else {
+			e.name = n
+		}
+		e.slots = append(e.slots, int32(i))
+		t.byName[n] = e
+	}
+}
+
+// unname removes slot i from the lists of its entry's names (order within a
+// list is free: the query only counts and visits them).
+func (t *hayTable) unname(i int) {
+	for _, n := range t.entries[i].names {
+		e := t.byName[n]
+		j := slices.Index(e.slots, int32(i))
+		if j < 0 {
+			continue
+		}
+		e.slots[j] = e.slots[len(e.slots)-1]
+		if e.slots = e.slots[:len(e.slots)-1]; len(e.slots) == 0 {
+			delete(t.byName, n)
+		} else {
+			t.byName[n] = e
+		}
+	}
 }
 
 // loadRecords builds x.hay from every record. It reads only the keyword fields

@@ -56,8 +56,8 @@ func TestOpenDropsOrphanVectors(t *testing.T) {
 		t.Fatalf("%d vectors loaded, want 3 (the orphan of a dropped)", n)
 	}
 	for _, p := range []string{"b", "c", "d"} {
-		// The seed rule's score is the similarity itself here (no words),
-		// so 1 says the loaded vector is p's own.
+		// The seed rank scores a vector-only query by the cosine itself (best
+		// rescales it), so "score 1" names the file's own vector.
 		res, err := x.Query(context.Background(), Query{Rank: RankSeed, Vector: &Vector{Model: m.Name, Values: vecs[p]}})
 		if err != nil {
 			t.Fatal(err)

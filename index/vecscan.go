@@ -68,21 +68,47 @@ func (s *vecSet) scan(q []float32, cands []int, pathOf func(slot int) string, k 
 	w := s.codeWords()
 	qs := make([]uint64, w)
 	putSigns(qs, q)
-	// The coarse pass: keep the m vectors of least Hamming distance.
+	// The coarse pass: keep the m vectors of least Hamming distance. The
+	// distances fall in [0, dims], so a histogram finds the cut-off distance
+	// in two linear passes, without a heap (ties at the cut-off: the first
+	// ones in set order).
 	m := max(coarseMin, coarseFactor*k)
-	var near maxDist
-	for i := range s.paths {
-		c := signs[i*w : (i+1)*w]
-		d := 0
-		for j, x := range qs {
-			d += bits.OnesCount64(x ^ c[j])
+	dist := make([]uint16, s.len())
+	hist := make([]int, s.dims+1)
+	if w == 8 { // 512 d, the common case: unrolled
+		q0, q1, q2, q3, q4, q5, q6, q7 := qs[0], qs[1], qs[2], qs[3], qs[4], qs[5], qs[6], qs[7]
+		for i := range dist {
+			c := signs[i*8 : i*8+8 : i*8+8]
+			d := bits.OnesCount64(q0^c[0]) + bits.OnesCount64(q1^c[1]) +
+				bits.OnesCount64(q2^c[2]) + bits.OnesCount64(q3^c[3]) +
+				bits.OnesCount64(q4^c[4]) + bits.OnesCount64(q5^c[5]) +
+				bits.OnesCount64(q6^c[6]) + bits.OnesCount64(q7^c[7])
+			dist[i] = uint16(d)
+			hist[d]++
 		}
-		switch {
-		case len(near) < m:
-			heap.Push(&near, idDist{i, d})
-		case d < near[0].d:
-			near[0] = idDist{i, d}
-			heap.Fix(&near, 0)
+	} else {
+		for i := range dist {
+			c := signs[i*w : (i+1)*w]
+			d := 0
+			for j, x := range qs {
+				d += bits.OnesCount64(x ^ c[j])
+			}
+			dist[i] = uint16(d)
+			hist[d]++
+		}
+	}
+	cut, below := 0, 0
+	for ; cut <= s.dims && below+hist[cut] < m; cut++ {
+		below += hist[cut]
+	}
+	atCut := m - below // how many at distance cut to keep
+	near := make([]int, 0, m)
+	for i, d := range dist {
+		if int(d) < cut {
+			near = append(near, i)
+		} else if int(d) == cut && atCut > 0 {
+			atCut--
+			near = append(near, i)
 		}
 	}
 	for _, slot := range cands {
@@ -91,13 +117,13 @@ func (s *vecSet) scan(q []float32, cands []int, pathOf func(slot int) string, k 
 		}
 	}
 	var h minSims
-	for _, nd := range near {
-		sim := exact(nd.i)
+	for _, i := range near {
+		sim := exact(i)
 		switch {
 		case len(h) < k:
-			heap.Push(&h, slotSim{s.slots[nd.i], sim})
+			heap.Push(&h, slotSim{s.slots[i], sim})
 		case sim > h[0].sim:
-			h[0] = slotSim{s.slots[nd.i], sim}
+			h[0] = slotSim{s.slots[i], sim}
 			heap.Fix(&h, 0)
 		}
 	}
@@ -188,22 +214,6 @@ func (h minSims) Less(i, j int) bool { return h[i].sim < h[j].sim }
 func (h minSims) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *minSims) Push(x any)        { *h = append(*h, x.(slotSim)) }
 func (h *minSims) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-type idDist struct{ i, d int }
-
-// maxDist is a heap whose top is the farthest kept vector.
-type maxDist []idDist
-
-func (h maxDist) Len() int           { return len(h) }
-func (h maxDist) Less(i, j int) bool { return h[i].d > h[j].d }
-func (h maxDist) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *maxDist) Push(x any)        { *h = append(*h, x.(idDist)) }
-func (h *maxDist) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
