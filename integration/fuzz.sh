@@ -10,13 +10,31 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-10s}
 n=0
+flakes=0
 for pkg in $($GO list ./...); do
 	targets=$($GO test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true)
 	for t in $targets; do
 		echo "fuzz: $pkg $t ($FUZZTIME)"
 		# -parallel 2: the CI machine has two cores; more workers only contend.
-		$GO test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" -parallel 2 "$pkg"
+		log=$(mktemp)
+		if ! $GO test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" -parallel 2 "$pkg" 2>&1 | tee "$log"; then
+			# Go 1.26's fuzz coordinator can fail a target with a bare "context
+			# deadline exceeded" when -fuzztime ends while a worker is busy
+			# (go.dev/issue/75804, fixed in Go 1.27): no input failed and none is
+			# written. Anything else, or a written input, is a real failure. The
+			# flake is accepted only once the target's corpus replays cleanly.
+			if grep -q 'context deadline exceeded' "$log" && ! grep -qE 'Failing input written|panic:' "$log" &&
+				[ "$(grep -c '^    ' "$log")" -le 1 ]; then
+				echo "fuzz: $t: Go's fuzz-time race (go.dev/issue/75804), no failing input; replaying its corpus"
+				$GO test -count=1 -run "^${t}\$" "$pkg"
+				flakes=$((flakes + 1))
+			else
+				rm -f "$log"
+				exit 1
+			fi
+		fi
+		rm -f "$log"
 		n=$((n + 1))
 	done
 done
-echo "fuzz: $n targets ran for $FUZZTIME each without a crash"
+echo "fuzz: $n targets ran for $FUZZTIME each without a crash ($flakes ended by Go's fuzz-time race, corpus replayed)"
