@@ -1,6 +1,7 @@
 package ninep
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/semfs/semfs/server"
 )
 
 // lockedLog is a log sink safe for the connection's goroutines.
@@ -118,12 +121,20 @@ func FuzzShimDecoder(f *testing.F) {
 	for _, s := range fuzzSeeds() {
 		f.Add(s)
 	}
+	// The shim asks the core a few things before p9 sees a request (which
+	// extended attributes exist): a bare core over an empty directory.
+	fsys, err := server.New(f.TempDir(), server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Sink: server.SinkFunc(func(context.Context, server.Change) error { return nil })})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { fsys.Close() })
 	f.Fuzz(func(t *testing.T, in []byte) {
 		// A hang is a finding too: crash with the input, which the fuzzer keeps.
 		wd := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("hang on %x", in)) })
 		defer wd.Stop()
 		logs := &lockedLog{}
-		srv := NewServer(nil, Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), MaxMsize: fuzzMsize})
+		srv := NewServer(fsys, Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), MaxMsize: fuzzMsize})
 		srv.noFast = true // no fid tables: nothing waits for p9's replies
 		a, b := net.Pipe()
 		c := newConn(srv, 1, a)

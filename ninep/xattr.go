@@ -2,11 +2,12 @@ package ninep
 
 import (
 	"errors"
-	"strings"
 	"syscall"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
+
+	"github.com/semfs/semfs/server"
 )
 
 // Extended attributes are the core's virtual ones (server.FS.GetXattr: the
@@ -14,16 +15,11 @@ import (
 // the clean EOPNOTSUPP. p9 carries the Txattrwalk/Txattrcreate exchange
 // (reads, writes and the clunk that sets); the methods here are its calls.
 
-// xattrErrno is toErrno, except for the two causes the attributes carry that
-// no core kind names: EPERM (a read-only attribute) and ENODATA (a field that
-// is empty), which getfattr and setfattr report as Linux does.
+// xattrErrno is toErrno, except for the one cause the attributes carry that no
+// core kind names: ENODATA (a field that is empty, KindNotFound), which
+// getfattr reports as Linux does.
 func xattrErrno(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, syscall.EPERM):
-		return linux.EPERM
-	case errors.Is(err, syscall.ENODATA):
+	if errors.Is(err, syscall.ENODATA) {
 		return linux.ENODATA
 	}
 	return toErrno(err)
@@ -70,11 +66,9 @@ func (c *conn) xattr(msg []byte, tag uint16) ([]byte, error) {
 		if r.bad {
 			return nil, c.malformed("Txattrcreate overruns its size")
 		}
-		switch {
-		case !strings.HasPrefix(name, semfsXattrs):
-			return refuse(linux.EOPNOTSUPP)
-		case !writableXattr(name):
-			return refuse(linux.EPERM)
+		if err := c.srv.fs.CheckXattr(name); err != nil {
+			e, _ := xattrErrno(err).(linux.Errno)
+			return refuse(e)
 		}
 		// fid becomes an attribute fid whose Twrites p9 collects and whose
 		// Tclunk sets the attribute: the shim no longer answers for it.
@@ -86,8 +80,10 @@ func (c *conn) xattr(msg []byte, tag uint16) ([]byte, error) {
 	if r.bad {
 		return nil, c.malformed("Txattrwalk overruns its size")
 	}
-	if name != "" && !strings.HasPrefix(name, semfsXattrs) {
-		return refuse(linux.EOPNOTSUPP)
+	if name != "" {
+		if err := c.srv.fs.CheckXattr(name); err != nil && server.KindOf(err) == server.KindNotSupported {
+			return refuse(linux.EOPNOTSUPP)
+		}
 	}
 	if f := c.lookup(fid); f != nil {
 		var err error
@@ -116,12 +112,4 @@ func (c *conn) xattr(msg []byte, tag uint16) ([]byte, error) {
 	delete(c.fs.fids, newfid)
 	c.fmu.Unlock()
 	return msg, nil
-}
-
-// semfsXattrs prefixes every extended attribute the core shows.
-const semfsXattrs = "user.semfs."
-
-// writableXattr reports whether a client may set name (server/meta).
-func writableXattr(name string) bool {
-	return name == "user.semfs.task" || name == "user.semfs.related_apps"
 }

@@ -169,6 +169,10 @@ func (f *FS) accessVirtual(ctx context.Context, p string, want Access) (Access, 
 // real files of the tree (user.semfs.task, …), each a field of the file's
 // record. Names it does not know are KindNotSupported.
 type VirtualXattrs interface {
+	// CheckXattr says what name is, before any file is looked at: nil for
+	// an attribute a client may set, KindNotPermitted for one it may only
+	// read, KindNotSupported for a name that is none of them.
+	CheckXattr(name string) error
 	GetXattr(ctx context.Context, p, name string) ([]byte, error)
 	SetXattr(ctx context.Context, p, name string, value []byte) error
 	ListXattrs(ctx context.Context, p string) ([]string, error)
@@ -185,6 +189,18 @@ func (f *FS) xattrs(p string) VirtualXattrs {
 
 func noXattrs(op, p string) error {
 	return E(op, KindNotSupported, p, constError("extended attributes are not supported"))
+}
+
+// CheckXattr says whether name is an extended attribute a client may set (nil),
+// only read (KindNotPermitted) or not one at all (KindNotSupported), so a front
+// end that must answer before it has a file (9P's Txattrcreate, or a
+// Txattrwalk p9 would answer wrongly) asks here instead of keeping a list.
+func (f *FS) CheckXattr(name string) error {
+	x, _ := f.virt.(VirtualXattrs)
+	if x == nil {
+		return noXattrs("xattr", "")
+	}
+	return x.CheckXattr(name)
 }
 
 // GetXattr reads the virtual extended attribute name of p.

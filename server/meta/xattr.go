@@ -77,16 +77,25 @@ func (t *Tree) GetXattr(ctx context.Context, p, name string) ([]byte, error) {
 	return []byte(v), nil
 }
 
+// CheckXattr implements server.VirtualXattrs: task and related apps may be
+// set; the other fields only read (EPERM, not EACCES: no caller may).
+func (t *Tree) CheckXattr(name string) error { return checkXattr("xattr", "", name) }
+
+func checkXattr(op, p, name string) error {
+	switch name {
+	case XattrTask, XattrRelatedApps:
+		return nil
+	case XattrCreatedBy, XattrCreatedAt, XattrUpdatedAt:
+		return server.E(op, server.KindNotPermitted, p, errors.New(name+" is read-only"))
+	}
+	return server.E(op, server.KindNotSupported, p, errors.New("no such semfs attribute: "+name))
+}
+
 // SetXattr implements server.VirtualXattrs: task or related apps, through the
 // same call as a tags file write; the other fields are read-only.
 func (t *Tree) SetXattr(ctx context.Context, p, name string, value []byte) error {
-	switch name {
-	case XattrCreatedBy, XattrCreatedAt, XattrUpdatedAt:
-		// EPERM, not EACCES: no caller may (the front end shows the cause).
-		return server.E("setxattr", server.KindPermission, p, syscall.EPERM)
-	case XattrTask, XattrRelatedApps:
-	default:
-		return server.E("setxattr", server.KindNotSupported, p, errors.New("no such semfs attribute: "+name))
+	if err := checkXattr("setxattr", p, name); err != nil {
+		return err
 	}
 	rec, err := t.recordOf(ctx, "setxattr", p)
 	if err != nil {
