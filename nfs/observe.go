@@ -2,43 +2,36 @@ package nfs
 
 import (
 	"encoding/binary"
+
 	"github.com/semfs/semfs/server"
-	"sync"
-	"time"
 )
 
-// ObserveFunc is told of every answered call: the operation ("getattr",
-// "read", … for NFSv3; "mnt", "umnt", "export", … for MOUNT; "other" for any
-// other program or procedure), whether the answer was an error (an RPC-level
-// refusal or an NFS status other than NFS3_OK), and the time from the call's
-// record being read to its reply's first bytes being written. It is called on
-// the connection's goroutines and must be quick.
-type ObserveFunc func(op string, failed bool, d time.Duration)
+// ObserveFunc is told of every answered call (server.ObserveFunc): the
+// operation is "getattr", "read", … for NFSv3, "mnt", "umnt", "export", … for
+// MOUNT, "other" for any other program or procedure; an error is an RPC-level
+// refusal or an NFS status other than NFS3_OK; the time runs from the call's
+// record being read to its reply's first bytes being written.
+type ObserveFunc = server.ObserveFunc
 
-// TrackFunc is told the first time a connection serves an app (the app its
-// NFS mount names; "" for the root) and returns what to call when that
-// connection closes: it counts connections per app.
-type TrackFunc func(app string) (release func())
+// TrackFunc counts connections per app (the app an NFS mount names; "" for
+// the root): server.TrackFunc.
+type TrackFunc = server.TrackFunc
 
 // observer pairs one connection's calls with their replies by xid. A nil
 // *observer observes nothing.
 type observer struct {
-	fn       ObserveFunc
-	mu       sync.Mutex
-	inflight map[uint32]call  // by xid; go-nfs answers every call it reads
-	apps     *server.ConnApps // nil without a TrackFunc
+	fn    ObserveFunc
+	calls server.Calls[uint32, call] // by xid; go-nfs answers every call it reads
+	apps  *server.ConnApps           // nil without a TrackFunc
 }
 
-type call struct {
-	prog, proc uint32
-	start      time.Time
-}
+type call struct{ prog, proc uint32 }
 
 func newObserver(fn ObserveFunc, track TrackFunc) *observer {
 	if fn == nil && track == nil {
 		return nil
 	}
-	return &observer{fn: fn, inflight: map[uint32]call{}, apps: server.NewConnApps(track)}
+	return &observer{fn: fn, apps: server.NewConnApps(track)}
 }
 
 // call notes a call record's arrival.
@@ -46,10 +39,7 @@ func (o *observer) call(r *request) {
 	if o == nil || o.fn == nil || r == nil {
 		return
 	}
-	now := time.Now()
-	o.mu.Lock()
-	o.inflight[r.xid] = call{prog: r.prog, proc: r.proc, start: now}
-	o.mu.Unlock()
+	o.calls.Start(r.xid, call{prog: r.prog, proc: r.proc})
 }
 
 // reply notes a reply whose record body starts with msg (xid first). Only as
@@ -59,15 +49,11 @@ func (o *observer) reply(msg []byte) {
 	if o == nil || o.fn == nil || len(msg) < 4 {
 		return
 	}
-	xid := binary.BigEndian.Uint32(msg)
-	o.mu.Lock()
-	c, ok := o.inflight[xid]
-	delete(o.inflight, xid)
-	o.mu.Unlock()
+	c, took, ok := o.calls.Done(binary.BigEndian.Uint32(msg))
 	if !ok {
 		return
 	}
-	o.fn(procName(c.prog, c.proc), replyFailed(c.prog, msg), time.Since(c.start))
+	o.fn(procName(c.prog, c.proc), replyFailed(c.prog, msg), took)
 }
 
 // replyFailed reads reply_stat, accept_stat and, for NFS, the nfsstat3 that

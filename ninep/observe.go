@@ -2,45 +2,34 @@ package ninep
 
 import (
 	"encoding/binary"
+
 	"github.com/semfs/semfs/server"
-	"sync"
-	"time"
 )
 
-// ObserveFunc is told of every answered request: the operation (the
-// T-message's name without the T, lower case: "walk", "read", "lcreate"; "other"
-// for a type semfs does not know), whether the answer was an error (Rlerror or
-// Rerror), and the time from the request's header being read to the reply's
-// header being written. It is called on the connection's goroutines and must
-// be quick.
-type ObserveFunc func(op string, failed bool, d time.Duration)
+// ObserveFunc is told of every answered request (server.ObserveFunc): the
+// operation is the T-message's name without the T, lower case ("walk", "read",
+// "lcreate"; "other" for a type semfs does not know); an error is Rlerror or
+// Rerror; the time runs from the request's header being read to the reply's
+// header being written.
+type ObserveFunc = server.ObserveFunc
 
-// TrackFunc is told the first time a connection serves an app (the app its
-// 9P attach names; "" for the root) and returns what to call when that
-// connection closes: it counts connections per app.
-type TrackFunc func(app string) (release func())
+// TrackFunc counts connections per app (the app a 9P attach names; "" for the
+// root): server.TrackFunc.
+type TrackFunc = server.TrackFunc
 
 // observer pairs one connection's requests with their replies by tag. A nil
 // *observer observes nothing.
 type observer struct {
-	fn   ObserveFunc
-	apps *server.ConnApps // nil without a TrackFunc
-	mu   sync.Mutex
-	// inflight maps a tag to its request; a Tflush'd request that gets no
-	// reply stays until its tag is reused (at most 65536 entries).
-	inflight map[uint16]inflight
-}
-
-type inflight struct {
-	typ   uint8
-	start time.Time
+	fn    ObserveFunc
+	calls server.Calls[uint16, uint8] // tag -> T-message type (at most 65536 entries)
+	apps  *server.ConnApps            // nil without a TrackFunc
 }
 
 func newObserver(fn ObserveFunc, track TrackFunc) *observer {
 	if fn == nil && track == nil {
 		return nil
 	}
-	return &observer{fn: fn, inflight: map[uint16]inflight{}, apps: server.NewConnApps(track)}
+	return &observer{fn: fn, apps: server.NewConnApps(track)}
 }
 
 // request notes a T-message's arrival.
@@ -48,10 +37,7 @@ func (o *observer) request(typ uint8, tag uint16) {
 	if o == nil || o.fn == nil {
 		return
 	}
-	now := time.Now()
-	o.mu.Lock()
-	o.inflight[tag] = inflight{typ: typ, start: now}
-	o.mu.Unlock()
+	o.calls.Start(tag, typ)
 }
 
 // reply notes the reply whose header is hdr (size[4] type[1] tag[2]); short
@@ -61,14 +47,11 @@ func (o *observer) reply(hdr []byte) {
 		return
 	}
 	typ, tag := hdr[4], binary.LittleEndian.Uint16(hdr[5:])
-	o.mu.Lock()
-	req, ok := o.inflight[tag]
-	delete(o.inflight, tag)
-	o.mu.Unlock()
+	req, took, ok := o.calls.Done(tag)
 	if !ok {
 		return
 	}
-	o.fn(opName(req.typ), typ == msgRlerror || typ == 107 /* Rerror */, time.Since(req.start))
+	o.fn(opName(req), typ == msgRlerror || typ == 107 /* Rerror */, took)
 }
 
 // opName names a T-message type; the set is closed so that a metric label
