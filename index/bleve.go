@@ -12,7 +12,6 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/token/ngram"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/single"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -31,7 +30,7 @@ const (
 	// (no key, or another value) is rebuilt from buntdb at Open like one out of
 	// step: the tags live in buntdb, so nothing is lost.
 	bleveLayoutKey = "semfs.layout"
-	bleveLayout    = "2:trigram+words-bm25"
+	bleveLayout    = "3:trigram+words-bm25" // 3: no whole-name field (the name map answers names)
 )
 
 // bleveConfig: Bleve batches return once applied in memory (unsafe_batch); Bleve
@@ -87,13 +86,6 @@ func newMapping() (mapping.IndexMapping, error) {
 		wm.DocValues = false
 		dm.AddFieldMappingsAt(f.field, wm)
 	}
-	nm := bleve.NewTextFieldMapping()
-	nm.Analyzer = keyword.Name // names are folded by names(), whole
-	nm.Store = false
-	nm.IncludeTermVectors = false
-	nm.IncludeInAll = false
-	nm.DocValues = false
-	dm.AddFieldMappingsAt(nameField, nm)
 	im.DefaultMapping = dm
 	im.DefaultAnalyzer = trigramTok
 	im.StoreDynamic = false
@@ -103,7 +95,8 @@ func newMapping() (mapping.IndexMapping, error) {
 }
 
 // bleveDoc is a record as Bleve indexes it: the seed's trigram field, the best
-// rank's word fields (path, task, apps with the creator) and its whole names.
+// rank's word fields (path, task, apps with the creator). Whole names are not
+// Bleve's: the exact-name map in memory answers them (hayTable.byName).
 func bleveDoc(path string, s *stored) map[string]interface{} {
 	apps := make([]string, 0, 1+len(s.RelatedApps))
 	if s.CreatedBy != "" {
@@ -115,7 +108,6 @@ func bleveDoc(path string, s *stored) map[string]interface{} {
 		pathField: path,
 		taskField: s.Task,
 		appsField: apps,
-		nameField: names(path, s.CreatedBy, s.RelatedApps),
 	}
 }
 

@@ -34,7 +34,6 @@ const (
 	pathField = "p" // the path's words
 	taskField = "t" // the task's words
 	appsField = "a" // the creator's and related apps' words
-	nameField = "n" // whole names, folded (names()): exact-name candidates
 )
 
 // wordFields are the analysed fields the best rank searches, with the weight of
