@@ -32,16 +32,12 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 			if !a.Mode.IsRegular() && !a.IsSymlink() {
 				return nil
 			}
-			fst := index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime}
-			m, src, err := d.fs.ReadMeta(ctx, p)
+			fst, _, err := d.fileState(ctx, p, a)
 			switch {
 			case err != nil && server.KindOf(err) == server.KindNotFound:
 				return nil // removed meanwhile: the next batch has its event
 			case err != nil:
 				d.log.Warn("durable record unreadable; the index's record is kept", "path", p, "err", err)
-			case src != server.MetaNone:
-				saved := savedOf(m)
-				fst.Saved = &saved
 			}
 			*into = append(*into, fst)
 			return nil

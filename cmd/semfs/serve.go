@@ -373,6 +373,22 @@ func (d *daemon) loadModel() embed.Embedder {
 // (creator, tags), which the index is a cache of: after a damaged or lost
 // index they are what it is rebuilt from. It refuses to start when the index
 // lost records the backing files cannot give back (checkRecoverable).
+// fileState is what the index is reconciled against for the regular file or
+// symlink p with attributes a: its identity, size and mtime, and the durable
+// record it carries (Saved, nil when none; src says where it was read). The
+// index keeps an opaque file identity in Ino: inode plus birth time, so a reused
+// inode is not taken for a rename. An unreadable durable record is the error,
+// with fst still usable without it; each caller decides what that means.
+func (d *daemon) fileState(ctx context.Context, p string, a server.Attr) (fst index.FileState, src server.MetaSource, err error) {
+	fst = index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime}
+	m, src, err := d.fs.ReadMeta(ctx, p)
+	if err == nil && src != server.MetaNone {
+		saved := savedOf(m)
+		fst.Saved = &saved
+	}
+	return fst, src, err
+}
+
 func (d *daemon) reconcileIndex(ctx context.Context) error {
 	t0 := time.Now()
 	var files []index.FileState
@@ -385,10 +401,7 @@ func (d *daemon) reconcileIndex(ctx context.Context) error {
 		if !a.Mode.IsRegular() && !a.IsSymlink() {
 			return nil
 		}
-		// The index keeps an opaque file identity in its Ino field: inode plus
-		// birth time, so a reused inode is not taken for a rename.
-		fst := index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime}
-		m, src, err := d.fs.ReadMeta(ctx, p)
+		fst, src, err := d.fileState(ctx, p, a)
 		switch {
 		case err != nil && server.KindOf(err) == server.KindNotFound:
 			return nil // removed while walking
@@ -398,8 +411,6 @@ func (d *daemon) reconcileIndex(ctx context.Context) error {
 		case err != nil:
 			return err
 		case src != server.MetaNone:
-			saved := savedOf(m)
-			fst.Saved = &saved
 			scan.from[p] = src
 			if src == server.MetaFromXattr {
 				scan.xattr++
