@@ -77,3 +77,8 @@ func toErrno(err error) error {
 	}
 	return ErrnoOf(server.KindOf(err))
 }
+
+// errNotInline is the shim's walk declining a path it may not answer in the
+// connection's only reader (server.FS.Inline); p9 walks it instead, so no
+// client ever sees it.
+var errNotInline = errors.New("not answered inline")

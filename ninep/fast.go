@@ -34,7 +34,9 @@ import (
 // would go to the disk is p9's) and writes only when no snapshot holds the
 // core's writes (else the Twrite goes to p9, to wait there); it creates and
 // closes only when the core can do so without waiting (server.FS.TryCreate,
-// server.File.TryClose).
+// server.File.TryClose); and it leaves every walk into the virtual tree
+// (.semfs) and every getattr of a fid there to p9, since those answers can run
+// a query (server.FS.Inline).
 //
 // Knowing which *file p9 holds for a fid. The shim watches the requests that make
 // fids (Tattach, Twalk, Tlcreate and p9's Twalkgetattr and Tucreate) and lets
@@ -513,6 +515,9 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 	msize := int(c.msize.Load())
 	switch typ {
 	case msgTgetattr:
+		if !c.srv.fs.Inline(f.p()) {
+			return false, nil // the virtual tree's answers may run a query
+		}
 		c.srv.answered.Add(1)
 		if _, err := c.br.Discard(size); err != nil {
 			return true, io.ErrUnexpectedEOF

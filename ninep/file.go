@@ -150,6 +150,15 @@ func (f *file) walk(names []string, wantAttr, report bool) ([]p9.QID, *file, ser
 				return nil, nil, a, toErrno(err)
 			}
 			p = server.Join(p, name)
+		}
+		if !report && !f.srv.fs.Inline(p) {
+			// The shim's walk, in the connection's only reader: a virtual
+			// path may run a query, so p9 walks it in a goroutine of its own.
+			return nil, nil, a, errNotInline
+		}
+		switch name {
+		case ".", "..":
+		default:
 			if i == 0 && f.id.Load() != 0 {
 				// The walk starts at the fid's directory only if that is
 				// still the one the fid was bound to (one statx on the

@@ -106,7 +106,7 @@ func (l *logBuffer) String() string {
 	return string(l.buf)
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB, opts ...func(*server.Options)) *env {
 	t.Helper()
 	e := &env{root: t.TempDir(), rec: &recorder{}, logs: &logBuffer{}}
 	e.export = filepath.Join(e.root, "export")
@@ -131,7 +131,11 @@ func newEnv(t testing.TB) *env {
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// A write quiet period far beyond the test: a ChangeWrite seen by a test came
 	// from a clunk, not from the timer.
-	e.fs, err = server.New(e.export, server.Options{Sink: e.rec.sink(), Registry: e.reg, Logger: log, WriteQuiet: time.Hour})
+	o := server.Options{Sink: e.rec.sink(), Registry: e.reg, Logger: log, WriteQuiet: time.Hour}
+	for _, f := range opts {
+		f(&o)
+	}
+	e.fs, err = server.New(e.export, o)
 	if err != nil {
 		t.Fatal(err)
 	}

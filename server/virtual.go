@@ -68,6 +68,12 @@ func VirtualIno(p string) uint64 {
 	return 1<<63 | h.Sum64()>>1
 }
 
+// Inline reports whether the core answers calls on p with system calls alone,
+// so that a front end may answer them in a connection's only reader (see
+// LstatInline): not in the virtual tree, whose answers can run a query and so
+// wait for the index while the connection reads nothing else.
+func (f *FS) Inline(p string) bool { return !f.virtual(p) }
+
 // virtual reports whether p is in the virtual tree.
 func (f *FS) virtual(p string) bool {
 	if f.virt == nil {
