@@ -7,17 +7,16 @@
 #
 #   bash integration/bench/nfs/ab.sh OLD_BIN NEW_BIN [ROUNDS] [create N | par | write MIB]
 #
-# Default: 5 rounds of "create 2000". Builds nfsbench (../shared/peers beside
-# the clone; PEERS overrides) and nfspar. Needs libnfs-dev and gcc.
+# Default: 5 rounds of "create 2000". Builds the load drivers beside this
+# script (nfsload.c, nfspar.c). Needs libnfs-dev and gcc.
 set -eu
 A=$(realpath "$1") B=$(realpath "$2") R=${3:-5}
 shift 2; [ $# -gt 0 ] && shift
 OP=${1:-create}; ARG=${2:-2000}
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-PEERS=${PEERS:-$ROOT/../shared/peers}
 MODEL=${MODEL:-$ROOT/embed/model/dist}
 W=$(mktemp -d /tmp/semfs-ab.XXXXXX)
-gcc -O2 -o $W/nfsbench "$PEERS/nfsbench.c" -lnfs
+gcc -O2 -o $W/nfsload "$ROOT/integration/bench/nfs/nfsload.c" -lnfs
 gcc -O2 -o $W/nfspar "$ROOT/integration/bench/nfs/nfspar.c" -lnfs
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait; rm -rf "$W"; }
@@ -40,8 +39,8 @@ for r in $(seq $R); do
     U="nfs://127.0.0.1/@bench?nfsport=$port&mountport=$port&version=3"
     c0=$(cpu $P); t0=$(date +%s.%N)
     case $OP in
-    create) out=$($W/nfsbench "$U" create c$r "$ARG") ;;
-    write)  out=$($W/nfsbench "$U" write big$r "$ARG"); truncate -s 0 $W/$x/data/big$r ;;
+    create) out=$($W/nfsload "$U" create c$r "$ARG") ;;
+    write)  out=$($W/nfsload "$U" write big$r "$ARG"); truncate -s 0 $W/$x/data/big$r ;;
     par)    out=$($W/nfspar "$U" par$r); for f in $W/$x/data/par$r/[rw]*; do truncate -s 0 "$f"; done ;;
     esac
     t1=$(date +%s.%N); c1=$(cpu $P)

@@ -2,8 +2,8 @@
 # NFSv3 benchmarks: semfs (`semfs serve`, the real daemon with its index on and
 # the USE-lite model loaded, as `make serve` runs it), nfs-ganesha (VFS FSAL)
 # and the stock go-nfs v0.0.4 stack (gonfsraw/) side by side, one client and the
-# same data for all: nfsbench, a small libnfs load driver from the shared peer
-# study (../shared/peers/nfsbench.c beside the clone, compiled here; set PEERS to its directory).
+# same data for all: nfsload.c and nfspar.c beside this script, small load
+# drivers on libnfs (a third-party client), compiled here.
 #
 # A fourth column, "nfs/ only", is semfs's NFS adapter over the core without
 # the daemon's index (the nfs package's test binary, TestManualServe), to tell
@@ -31,7 +31,6 @@
 set -eu
 ROUNDS=${1:-7}
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-PEERS=${PEERS:-$ROOT/../shared/peers}
 W=$(mktemp -d /tmp/semfs-nfsbench.XXXXXX)
 SEMFS_PORT=13049 GONFS_PORT=13060 GANESHA_NFS=12049 GANESHA_MNT=12050 NFSONLY_PORT=13070
 echo "work dir $W" >&2
@@ -40,11 +39,39 @@ echo "work dir $W" >&2
 go build -o $W/semfs "$ROOT/cmd/semfs"
 (cd "$ROOT" && go test -c -o $W/nfs.test ./nfs)
 (cd "$ROOT/integration/bench/nfs/gonfsraw" && go build -o $W/gonfsraw .)
-gcc -O2 -o $W/nfsbench "$PEERS/nfsbench.c" -lnfs
+gcc -O2 -o $W/nfsload "$ROOT/integration/bench/nfs/nfsload.c" -lnfs
 gcc -O2 -o $W/nfspar "$ROOT/integration/bench/nfs/nfspar.c" -lnfs
 MODEL=${MODEL:-$ROOT/embed/model/dist}
 [ -f "$MODEL/model.json" ] || { echo "no model in $MODEL: run make model" >&2; exit 3; }
-sed "s|@EXPORT_DIR@|$W/ganesha-data|" "$PEERS/ganesha.conf" > $W/ganesha.conf
+# ganesha: NFSv3 over TCP on loopback only, the VFS FSAL on one directory,
+# no NLM/RQUOTA, no NFSv4 grace period (it would hold writes for 90 s).
+cat > $W/ganesha.conf <<EOF
+NFS_CORE_PARAM {
+    Bind_addr = 127.0.0.1;
+    NFS_Port = $GANESHA_NFS;
+    MNT_Port = $GANESHA_MNT;
+    NLM_Port = $((GANESHA_MNT + 1));
+    Rquota_Port = $((GANESHA_MNT + 2));
+    Protocols = 3;
+    Enable_NLM = false;
+    Enable_RQUOTA = false;
+    Enable_UDP = false;
+}
+NFSV4 { Graceless = true; }
+EXPORT_DEFAULTS { Access_Type = RW; Squash = No_Root_Squash; }
+EXPORT {
+    Export_Id = 1;
+    Path = $W/ganesha-data;
+    Pseudo = /exp-ganesha;
+    Access_Type = RW;
+    Squash = No_Root_Squash;
+    Protocols = 3;
+    Transports = TCP;
+    SecType = sys;
+    FSAL { Name = VFS; }
+}
+LOG { Default_Log_Level = EVENT; }
+EOF
 
 # --- start
 mkdir -p $W/semfs-data $W/semfs-index $W/gonfs-data $W/ganesha-data $W/nfsonly-data $W/nfsonly-state /run/rpcbind
@@ -88,11 +115,11 @@ run() {
   local c0; c0=$(cpu $p); local t0; t0=$(date +%s.%N)
   local out
   case $t in
-  write)  out=$($W/nfsbench "$u" write big$r 256) ;;
-  read)   out=$($W/nfsbench "$u" read big$r); truncate -s 0 "$(dir $s)/big$r" ;;
-  create) out=$($W/nfsbench "$u" create many$r 2000) ;;
-  list)   out=$($W/nfsbench "$u" list many$r) ;;
-  getattr) out=$($W/nfsbench "$u" stat big$r 2000) ;;
+  write)  out=$($W/nfsload "$u" write big$r 256) ;;
+  read)   out=$($W/nfsload "$u" read big$r); truncate -s 0 "$(dir $s)/big$r" ;;
+  create) out=$($W/nfsload "$u" create many$r 2000) ;;
+  list)   out=$($W/nfsload "$u" list many$r) ;;
+  getattr) out=$($W/nfsload "$u" stat big$r 2000) ;;
   par)    out=$($W/nfspar "$u" par$r); for f in "$(dir $s)/par$r"/[rw]*; do truncate -s 0 "$f"; done ;;
   esac
   local t1; t1=$(date +%s.%N); local c1; c1=$(cpu $p)
