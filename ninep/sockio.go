@@ -21,8 +21,10 @@ import (
 // on the CPUs the client needs. The socket I/O here, the core's inline stats
 // (server.FS.LstatInline, server.File.StatInline) and its page-cache reads
 // (server.File.ReadAtCached) make no such call, so a Tgetattr, a ghost's Twalk
-// and a cached Tread leave the monitor asleep. (Twrite, Tlcreate and the close
-// of a written file still tell the scheduler: they can wait on the disk.)
+// and a cached Tread leave the monitor asleep; so does the shim's Twrite
+// (server.File.TryWriteAt, whose doc weighs what that costs when the kernel
+// throttles writers). Tlcreate and the close of a written file still tell the
+// scheduler: they wait on the disk.
 // Measured on a 2-vCPU VM, Tgetattr answered by the shim (integration/bench/
 // ninep/RESULTS.md): 58-62 → 37-39 µs with client and server pinned to one CPU,
 // 83-90 → 53-58 µs pinned to two, server CPU per request 39 → 21 µs; unpinned,

@@ -3,6 +3,7 @@ package server_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/semfs/semfs/server"
@@ -51,6 +52,77 @@ func TestInlineCallsMatchTheirTwins(t *testing.T) {
 	got, gerr := fl.StatInline()
 	if werr != nil || gerr != nil || got != want {
 		t.Fatalf("StatInline %+v %v, Stat %+v %v", got, gerr, want, werr)
+	}
+	f.checkOutside(t)
+}
+
+// TestTryWriteAtMatchesWriteAt: File.TryWriteAt makes its pwrite raw; what it
+// writes, what it returns and how it fails are WriteAt's: a write at an
+// offset, a descriptor opened read-only (EBADF), an O_APPEND descriptor (the
+// kernel appends whatever the offset), an offset past the largest file
+// (EFBIG), a negative offset, a closed file.
+func TestTryWriteAtMatchesWriteAt(t *testing.T) {
+	f := newFixture(t)
+	ctx := as("t")
+	type result struct {
+		n       int
+		kind    server.Kind
+		msg     string
+		content string
+	}
+	run := func(name string, flags int, off int64, data string, try bool, closeFirst bool) result {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(f.dir, name), []byte("0123456789"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fl, err := f.fs.Open(ctx, name, flags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if closeFirst {
+			fl.Close()
+		} else {
+			defer fl.Close()
+		}
+		var r result
+		if try {
+			var ok bool
+			r.n, ok, err = fl.TryWriteAt([]byte(data), off)
+			if !ok {
+				t.Fatalf("%s: TryWriteAt declined with no snapshot running", name)
+			}
+		} else {
+			r.n, err = fl.WriteAt([]byte(data), off)
+		}
+		if err != nil {
+			r.kind, r.msg = server.KindOf(err), err.Error()
+		}
+		b, _ := os.ReadFile(filepath.Join(f.dir, name))
+		r.content = string(b)
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		flags  int
+		off    int64
+		data   string
+		closed bool
+	}{
+		{"inside", os.O_RDWR, 2, "ab", false},
+		{"past end", os.O_WRONLY, 14, "tail", false},
+		{"read-only", os.O_RDONLY, 0, "x", false},
+		{"append", os.O_WRONLY | os.O_APPEND, 0, "end", false},
+		{"too far", os.O_WRONLY, 1 << 62, "x", false},
+		{"negative", os.O_WRONLY, -1, "x", false},
+		{"closed", os.O_WRONLY, 0, "x", true},
+	} {
+		want := run("w-"+c.name, c.flags, c.off, c.data, false, c.closed)
+		got := run("t-"+c.name, c.flags, c.off, c.data, true, c.closed)
+		want.msg = strings.ReplaceAll(want.msg, "w-"+c.name, "NAME")
+		got.msg = strings.ReplaceAll(got.msg, "t-"+c.name, "NAME")
+		if got != want {
+			t.Errorf("%s: TryWriteAt %+v, WriteAt %+v", c.name, got, want)
+		}
 	}
 	f.checkOutside(t)
 }

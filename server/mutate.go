@@ -262,7 +262,9 @@ func (f *FS) openFile(p string, flags, acc int, write bool) (*File, error) {
 		unix.Close(fd)
 		return nil, E("open", KindInvalid, p, constError("not a regular file"))
 	}
-	return f.newFile(os.NewFile(uintptr(fd), p), p, write), nil
+	fl := f.newFile(os.NewFile(uintptr(fd), p), p, write)
+	fl.appends = flags&os.O_APPEND != 0
+	return fl, nil
 }
 
 // Mkdir creates directory p. Directories have no index record of their own.

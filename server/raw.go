@@ -59,3 +59,15 @@ func rawPreadv2(fd int, b []byte, off int64, flags int) (int, error) {
 	}
 	return int(n), nil
 }
+
+// rawPwrite writes b at off; it can wait for the disk (see File.TryWriteAt).
+func rawPwrite(fd int, b []byte, off int64) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.RawSyscall6(unix.SYS_PWRITE64, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(off), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
