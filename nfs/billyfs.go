@@ -38,7 +38,7 @@ var (
 	_ gonfs.UnixChange = (*billyFS)(nil)
 )
 
-func (b *billyFS) req() *request { return b.h.c.current() }
+func (b *billyFS) req() *request { return b.h.current() }
 
 // ctx carries the identity of the call being served.
 func (b *billyFS) ctx() context.Context {

@@ -87,6 +87,13 @@ func (s *Server) readDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 	return out, nil
 }
 
+// maybeHold is the test hook that holds a call mid-way (see Server.hold).
+func (s *Server) maybeHold(op string) {
+	if f, _ := s.hold.Load().(func(string)); f != nil {
+		f(op)
+	}
+}
+
 // maybePanic is the test hook that proves panics are contained.
 func (s *Server) maybePanic(op string) {
 	if v, _ := s.panicOp.Load().(string); v != "" && v == op {

@@ -77,6 +77,11 @@ type rpcConn struct {
 	// goroutine through replyNow, or nil to leave the call to go-nfs. The record may be reused
 	// once replyNow returns.
 	fast func(r *request, body []byte) []byte
+	// handOff gives a call to one of the connection's workers (workers.go),
+	// with its record buffer; false: answer it here. nil: no workers.
+	handOff func(r *request, buf []byte) bool
+	spares  chan []byte     // record buffers the workers are done with
+	done    <-chan struct{} // closed once the connection is closed
 
 	// write side: go-nfs's writer goroutine, and the read side when it answers a
 	// call itself (inject); wmu serialises them at record boundaries.
@@ -102,7 +107,7 @@ type rpcConn struct {
 }
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
-	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}}
+	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}, spares: make(chan []byte, maxWorkers+1)}
 	rc.rstore = make([]byte, 4, 4+4096)
 	rc.wcond = sync.NewCond(&rc.wmu)
 	return rc
@@ -172,6 +177,10 @@ func (c *rpcConn) nextRecord() error {
 		}
 		if c.fast != nil && r.fast() {
 			c.cur = r
+			if c.handOff != nil && c.handOff(r, buf) {
+				c.rstore = c.takeSpare() // buf is the worker's now
+				continue
+			}
 			if rec := c.fast(r, body); rec != nil {
 				if len(rec) == 0 {
 					continue // answered later, off this goroutine (commitLater)
@@ -200,6 +209,26 @@ func (c *rpcConn) nextRecord() error {
 			c.mu.Unlock()
 		}
 		return nil
+	}
+}
+
+// takeSpare returns a record buffer to read the next call into: one a worker
+// has finished with, or a new one.
+func (c *rpcConn) takeSpare() []byte {
+	select {
+	case b := <-c.spares:
+		return b[:4]
+	default:
+		return make([]byte, 4, 4+4096)
+	}
+}
+
+// spare takes back a record buffer handed to a worker; from any goroutine. At
+// most cap(c.spares) are kept.
+func (c *rpcConn) spare(b []byte) {
+	select {
+	case c.spares <- b:
+	default:
 	}
 }
 
