@@ -14,6 +14,10 @@ import (
 // did when every call was answered inline).
 const maxWorkers = 4
 
+// handOffSize: a READ or WRITE of at least this many bytes always goes to a
+// worker.
+const handOffSize = 16 << 10
+
 // handed is one call given to a worker: its decoded arguments, and the record
 // buffer they point into, which the worker owns until it has answered.
 type handed struct {
@@ -56,20 +60,21 @@ type workers struct {
 func (h *connHandler) handOff(r *request, buf []byte) bool {
 	w := &h.workers
 	switch r.proc {
-	case procRead, procWrite, procReaddirplus:
-	case procCreate:
-		// A create (a hundred microseconds or more in the kernel) goes to a
-		// worker only while the connection has other work in progress: one
-		// process creating files alone waits for each reply anyway, and the
-		// hand-off would only add a goroutine wake-up to each.
-		if w.busy.Load() == 0 && len(h.commits) == 0 {
-			return false
-		}
+	case procReaddirplus, procRead, procWrite, procCreate:
 	default:
 		return false
 	}
 	a, ok := decodeFast(r, buf[4:])
 	if !ok {
+		return false
+	}
+	// A small READ or WRITE (microseconds in the page cache) and a CREATE (a
+	// hundred microseconds or more in the kernel) go to a worker only while
+	// the connection has other work in progress: a process alone waits for
+	// each reply anyway, and the hand-off would only add a goroutine wake-up.
+	small := r.proc == procCreate || r.proc == procRead && a.count < handOffSize ||
+		r.proc == procWrite && len(a.data) < handOffSize
+	if small && w.busy.Load() == 0 && len(h.commits) == 0 {
 		return false
 	}
 	if w.calls == nil {

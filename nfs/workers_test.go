@@ -15,7 +15,7 @@ import (
 // follows with its data once it is released.
 func TestReadDoesNotHoldTheConnection(t *testing.T) {
 	e := newEnv(t)
-	data := bytes.Repeat([]byte("held read "), 1000)
+	data := bytes.Repeat([]byte("held read "), 10000) // a READ large enough for a worker (handOffSize)
 	if err := os.WriteFile(filepath.Join(e.dir, "f"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
