@@ -56,8 +56,11 @@ const (
 // Write side: replies pass through, except those of calls with something to fix
 // (see request and rewriteReply), which are buffered whole and rewritten.
 //
-// Read and the billy layer run on go-nfs's per-connection goroutine; Write runs on
-// its writer goroutine. pending is shared and locked.
+// Read and the billy layer run on go-nfs's per-connection goroutine (the billy
+// layer also on the connection's workers, each with its own handler and call:
+// see workers.go); Write runs on go-nfs's writer goroutine; replyNow on any.
+// pending is shared and locked; a record buffer handed to a worker is the
+// worker's until it gives it back (spare).
 type rpcConn struct {
 	net.Conn
 	onClose func()
