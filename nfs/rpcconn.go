@@ -1,6 +1,7 @@
 package nfs
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,6 +30,8 @@ const (
 	// have arrived, so a record mark that promises megabytes costs nothing
 	// until they come.
 	recordChunk = 64 << 10
+	// readBuffer is the socket read buffer of a connection (rpcConn.rd).
+	readBuffer = 16 << 10
 	// maxTransfer is the rtmax/wtmax/rtpref/wtpref FSINFO advertises instead of
 	// go-nfs's 1 GiB, as Linux's nfsd does.
 	maxTransfer = 1 << 20
@@ -69,6 +72,11 @@ type rpcConn struct {
 	body    time.Duration // <= 0: no limit
 
 	// read side (go-nfs's serving goroutine only)
+	// rd buffers the socket's reads: a small call's record mark and body, and
+	// often the next call pipelined behind it, come in one read(2) instead of
+	// two or more. Records are still handed on one at a time (rbuf); a large
+	// body goes around the buffer, straight into the record.
+	rd     *bufio.Reader
 	rbuf   []byte // the current record (mark included) not yet handed out
 	rstore []byte // reused backing array of records
 	roff   int
@@ -112,6 +120,7 @@ type rpcConn struct {
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
 	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}, spares: make(chan []byte, maxWorkers+1)}
 	rc.rstore = make([]byte, 4, 4+4096)
+	rc.rd = bufio.NewReaderSize(c, readBuffer)
 	rc.wcond = sync.NewCond(&rc.wmu)
 	return rc
 }
@@ -246,14 +255,14 @@ var errRecordTooLarge = errors.New("nfs: call record too large or in too many fr
 func (c *rpcConn) readRecord() ([]byte, error) {
 	c.setReadDeadline(c.idle)
 	var mark [4]byte
-	n, err := io.ReadAtLeast(c.Conn, mark[:], 1)
+	n, err := io.ReadAtLeast(c.rd, mark[:], 1)
 	if err != nil {
 		return nil, err // io.EOF between records: a clean close
 	}
 	c.setReadDeadline(c.body)
 	buf := c.rstore[:4]
 	for frag := 0; ; frag++ {
-		if _, err := io.ReadFull(c.Conn, mark[n:]); err != nil {
+		if _, err := io.ReadFull(c.rd, mark[n:]); err != nil {
 			return nil, unexpected(err)
 		}
 		n = 0
@@ -262,7 +271,7 @@ func (c *rpcConn) readRecord() ([]byte, error) {
 		if frag >= maxFragments || len(buf)-4+size > maxRecord {
 			return nil, errRecordTooLarge
 		}
-		buf, err = appendRead(c.Conn, buf, size)
+		buf, err = appendRead(c.rd, buf, size)
 		c.rstore = buf
 		if err != nil {
 			return nil, unexpected(err)
