@@ -488,7 +488,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 			continue
 		}
 		id := idOf(fi.a)
-		handle := encodeHandle(h.s.hm.key, fileHandle{app: b.appID, ino: id.ino, gen: id.gen})
+		handle := encodeHandle(h.s.hm.macs, fileHandle{app: b.appID, ino: id.ino, gen: id.gen})
 		if !emit(fi.name, uint64(i+2), fi.a.Ino, &fi.a, handle) {
 			eof = false
 			break
@@ -550,7 +550,7 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 		}
 	}
 	out := h.replyStart(r, nfs3OK)
-	out = appendOpaque(out, encodeHandle(h.s.hm.key, fileHandle{app: b.appID, ino: id.ino, gen: id.gen}))
+	out = appendOpaque(out, encodeHandle(h.s.hm.macs, fileHandle{app: b.appID, ino: id.ino, gen: id.gen}))
 	out = appendPostOp(out, &a, h.s.fsid)
 	return h.replyEnd(appendPostOp(out, &dir, h.s.fsid))
 }

@@ -34,8 +34,9 @@ import (
 //
 // All methods are safe for concurrent use.
 type handleMap struct {
-	db  *buntdb.DB
-	key []byte
+	db   *buntdb.DB
+	key  []byte
+	macs *handleMACs // under key
 
 	mu    sync.RWMutex
 	apps  map[string]uint32
@@ -136,6 +137,7 @@ func loadHandleMap(path string) (m *handleMap, err error) {
 			return fmt.Errorf("handle key is %d bytes, want %d", len(k), keyLen)
 		}
 		m.key = []byte(k)
+		m.macs = newHandleMACs(m.key)
 		return tx.AscendKeys("a:*", func(key, value string) bool {
 			id, perr := strconv.ParseUint(value, 10, 32)
 			if perr != nil {

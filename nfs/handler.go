@@ -217,7 +217,7 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if err := h.s.hm.put(id.ino, n); err != nil {
 		h.s.log.Error("recording file handle", "path", p, "err", err)
 	}
-	return encodeHandle(h.s.hm.key, fileHandle{app: b.appID, ino: id.ino, gen: id.gen})
+	return encodeHandle(h.s.hm.macs, fileHandle{app: b.appID, ino: id.ino, gen: id.gen})
 }
 
 // FromHandle resolves a handle to its file's current path and the filesystem of
@@ -261,7 +261,7 @@ func (h *connHandler) resolveHandle(fh []byte) (*billyFS, string, error) {
 	if r.badName != nil {
 		return nil, "", pathError(r, "resolve", "", r.badName)
 	}
-	fhd, err := decodeHandle(h.s.hm.key, fh)
+	fhd, err := decodeHandle(h.s.hm.macs, fh)
 	if err != nil {
 		if errors.Is(err, errBadHandle) {
 			r.fail(nfs3ErrBadHandl)
