@@ -260,6 +260,12 @@ func (x *Index) flushBleveLocked() {
 	if len(docs) == 0 || x.degraded != nil || x.closed {
 		return
 	}
+	// Bleve learns a generation only once records.db holds it on disk, so that
+	// Open's "records.db behind Bleve" still means records.db lost commits.
+	if err := x.syncRecordsLocked(); err != nil {
+		x.degrade(err)
+		return
+	}
 	b := x.bl.NewBatch()
 	for p, s := range docs {
 		if s == nil {

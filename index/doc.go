@@ -17,7 +17,9 @@
 //   - records.db (buntdb) is the index's own source of truth: one JSON record
 //     per file path (createdBy, task, relatedApps, createdAt, updatedAt, ino)
 //     and the files' vectors, per model, as compact binary. Every write is one
-//     buntdb transaction, synced before the method returns. A records.db buntdb
+//     buntdb transaction, synced before the method returns, except Apply's (the
+//     change stream, whose every change is durable outside the index; see noSync
+//     in apply.go): those are synced before Bleve learns their generation. A records.db buntdb
 //     cannot parse is moved aside (records.db.damaged-<time>) and started
 //     anew; one cut short (buntdb silently drops a torn last command) is
 //     detected by its generation being behind Bleve's.
@@ -61,8 +63,8 @@
 //     so Reconcile lets it win where the two differ.
 //
 // Concurrency: every exported method of *Index is safe for concurrent use.
-// Writes (Create, Touch, Rename, Remove, Tag, Reconcile, Backfill) are serialised and
-// durable when they return; reads (Get, Query, Stats, Dump) run concurrently with
+// Writes (Create, Touch, Rename, Remove, Tag, Reconcile, Backfill, Apply) are serialised and
+// durable when they return (Apply: see noSync); reads (Get, Query, Stats, Dump) run concurrently with
 // each other and see every write that returned before they started. Tag and Query
 // compute embeddings before taking the lock. A background goroutine (only with an
 // in-process embedder) re-embeds tagged records whose vector is stale; it takes

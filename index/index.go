@@ -75,6 +75,8 @@ type Index struct {
 	damage     Damage // what Open found wrong; set before x is shared
 	bleveSeen  uint64 // the generation Bleve held at Open (0: none)
 	prevDamage string // damage recorded by an earlier Open and not yet cleared
+	unsynced   bool   // records.db holds commits not yet synced (apply.go)
+	syncs      int    // syncRecordsLocked's flushes; tests only
 
 	re     *reembedder
 	stopBg context.CancelFunc
@@ -470,7 +472,9 @@ func (x *Index) Close() error {
 	x.flushBleveLocked()
 	x.closed = true
 	var errs []error
-	if x.degraded == nil {
+	if err := x.syncRecordsLocked(); err != nil {
+		errs = append(errs, err)
+	} else if x.degraded == nil {
 		// A last batch carrying the generation, whose persisted callback tells us
 		// Bleve's background persister has caught up.
 		done := make(chan error, 1)
@@ -571,14 +575,26 @@ func (e *effects) deleteVectorKey(tx *buntdb.Tx, key string) error {
 	return nil
 }
 
-// update runs fn in one buntdb write transaction and, once it has committed,
-// mirrors its effects into Bleve, the in-memory vectors and the re-embed queue.
-// An error from fn rolls everything back.
+// update runs fn in one buntdb write transaction, synced to disk, and, once it
+// has committed, mirrors its effects into Bleve, the in-memory vectors and the
+// re-embed queue. An error from fn rolls everything back.
 func (x *Index) update(op, path string, fn func(tx *buntdb.Tx, e *effects) error) error {
+	return x.write(op, path, true, fn)
+}
+
+// write is update; sync false leaves the commit in the page cache (Apply: see
+// noSync in apply.go).
+func (x *Index) write(op, path string, sync bool, fn func(tx *buntdb.Tx, e *effects) error) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
 		return errorf(op, KindClosed, path, ErrClosed)
+	}
+	if !sync {
+		if err := x.syncPolicy(buntdb.Never); err != nil {
+			return ioErr(op, path, err)
+		}
+		defer func() { _ = x.syncPolicy(buntdb.Always) }()
 	}
 	e := &effects{docs: map[string]*stored{}}
 	gen := x.gen
@@ -598,6 +614,8 @@ func (x *Index) update(op, path string, fn func(tx *buntdb.Tx, e *effects) error
 	}
 	if len(e.docs) > 0 {
 		x.gen = gen
+		// A synced commit flushes the whole file, earlier unsynced ones too.
+		x.unsynced = !sync
 		if x.degraded == nil {
 			x.applyBleve(e.docs, gen)
 		}

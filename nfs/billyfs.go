@@ -38,7 +38,7 @@ var (
 	_ gonfs.UnixChange = (*billyFS)(nil)
 )
 
-func (b *billyFS) req() *request { return b.h.c.current() }
+func (b *billyFS) req() *request { return b.h.current() }
 
 // ctx carries the identity of the call being served.
 func (b *billyFS) ctx() context.Context {
@@ -343,7 +343,7 @@ func (b *billyFS) Link(target, link string) (err error) {
 	if !b.req().link {
 		return b.done("link", p, server.E("link", server.KindInvalid, p, nil))
 	}
-	fhd, err := decodeHandle(b.h.s.hm.key, []byte(target))
+	fhd, err := decodeHandle(b.h.s.hm.macs, []byte(target))
 	if err != nil {
 		b.req().fail(nfs3ErrStale)
 		return &fs.PathError{Op: "link", Path: "/" + p, Err: err}

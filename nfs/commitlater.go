@@ -49,12 +49,15 @@ func (h *connHandler) commitLater(ctx context.Context, r *request, p string, id 
 			}
 			_ = c.replyNow(rec) // fails only on a closed connection
 		}()
-		if err := s.commit(ctx, p, id); err != nil {
+		a, ok, err := s.commitStat(ctx, p, id)
+		if err != nil {
 			s.log.Error("COMMIT: sync failed", "path", p, "err", err)
 			rec = commitReply(nil, xid, nfs3ErrIO, nil, s.verf, s.fsid)
 			return
 		}
-		a, err := s.fsys.Lstat(context.Background(), p)
+		if !ok {
+			a, err = s.fsys.Lstat(context.Background(), p)
+		}
 		if err != nil {
 			rec = commitReply(nil, xid, nfs3OK, nil, s.verf, s.fsid)
 		} else {

@@ -117,7 +117,7 @@ func peekXID(t *testing.T, c *rawClient) uint32 {
 	pc.SetReadDeadline(time.Now().Add(20 * time.Second))
 	var head [8]byte
 	if _, err := io.ReadFull(pc.Conn, head[:]); err != nil {
-		t.Fatalf("no reply while the COMMIT waits: %v", err)
+		t.Fatalf("no reply while another call is held: %v", err)
 	}
 	pc.buf = append(pc.buf, head[:]...)
 	return binary.BigEndian.Uint32(head[4:])

@@ -80,6 +80,9 @@ func normalise(t *testing.T, proc uint32, rec []byte, times bool) []byte {
 		}
 	}
 	fattr := func() {
+		if proc == pCreate {
+			clear(b[d.off+52 : d.off+60]) // fileid: each side creates in its own directory
+		}
 		clear(b[d.off+60 : d.off+68]) // atime: the first side's READ moved it
 		zero(d.off+68, 16)            // mtime, ctime
 		d.skip(84)
@@ -111,6 +114,14 @@ func normalise(t *testing.T, proc uint32, rec []byte, times bool) []byte {
 	case pAccess, pRead:
 		postOp()
 	case pWrite, pCommit:
+		wcc()
+	case pCreate:
+		if st == sOK && d.u32() == 1 {
+			n := int(d.u32())
+			clear(b[d.off : d.off+n]) // the new file's handle (its inode)
+			d.skip((n + 3) &^ 3)
+			postOp()
+		}
 		wcc()
 	case pReaddirplus:
 		postOp()
@@ -169,12 +180,19 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 	must(os.Symlink("f", filepath.Join(e.dir, "l")))
 	must(os.WriteFile(filepath.Join(e.dir, "d", "g"), []byte("g before"), 0o644))
 	must(os.WriteFile(filepath.Join(e.dir, "gone"), []byte("removed soon"), 0o644))
+	// CREATE: each side creates in a directory of its own (c0, c1), alike.
+	for _, c := range []string{"c0", "c1"} {
+		must(os.Mkdir(filepath.Join(e.dir, c), 0o777))
+		must(os.Chmod(filepath.Join(e.dir, c), 0o777))
+		must(os.WriteFile(filepath.Join(e.dir, c, "old"), []byte("old"), 0o644))
+		must(os.Mkdir(filepath.Join(e.dir, c, "sub"), 0o755))
+	}
 
 	// Handles, the same for both listeners (one Server).
 	setup, root := e.client("/")
 	setup.as(0, 0)
 	fh := map[string][]byte{"": root}
-	for _, p := range []string{"f", "secret", "empty", "d", "private", "l", "gone", "d/g", "d/entry-07", "private/p"} {
+	for _, p := range []string{"f", "secret", "empty", "d", "private", "l", "gone", "d/g", "d/entry-07", "private/p", "c0", "c1", "c0/old", "c1/old"} {
 		dir, name := "", p
 		if i := strings.LastIndexByte(p, '/'); i >= 0 {
 			dir, name = p[:i], p[i+1:]
@@ -211,6 +229,21 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 	commit := func(p string) func(int) []byte { return call((&enc{}).opaque(fh[p]).u64(0).u32(0)) }
 	rdp := func(p string, cookie, verf uint64, dircount, maxcount uint32) func(int) []byte {
 		return call((&enc{}).opaque(fh[p]).u64(cookie).u64(verf).u32(dircount).u32(maxcount))
+	}
+	// CREATE in the side's own directory (c0 or c1); in names the side's old
+	// file. how: 0 UNCHECKED, 1 GUARDED (sattr3 follows), 2 EXCLUSIVE (verifier).
+	sideDir := func(side int, in string) []byte { return fh[fmt.Sprintf("c%d", side)+in] }
+	create := func(in, name string, how uint32, mode int) func(int) []byte {
+		return func(side int) []byte {
+			e := (&enc{}).dirop(sideDir(side, in), name).u32(how)
+			if how == 2 {
+				return e.u64(uint64(mode)).b
+			}
+			return e.sattr(mode).b
+		}
+	}
+	createWith := func(name string, sattr *enc) func(int) []byte {
+		return func(side int) []byte { return append((&enc{}).dirop(sideDir(side, ""), name).u32(0).b, sattr.b...) }
 	}
 	// A listing's verifier, per side, for a later page (at cookie 12: the
 	// pages' ends differ by design, see the package doc).
@@ -345,6 +378,35 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 			{"ACCESS removed", 0, pAccess, access("gone", 1), nil},
 			{"READDIRPLUS removed", 1, pReaddirplus, rdp("gone", 0, 0, 65536, 65536), nil},
 			{"COMMIT removed", 0, pCommit, commit("gone"), nil},
+		}},
+		{mutates: true, steps: []diffStep{
+			// A READ in progress sends the CREATEs after it to the
+			// connection's workers (workers.go) on the fast side.
+			{"READ beside creates", 0, pRead, read("f", 0, 8192), nil},
+			{"CREATE unchecked, mode 0644", 0, pCreate, create("", "new1", 0, 0o644), nil},
+			{"CREATE unchecked, mode 0600", 0, pCreate, create("", "new2", 0, 0o600), nil},
+			{"CREATE unchecked, nothing set", 0, pCreate, create("", "new3", 0, -1), nil},
+			{"CREATE guarded", 0, pCreate, create("", "new4", 1, 0o644), nil},
+			{"CREATE exclusive", 0, pCreate, create("", "new5", 2, 0x1234567890), nil},
+			{"CREATE unchecked, existing file", 0, pCreate, create("", "old", 0, 0o644), nil},
+			{"CREATE guarded, existing file", 0, pCreate, create("", "old", 1, 0o644), nil},
+			{"CREATE exclusive, existing file", 0, pCreate, create("", "old", 2, 77), nil},
+			{"CREATE existing directory", 0, pCreate, create("", "sub", 0, 0o644), nil},
+			{"CREATE in a file", 0, pCreate, create("/old", "x", 0, 0o644), nil},
+			{"CREATE unprivileged", 1, pCreate, create("", "new6", 0, 0o640), nil},
+			{"CREATE unprivileged in private", 1, pCreate, call((&enc{}).dirop(fh["private"], "x").u32(0).sattr(0o644)), nil},
+			{"CREATE bad handle", 0, pCreate, call((&enc{}).dirop(fh["zeros"], "x").u32(0).sattr(0o644)), nil},
+			{"CREATE slash in name", 0, pCreate, create("", "a/b", 0, 0o644), nil},
+			{"CREATE dotdot", 0, pCreate, create("", "..", 0, 0o644), nil},
+			{"CREATE empty name", 1, pCreate, create("", "", 0, 0o644), nil},
+			{"CREATE bad how", 0, pCreate, call((&enc{}).dirop(fh["c0"], "x").u32(3)), nil},
+			{"CREATE truncated sattr", 0, pCreate, call((&enc{}).dirop(fh["c0"], "x").u32(0).u32(1)), nil},
+			// go-nfs's on both paths: sattr3 sets more than the mode.
+			{"CREATE setting size", 0, pCreate, createWith("new7", (&enc{}).u32(1).u32(0o644).u32(0).u32(0).u32(1).u64(3).u32(0).u32(0)), nil},
+		}},
+		{mutates: true, steps: []diffStep{
+			{"CREATE exclusive, retransmitted", 0, pCreate, create("", "new5", 2, 0x1234567890), nil},
+			{"CREATE guarded, now existing", 1, pCreate, create("", "new4", 1, 0o644), nil},
 		}},
 		{mutates: true, steps: []diffStep{
 			{"WRITE file in renamed dir", 0, pWrite, write("d/g", 0, 2, "G"), nil},

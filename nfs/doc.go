@@ -10,7 +10,9 @@
 //     and the data calls arrive on different connections. The caller's AUTH_UNIX
 //     uid is read from the RPC record stream at the net.Conn (rpcConn): go-nfs
 //     serves one call per connection at a time and rpcConn never lets it read
-//     ahead, so the credentials seen belong to the call being served. Every core
+//     ahead, so the credentials seen belong to the call being served; a call
+//     answered on one of the connection's workers (workers.go) carries its own
+//     request to the worker's handler. Every core
 //     call carries both (uid, gid and gids) through server.WithIdentity. A root
 //     daemon checks the caller on every call (server/cred.go): path-based calls
 //     run with its credentials; READ and WRITE through the shared descriptor
@@ -53,15 +55,25 @@
 // ctime, blocks*512 and the backing directory's device as fsid into every
 // fattr3 of its replies, as the fast path encodes them); no library code is
 // copied. The calls that
-// dominate a busy client (GETATTR, READ, WRITE, READDIRPLUS) are answered by the
-// adapter itself in the record stream (fastpath.go) with the same handles,
-// identity, errors and stability; everything else goes through go-nfs.
+// dominate a busy client (GETATTR, LOOKUP, ACCESS, READ, WRITE, READDIRPLUS,
+// COMMIT, and CREATE setting at most the mode) are answered by the adapter
+// itself in the record stream (fastpath.go) with the same handles, identity,
+// errors and stability; everything else goes through go-nfs. CREATE runs
+// go-nfs's own sequence of billy and handler calls, so its checks and statuses
+// are go-nfs's by construction. Large READs and WRITEs, READDIRPLUS, and small
+// READs, WRITEs and CREATEs while other calls of the connection are in progress
+// are answered on up to four worker goroutines per connection (workers.go),
+// COMMIT on a goroutine of its own (commitlater.go): replies may leave in
+// another order than the calls came, which RPC allows (the client matches
+// them by xid), and calls a client has in flight at once may take effect in
+// any order, as on Linux's nfsd.
 //
 // Options.NoFastPath (semfs serve --fast-path=off or nfs-off) leaves those calls
 // to go-nfs too. TestFastPathAnswersAsGoNFS serves one tree both ways and
 // holds the two to the same reply, byte for byte, for every procedure the fast
 // path answers (good and bad arguments, pipelined on two connections, with
-// renames and removals from a third in between). Where go-nfs was wrong the
+// renames and removals from a third in between; CREATEs, beside a READ that
+// sends them to the workers, in one directory per side). Where go-nfs was wrong the
 // go-nfs path is corrected in front of it, so both answer as Linux's nfsd: an
 // empty handle is BADHANDLE (go-nfs: INVAL), WRITE to a directory is ISDIR
 // (go-nfs: INVAL), LOOKUP needs search permission on the directory (go-nfs
@@ -80,12 +92,15 @@
 //   - Times in the replies of a batch that writes (each path's WRITE happens at
 //     its own moment), and atime everywhere (a READ moves it, so the path asked
 //     second sees the first one's read).
+//   - A CREATE's new handle and the fileids in its reply: each side creates in
+//     a directory of its own (c0, c1), so the inodes differ; the rest (status,
+//     attributes, the directory's post-op attributes) is compared.
 //
 // Files: server.go (listener, one go-nfs server per connection), limits.go,
 // rpcconn.go (the record stream), callcheck.go (bounds of every call),
 // request.go (what a call's header and arguments say),
 // handler.go (go-nfs Handler: mount, handles, listings), billyfs.go and file.go
-// (the billy filesystem over server.FS), fastpath.go, attrs.go, handle.go and handlemap.go
+// (the billy filesystem over server.FS), fastpath.go, workers.go, commitlater.go, attrs.go, handle.go and handlemap.go
 // (persistent handles), resolve.go, fdcache.go, dircache.go, errors.go (the Kind
 // mapping), fileinfo.go, identify.go, xdr.go.
 package nfs

@@ -22,6 +22,10 @@ func (s *Server) ServeLibrary(ln net.Listener) error { return s.serve(ln, false)
 // that panics are contained.
 func (s *Server) SetPanic(op string) { s.panicOp.Store(op) }
 
+// SetHold makes every fast-path call of operation op call f first (READ only
+// so far), to hold it while a test looks at what else the connection answers.
+func (s *Server) SetHold(f func(op string)) { s.hold.Store(f) }
+
 // WaitConns waits until the server has exactly n connections open or d has
 // passed, and returns the count it saw last.
 func (s *Server) WaitConns(n int, d time.Duration) int { return s.waitConns(n, d) }

@@ -34,8 +34,9 @@ import (
 //
 // All methods are safe for concurrent use.
 type handleMap struct {
-	db  *buntdb.DB
-	key []byte
+	db   *buntdb.DB
+	key  []byte
+	macs *handleMACs // under key
 
 	mu    sync.RWMutex
 	apps  map[string]uint32
@@ -136,6 +137,7 @@ func loadHandleMap(path string) (m *handleMap, err error) {
 			return fmt.Errorf("handle key is %d bytes, want %d", len(k), keyLen)
 		}
 		m.key = []byte(k)
+		m.macs = newHandleMACs(m.key)
 		return tx.AscendKeys("a:*", func(key, value string) bool {
 			id, perr := strconv.ParseUint(value, 10, 32)
 			if perr != nil {
@@ -224,13 +226,16 @@ func (m *handleMap) appName(id uint32) (string, bool) {
 
 func inoKey(ino uint64) string { return "i:" + strconv.FormatUint(ino, 16) }
 
-func (m *handleMap) get(ino uint64) (node, bool) {
-	var v string
-	err := m.db.View(func(tx *buntdb.Tx) error {
-		var err error
-		v, err = tx.Get(inoKey(ino))
-		return err
+func (m *handleMap) get(ino uint64) (n node, ok bool) {
+	_ = m.db.View(func(tx *buntdb.Tx) error {
+		n, ok = getNode(tx, ino)
+		return nil
 	})
+	return n, ok
+}
+
+func getNode(tx *buntdb.Tx, ino uint64) (node, bool) {
+	v, err := tx.Get(inoKey(ino))
 	if err != nil || len(v) < 16 {
 		return node{}, false
 	}
@@ -290,10 +295,19 @@ func (m *handleMap) del(ino uint64) {
 	})
 }
 
-// path rebuilds the core path of ino from the parent chain. It says nothing about
-// whether the file is still there; the caller verifies with a stat.
-func (m *handleMap) path(ino uint64) (string, node, bool) {
-	n, ok := m.get(ino)
+// path rebuilds the core path of ino from the parent chain, in one read
+// transaction (every handle of every call is resolved here). It says nothing
+// about whether the file is still there; the caller verifies with a stat.
+func (m *handleMap) path(ino uint64) (p string, n node, ok bool) {
+	_ = m.db.View(func(tx *buntdb.Tx) error {
+		p, n, ok = pathTx(tx, ino)
+		return nil
+	})
+	return p, n, ok
+}
+
+func pathTx(tx *buntdb.Tx, ino uint64) (string, node, bool) {
+	n, ok := getNode(tx, ino)
 	if !ok {
 		return "", node{}, false
 	}
@@ -307,7 +321,7 @@ func (m *handleMap) path(ino uint64) (string, node, bool) {
 		if depth > server.MaxPathLen/2 {
 			return "", node{}, false // a cycle left by a crash: treat as unknown
 		}
-		p, ok := m.get(cur)
+		p, ok := getNode(tx, cur)
 		if !ok {
 			return "", node{}, false
 		}

@@ -38,6 +38,19 @@ type connHandler struct {
 	out []byte // the fast path's reply buffer, reused call after call
 
 	commits chan struct{} // COMMITs waiting on the disk off this goroutine (commitLater)
+
+	workers workers // the reading goroutine's: workers it handed calls to (workers.go)
+	worker  bool    // this handler is a worker's: the call it serves is cur
+	cur     *request
+}
+
+// current returns the call this handler serves: the worker's, or the one the
+// connection's reading goroutine (go-nfs's, or the fast path inline) serves.
+func (h *connHandler) current() *request {
+	if h.worker {
+		return h.cur
+	}
+	return h.c.current()
 }
 
 var (
@@ -63,7 +76,7 @@ func (h *connHandler) guard(op string, err *error) {
 		return
 	}
 	h.s.log.Error("panic in NFS adapter; answering SERVERFAULT", "op", op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	r := h.c.current()
+	r := h.current()
 	r.fail(nfs3ErrServerFault)
 	r.panicked = true
 	if err != nil {
@@ -153,7 +166,7 @@ func (h *connHandler) FSStat(ctx context.Context, bfs billy.Filesystem, st *gonf
 	defer h.guard("fsstat", &err)
 	s, err := h.s.fsys.StatFS(ctx)
 	if err != nil {
-		return pathError(h.c.current(), "fsstat", "", err)
+		return pathError(h.current(), "fsstat", "", err)
 	}
 	bs := uint64(s.BlockSize)
 	st.TotalSize, st.FreeSize, st.AvailableSize = s.Blocks*bs, s.BlocksFree*bs, s.BlocksAvail*bs
@@ -191,7 +204,7 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if p != "" {
 		dir, name := server.Split(p)
 		n.name = name
-		if h.resolvedFor == h.c.current() && h.resolved == dir {
+		if h.resolvedFor == h.current() && h.resolved == dir {
 			n.parent = h.resolvedID.ino
 		} else {
 			pa, err := h.lstat(dir)
@@ -204,7 +217,7 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if err := h.s.hm.put(id.ino, n); err != nil {
 		h.s.log.Error("recording file handle", "path", p, "err", err)
 	}
-	return encodeHandle(h.s.hm.key, fileHandle{app: b.appID, ino: id.ino, gen: id.gen})
+	return encodeHandle(h.s.hm.macs, fileHandle{app: b.appID, ino: id.ino, gen: id.gen})
 }
 
 // FromHandle resolves a handle to its file's current path and the filesystem of
@@ -217,7 +230,7 @@ func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string
 	if err != nil {
 		return nil, nil, err
 	}
-	r := h.c.current()
+	r := h.current()
 	if r.proc == procLookup && r.prog == progNFS {
 		// go-nfs looks a name up without asking whether the caller may
 		// search the directory; nfsd asks MAY_EXEC, as the fast path does.
@@ -243,12 +256,12 @@ func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string
 // resolveHandle turns a handle of the current call into the filesystem of its
 // app and the file's core path, recording the failure status on the call.
 func (h *connHandler) resolveHandle(fh []byte) (*billyFS, string, error) {
-	r := h.c.current()
+	r := h.current()
 	h.s.maybePanic("resolve")
 	if r.badName != nil {
 		return nil, "", pathError(r, "resolve", "", r.badName)
 	}
-	fhd, err := decodeHandle(h.s.hm.key, fh)
+	fhd, err := decodeHandle(h.s.hm.macs, fh)
 	if err != nil {
 		if errors.Is(err, errBadHandle) {
 			r.fail(nfs3ErrBadHandl)
@@ -298,7 +311,7 @@ func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.Fi
 		}
 	}()
 	if infos := h.s.dirs.get(path, verifier); infos != nil {
-		h.c.current().sawAll(infos)
+		h.current().sawAll(infos)
 		return infos
 	}
 	p, err := server.CleanPath("readdir", path)
@@ -310,6 +323,6 @@ func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.Fi
 		return nil
 	}
 	h.s.dirs.put(verifier, path, infos)
-	h.c.current().sawAll(infos)
+	h.current().sawAll(infos)
 	return infos
 }

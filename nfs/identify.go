@@ -40,7 +40,7 @@ func idOf(a server.Attr) inodeID {
 // entry three times). Mutations in the call clear it (invalidate).
 // Precondition: called on the connection's serving goroutine.
 func (h *connHandler) lstat(p string) (server.Attr, error) {
-	r := h.c.current()
+	r := h.current()
 	if h.attrsFor != r {
 		h.attrsFor = r
 		clear(h.attrs)

@@ -97,7 +97,7 @@ func (r *request) fast() bool {
 		return false
 	}
 	switch r.proc {
-	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddirplus, procCommit:
+	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddirplus, procCommit, procCreate:
 		return true
 	}
 	return false

@@ -49,29 +49,39 @@ func (s *Server) resolve(h fileHandle, lstat func(string) (server.Attr, error)) 
 
 // commit makes everything written to the file at p durable (COMMIT).
 func (s *Server) commit(ctx context.Context, p string, id inodeID) error {
+	_, _, err := s.commitStat(ctx, p, id)
+	return err
+}
+
+// commitStat is commit, and the file's attributes after the sync when they
+// come cheap (ok): from the descriptor it synced (an fstat instead of a path
+// lookup, statx and close: the file a COMMIT names is nearly always open in the
+// fd cache, written just before).
+func (s *Server) commitStat(ctx context.Context, p string, id inodeID) (a server.Attr, ok bool, err error) {
 	if id.isDir {
-		return nil
+		return a, false, nil
 	}
 	if e := s.fds.lookup(p, id.ino); e != nil {
 		defer s.fds.release(e)
 		e.dirty.Store(false)
 		if err := e.f.Sync(); err != nil {
 			e.dirty.Store(true)
-			return err
+			return a, false, err
 		}
-		return nil
+		a, err := e.f.Stat()
+		return a, err == nil, nil
 	}
 	// Opened as the daemon: an fsync makes nothing readable, and a caller
 	// may write a file it cannot read (nfsd asks COMMIT for no read access).
 	f, err := s.fsys.Open(context.Background(), p, os.O_RDONLY)
 	if err != nil {
 		if k := server.KindOf(err); k == server.KindInvalid || k == server.KindIsDir {
-			return nil // not a regular file: nothing to flush
+			return a, false, nil // not a regular file: nothing to flush
 		}
-		return err
+		return a, false, err
 	}
 	defer f.Close()
-	return f.Sync()
+	return a, false, f.Sync()
 }
 
 // readDir lists core directory p as go-nfs wants it, sorted by name.
@@ -85,6 +95,13 @@ func (s *Server) readDir(ctx context.Context, p string) ([]fs.FileInfo, error) {
 		out[i] = newFileInfo(e.Name, e.Attr)
 	}
 	return out, nil
+}
+
+// maybeHold is the test hook that holds a call mid-way (see Server.hold).
+func (s *Server) maybeHold(op string) {
+	if f, _ := s.hold.Load().(func(string)); f != nil {
+		f(op)
+	}
 }
 
 // maybePanic is the test hook that proves panics are contained.

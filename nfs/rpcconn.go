@@ -1,6 +1,7 @@
 package nfs
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,6 +30,8 @@ const (
 	// have arrived, so a record mark that promises megabytes costs nothing
 	// until they come.
 	recordChunk = 64 << 10
+	// readBuffer is the socket read buffer of a connection (rpcConn.rd).
+	readBuffer = 16 << 10
 	// maxTransfer is the rtmax/wtmax/rtpref/wtpref FSINFO advertises instead of
 	// go-nfs's 1 GiB, as Linux's nfsd does.
 	maxTransfer = 1 << 20
@@ -56,8 +59,11 @@ const (
 // Write side: replies pass through, except those of calls with something to fix
 // (see request and rewriteReply), which are buffered whole and rewritten.
 //
-// Read and the billy layer run on go-nfs's per-connection goroutine; Write runs on
-// its writer goroutine. pending is shared and locked.
+// Read and the billy layer run on go-nfs's per-connection goroutine (the billy
+// layer also on the connection's workers, each with its own handler and call:
+// see workers.go); Write runs on go-nfs's writer goroutine; replyNow on any.
+// pending is shared and locked; a record buffer handed to a worker is the
+// worker's until it gives it back (spare).
 type rpcConn struct {
 	net.Conn
 	onClose func()
@@ -66,6 +72,11 @@ type rpcConn struct {
 	body    time.Duration // <= 0: no limit
 
 	// read side (go-nfs's serving goroutine only)
+	// rd buffers the socket's reads: a small call's record mark and body, and
+	// often the next call pipelined behind it, come in one read(2) instead of
+	// two or more. Records are still handed on one at a time (rbuf); a large
+	// body goes around the buffer, straight into the record.
+	rd     *bufio.Reader
 	rbuf   []byte // the current record (mark included) not yet handed out
 	rstore []byte // reused backing array of records
 	roff   int
@@ -77,6 +88,11 @@ type rpcConn struct {
 	// goroutine through replyNow, or nil to leave the call to go-nfs. The record may be reused
 	// once replyNow returns.
 	fast func(r *request, body []byte) []byte
+	// handOff gives a call to one of the connection's workers (workers.go),
+	// with its record buffer; false: answer it here. nil: no workers.
+	handOff func(r *request, buf []byte) bool
+	spares  chan []byte     // record buffers the workers are done with
+	done    <-chan struct{} // closed once the connection is closed
 
 	// write side: go-nfs's writer goroutine, and the read side when it answers a
 	// call itself (inject); wmu serialises them at record boundaries.
@@ -102,8 +118,9 @@ type rpcConn struct {
 }
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
-	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}}
+	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}, spares: make(chan []byte, maxWorkers+1)}
 	rc.rstore = make([]byte, 4, 4+4096)
+	rc.rd = bufio.NewReaderSize(c, readBuffer)
 	rc.wcond = sync.NewCond(&rc.wmu)
 	return rc
 }
@@ -172,6 +189,10 @@ func (c *rpcConn) nextRecord() error {
 		}
 		if c.fast != nil && r.fast() {
 			c.cur = r
+			if c.handOff != nil && c.handOff(r, buf) {
+				c.rstore = c.takeSpare() // buf is the worker's now
+				continue
+			}
 			if rec := c.fast(r, body); rec != nil {
 				if len(rec) == 0 {
 					continue // answered later, off this goroutine (commitLater)
@@ -203,6 +224,26 @@ func (c *rpcConn) nextRecord() error {
 	}
 }
 
+// takeSpare returns a record buffer to read the next call into: one a worker
+// has finished with, or a new one.
+func (c *rpcConn) takeSpare() []byte {
+	select {
+	case b := <-c.spares:
+		return b[:4]
+	default:
+		return make([]byte, 4, 4+4096)
+	}
+}
+
+// spare takes back a record buffer handed to a worker; from any goroutine. At
+// most cap(c.spares) are kept.
+func (c *rpcConn) spare(b []byte) {
+	select {
+	case c.spares <- b:
+	default:
+	}
+}
+
 // errRecordTooLarge: a record over maxRecord (or in too many fragments) is no
 // call this server would serve, and skipping it would mean reading it.
 var errRecordTooLarge = errors.New("nfs: call record too large or in too many fragments; closing the connection")
@@ -214,14 +255,14 @@ var errRecordTooLarge = errors.New("nfs: call record too large or in too many fr
 func (c *rpcConn) readRecord() ([]byte, error) {
 	c.setReadDeadline(c.idle)
 	var mark [4]byte
-	n, err := io.ReadAtLeast(c.Conn, mark[:], 1)
+	n, err := io.ReadAtLeast(c.rd, mark[:], 1)
 	if err != nil {
 		return nil, err // io.EOF between records: a clean close
 	}
 	c.setReadDeadline(c.body)
 	buf := c.rstore[:4]
 	for frag := 0; ; frag++ {
-		if _, err := io.ReadFull(c.Conn, mark[n:]); err != nil {
+		if _, err := io.ReadFull(c.rd, mark[n:]); err != nil {
 			return nil, unexpected(err)
 		}
 		n = 0
@@ -230,7 +271,7 @@ func (c *rpcConn) readRecord() ([]byte, error) {
 		if frag >= maxFragments || len(buf)-4+size > maxRecord {
 			return nil, errRecordTooLarge
 		}
-		buf, err = appendRead(c.Conn, buf, size)
+		buf, err = appendRead(c.rd, buf, size)
 		c.rstore = buf
 		if err != nil {
 			return nil, unexpected(err)

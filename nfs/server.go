@@ -54,6 +54,7 @@ type Server struct {
 	wg          sync.WaitGroup
 
 	panicOp atomic.Value // string; tests make this billy operation panic
+	hold    atomic.Value // func(op string); tests hold a fast-path call here
 	observe ObserveFunc
 	track   TrackFunc
 	noFast  bool   // Options.NoFastPath
@@ -171,8 +172,10 @@ func (s *Server) serveConn(c net.Conn, fast bool, gone func()) {
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
 	rc.fsid = s.fsid
+	rc.done = done
 	if fast {
 		rc.fast = h.serveFast
+		rc.handOff = h.handOff
 	} else {
 		rc.fast = h.serveOwn
 		rc.bufferAll = true

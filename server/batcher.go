@@ -132,6 +132,39 @@ func (b *Batcher) Flush(ctx context.Context) error {
 	return nil
 }
 
+// StartFlush is Flush in two halves: it asks for every change queued so far to
+// be applied now (no lingering) and returns the wait for it. File.Sync fsyncs
+// the file in between, so both disk writes overlap without a goroutine of
+// their own (StartFlusher).
+func (b *Batcher) StartFlush() (wait func(context.Context) error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	target := b.enqueued
+	if b.applied >= target {
+		return func(context.Context) error { return nil }
+	}
+	b.flushing++
+	b.wake()
+	return func(ctx context.Context) error {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		defer func() { b.flushing-- }()
+		for b.applied < target {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			b.cond.Wait()
+		}
+		return nil
+	}
+}
+
+// StartFlusher is a Flusher whose flush can be started before it is waited
+// for (Batcher.StartFlush). The wait must be called, once.
+type StartFlusher interface {
+	StartFlush() (wait func(context.Context) error)
+}
+
 // Close applies what is queued and stops.
 func (b *Batcher) Close() {
 	b.mu.Lock()

@@ -278,10 +278,16 @@ func (fl *File) Sync() error {
 		}
 		return nil
 	}
-	flushed := make(chan error, 1)
-	go func() { flushed <- fl.fs.flushSink(context.Background()) }()
+	var wait func(context.Context) error
+	if s, ok := fl.fs.sink.(StartFlusher); ok {
+		wait = s.StartFlush()
+	} else {
+		flushed := make(chan error, 1)
+		go func() { flushed <- fl.fs.flushSink(context.Background()) }()
+		wait = func(context.Context) error { return <-flushed }
+	}
 	err := fl.f.Sync()
-	ferr := <-flushed
+	ferr := wait(context.Background())
 	if err != nil {
 		return wrap("sync", fl.Path(), err)
 	}

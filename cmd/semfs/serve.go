@@ -469,6 +469,10 @@ func (s *changeSink) Apply(ctx context.Context, c server.Change) error {
 
 func (s *changeSink) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
 
+// StartFlush is the queue's (server.StartFlusher): File.Sync starts the index's
+// flush, fsyncs the file, then waits.
+func (s *changeSink) StartFlush() func(context.Context) error { return s.queue.StartFlush() }
+
 // Pending is the queue's: an fsync with nothing queued skips the flush.
 func (s *changeSink) Pending() bool { return s.queue.Pending() }
 
