@@ -56,7 +56,10 @@ const (
 )
 
 // newEncoder picks the weights out of a TF.js manifest and checks their sizes.
-func newEncoder(w map[string]tensor, vocab int) (*encoder, error) {
+//
+// amx selects the bf16 tile kernel for the products (see amxUsable); false
+// keeps them in fp32.
+func newEncoder(w map[string]tensor, vocab int, amx bool) (*encoder, error) {
 	var missing error
 	get := func(name string, n int) []float32 {
 		t, ok := w[name]
@@ -124,11 +127,11 @@ func newEncoder(w map[string]tensor, vocab int) (*encoder, error) {
 		l := &e.layers[i]
 		for _, d := range []*dense{&l.qkv, &l.out, l.res, &l.ff1, &l.ff2} {
 			if d != nil {
-				d.pack()
+				d.pack(amx)
 			}
 		}
 	}
-	e.tanh.pack()
+	e.tanh.pack(amx)
 	// The timing signal depends only on the position; computing it once here
 	// takes sin/cos out of every call. The graph computes the angle in float32.
 	e.timing = make([]float32, MaxTokens*embedDims)
@@ -150,6 +153,7 @@ type workspace struct {
 	x, y, h, qkv, ctx, att, ff []float32
 	probs                      []float32
 	pool                       []float32
+	gemm                       gemmScratch
 }
 
 func grow(b []float32, n int) []float32 {
@@ -219,7 +223,7 @@ func (e *encoder) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 	ws.h = grow(ws.h, len(seqs)*modelDims)
 	t := ws.h[:len(seqs)*modelDims]
 	e.tanh.start(t, len(seqs))
-	e.tanh.mulAdd(t, ws.pool, len(seqs))
+	e.tanh.mulAdd(&ws.gemm, t, ws.pool, len(seqs))
 	for i := range seqs {
 		v := t[i*modelDims : (i+1)*modelDims]
 		var ss float32
@@ -249,7 +253,7 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	layerNorm(h, x[:n*in], in, l.ln1g, l.ln1b)
 	qkv := ws.qkv[:n*3*in]
 	l.qkv.start(qkv, n)
-	l.qkv.mulAdd(qkv, h, n)
+	l.qkv.mulAdd(&ws.gemm, qkv, h, n)
 	ctx := ws.ctx[:n*in]
 	clear(ctx[real*in:])
 	base := 0
@@ -262,18 +266,18 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	if l.res != nil {
 		l.res.start(att, n)
 		addRows(att, l.out.b)
-		l.res.mulAdd(att, x, n)
+		l.res.mulAdd(&ws.gemm, att, x, n)
 	} else {
 		copy(att, x[:n*modelDims])
 		addRows(att, l.out.b)
 	}
-	l.out.mulAdd(att, ctx, n)
+	l.out.mulAdd(&ws.gemm, att, ctx, n)
 
 	h = ws.h[:n*modelDims]
 	layerNorm(h, att, modelDims, l.ln2g, l.ln2b)
 	ff := ws.ff[:n*ffnDims]
 	l.ff1.start(ff, n)
-	l.ff1.mulAdd(ff, h, n)
+	l.ff1.mulAdd(&ws.gemm, ff, h, n)
 	for i, v := range ff {
 		if v < 0 {
 			ff[i] = 0
@@ -282,7 +286,7 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	y = y[:n*modelDims]
 	copy(y, att)
 	addRows(y, l.ff2.b)
-	l.ff2.mulAdd(y, ff, n)
+	l.ff2.mulAdd(&ws.gemm, y, ff, n)
 }
 
 // attend computes multi-head self-attention for the n rows of one text

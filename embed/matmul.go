@@ -9,18 +9,35 @@ import (
 // per input feature, as TF stores kernels) and an optional bias of length out.
 // When the CPU has AVX2+FMA or AVX-512 the weights are kept instead as
 // panels of 16 or 32 columns (packed, panel wide), the layout the assembly
-// kernels stream; otherwise gonum's blas32 multiplies from w.
+// kernels stream; otherwise gonum's blas32 multiplies from w. With AMX they
+// are kept as bfloat16 tiles (bf, see packBF16) for the tile kernel.
 type dense struct {
 	in, out int
 	w       []float32
 	b       []float32
 	packed  []float32
 	panel   int
+	bf      []uint16
 }
 
-// pack prepares the panel layout: panel j holds columns wj..wj+w-1 of every
-// row, contiguous, so the kernel reads B strictly sequentially.
-func (d *dense) pack() { d.packWidth(panelWidth) }
+// gemmScratch is the per-worker memory a product may need beyond its
+// operands: the bf16 copy of a and a 32-row block of c for the AMX kernel.
+type gemmScratch struct {
+	a16 []uint16
+	c   []float32
+}
+
+// pack prepares the weights for the fastest kernel available: bf16 tiles when
+// amx is set (and the shape fits whole tiles), else the panel layout: panel j
+// holds columns wj..wj+w-1 of every row, contiguous, so the kernel reads B
+// strictly sequentially.
+func (d *dense) pack(amx bool) {
+	if amx && d.in%amxK == 0 && d.out%amxN == 0 {
+		d.bf, d.w = packBF16(d.w, d.in, d.out), nil
+		return
+	}
+	d.packWidth(panelWidth)
+}
 
 func (d *dense) packWidth(w int) {
 	if w == 0 || d.out%w != 0 {
@@ -56,7 +73,11 @@ func (d *dense) start(c []float32, n int) {
 }
 
 // mulAdd adds a·W to c, where a is n×in and c is n×out, both row-major.
-func (d *dense) mulAdd(c, a []float32, n int) {
+func (d *dense) mulAdd(s *gemmScratch, c, a []float32, n int) {
+	if d.bf != nil {
+		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n)
+		return
+	}
 	if d.packed != nil {
 		packedGemm(d.panel, n, d.out, d.in, a[:n*d.in], d.packed, c[:n*d.out])
 		return

@@ -1,6 +1,10 @@
 package embed
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // panelWidth is the column width of packed weight panels, chosen once from
 // the CPU: 32 for the AVX-512 kernels, 16 for the AVX2+FMA ones, 0 for none
@@ -67,3 +71,88 @@ func packedGemm(w, m, n, k int, a, packed, c []float32) {
 // rowAlign is the row block of the selected kernel; the encoder pads its
 // token rows to a multiple of it.
 var rowAlign = map[int]int{32: 8, 16: 4}[panelWidth]
+
+// useAMX says whether the encoder's products run on the bf16 tile kernel,
+// decided once at start-up from the CPU and the kernel's grant.
+var useAMX = amxUsable()
+
+// Shape of the AMX kernel's work: whole 32-wide steps along k (one tile of a
+// holds 32 bf16 per row) and pairs of 16-column panels along n.
+const (
+	amxK = 32
+	amxN = 32
+)
+
+//go:noescape
+func amxGemm(cfg *byte, a *uint16, lda int, b *uint16, k32 int, c *float32, ldc int, m32 int, n32 int)
+
+//go:noescape
+func toBF16(dst *uint16, src *float32, n int)
+
+// amxConfig is the tile configuration amxGemm loads: palette 1, tiles 0-7 of
+// 16 rows × 64 bytes (16 fp32 of c, 32 bf16 of a, or 16 bf16 pairs of b).
+func amxConfig() (cfg [64]byte) {
+	cfg[0] = 1
+	for t := 0; t < 8; t++ {
+		cfg[16+2*t] = 64
+		cfg[48+t] = 16
+	}
+	return cfg
+}
+
+// bf16 rounds f to bfloat16, to nearest with ties to even, as toBF16 does.
+func bf16(f float32) uint16 {
+	u := math.Float32bits(f)
+	u += 0x7FFF + (u>>16)&1
+	return uint16(u >> 16)
+}
+
+// packBF16 lays out the k×n row-major w for amxGemm: panel p (columns
+// 16p..16p+15) holds k/2 rows of 64 bytes, row r the pairs
+// (w[2r][c], w[2r+1][c]) for its 16 columns c: the layout TDPBF16PS reads
+// for b, so a tile of b is 1 KiB read straight from memory.
+func packBF16(w []float32, k, n int) []uint16 {
+	p := make([]uint16, k*n)
+	for j := 0; j < n; j += 16 {
+		panel := p[j*k : (j+16)*k]
+		for r := 0; r < k/2; r++ {
+			row := panel[r*32 : r*32+32]
+			w0, w1 := w[2*r*n+j:2*r*n+j+16], w[(2*r+1)*n+j:(2*r+1)*n+j+16]
+			for c := range 16 {
+				row[2*c], row[2*c+1] = bf16(w0[c]), bf16(w1[c])
+			}
+		}
+	}
+	return p
+}
+
+// amxMulAdd computes c += a·B for row-major a (m×k, fp32) and c (m×n),
+// where bf is B packed by packBF16. a is rounded to bf16 (products exact,
+// sums in fp32); rows past the last whole 32-row stripe go through a
+// zero-padded block in s.
+func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int) {
+	if m == 0 {
+		return
+	}
+	_ = bf[k*n-1]
+	mp := (m + 31) &^ 31
+	if cap(s.a16) < mp*k {
+		s.a16 = make([]uint16, mp*k)
+	}
+	a16 := s.a16[:mp*k]
+	toBF16(&a16[0], &a[0], m*k)
+	clear(a16[m*k:])
+	cfg := amxConfig()
+	full := m &^ 31
+	if full > 0 {
+		amxGemm(&cfg[0], &a16[0], 2*k, &bf[0], k/amxK, &c[0], 4*n, full/32, n/amxN)
+	}
+	if rem := m - full; rem > 0 {
+		s.c = grow(s.c, 32*n)
+		t := s.c[:32*n]
+		copy(t, c[full*n:m*n])
+		clear(t[rem*n:])
+		amxGemm(&cfg[0], &a16[full*k], 2*k, &bf[0], k/amxK, &t[0], 4*n, 1, n/amxN)
+		copy(c[full*n:m*n], t[:rem*n])
+	}
+}

@@ -11,3 +11,19 @@ func packedGemm(w, m, n, k int, a, packed, c []float32) {
 
 // rowAlign is 1 off amd64: gonum needs no padding.
 const rowAlign = 1
+
+// useAMX is false off amd64: there is no tile kernel.
+const useAMX = false
+
+const (
+	amxK = 32
+	amxN = 32
+)
+
+func packBF16(w []float32, k, n int) []uint16 {
+	panic("embed: packBF16 without the amd64 kernels")
+}
+
+func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int) {
+	panic("embed: amxMulAdd without the amd64 kernels")
+}

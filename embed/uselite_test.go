@@ -84,6 +84,43 @@ func TestMatchesJSRuntime(t *testing.T) {
 	}
 }
 
+// TestAMXMatchesFP32 bounds what the bf16 tile kernel (weights and
+// activations rounded to bfloat16 before each product, sums in fp32) changes
+// in the model's output: over the JS reference sentences and 2,000 tag
+// texts, every vector stays within cosine 0.9999 of the fp32 path's, the
+// bar TestMatchesJSRuntime sets against TF.js.
+func TestAMXMatchesFP32(t *testing.T) {
+	if !embed.UsesAMX() {
+		t.Skip("no AMX-BF16 here: the model runs in fp32 only")
+	}
+	m := embedtest.USELite(t)
+	ref, err := embed.LoadUSELiteFP32(embedtest.ModelDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := append(tagTexts(2000), embedtest.LoadUSERef(t).Sentences...)
+	got, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst, sum := 1.0, 0.0
+	for i := range texts {
+		c := cosine(got[i], want[i])
+		sum += 1 - c
+		if c < worst {
+			worst = c
+		}
+		if c < 0.9999 {
+			t.Errorf("text %d %q: cosine to fp32 %.7f < 0.9999", i, texts[i], c)
+		}
+	}
+	t.Logf("%d texts: min cosine to fp32 %.7f, mean 1-cosine %.2g", len(texts), worst, sum/float64(len(texts)))
+}
+
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false
