@@ -278,15 +278,10 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	ff := ws.ff[:n*ffnDims]
 	l.ff1.start(ff, n)
 	l.ff1.mulAdd(&ws.gemm, ff, h, n)
-	for i, v := range ff {
-		if v < 0 {
-			ff[i] = 0
-		}
-	}
 	y = y[:n*modelDims]
 	copy(y, att)
 	addRows(y, l.ff2.b)
-	l.ff2.mulAdd(&ws.gemm, y, ff, n)
+	l.ff2.mulAddReLU(&ws.gemm, y, ff, n)
 }
 
 // attend computes multi-head self-attention for the n rows of one text

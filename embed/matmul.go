@@ -1,6 +1,8 @@
 package embed
 
 import (
+	"math"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -75,7 +77,7 @@ func (d *dense) start(c []float32, n int) {
 // mulAdd adds a·W to c, where a is n×in and c is n×out, both row-major.
 func (d *dense) mulAdd(s *gemmScratch, c, a []float32, n int) {
 	if d.bf != nil {
-		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n)
+		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, float32(math.Inf(-1)))
 		return
 	}
 	if d.packed != nil {
@@ -86,4 +88,18 @@ func (d *dense) mulAdd(s *gemmScratch, c, a []float32, n int) {
 		blas32.General{Rows: n, Cols: d.in, Stride: d.in, Data: a[:n*d.in]},
 		blas32.General{Rows: d.in, Cols: d.out, Stride: d.out, Data: d.w},
 		1, blas32.General{Rows: n, Cols: d.out, Stride: d.out, Data: c[:n*d.out]})
+}
+
+// mulAddReLU adds ReLU(a)·W to c. The AMX path applies the ReLU while it
+// rounds a to bf16; the others clear a's negative values in place first.
+func (d *dense) mulAddReLU(s *gemmScratch, c, a []float32, n int) {
+	if d.bf != nil {
+		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, 0)
+		return
+	}
+	a = a[:n*d.in]
+	for i, v := range a {
+		a[i] = max(v, 0)
+	}
+	d.mulAdd(s, c, a, n)
 }

@@ -87,7 +87,7 @@ const (
 func amxGemm(cfg *byte, a *uint16, lda int, b *uint16, k32 int, c *float32, ldc int, m32 int, n32 int)
 
 //go:noescape
-func toBF16(dst *uint16, src *float32, n int)
+func toBF16(dst *uint16, src *float32, n int, lo float32)
 
 // amxConfig is the tile configuration amxGemm loads: palette 1, tiles 0-7 of
 // 16 rows × 64 bytes (16 fp32 of c, 32 bf16 of a, or 16 bf16 pairs of b).
@@ -126,11 +126,11 @@ func packBF16(w []float32, k, n int) []uint16 {
 	return p
 }
 
-// amxMulAdd computes c += a·B for row-major a (m×k, fp32) and c (m×n),
-// where bf is B packed by packBF16. a is rounded to bf16 (products exact,
-// sums in fp32); rows past the last whole 32-row stripe go through a
-// zero-padded block in s.
-func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int) {
+// amxMulAdd computes c += max(a, lo)·B for row-major a (m×k, fp32) and c
+// (m×n), where bf is B packed by packBF16: lo = 0 applies a ReLU to a on the
+// way, lo = -Inf nothing. a is rounded to bf16 (products exact, sums in fp32);
+// rows past the last whole 32-row stripe go through a zero-padded block in s.
+func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32) {
 	if m == 0 {
 		return
 	}
@@ -140,7 +140,7 @@ func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int) {
 		s.a16 = make([]uint16, mp*k)
 	}
 	a16 := s.a16[:mp*k]
-	toBF16(&a16[0], &a[0], m*k)
+	toBF16(&a16[0], &a[0], m*k, lo)
 	clear(a16[m*k:])
 	cfg := amxConfig()
 	full := m &^ 31

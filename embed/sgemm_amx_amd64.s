@@ -90,24 +90,27 @@ done:
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // tilerelease
 	RET
 
-// func toBF16(dst *uint16, src *float32, n int)
+// func toBF16(dst *uint16, src *float32, n int, lo float32)
 //
-// dst[i] = src[i] rounded to bfloat16 (nearest, ties to even), for n a
-// multiple of 16. Plain AVX-512F integer operations, so it needs no BF16
+// dst[i] = max(src[i], lo) rounded to bfloat16 (nearest, ties to even), for
+// n a multiple of 16: lo = 0 is a ReLU on the way, lo = -Inf none (a NaN stays
+// NaN either way). Plain AVX-512F integer operations, so it needs no BF16
 // instruction: add 0x7FFF plus the lowest kept bit, keep the top 16 bits.
-TEXT ·toBF16(SB), NOSPLIT, $0-24
+TEXT ·toBF16(SB), NOSPLIT, $0-28
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
 	SHRQ $4, CX
 	JZ   bfdone
+	VBROADCASTSS lo+24(FP), Z4
 	MOVL $0x7FFF, AX
 	VPBROADCASTD AX, Z2
 	MOVL $1, AX
 	VPBROADCASTD AX, Z3
 
 bfloop:
-	VMOVDQU32 (SI), Z0
+	VMOVUPS   (SI), Z0
+	VMAXPS    Z0, Z4, Z0 // src2 = x: a NaN x is kept
 	VPSRLD    $16, Z0, Z1
 	VPANDD    Z3, Z1, Z1
 	VPADDD    Z2, Z1, Z1

@@ -118,8 +118,8 @@ func TestAMXGemmMatchesReference(t *testing.T) {
 // bf16f is f rounded to bfloat16, as a float64.
 func bf16f(f float32) float64 { return float64(math.Float32frombits(uint32(bf16(f)) << 16)) }
 
-// TestToBF16MatchesScalar checks the vector rounding against bf16, on ties
-// and on values around them.
+// TestToBF16MatchesScalar checks the vector rounding (and its floor, the
+// fused ReLU) against bf16, on ties and on values around them.
 func TestToBF16MatchesScalar(t *testing.T) {
 	if !useAMX {
 		t.Skip("toBF16 serves the AMX kernel only")
@@ -137,10 +137,12 @@ func TestToBF16MatchesScalar(t *testing.T) {
 		}
 	}
 	dst := make([]uint16, len(src))
-	toBF16(&dst[0], &src[0], len(src))
-	for i, f := range src {
-		if dst[i] != bf16(f) {
-			t.Fatalf("toBF16(%v) = %#04x, want %#04x", f, dst[i], bf16(f))
+	for _, lo := range []float32{float32(math.Inf(-1)), 0, -1.5} {
+		toBF16(&dst[0], &src[0], len(src), lo)
+		for i, f := range src {
+			if want := bf16(max(f, lo)); dst[i] != want {
+				t.Fatalf("toBF16(%v, lo %v) = %#04x, want %#04x", f, lo, dst[i], want)
+			}
 		}
 	}
 }

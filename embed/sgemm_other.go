@@ -24,6 +24,6 @@ func packBF16(w []float32, k, n int) []uint16 {
 	panic("embed: packBF16 without the amd64 kernels")
 }
 
-func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int) {
+func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32) {
 	panic("embed: amxMulAdd without the amd64 kernels")
 }
