@@ -287,11 +287,20 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 // attend computes multi-head self-attention for the n rows of one text
 // starting at row base, writing the heads' concatenated output into ctx.
 func (l *encoderLayer) attend(ws *workspace, qkv, ctx []float32, base, n int) {
+	ws.probs = grow(ws.probs, n)
+	probs := ws.probs
+	if attnAVX512 && (l.in/heads)%64 == 0 {
+		l.attendAVX512(probs, qkv, ctx, base, n)
+		return
+	}
+	l.attendGonum(probs, qkv, ctx, base, n)
+}
+
+// attendGonum is attend on gonum's dot and axpy, one call per key.
+func (l *encoderLayer) attendGonum(probs, qkv, ctx []float32, base, n int) {
 	in := l.in
 	dh := in / heads
 	stride := 3 * in
-	ws.probs = grow(ws.probs, n)
-	probs := ws.probs
 	for hd := 0; hd < heads; hd++ {
 		qo, ko, vo := hd*dh, in+hd*dh, 2*in+hd*dh
 		for i := base; i < base+n; i++ {
@@ -317,6 +326,40 @@ func (l *encoderLayer) attend(ws *workspace, qkv, ctx []float32, base, n int) {
 				v := qkv[(base+j)*stride+vo : (base+j)*stride+vo+dh]
 				blasImpl.Saxpy(dh, p, v, 1, c, 1)
 			}
+		}
+	}
+}
+
+// attendAVX512 is attend with the dot products and the weighted sum of each
+// query row in one assembly call each (attnScores, attnMix), instead of a
+// gonum call per key: with texts of ~20 tokens the calls cost more than
+// their arithmetic.
+func (l *encoderLayer) attendAVX512(probs, qkv, ctx []float32, base, n int) {
+	in := l.in
+	dh := in / heads
+	stride := 3 * in
+	_ = qkv[(base+n)*stride-1]
+	_ = ctx[(base+n)*in-1]
+	probs = probs[:n]
+	for hd := 0; hd < heads; hd++ {
+		qo, ko, vo := hd*dh, in+hd*dh, 2*in+hd*dh
+		for i := base; i < base+n; i++ {
+			attnScores(&probs[0], &qkv[i*stride+qo], &qkv[base*stride+ko], stride, n, dh, l.scale)
+			mx := float32(math.Inf(-1))
+			for _, s := range probs {
+				mx = max(mx, s)
+			}
+			var sum float32
+			for j, s := range probs {
+				p := float32(math.Exp(float64(s - mx)))
+				probs[j] = p
+				sum += p
+			}
+			inv := 1 / sum
+			for j := range probs {
+				probs[j] *= inv
+			}
+			attnMix(&ctx[i*in+qo], &probs[0], &qkv[base*stride+vo], stride, n, dh)
 		}
 	}
 }

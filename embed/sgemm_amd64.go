@@ -156,3 +156,13 @@ func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo 
 		copy(c[full*n:m*n], t[:rem*n])
 	}
 }
+
+// attnAVX512 says whether attention's dot products and weighted sums run on
+// the AVX-512 routines (attnScores, attnMix) instead of gonum's per-row calls.
+var attnAVX512 = cpu.X86.HasAVX512F
+
+//go:noescape
+func attnScores(s *float32, q *float32, k *float32, kstride int, n int, dh int, scale float32)
+
+//go:noescape
+func attnMix(c *float32, p *float32, v *float32, vstride int, n int, dh int)

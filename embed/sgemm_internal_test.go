@@ -146,3 +146,33 @@ func TestToBF16MatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestAttendAVX512MatchesGonum checks the assembly attention (attnScores,
+// attnMix) against the gonum loop it replaces, for both layers' widths and
+// text lengths around its four-key blocks.
+func TestAttendAVX512MatchesGonum(t *testing.T) {
+	if !attnAVX512 {
+		t.Skip("no AVX-512 on this CPU: attention runs on gonum")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, in := range []int{embedDims, modelDims} {
+		l := encoderLayer{in: in, scale: 1 / float32(math.Sqrt(float64(in/heads)))}
+		for _, n := range []int{1, 3, 4, 5, 19, 128} {
+			const base = 2 // the text starts after another one's rows
+			qkv := make([]float32, (base+n)*3*in)
+			for i := range qkv {
+				qkv[i] = rng.Float32()*4 - 2
+			}
+			want := make([]float32, (base+n)*in)
+			got := make([]float32, (base+n)*in)
+			probs := make([]float32, n)
+			l.attendGonum(probs, qkv, want, base, n)
+			l.attendAVX512(probs, qkv, got, base, n)
+			for i := range got {
+				if diff := math.Abs(float64(got[i] - want[i])); diff > 1e-5 {
+					t.Fatalf("in=%d n=%d: element %d = %v, gonum %v", in, n, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -27,3 +27,14 @@ func packBF16(w []float32, k, n int) []uint16 {
 func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32) {
 	panic("embed: amxMulAdd without the amd64 kernels")
 }
+
+// attnAVX512 is false off amd64: attention runs on gonum.
+const attnAVX512 = false
+
+func attnScores(s *float32, q *float32, k *float32, kstride int, n int, dh int, scale float32) {
+	panic("embed: attnScores without the amd64 kernels")
+}
+
+func attnMix(c *float32, p *float32, v *float32, vstride int, n int, dh int) {
+	panic("embed: attnMix without the amd64 kernels")
+}
