@@ -156,3 +156,102 @@ mstore:
 
 mdone:
 	RET
+
+// func layerNormRows(out, x, gamma, beta *float32, d, rows int, invD, eps float32)
+//
+// For each of rows d-wide rows of x: out = gamma·(x-mean)/sqrt(var+eps) + beta, with
+// mean and variance over the row (two passes, as layerNorm) and d a multiple
+// of 32. Two accumulators per sum keep the FMA chains short.
+TEXT ·layerNormRows(SB), NOSPLIT, $0-56
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         d+32(FP), DX
+	SHRQ         $5, DX
+	MOVQ         rows+40(FP), CX
+	VBROADCASTSS invD+48(FP), Z8
+	VMOVSS       eps+52(FP), X9
+	TESTQ        CX, CX
+	JZ           lndone
+	TESTQ        DX, DX
+	JZ           lndone
+
+lnrow:
+	// mean
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	MOVQ   SI, R10
+	MOVQ   DX, BX
+
+lnsum:
+	VADDPS (R10), Z0, Z0
+	VADDPS 64(R10), Z1, Z1
+	ADDQ   $128, R10
+	DECQ   BX
+	JNZ    lnsum
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	VMULSS        X8, X0, X0
+	VBROADCASTSS  X0, Z2 // mean
+
+	// variance
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	MOVQ   SI, R10
+	MOVQ   DX, BX
+
+lnvar:
+	VSUBPS      (R10), Z2, Z4
+	VSUBPS      64(R10), Z2, Z5
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	ADDQ        $128, R10
+	DECQ        BX
+	JNZ         lnvar
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	VMULSS        X8, X0, X0
+	VADDSS        X9, X0, X0
+	VSQRTSS       X0, X0, X0
+	MOVL          $0x3f800000, AX // 1.0
+	VMOVD         AX, X1
+	VDIVSS        X0, X1, X0
+	VBROADCASTSS  X0, Z3 // 1/sqrt(var+eps)
+
+	// out = gamma·(x-mean)·inv + beta
+	MOVQ gamma+16(FP), R8
+	MOVQ beta+24(FP), R9
+	MOVQ SI, R10
+	MOVQ DX, BX
+	ADDQ BX, BX
+
+lnout:
+	VMOVUPS     (R10), Z4
+	VSUBPS      Z2, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VMOVUPS     (R9), Z5
+	VFMADD231PS (R8), Z4, Z5
+	VMOVUPS     Z5, (DI)
+	ADDQ        $64, R10
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	ADDQ        $64, DI
+	DECQ        BX
+	JNZ         lnout
+
+	MOVQ R10, SI
+	DECQ CX
+	JNZ  lnrow
+	VZEROUPPER
+
+lndone:
+	RET

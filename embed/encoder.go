@@ -375,7 +375,20 @@ func addRows(x, b []float32) {
 }
 
 // layerNorm normalises each d-wide row of x into out: g·(x-mean)/sqrt(var+eps)+b.
+// With AVX-512 the rows go through layerNormRows: this loop's sums are one
+// long chain of dependent adds.
 func layerNorm(out, x []float32, d int, g, b []float32) {
+	if attnAVX512 && d%32 == 0 && len(x) >= d {
+		rows := len(x) / d
+		_, _, _ = out[rows*d-1], g[d-1], b[d-1]
+		layerNormRows(&out[0], &x[0], &g[0], &b[0], d, rows, 1/float32(d), lnEpsilon)
+		return
+	}
+	layerNormGo(out, x, d, g, b)
+}
+
+// layerNormGo is layerNorm in Go.
+func layerNormGo(out, x []float32, d int, g, b []float32) {
 	for r := 0; r+d <= len(x); r += d {
 		xr := x[r : r+d]
 		or := out[r : r+d]

@@ -166,3 +166,6 @@ func attnScores(s *float32, q *float32, k *float32, kstride int, n int, dh int, 
 
 //go:noescape
 func attnMix(c *float32, p *float32, v *float32, vstride int, n int, dh int)
+
+//go:noescape
+func layerNormRows(out, x, gamma, beta *float32, d, rows int, invD, eps float32)

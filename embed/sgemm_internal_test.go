@@ -176,3 +176,32 @@ func TestAttendAVX512MatchesGonum(t *testing.T) {
 		}
 	}
 }
+
+// TestLayerNormRowsMatchesGo checks the AVX-512 layer norm against the Go loop.
+func TestLayerNormRowsMatchesGo(t *testing.T) {
+	if !attnAVX512 {
+		t.Skip("no AVX-512 on this CPU: layer norm runs in Go")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{embedDims, modelDims} {
+		for _, rows := range []int{1, 3, 40} {
+			x := make([]float32, rows*d)
+			for i := range x {
+				x[i] = rng.Float32()*6 - 2
+			}
+			x[0] = 50 // one outlier, as residual streams have
+			g, b := make([]float32, d), make([]float32, d)
+			for i := range g {
+				g[i], b[i] = rng.Float32()*2, rng.Float32()-0.5
+			}
+			want, got := make([]float32, rows*d), make([]float32, rows*d)
+			layerNormGo(want, x, d, g, b)
+			layerNorm(got, x, d, g, b)
+			for i := range got {
+				if diff := math.Abs(float64(got[i] - want[i])); diff > 1e-5 {
+					t.Fatalf("d=%d rows=%d: element %d = %v, Go %v", d, rows, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

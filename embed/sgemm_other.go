@@ -38,3 +38,7 @@ func attnScores(s *float32, q *float32, k *float32, kstride int, n int, dh int, 
 func attnMix(c *float32, p *float32, v *float32, vstride int, n int, dh int) {
 	panic("embed: attnMix without the amd64 kernels")
 }
+
+func layerNormRows(out, x, gamma, beta *float32, d, rows int, invD, eps float32) {
+	panic("embed: layerNormRows without the amd64 kernels")
+}
