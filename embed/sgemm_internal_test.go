@@ -205,3 +205,45 @@ func TestLayerNormRowsMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGemm is one 512-token chunk's products on the shapes of the
+// encoder (k×n per layer), for each kernel this CPU can run; GFLOP/s is per
+// core.
+func BenchmarkGemm(b *testing.B) {
+	shapes := []struct{ k, n int }{{256, 768}, {256, 512}, {256, 512}, {512, 1536}, {1536, 512}, {512, 1536}, {512, 512}, {512, 1536}, {1536, 512}}
+	const m = 512
+	kernels := map[string]bool{"fp32": panelWidth != 0}
+	kernels["amx"] = useAMX
+	for name, ok := range kernels {
+		if !ok {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			var ds []dense
+			flop := 0
+			for _, sz := range shapes {
+				w := make([]float32, sz.k*sz.n)
+				for i := range w {
+					w[i] = rng.Float32()*2 - 1
+				}
+				d := dense{in: sz.k, out: sz.n, w: w}
+				d.pack(name == "amx")
+				ds = append(ds, d)
+				flop += 2 * m * sz.k * sz.n
+			}
+			a := make([]float32, m*1536)
+			for i := range a {
+				a[i] = rng.Float32()*2 - 1
+			}
+			c := make([]float32, m*1536)
+			s := &gemmScratch{}
+			for b.Loop() {
+				for i := range ds {
+					ds[i].mulAdd(s, c, a, m)
+				}
+			}
+			b.ReportMetric(float64(flop)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
