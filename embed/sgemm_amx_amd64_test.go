@@ -1,0 +1,103 @@
+package embed
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestAMXGemmMatchesReference checks the bf16 tile kernel (when this CPU and
+// kernel can run it) on the encoder's shapes and on row counts around its
+// 32-row stripes: against the exact product of the bf16-rounded operands,
+// which it must match up to fp32 summation, and loosely against gonum's fp32
+// product, which it approximates.
+func TestAMXGemmMatchesReference(t *testing.T) {
+	if !useAMX {
+		t.Skip("no AMX-BF16 on this CPU (or not granted by the kernel): the fp32 kernels are used")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, sz := range []struct{ m, k, n int }{
+		{1, 512, 512}, {5, 256, 768}, {16, 32, 32}, {31, 64, 96}, {32, 256, 512}, {33, 512, 1536},
+		{67, 1536, 512}, {130, 512, 1536}, {512, 256, 768},
+	} {
+		a := make([]float32, sz.m*sz.k)
+		w := make([]float32, sz.k*sz.n)
+		bias := make([]float32, sz.n)
+		for i := range a {
+			a[i] = rng.Float32()*2 - 1
+		}
+		for i := range w {
+			w[i] = rng.Float32()*2 - 1
+		}
+		for i := range bias {
+			bias[i] = rng.Float32()
+		}
+		d := dense{in: sz.k, out: sz.n, w: w, b: bias}
+		fp32 := make([]float32, sz.m*sz.n)
+		d.start(fp32, sz.m)
+		d.mulAdd(&gemmScratch{}, fp32, a, sz.m) // gonum: not packed yet
+		exact := make([]float64, sz.m*sz.n)
+		for i := 0; i < sz.m; i++ {
+			for j := 0; j < sz.n; j++ {
+				sum := float64(bias[j])
+				for p := 0; p < sz.k; p++ {
+					sum += bf16f(a[i*sz.k+p]) * bf16f(w[p*sz.n+j])
+				}
+				exact[i*sz.n+j] = sum
+			}
+		}
+		d.pack(true)
+		if d.bf == nil {
+			t.Fatalf("m=%d k=%d n=%d: not packed for AMX", sz.m, sz.k, sz.n)
+		}
+		got := make([]float32, sz.m*sz.n)
+		d.start(got, sz.m)
+		// A scratch that already holds garbage, as a reused workspace does.
+		s := &gemmScratch{a16: make([]uint16, 64*1536), c: make([]float32, 32*1536)}
+		for i := range s.a16 {
+			s.a16[i] = 0x7FC0 // NaN
+		}
+		d.mulAdd(s, got, a, sz.m)
+		sq := math.Sqrt(float64(sz.k))
+		for i := range got {
+			if diff := math.Abs(float64(got[i]) - exact[i]); diff > 1e-5*sq {
+				t.Fatalf("m=%d k=%d n=%d: element %d = %v, exact bf16 product %v", sz.m, sz.k, sz.n, i, got[i], exact[i])
+			}
+			if diff := math.Abs(float64(got[i] - fp32[i])); diff > 1e-2*sq {
+				t.Fatalf("m=%d k=%d n=%d: element %d = %v, gonum fp32 %v", sz.m, sz.k, sz.n, i, got[i], fp32[i])
+			}
+		}
+	}
+}
+
+// bf16f is f rounded to bfloat16, as a float64.
+func bf16f(f float32) float64 { return float64(math.Float32frombits(uint32(bf16(f)) << 16)) }
+
+// TestToBF16MatchesScalar checks the vector rounding (and its floor, the
+// fused ReLU) against bf16, on ties and on values around them.
+func TestToBF16MatchesScalar(t *testing.T) {
+	if !useAMX {
+		t.Skip("toBF16 serves the AMX kernel only")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	src := make([]float32, 4096)
+	for i := range src {
+		switch i % 4 {
+		case 0:
+			src[i] = math.Float32frombits(rng.Uint32()&0x3FFF0000 | 0x8000) // a tie
+		case 1:
+			src[i] = math.Float32frombits(rng.Uint32()&0x3FFF0000 | 0x7FFF)
+		default:
+			src[i] = rng.Float32()*200 - 100
+		}
+	}
+	dst := make([]uint16, len(src))
+	for _, lo := range []float32{float32(math.Inf(-1)), 0, -1.5} {
+		toBF16(&dst[0], &src[0], len(src), lo)
+		for i, f := range src {
+			if want := bf16(max(f, lo)); dst[i] != want {
+				t.Fatalf("toBF16(%v, lo %v) = %#04x, want %#04x", f, lo, dst[i], want)
+			}
+		}
+	}
+}
