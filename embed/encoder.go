@@ -57,9 +57,9 @@ const (
 
 // newEncoder picks the weights out of a TF.js manifest and checks their sizes.
 //
-// amx selects the bf16 tile kernel for the products (see amxUsable); false
-// keeps them in fp32.
-func newEncoder(w map[string]tensor, vocab int, amx bool) (*encoder, error) {
+// kern selects the kernel for the products (bestKernel, or kernFP32 for the
+// reference).
+func newEncoder(w map[string]tensor, vocab int, kern kernel) (*encoder, error) {
 	var missing error
 	get := func(name string, n int) []float32 {
 		t, ok := w[name]
@@ -127,11 +127,11 @@ func newEncoder(w map[string]tensor, vocab int, amx bool) (*encoder, error) {
 		l := &e.layers[i]
 		for _, d := range []*dense{&l.qkv, &l.out, l.res, &l.ff1, &l.ff2} {
 			if d != nil {
-				d.pack(amx)
+				d.pack(kern)
 			}
 		}
 	}
-	e.tanh.pack(amx)
+	e.tanh.pack(kern)
 	// The timing signal depends only on the position; computing it once here
 	// takes sin/cos out of every call. The graph computes the angle in float32.
 	e.timing = make([]float32, MaxTokens*embedDims)

@@ -12,14 +12,16 @@ import (
 // When the CPU has AVX2+FMA or AVX-512 the weights are kept instead as
 // panels of 16 or 32 columns (packed, panel wide), the layout the assembly
 // kernels stream; otherwise gonum's blas32 multiplies from w. With AMX they
-// are kept as bfloat16 tiles (bf, see packBF16) for the tile kernel.
+// are kept as bfloat16 tiles (bf, see packBF16) for the tile kernel, and
+// with AVX512_BF16 as bfloat16 panels for kern8x32bf.
 type dense struct {
 	in, out int
 	w       []float32
 	b       []float32
 	packed  []float32
 	panel   int
-	bf      []uint16
+	bf      []uint16 // packed by packBF16 in panels of bfPanel columns
+	bfPanel int      // 16: AMX tiles; 32: kern8x32bf panels
 }
 
 // gemmScratch is the per-worker memory a product may need beyond its
@@ -29,13 +31,26 @@ type gemmScratch struct {
 	c   []float32
 }
 
-// pack prepares the weights for the fastest kernel available: bf16 tiles when
-// amx is set (and the shape fits whole tiles), else the panel layout: panel j
-// holds columns wj..wj+w-1 of every row, contiguous, so the kernel reads B
-// strictly sequentially.
-func (d *dense) pack(amx bool) {
-	if amx && d.in%amxK == 0 && d.out%amxN == 0 {
-		d.bf, d.w = packBF16(d.w, d.in, d.out), nil
+// kernel names how a dense layer's products are computed.
+type kernel uint8
+
+const (
+	kernFP32 kernel = iota // AVX-512 / AVX2+FMA panels, or gonum
+	kernAMX                // AMX-BF16 tiles (amxMulAdd)
+	kernBF16               // AVX512_BF16 dot products (bf16MulAdd)
+)
+
+// pack prepares the weights for kernel k: bf16 tiles or panels when k asks for
+// them (and the shape fits: k a multiple of 32, n of 32), else the fp32 panel
+// layout: panel j holds columns wj..wj+w-1 of every row, contiguous, so the
+// kernel reads B strictly sequentially.
+func (d *dense) pack(k kernel) {
+	if k != kernFP32 && d.in%amxK == 0 && d.out%amxN == 0 {
+		d.bfPanel = 32
+		if k == kernAMX {
+			d.bfPanel = 16
+		}
+		d.bf, d.w = packBF16(d.w, d.in, d.out, d.bfPanel), nil
 		return
 	}
 	d.packWidth(panelWidth)
@@ -77,7 +92,7 @@ func (d *dense) start(c []float32, n int) {
 // mulAdd adds a·W to c, where a is n×in and c is n×out, both row-major.
 func (d *dense) mulAdd(s *gemmScratch, c, a []float32, n int) {
 	if d.bf != nil {
-		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, float32(math.Inf(-1)))
+		d.bfMulAdd(s, c, a, n, float32(math.Inf(-1)))
 		return
 	}
 	if d.packed != nil {
@@ -90,11 +105,20 @@ func (d *dense) mulAdd(s *gemmScratch, c, a []float32, n int) {
 		1, blas32.General{Rows: n, Cols: d.out, Stride: d.out, Data: c[:n*d.out]})
 }
 
-// mulAddReLU adds ReLU(a)·W to c. The AMX path applies the ReLU while it
-// rounds a to bf16; the others clear a's negative values in place first.
+// bfMulAdd adds max(a, lo)·W to c on the bf16 kernel W was packed for.
+func (d *dense) bfMulAdd(s *gemmScratch, c, a []float32, n int, lo float32) {
+	if d.bfPanel == 16 {
+		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, lo)
+		return
+	}
+	bf16MulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, lo)
+}
+
+// mulAddReLU adds ReLU(a)·W to c. The bf16 paths apply the ReLU while they
+// round a to bf16; the others clear a's negative values in place first.
 func (d *dense) mulAddReLU(s *gemmScratch, c, a []float32, n int) {
 	if d.bf != nil {
-		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, 0)
+		d.bfMulAdd(s, c, a, n, 0)
 		return
 	}
 	a = a[:n*d.in]

@@ -6,18 +6,31 @@ import (
 	"testing"
 )
 
-// TestAMXGemmMatchesReference checks the bf16 tile kernel (when this CPU and
-// kernel can run it) on the encoder's shapes and on row counts around its
-// 32-row stripes: against the exact product of the bf16-rounded operands,
-// which it must match up to fp32 summation, and loosely against gonum's fp32
-// product, which it approximates.
-func TestAMXGemmMatchesReference(t *testing.T) {
-	if !useAMX {
-		t.Skip("no AMX-BF16 on this CPU (or not granted by the kernel): the fp32 kernels are used")
+// TestBF16GemmMatchesReference checks the bf16 kernels this CPU can run (AMX
+// tiles, AVX512_BF16) on the encoder's shapes and on row counts around their
+// row blocks (32 and 8): against the exact product of the bf16-rounded
+// operands, which they must match up to fp32 summation, and loosely against
+// gonum's fp32 product, which they approximate.
+func TestBF16GemmMatchesReference(t *testing.T) {
+	var kernels []kernel
+	if useAMX {
+		kernels = append(kernels, kernAMX)
 	}
+	if useBF16 {
+		kernels = append(kernels, kernBF16)
+	}
+	if len(kernels) == 0 {
+		t.Skip("no AMX-BF16 (granted by the kernel) or AVX512_BF16 on this CPU: the fp32 kernels are used")
+	}
+	for _, kern := range kernels {
+		testBF16Gemm(t, kern)
+	}
+}
+
+func testBF16Gemm(t *testing.T, kern kernel) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, sz := range []struct{ m, k, n int }{
-		{1, 512, 512}, {5, 256, 768}, {16, 32, 32}, {31, 64, 96}, {32, 256, 512}, {33, 512, 1536},
+		{1, 512, 512}, {5, 256, 768}, {8, 32, 32}, {16, 32, 32}, {31, 64, 96}, {32, 256, 512}, {33, 512, 1536},
 		{67, 1536, 512}, {130, 512, 1536}, {512, 256, 768},
 	} {
 		a := make([]float32, sz.m*sz.k)
@@ -46,9 +59,9 @@ func TestAMXGemmMatchesReference(t *testing.T) {
 				exact[i*sz.n+j] = sum
 			}
 		}
-		d.pack(true)
+		d.pack(kern)
 		if d.bf == nil {
-			t.Fatalf("m=%d k=%d n=%d: not packed for AMX", sz.m, sz.k, sz.n)
+			t.Fatalf("kernel %d m=%d k=%d n=%d: not packed for bf16", kern, sz.m, sz.k, sz.n)
 		}
 		got := make([]float32, sz.m*sz.n)
 		d.start(got, sz.m)
@@ -61,10 +74,10 @@ func TestAMXGemmMatchesReference(t *testing.T) {
 		sq := math.Sqrt(float64(sz.k))
 		for i := range got {
 			if diff := math.Abs(float64(got[i]) - exact[i]); diff > 1e-5*sq {
-				t.Fatalf("m=%d k=%d n=%d: element %d = %v, exact bf16 product %v", sz.m, sz.k, sz.n, i, got[i], exact[i])
+				t.Fatalf("kernel %d m=%d k=%d n=%d: element %d = %v, exact bf16 product %v", kern, sz.m, sz.k, sz.n, i, got[i], exact[i])
 			}
 			if diff := math.Abs(float64(got[i] - fp32[i])); diff > 1e-2*sq {
-				t.Fatalf("m=%d k=%d n=%d: element %d = %v, gonum fp32 %v", sz.m, sz.k, sz.n, i, got[i], fp32[i])
+				t.Fatalf("kernel %d m=%d k=%d n=%d: element %d = %v, gonum fp32 %v", kern, sz.m, sz.k, sz.n, i, got[i], fp32[i])
 			}
 		}
 	}
@@ -76,8 +89,8 @@ func bf16f(f float32) float64 { return float64(math.Float32frombits(uint32(bf16(
 // TestToBF16MatchesScalar checks the vector rounding (and its floor, the
 // fused ReLU) against bf16, on ties and on values around them.
 func TestToBF16MatchesScalar(t *testing.T) {
-	if !useAMX {
-		t.Skip("toBF16 serves the AMX kernel only")
+	if !useAMX && !useBF16 {
+		t.Skip("toBF16 serves the bf16 kernels only")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	src := make([]float32, 4096)

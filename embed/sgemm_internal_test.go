@@ -116,8 +116,8 @@ func TestLayerNormRowsMatchesGo(t *testing.T) {
 func BenchmarkGemm(b *testing.B) {
 	shapes := []struct{ k, n int }{{256, 768}, {256, 512}, {256, 512}, {512, 1536}, {1536, 512}, {512, 1536}, {512, 512}, {512, 1536}, {1536, 512}}
 	const m = 512
-	kernels := map[string]bool{"fp32": panelWidth != 0}
-	kernels["amx"] = useAMX
+	kernels := map[string]bool{"fp32": panelWidth != 0, "amx": useAMX, "avx512-bf16": useBF16}
+	kinds := map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16}
 	for name, ok := range kernels {
 		if !ok {
 			continue
@@ -132,7 +132,7 @@ func BenchmarkGemm(b *testing.B) {
 					w[i] = rng.Float32()*2 - 1
 				}
 				d := dense{in: sz.k, out: sz.n, w: w}
-				d.pack(name == "amx")
+				d.pack(kinds[name])
 				ds = append(ds, d)
 				flop += 2 * m * sz.k * sz.n
 			}

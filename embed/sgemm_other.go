@@ -12,15 +12,19 @@ func packedGemm(w, m, n, k int, a, packed, c []float32) {
 // rowAlign is 1 off amd64: gonum needs no padding.
 const rowAlign = 1
 
-// useAMX is false off amd64: there is no tile kernel.
-const useAMX = false
+// Off amd64 there are no bf16 kernels: the products run in fp32.
+const (
+	useAMX     = false
+	useBF16    = false
+	bestKernel = kernFP32
+)
 
 const (
 	amxK = 32
 	amxN = 32
 )
 
-func packBF16(w []float32, k, n int) []uint16 {
+func packBF16(w []float32, k, n, width int) []uint16 {
 	panic("embed: packBF16 without the amd64 kernels")
 }
 
@@ -41,4 +45,8 @@ func attnMix(c *float32, p *float32, v *float32, vstride int, n int, dh int) {
 
 func layerNormRows(out, x, gamma, beta *float32, d, rows int, invD, eps float32) {
 	panic("embed: layerNormRows without the amd64 kernels")
+}
+
+func bf16MulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32) {
+	panic("embed: bf16MulAdd without the amd64 kernels")
 }
