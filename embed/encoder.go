@@ -222,8 +222,7 @@ func (e *encoder) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 	}
 	ws.h = grow(ws.h, len(seqs)*modelDims)
 	t := ws.h[:len(seqs)*modelDims]
-	e.tanh.start(t, len(seqs))
-	e.tanh.mulAdd(&ws.gemm, t, ws.pool, len(seqs))
+	e.tanh.mulBias(&ws.gemm, t, ws.pool, len(seqs))
 	for i := range seqs {
 		v := t[i*modelDims : (i+1)*modelDims]
 		var ss float32
@@ -252,8 +251,7 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	h := ws.h[:n*in]
 	layerNorm(h, x[:n*in], in, l.ln1g, l.ln1b)
 	qkv := ws.qkv[:n*3*in]
-	l.qkv.start(qkv, n)
-	l.qkv.mulAdd(&ws.gemm, qkv, h, n)
+	l.qkv.mulBias(&ws.gemm, qkv, h, n)
 	ctx := ws.ctx[:n*in]
 	clear(ctx[real*in:])
 	base := 0
@@ -276,8 +274,7 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	h = ws.h[:n*modelDims]
 	layerNorm(h, att, modelDims, l.ln2g, l.ln2b)
 	ff := ws.ff[:n*ffnDims]
-	l.ff1.start(ff, n)
-	l.ff1.mulAdd(&ws.gemm, ff, h, n)
+	l.ff1.mulBias(&ws.gemm, ff, h, n)
 	y = y[:n*modelDims]
 	copy(y, att)
 	addRows(y, l.ff2.b)

@@ -20,8 +20,9 @@ type dense struct {
 	b       []float32
 	packed  []float32
 	panel   int
-	bf      []uint16 // packed by packBF16 in panels of bfPanel columns
-	bfPanel int      // 16: AMX tiles; 32: kern8x32bf panels
+	bf      []uint16  // packed by packBF16 in panels of bfPanel columns
+	bfPanel int       // 16: AMX tiles; 32: kern8x32bf panels
+	bTile   []float32 // AMX: 16 copies of b, where mulBias starts c from
 }
 
 // gemmScratch is the per-worker memory a product may need beyond its
@@ -51,6 +52,9 @@ func (d *dense) pack(k kernel) {
 			d.bfPanel = 16
 		}
 		d.bf, d.w = packBF16(d.w, d.in, d.out, d.bfPanel), nil
+		if k == kernAMX && d.b != nil {
+			d.bTile = amxBiasTile(d.b)
+		}
 		return
 	}
 	d.packWidth(panelWidth)
@@ -105,10 +109,21 @@ func (d *dense) mulAdd(s *gemmScratch, c, a []float32, n int) {
 		1, blas32.General{Rows: n, Cols: d.out, Stride: d.out, Data: c[:n*d.out]})
 }
 
+// mulBias sets c to b + a·W (start, then mulAdd). The AMX kernel starts its
+// blocks of c from the bias directly instead of from rows filled with it.
+func (d *dense) mulBias(s *gemmScratch, c, a []float32, n int) {
+	if d.bTile != nil {
+		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, float32(math.Inf(-1)), d.bTile)
+		return
+	}
+	d.start(c, n)
+	d.mulAdd(s, c, a, n)
+}
+
 // bfMulAdd adds max(a, lo)·W to c on the bf16 kernel W was packed for.
 func (d *dense) bfMulAdd(s *gemmScratch, c, a []float32, n int, lo float32) {
 	if d.bfPanel == 16 {
-		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, lo)
+		amxMulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, lo, nil)
 		return
 	}
 	bf16MulAdd(s, d.in, d.out, d.bf, c[:n*d.out], a[:n*d.in], n, lo)

@@ -115,7 +115,7 @@ const (
 )
 
 //go:noescape
-func amxGemm(cfg *byte, a *uint16, lda int, b *uint16, k32 int, c *float32, ldc int, m32 int, n32 int)
+func amxGemm(cfg *byte, a *uint16, lda int, b *uint16, k32 int, c *float32, ldc int, m32 int, n32 int, bias *float32)
 
 //go:noescape
 func toBF16(dst *uint16, src *float32, n int, lo float32)
@@ -202,11 +202,18 @@ func bf16MulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo
 // (m×n), where bf is B packed by packBF16: lo = 0 applies a ReLU to a on the
 // way, lo = -Inf nothing. a is rounded to bf16 (products exact, sums in fp32);
 // rows past the last whole 32-row stripe go through a zero-padded block in s.
-func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32) {
+// With biasTile (16 copies of a bias row, see amxBiasTile) non-nil it computes
+// c = bias + max(a, lo)·B instead, without reading c.
+func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32, biasTile []float32) {
 	if m == 0 {
 		return
 	}
 	_ = bf[k*n-1]
+	var bias *float32
+	if biasTile != nil {
+		_ = biasTile[16*n-1]
+		bias = &biasTile[0]
+	}
 	mp := (m + 31) &^ 31
 	if cap(s.a16) < mp*k {
 		s.a16 = make([]uint16, mp*k)
@@ -217,16 +224,28 @@ func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo 
 	cfg := amxConfig()
 	full := m &^ 31
 	if full > 0 {
-		amxGemm(&cfg[0], &a16[0], 2*k, &bf[0], k/amxK, &c[0], 4*n, full/32, n/amxN)
+		amxGemm(&cfg[0], &a16[0], 2*k, &bf[0], k/amxK, &c[0], 4*n, full/32, n/amxN, bias)
 	}
 	if rem := m - full; rem > 0 {
 		s.c = grow(s.c, 32*n)
 		t := s.c[:32*n]
-		copy(t, c[full*n:m*n])
-		clear(t[rem*n:])
-		amxGemm(&cfg[0], &a16[full*k], 2*k, &bf[0], k/amxK, &t[0], 4*n, 1, n/amxN)
+		if bias == nil {
+			copy(t, c[full*n:m*n])
+			clear(t[rem*n:])
+		}
+		amxGemm(&cfg[0], &a16[full*k], 2*k, &bf[0], k/amxK, &t[0], 4*n, 1, n/amxN, bias)
 		copy(c[full*n:m*n], t[:rem*n])
 	}
+}
+
+// amxBiasTile is 16 copies of the bias row b: amxGemm starts a block of c
+// from it as from 16 rows of c.
+func amxBiasTile(b []float32) []float32 {
+	t := make([]float32, 16*len(b))
+	for r := range 16 {
+		copy(t[r*len(b):], b)
+	}
+	return t
 }
 
 // attnAVX512 says whether attention's dot products and weighted sums run on

@@ -7,17 +7,19 @@
 // tmm0-3 the 32×32 fp32 block of c, tmm4-5 two 16-row tiles of a,
 // tmm6-7 two 16-column tiles of b.
 
-// func amxGemm(cfg *byte, a *uint16, lda int, b *uint16, k32 int, c *float32, ldc int, m32 int, n32 int)
+// func amxGemm(cfg *byte, a *uint16, lda int, b *uint16, k32 int, c *float32, ldc int, m32 int, n32 int, bias *float32)
 //
 // c += a·B over m32 stripes of 32 rows and n32 pairs of 16-column panels,
 // k32 steps of 32 along k. a is bf16, row-major with rows lda bytes apart
 // (lda = 2·k: the 16·lda bytes of one b panel below rely on it); b is bf16
 // packed by packBF16 (per 16-column panel, k/2 rows of 16 pairs, 64 bytes
 // each, contiguous); c is fp32 with rows ldc bytes apart. cfg is the 64-byte
-// tile configuration of amxConfig. Every call loads its configuration and
+// tile configuration of amxConfig. With bias non-nil, c's old contents are
+// not read: each block starts from bias instead, 16 copies of the bias row
+// (rows ldc bytes apart), so c = bias + a·B. Every call loads its configuration and
 // releases the tiles before it returns: between calls the goroutine may move
 // to another thread, whose tiles are not ours.
-TEXT ·amxGemm(SB), NOSPLIT, $8-72
+TEXT ·amxGemm(SB), NOSPLIT, $8-80
 	MOVQ cfg+0(FP), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 	MOVQ a+8(FP), SI
@@ -41,10 +43,24 @@ pair:
 	LEAQ (R13)(R9*8), R13 // c, row 16 of the stripe
 	LEAQ (DI)(DX*8), R12
 	LEAQ (R12)(DX*8), R12 // the next panel of b: 16·lda = 32·k bytes on
+	MOVQ  bias+72(FP), CX
+	TESTQ CX, CX
+	JZ    fromc
+	ADDQ  R10, CX
+	SUBQ  cs-8(SP), CX // bias, at this pair's column
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x09 // tileloadd (%rcx,%r9,1),%tmm0
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x4c; BYTE $0x09; BYTE $0x40 // tileloadd 0x40(%rcx,%r9,1),%tmm1
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x09 // tileloadd (%rcx,%r9,1),%tmm2
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x5c; BYTE $0x09; BYTE $0x40 // tileloadd 0x40(%rcx,%r9,1),%tmm3
+	JMP   loaded
+
+fromc:
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x0a // tileloadd (%r10,%r9,1),%tmm0
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x4c; BYTE $0x0a; BYTE $0x40 // tileloadd 0x40(%r10,%r9,1),%tmm1
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x54; BYTE $0x0d; BYTE $0x00 // tileloadd 0x0(%r13,%r9,1),%tmm2
 	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x5c; BYTE $0x0d; BYTE $0x40 // tileloadd 0x40(%r13,%r9,1),%tmm3
+
+loaded:
 	MOVQ k32+32(FP), CX
 
 kloop:

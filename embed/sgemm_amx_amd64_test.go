@@ -71,7 +71,19 @@ func testBF16Gemm(t *testing.T, kern kernel) {
 			s.a16[i] = 0x7FC0 // NaN
 		}
 		d.mulAdd(s, got, a, sz.m)
+		// mulBias: c = bias + a·W whatever c held (the AMX kernel starts
+		// from the bias instead of reading c).
+		set := make([]float32, sz.m*sz.n)
+		for i := range set {
+			set[i] = float32(math.NaN())
+		}
+		d.mulBias(s, set, a, sz.m)
 		sq := math.Sqrt(float64(sz.k))
+		for i := range set {
+			if diff := math.Abs(float64(set[i]) - exact[i]); !(diff <= 1e-5*sq) {
+				t.Fatalf("kernel %d m=%d k=%d n=%d: mulBias element %d = %v, exact bf16 product %v", kern, sz.m, sz.k, sz.n, i, set[i], exact[i])
+			}
+		}
 		for i := range got {
 			if diff := math.Abs(float64(got[i]) - exact[i]); diff > 1e-5*sq {
 				t.Fatalf("kernel %d m=%d k=%d n=%d: element %d = %v, exact bf16 product %v", kern, sz.m, sz.k, sz.n, i, got[i], exact[i])

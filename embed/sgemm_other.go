@@ -28,7 +28,7 @@ func packBF16(w []float32, k, n, width int) []uint16 {
 	panic("embed: packBF16 without the amd64 kernels")
 }
 
-func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32) {
+func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32, biasTile []float32) {
 	panic("embed: amxMulAdd without the amd64 kernels")
 }
 
@@ -49,4 +49,8 @@ func layerNormRows(out, x, gamma, beta *float32, d, rows int, invD, eps float32)
 
 func bf16MulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32) {
 	panic("embed: bf16MulAdd without the amd64 kernels")
+}
+
+func amxBiasTile(b []float32) []float32 {
+	panic("embed: amxBiasTile without the amd64 kernels")
 }
