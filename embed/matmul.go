@@ -26,7 +26,8 @@ type dense struct {
 }
 
 // gemmScratch is the per-worker memory a product may need beyond its
-// operands: the bf16 copy of a and a 32-row block of c for the AMX kernel.
+// operands: the bf16 copy of a, and the padded last row block of c (32 rows
+// for the AMX kernel, 8 for kern8x32bf).
 type gemmScratch struct {
 	a16 []uint16
 	c   []float32
