@@ -255,3 +255,132 @@ lnout:
 
 lndone:
 	RET
+
+// SMMASK sets K1 to the lanes of the block at the current position (16, or
+// the rem = BX left over) and counts them off BX: 1<<min(rem,16) - 1.
+#define SMMASK \
+	MOVQ    BX, CX \
+	CMPQ    CX, R8 \
+	CMOVQGT R8, CX \
+	MOVL    $1, AX \
+	SHLL    CX, AX \
+	DECL    AX \
+	KMOVW   AX, K1 \
+	SUBQ    $16, BX
+
+// func softmaxRow(p *float32, n int)
+//
+// p[0:n] = exp(p - max p) / Σ exp(p - max p), 16 lanes at a time with a mask
+// for the last, partial block. exp is Cephes' expf: k = round(x·log2 e),
+// r = x - k·ln 2 (in two parts), a degree-6 polynomial for e^r, then
+// VSCALEFPS for 2^k.
+TEXT ·softmaxRow(SB), NOSPLIT, $0-16
+	MOVQ  p+0(FP), DI
+	MOVQ  n+8(FP), DX
+	TESTQ DX, DX
+	JLE   smdone
+	MOVQ  $16, R8
+
+	// max
+	MOVL         $0xff800000, AX // -Inf
+	VPBROADCASTD AX, Z6
+	VMOVAPS      Z6, Z0
+	MOVQ         DI, SI
+	MOVQ         DX, BX
+
+smmax:
+	SMMASK
+	VMOVAPS       Z6, Z1
+	VMOVUPS       (SI), K1, Z1 // masked-off lanes stay -Inf
+	VMAXPS        Z1, Z0, Z0
+	ADDQ          $64, SI
+	TESTQ         BX, BX
+	JG            smmax
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VMAXPS        X1, X0, X0
+	VBROADCASTSS  X0, Z0 // max
+
+	MOVL         $0xc2aeac50, AX // -87.33654: below it e^x is 0 in float32
+	VPBROADCASTD AX, Z20
+	MOVL         $0x3fb8aa3b, AX // log2 e
+	VPBROADCASTD AX, Z21
+	MOVL         $0x3f318000, AX // C1 = 0.693359375
+	VPBROADCASTD AX, Z22
+	MOVL         $0xb95e8083, AX // C2 = -2.12194440e-4 (C1 + C2 = ln 2)
+	VPBROADCASTD AX, Z23
+	MOVL         $0x39506967, AX // 1.9875691500e-4
+	VPBROADCASTD AX, Z24
+	MOVL         $0x3ab743ce, AX // 1.3981999507e-3
+	VPBROADCASTD AX, Z25
+	MOVL         $0x3c088908, AX // 8.3334519073e-3
+	VPBROADCASTD AX, Z26
+	MOVL         $0x3d2aa9c1, AX // 4.1665795894e-2
+	VPBROADCASTD AX, Z27
+	MOVL         $0x3e2aaaaa, AX // 1.6666665459e-1
+	VPBROADCASTD AX, Z28
+	MOVL         $0x3f000000, AX // 0.5
+	VPBROADCASTD AX, Z29
+	MOVL         $0x3f800000, AX // 1
+	VPBROADCASTD AX, Z30
+
+	// exp, and their sum
+	VXORPS Z5, Z5, Z5
+	MOVQ   DI, SI
+	MOVQ   DX, BX
+
+smexp:
+	SMMASK
+	VMOVUPS.Z    (SI), K1, Z1
+	VSUBPS       Z0, Z1, Z1  // x = p - max, at most 0
+	VMAXPS       Z1, Z20, Z1 // src2 = x: a NaN stays NaN
+	VMULPS       Z21, Z1, Z2
+	VRNDSCALEPS  $0, Z2, Z2  // k = round(x·log2 e)
+	VFNMADD231PS Z22, Z2, Z1 // r = x - k·C1
+	VFNMADD231PS Z23, Z2, Z1 // r -= k·C2
+	VMOVAPS      Z24, Z3
+	VFMADD213PS  Z25, Z1, Z3
+	VFMADD213PS  Z26, Z1, Z3
+	VFMADD213PS  Z27, Z1, Z3
+	VFMADD213PS  Z28, Z1, Z3
+	VFMADD213PS  Z29, Z1, Z3 // polynomial in r
+	VMULPS       Z1, Z1, Z4  // r²
+	VFMADD213PS  Z1, Z4, Z3  // poly·r² + r
+	VADDPS       Z30, Z3, Z3 // + 1 = e^r
+	VSCALEFPS    Z2, Z3, Z3  // · 2^k
+	VMOVUPS      Z3, K1, (SI)
+	VADDPS       Z3, Z5, K1, Z5
+	ADDQ         $64, SI
+	TESTQ        BX, BX
+	JG           smexp
+	VEXTRACTF64X4 $1, Z5, Y1
+	VADDPS        Y1, Y5, Y5
+	VEXTRACTF128  $1, Y5, X1
+	VADDPS        X1, X5, X5
+	VHADDPS       X5, X5, X5
+	VHADDPS       X5, X5, X5
+	VMOVAPS       Z30, Z1
+	VDIVSS        X5, X1, X1
+	VBROADCASTSS  X1, Z5 // 1/sum
+
+	// normalise
+	MOVQ DI, SI
+	MOVQ DX, BX
+
+smnorm:
+	SMMASK
+	VMOVUPS.Z (SI), K1, Z1
+	VMULPS    Z5, Z1, Z1
+	VMOVUPS   Z1, K1, (SI)
+	ADDQ      $64, SI
+	TESTQ     BX, BX
+	JG        smnorm
+	VZEROUPPER
+
+smdone:
+	RET

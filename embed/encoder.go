@@ -327,10 +327,10 @@ func (l *encoderLayer) attendGonum(probs, qkv, ctx []float32, base, n int) {
 	}
 }
 
-// attendAVX512 is attend with the dot products and the weighted sum of each
-// query row in one assembly call each (attnScores, attnMix), instead of a
-// gonum call per key: with texts of ~20 tokens the calls cost more than
-// their arithmetic.
+// attendAVX512 is attend with the dot products, the softmax and the weighted
+// sum of each query row in one assembly call each (attnScores, softmaxRow,
+// attnMix), instead of a gonum call per key: with texts of ~20 tokens the
+// calls cost more than their arithmetic.
 func (l *encoderLayer) attendAVX512(probs, qkv, ctx []float32, base, n int) {
 	in := l.in
 	dh := in / heads
@@ -342,20 +342,7 @@ func (l *encoderLayer) attendAVX512(probs, qkv, ctx []float32, base, n int) {
 		qo, ko, vo := hd*dh, in+hd*dh, 2*in+hd*dh
 		for i := base; i < base+n; i++ {
 			attnScores(&probs[0], &qkv[i*stride+qo], &qkv[base*stride+ko], stride, n, dh, l.scale)
-			mx := float32(math.Inf(-1))
-			for _, s := range probs {
-				mx = max(mx, s)
-			}
-			var sum float32
-			for j, s := range probs {
-				p := float32(math.Exp(float64(s - mx)))
-				probs[j] = p
-				sum += p
-			}
-			inv := 1 / sum
-			for j := range probs {
-				probs[j] *= inv
-			}
+			softmaxRow(&probs[0], n)
 			attnMix(&ctx[i*in+qo], &probs[0], &qkv[base*stride+vo], stride, n, dh)
 		}
 	}

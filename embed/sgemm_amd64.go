@@ -260,3 +260,6 @@ func attnMix(c *float32, p *float32, v *float32, vstride int, n int, dh int)
 
 //go:noescape
 func layerNormRows(out, x, gamma, beta *float32, d, rows int, invD, eps float32)
+
+//go:noescape
+func softmaxRow(p *float32, n int)

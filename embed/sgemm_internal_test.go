@@ -151,3 +151,42 @@ func BenchmarkGemm(b *testing.B) {
 		})
 	}
 }
+
+// TestSoftmaxRowMatchesGo checks the AVX-512 softmax (its polynomial exp and
+// its masked last block) against math.Exp, for every length a text can have,
+// and that it writes nothing past n.
+func TestSoftmaxRowMatchesGo(t *testing.T) {
+	if !attnAVX512 {
+		t.Skip("no AVX-512 on this CPU: the softmax runs in Go")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 1; n <= MaxTokens+3; n++ {
+		for _, spread := range []float32{0.1, 10, 200} {
+			p := make([]float32, n+16)
+			for i := range p {
+				p[i] = (rng.Float32()*2 - 1) * spread
+			}
+			p[n] = 12345 // past the row: must stay
+			want := make([]float64, n)
+			mx := math.Inf(-1)
+			for _, v := range p[:n] {
+				mx = math.Max(mx, float64(v))
+			}
+			sum := 0.0
+			for i, v := range p[:n] {
+				want[i] = math.Exp(float64(v) - mx)
+				sum += want[i]
+			}
+			softmaxRow(&p[0], n)
+			for i := range want {
+				w := want[i] / sum
+				if diff := math.Abs(float64(p[i]) - w); diff > 1e-6*w+1e-9 {
+					t.Fatalf("n=%d spread %v: p[%d] = %v, want %v", n, spread, i, p[i], w)
+				}
+			}
+			if p[n] != 12345 {
+				t.Fatalf("n=%d: wrote past the row: %v", n, p[n])
+			}
+		}
+	}
+}

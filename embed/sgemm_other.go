@@ -54,3 +54,7 @@ func bf16MulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo
 func amxBiasTile(b []float32) []float32 {
 	panic("embed: amxBiasTile without the amd64 kernels")
 }
+
+func softmaxRow(p *float32, n int) {
+	panic("embed: softmaxRow without the amd64 kernels")
+}
