@@ -96,9 +96,21 @@ func BenchmarkEmbedBatch32(b *testing.B) {
 }
 
 // BenchmarkTag10k embeds 10,000 distinct tag texts per op, in calls of 256
-// (how a bulk re-embed would batch). Run it with -benchtime 1x.
-func BenchmarkTag10k(b *testing.B) {
-	m := embedtest.USELite(b)
+// (how a bulk re-embed would batch), with the kernel this CPU selects. Run it
+// with -benchtime 1x.
+func BenchmarkTag10k(b *testing.B) { tag10k(b, embedtest.USELite(b)) }
+
+// BenchmarkTag10kFP32 is BenchmarkTag10k with every product in fp32, as on
+// a CPU without AMX-BF16.
+func BenchmarkTag10kFP32(b *testing.B) {
+	m, err := embed.LoadUSELiteFP32(embedtest.ModelDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tag10k(b, m)
+}
+
+func tag10k(b *testing.B, m embed.Embedder) {
 	ctx := context.Background()
 	texts := tagTexts(10000)
 	tpt := tokensPerText(b, m, texts)

@@ -56,7 +56,10 @@ const (
 )
 
 // newEncoder picks the weights out of a TF.js manifest and checks their sizes.
-func newEncoder(w map[string]tensor, vocab int) (*encoder, error) {
+//
+// kern selects the kernel for the products (bestKernel, or kernFP32 for the
+// reference).
+func newEncoder(w map[string]tensor, vocab int, kern kernel) (*encoder, error) {
 	var missing error
 	get := func(name string, n int) []float32 {
 		t, ok := w[name]
@@ -124,11 +127,11 @@ func newEncoder(w map[string]tensor, vocab int) (*encoder, error) {
 		l := &e.layers[i]
 		for _, d := range []*dense{&l.qkv, &l.out, l.res, &l.ff1, &l.ff2} {
 			if d != nil {
-				d.pack()
+				d.pack(kern)
 			}
 		}
 	}
-	e.tanh.pack()
+	e.tanh.pack(kern)
 	// The timing signal depends only on the position; computing it once here
 	// takes sin/cos out of every call. The graph computes the angle in float32.
 	e.timing = make([]float32, MaxTokens*embedDims)
@@ -150,6 +153,7 @@ type workspace struct {
 	x, y, h, qkv, ctx, att, ff []float32
 	probs                      []float32
 	pool                       []float32
+	gemm                       gemmScratch
 }
 
 func grow(b []float32, n int) []float32 {
@@ -218,8 +222,7 @@ func (e *encoder) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 	}
 	ws.h = grow(ws.h, len(seqs)*modelDims)
 	t := ws.h[:len(seqs)*modelDims]
-	e.tanh.start(t, len(seqs))
-	e.tanh.mulAdd(t, ws.pool, len(seqs))
+	e.tanh.mulBias(&ws.gemm, t, ws.pool, len(seqs))
 	for i := range seqs {
 		v := t[i*modelDims : (i+1)*modelDims]
 		var ss float32
@@ -248,8 +251,7 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	h := ws.h[:n*in]
 	layerNorm(h, x[:n*in], in, l.ln1g, l.ln1b)
 	qkv := ws.qkv[:n*3*in]
-	l.qkv.start(qkv, n)
-	l.qkv.mulAdd(qkv, h, n)
+	l.qkv.mulBias(&ws.gemm, qkv, h, n)
 	ctx := ws.ctx[:n*in]
 	clear(ctx[real*in:])
 	base := 0
@@ -262,37 +264,40 @@ func (l *encoderLayer) forward(ws *workspace, x, y []float32, n, real int, seqs 
 	if l.res != nil {
 		l.res.start(att, n)
 		addRows(att, l.out.b)
-		l.res.mulAdd(att, x, n)
+		l.res.mulAdd(&ws.gemm, att, x, n)
 	} else {
 		copy(att, x[:n*modelDims])
 		addRows(att, l.out.b)
 	}
-	l.out.mulAdd(att, ctx, n)
+	l.out.mulAdd(&ws.gemm, att, ctx, n)
 
 	h = ws.h[:n*modelDims]
 	layerNorm(h, att, modelDims, l.ln2g, l.ln2b)
 	ff := ws.ff[:n*ffnDims]
-	l.ff1.start(ff, n)
-	l.ff1.mulAdd(ff, h, n)
-	for i, v := range ff {
-		if v < 0 {
-			ff[i] = 0
-		}
-	}
+	l.ff1.mulBias(&ws.gemm, ff, h, n)
 	y = y[:n*modelDims]
 	copy(y, att)
 	addRows(y, l.ff2.b)
-	l.ff2.mulAdd(y, ff, n)
+	l.ff2.mulAddReLU(&ws.gemm, y, ff, n)
 }
 
 // attend computes multi-head self-attention for the n rows of one text
 // starting at row base, writing the heads' concatenated output into ctx.
 func (l *encoderLayer) attend(ws *workspace, qkv, ctx []float32, base, n int) {
+	ws.probs = grow(ws.probs, n)
+	probs := ws.probs
+	if attnAVX512 && (l.in/heads)%64 == 0 {
+		l.attendAVX512(probs, qkv, ctx, base, n)
+		return
+	}
+	l.attendGonum(probs, qkv, ctx, base, n)
+}
+
+// attendGonum is attend on gonum's dot and axpy, one call per key.
+func (l *encoderLayer) attendGonum(probs, qkv, ctx []float32, base, n int) {
 	in := l.in
 	dh := in / heads
 	stride := 3 * in
-	ws.probs = grow(ws.probs, n)
-	probs := ws.probs
 	for hd := 0; hd < heads; hd++ {
 		qo, ko, vo := hd*dh, in+hd*dh, 2*in+hd*dh
 		for i := base; i < base+n; i++ {
@@ -322,6 +327,27 @@ func (l *encoderLayer) attend(ws *workspace, qkv, ctx []float32, base, n int) {
 	}
 }
 
+// attendAVX512 is attend with the dot products, the softmax and the weighted
+// sum of each query row in one assembly call each (attnScores, softmaxRow,
+// attnMix), instead of a gonum call per key: with texts of ~20 tokens the
+// calls cost more than their arithmetic.
+func (l *encoderLayer) attendAVX512(probs, qkv, ctx []float32, base, n int) {
+	in := l.in
+	dh := in / heads
+	stride := 3 * in
+	_ = qkv[(base+n)*stride-1]
+	_ = ctx[(base+n)*in-1]
+	probs = probs[:n]
+	for hd := 0; hd < heads; hd++ {
+		qo, ko, vo := hd*dh, in+hd*dh, 2*in+hd*dh
+		for i := base; i < base+n; i++ {
+			attnScores(&probs[0], &qkv[i*stride+qo], &qkv[base*stride+ko], stride, n, dh, l.scale)
+			softmaxRow(&probs[0], n)
+			attnMix(&ctx[i*in+qo], &probs[0], &qkv[base*stride+vo], stride, n, dh)
+		}
+	}
+}
+
 // addRows adds b to every len(b)-wide row of x.
 func addRows(x, b []float32) {
 	for r := 0; r+len(b) <= len(x); r += len(b) {
@@ -333,7 +359,20 @@ func addRows(x, b []float32) {
 }
 
 // layerNorm normalises each d-wide row of x into out: g·(x-mean)/sqrt(var+eps)+b.
+// With AVX-512 the rows go through layerNormRows: this loop's sums are one
+// long chain of dependent adds.
 func layerNorm(out, x []float32, d int, g, b []float32) {
+	if attnAVX512 && d%32 == 0 && len(x) >= d {
+		rows := len(x) / d
+		_, _, _ = out[rows*d-1], g[d-1], b[d-1]
+		layerNormRows(&out[0], &x[0], &g[0], &b[0], d, rows, 1/float32(d), lnEpsilon)
+		return
+	}
+	layerNormGo(out, x, d, g, b)
+}
+
+// layerNormGo is layerNorm in Go.
+func layerNormGo(out, x []float32, d int, g, b []float32) {
 	for r := 0; r+d <= len(x); r += d {
 		xr := x[r : r+d]
 		or := out[r : r+d]

@@ -1,6 +1,11 @@
 package embed
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
 
 // panelWidth is the column width of packed weight panels, chosen once from
 // the CPU: 32 for the AVX-512 kernels, 16 for the AVX2+FMA ones, 0 for none
@@ -67,3 +72,194 @@ func packedGemm(w, m, n, k int, a, packed, c []float32) {
 // rowAlign is the row block of the selected kernel; the encoder pads its
 // token rows to a multiple of it.
 var rowAlign = map[int]int{32: 8, 16: 4}[panelWidth]
+
+// useAMX says whether the bf16 tile kernel can run here, decided once at
+// start-up from the CPU and the kernel's grant; useBF16 whether kern8x32bf
+// can (AVX512_BF16).
+var (
+	useAMX  = amxUsable()
+	useBF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16
+)
+
+// bestKernel is the kernel the encoder's products run on: AMX tiles when
+// the CPU and Linux allow them, else fp32. kern8x32bf (AVX512_BF16) is not
+// chosen by itself: on this project's Intel machine it ran at 0.75× the fp32
+// kernel (VDPBF16PS issues on one port, FMA on two); on CPUs where it is
+// faster (AMD Zen 4/5 issue it at the FMA rate with twice the products)
+// envKernel selects it.
+var bestKernel = chooseKernel(os.Getenv(envKernel))
+
+// envKernel names an environment variable that picks the kernel: "fp32",
+// "amx" or "avx512-bf16". A kernel this CPU cannot run, or any other value,
+// leaves the default. It serves benchmarks (the same binary on each kernel)
+// and anyone who wants the fp32 vectors exactly.
+const envKernel = "SEMFS_EMBED_KERNEL"
+
+func chooseKernel(want string) kernel {
+	switch {
+	case want == "fp32":
+		return kernFP32
+	case want == "avx512-bf16" && useBF16:
+		return kernBF16
+	case useAMX:
+		return kernAMX
+	}
+	return kernFP32
+}
+
+// Shape of the AMX kernel's work: whole 32-wide steps along k (one tile of a
+// holds 32 bf16 per row) and pairs of 16-column panels along n.
+const (
+	amxK = 32
+	amxN = 32
+)
+
+//go:noescape
+func amxGemm(cfg *byte, a *uint16, lda int, b *uint16, k32 int, c *float32, ldc int, m32 int, n32 int, bias *float32)
+
+//go:noescape
+func toBF16(dst *uint16, src *float32, n int, lo float32)
+
+// amxConfig is the tile configuration amxGemm loads: palette 1, tiles 0-7 of
+// 16 rows × 64 bytes (16 fp32 of c, 32 bf16 of a, or 16 bf16 pairs of b).
+func amxConfig() (cfg [64]byte) {
+	cfg[0] = 1
+	for t := 0; t < 8; t++ {
+		cfg[16+2*t] = 64
+		cfg[48+t] = 16
+	}
+	return cfg
+}
+
+// bf16 rounds f to bfloat16, to nearest with ties to even, as toBF16 does.
+func bf16(f float32) uint16 {
+	u := math.Float32bits(f)
+	u += 0x7FFF + (u>>16)&1
+	return uint16(u >> 16)
+}
+
+// packBF16 lays out the k×n row-major w in bf16 panels of width columns:
+// panel p (columns width·p on) holds k/2 rows, row r the pairs
+// (w[2r][c], w[2r+1][c]) for its columns c. Width 16 is the layout
+// TDPBF16PS reads for b (a tile of b is 1 KiB read straight from memory);
+// width 32 is kern8x32bf's, two ZMM registers of pairs per row.
+func packBF16(w []float32, k, n, width int) []uint16 {
+	p := make([]uint16, k*n)
+	for j := 0; j < n; j += width {
+		panel := p[j*k : (j+width)*k]
+		for r := 0; r < k/2; r++ {
+			row := panel[r*2*width : (r+1)*2*width]
+			w0, w1 := w[2*r*n+j:2*r*n+j+width], w[(2*r+1)*n+j:(2*r+1)*n+j+width]
+			for c := range width {
+				row[2*c], row[2*c+1] = bf16(w0[c]), bf16(w1[c])
+			}
+		}
+	}
+	return p
+}
+
+//go:noescape
+func kern8x32bf(a *uint16, lda int, b *uint16, k2 int, c *float32, ldc int)
+
+// bf16MulAdd is amxMulAdd on kern8x32bf: bf packed by packBF16 with width
+// 32, rows in blocks of 8 (the last, partial one through a zero-padded block
+// in s), 64 rows at a time so that their bf16 copy stays in cache while one
+// panel is swept.
+func bf16MulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32) {
+	if m == 0 {
+		return
+	}
+	_ = bf[k*n-1]
+	mp := (m + 7) &^ 7
+	if cap(s.a16) < mp*k {
+		s.a16 = make([]uint16, mp*k)
+	}
+	a16 := s.a16[:mp*k]
+	toBF16(&a16[0], &a[0], m*k, lo)
+	clear(a16[m*k:])
+	full := m &^ 7
+	for i0 := 0; i0 < full; i0 += 64 {
+		i1 := min(i0+64, full)
+		for j := 0; j < n; j += 32 {
+			for i := i0; i < i1; i += 8 {
+				kern8x32bf(&a16[i*k], 2*k, &bf[j*k], k/2, &c[i*n+j], n)
+			}
+		}
+	}
+	if rem := m - full; rem > 0 {
+		s.c = grow(s.c, 8*n)
+		t := s.c[:8*n]
+		copy(t, c[full*n:m*n])
+		clear(t[rem*n:])
+		for j := 0; j < n; j += 32 {
+			kern8x32bf(&a16[full*k], 2*k, &bf[j*k], k/2, &t[j], n)
+		}
+		copy(c[full*n:m*n], t[:rem*n])
+	}
+}
+
+// amxMulAdd computes c += max(a, lo)·B for row-major a (m×k, fp32) and c
+// (m×n), where bf is B packed by packBF16: lo = 0 applies a ReLU to a on the
+// way, lo = -Inf nothing. a is rounded to bf16 (products exact, sums in fp32);
+// rows past the last whole 32-row stripe go through a zero-padded block in s.
+// With biasTile (16 copies of a bias row, see amxBiasTile) non-nil it computes
+// c = bias + max(a, lo)·B instead, without reading c.
+func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo float32, biasTile []float32) {
+	if m == 0 {
+		return
+	}
+	_ = bf[k*n-1]
+	var bias *float32
+	if biasTile != nil {
+		_ = biasTile[16*n-1]
+		bias = &biasTile[0]
+	}
+	mp := (m + 31) &^ 31
+	if cap(s.a16) < mp*k {
+		s.a16 = make([]uint16, mp*k)
+	}
+	a16 := s.a16[:mp*k]
+	toBF16(&a16[0], &a[0], m*k, lo)
+	clear(a16[m*k:])
+	cfg := amxConfig()
+	full := m &^ 31
+	if full > 0 {
+		amxGemm(&cfg[0], &a16[0], 2*k, &bf[0], k/amxK, &c[0], 4*n, full/32, n/amxN, bias)
+	}
+	if rem := m - full; rem > 0 {
+		s.c = grow(s.c, 32*n)
+		t := s.c[:32*n]
+		if bias == nil {
+			copy(t, c[full*n:m*n])
+			clear(t[rem*n:])
+		}
+		amxGemm(&cfg[0], &a16[full*k], 2*k, &bf[0], k/amxK, &t[0], 4*n, 1, n/amxN, bias)
+		copy(c[full*n:m*n], t[:rem*n])
+	}
+}
+
+// amxBiasTile is 16 copies of the bias row b: amxGemm starts a block of c
+// from it as from 16 rows of c.
+func amxBiasTile(b []float32) []float32 {
+	t := make([]float32, 16*len(b))
+	for r := range 16 {
+		copy(t[r*len(b):], b)
+	}
+	return t
+}
+
+// attnAVX512 says whether attention's dot products and weighted sums run on
+// the AVX-512 routines (attnScores, attnMix) instead of gonum's per-row calls.
+var attnAVX512 = cpu.X86.HasAVX512F
+
+//go:noescape
+func attnScores(s *float32, q *float32, k *float32, kstride int, n int, dh int, scale float32)
+
+//go:noescape
+func attnMix(c *float32, p *float32, v *float32, vstride int, n int, dh int)
+
+//go:noescape
+func layerNormRows(out, x, gamma, beta *float32, d, rows int, invD, eps float32)
+
+//go:noescape
+func softmaxRow(p *float32, n int)

@@ -37,15 +37,155 @@ func TestPackedGemmMatchesGonum(t *testing.T) {
 			d := dense{in: sz.k, out: sz.n, w: w, b: bias}
 			want := make([]float32, sz.m*sz.n)
 			d.start(want, sz.m)
-			d.mulAdd(want, a, sz.m) // gonum: not packed yet
+			d.mulAdd(&gemmScratch{}, want, a, sz.m) // gonum: not packed yet
 			d.packWidth(width)
 			got := make([]float32, sz.m*sz.n)
 			d.start(got, sz.m)
-			d.mulAdd(got, a, sz.m)
+			d.mulAdd(&gemmScratch{}, got, a, sz.m)
 			for i := range got {
 				if diff := math.Abs(float64(got[i] - want[i])); diff > 1e-4*math.Sqrt(float64(sz.k)) {
 					t.Fatalf("width %d m=%d k=%d n=%d: element %d = %v, gonum %v", width, sz.m, sz.k, sz.n, i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// TestAttendAVX512MatchesGonum checks the assembly attention (attnScores,
+// attnMix) against the gonum loop it replaces, for both layers' widths and
+// text lengths around its four-key blocks.
+func TestAttendAVX512MatchesGonum(t *testing.T) {
+	if !attnAVX512 {
+		t.Skip("no AVX-512 on this CPU: attention runs on gonum")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, in := range []int{embedDims, modelDims} {
+		l := encoderLayer{in: in, scale: 1 / float32(math.Sqrt(float64(in/heads)))}
+		for _, n := range []int{1, 3, 4, 5, 19, 128} {
+			const base = 2 // the text starts after another one's rows
+			qkv := make([]float32, (base+n)*3*in)
+			for i := range qkv {
+				qkv[i] = rng.Float32()*4 - 2
+			}
+			want := make([]float32, (base+n)*in)
+			got := make([]float32, (base+n)*in)
+			probs := make([]float32, n)
+			l.attendGonum(probs, qkv, want, base, n)
+			l.attendAVX512(probs, qkv, got, base, n)
+			for i := range got {
+				if diff := math.Abs(float64(got[i] - want[i])); diff > 1e-5 {
+					t.Fatalf("in=%d n=%d: element %d = %v, gonum %v", in, n, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestLayerNormRowsMatchesGo checks the AVX-512 layer norm against the Go loop.
+func TestLayerNormRowsMatchesGo(t *testing.T) {
+	if !attnAVX512 {
+		t.Skip("no AVX-512 on this CPU: layer norm runs in Go")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, d := range []int{embedDims, modelDims} {
+		for _, rows := range []int{1, 3, 40} {
+			x := make([]float32, rows*d)
+			for i := range x {
+				x[i] = rng.Float32()*6 - 2
+			}
+			x[0] = 50 // one outlier, as residual streams have
+			g, b := make([]float32, d), make([]float32, d)
+			for i := range g {
+				g[i], b[i] = rng.Float32()*2, rng.Float32()-0.5
+			}
+			want, got := make([]float32, rows*d), make([]float32, rows*d)
+			layerNormGo(want, x, d, g, b)
+			layerNorm(got, x, d, g, b)
+			for i := range got {
+				if diff := math.Abs(float64(got[i] - want[i])); diff > 1e-5 {
+					t.Fatalf("d=%d rows=%d: element %d = %v, Go %v", d, rows, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGemm is one 512-token chunk's products on the shapes of the
+// encoder (k×n per layer), for each kernel this CPU can run; GFLOP/s is per
+// core.
+func BenchmarkGemm(b *testing.B) {
+	shapes := []struct{ k, n int }{{256, 768}, {256, 512}, {256, 512}, {512, 1536}, {1536, 512}, {512, 1536}, {512, 512}, {512, 1536}, {1536, 512}}
+	const m = 512
+	kernels := map[string]bool{"fp32": panelWidth != 0, "amx": useAMX, "avx512-bf16": useBF16}
+	kinds := map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16}
+	for name, ok := range kernels {
+		if !ok {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			var ds []dense
+			flop := 0
+			for _, sz := range shapes {
+				w := make([]float32, sz.k*sz.n)
+				for i := range w {
+					w[i] = rng.Float32()*2 - 1
+				}
+				d := dense{in: sz.k, out: sz.n, w: w}
+				d.pack(kinds[name])
+				ds = append(ds, d)
+				flop += 2 * m * sz.k * sz.n
+			}
+			a := make([]float32, m*1536)
+			for i := range a {
+				a[i] = rng.Float32()*2 - 1
+			}
+			c := make([]float32, m*1536)
+			s := &gemmScratch{}
+			for b.Loop() {
+				for i := range ds {
+					ds[i].mulAdd(s, c, a, m)
+				}
+			}
+			b.ReportMetric(float64(flop)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// TestSoftmaxRowMatchesGo checks the AVX-512 softmax (its polynomial exp and
+// its masked last block) against math.Exp, for every length a text can have,
+// and that it writes nothing past n.
+func TestSoftmaxRowMatchesGo(t *testing.T) {
+	if !attnAVX512 {
+		t.Skip("no AVX-512 on this CPU: the softmax runs in Go")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 1; n <= MaxTokens+3; n++ {
+		for _, spread := range []float32{0.1, 10, 200} {
+			p := make([]float32, n+16)
+			for i := range p {
+				p[i] = (rng.Float32()*2 - 1) * spread
+			}
+			p[n] = 12345 // past the row: must stay
+			want := make([]float64, n)
+			mx := math.Inf(-1)
+			for _, v := range p[:n] {
+				mx = math.Max(mx, float64(v))
+			}
+			sum := 0.0
+			for i, v := range p[:n] {
+				want[i] = math.Exp(float64(v) - mx)
+				sum += want[i]
+			}
+			softmaxRow(&p[0], n)
+			for i := range want {
+				w := want[i] / sum
+				if diff := math.Abs(float64(p[i]) - w); diff > 1e-6*w+1e-9 {
+					t.Fatalf("n=%d spread %v: p[%d] = %v, want %v", n, spread, i, p[i], w)
+				}
+			}
+			if p[n] != 12345 {
+				t.Fatalf("n=%d: wrote past the row: %v", n, p[n])
 			}
 		}
 	}

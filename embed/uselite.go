@@ -44,7 +44,9 @@ func LoadUSELite(dir string) (Embedder, error) {
 	return m, nil
 }
 
-func loadUSELite(dir string) (*USELite, error) {
+func loadUSELite(dir string) (*USELite, error) { return loadUSELiteWith(dir, bestKernel) }
+
+func loadUSELiteWith(dir string, kern kernel) (*USELite, error) {
 	tok, err := LoadTokenizer(filepath.Join(dir, "vocab.json"))
 	if err != nil {
 		return nil, err
@@ -53,7 +55,7 @@ func loadUSELite(dir string) (*USELite, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc, err := newEncoder(w, tok.VocabSize())
+	enc, err := newEncoder(w, tok.VocabSize(), kern)
 	if err != nil {
 		return nil, &Error{Op: "load", Kind: KindModelInvalid, Path: dir, Err: err}
 	}

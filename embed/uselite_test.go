@@ -84,6 +84,51 @@ func TestMatchesJSRuntime(t *testing.T) {
 	}
 }
 
+// TestBF16MatchesFP32 bounds what the bf16 kernels (weights and activations
+// rounded to bfloat16 before each product, sums in fp32) change in the
+// model's output: over the JS reference sentences and 2,000 tag texts, every
+// vector stays within cosine 0.9999 of the fp32 path's, the bar
+// TestMatchesJSRuntime sets against TF.js. Each bf16 kernel this CPU can run
+// is checked (AMX tiles, AVX512_BF16).
+func TestBF16MatchesFP32(t *testing.T) {
+	kernels := embed.BF16Kernels()
+	if len(kernels) == 0 {
+		t.Skip("no AMX-BF16 or AVX512_BF16 here: the model runs in fp32 only")
+	}
+	dir := embedtest.ModelDir(t)
+	ref, err := embed.LoadUSELiteFP32(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := append(tagTexts(2000), embedtest.LoadUSERef(t).Sentences...)
+	want, err := ref.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kernels {
+		t.Run(k, func(t *testing.T) {
+			m, err := embed.LoadUSELiteKernel(dir, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Embed(context.Background(), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst, sum := 1.0, 0.0
+			for i := range texts {
+				c := cosine(got[i], want[i])
+				sum += 1 - c
+				worst = min(worst, c)
+				if c < 0.9999 {
+					t.Errorf("text %d %q: cosine to fp32 %.7f < 0.9999", i, texts[i], c)
+				}
+			}
+			t.Logf("%s, %d texts: min cosine to fp32 %.7f, mean 1-cosine %.2g", k, len(texts), worst, sum/float64(len(texts)))
+		})
+	}
+}
+
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {
 		return false

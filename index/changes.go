@@ -288,6 +288,18 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 		}
 		preps[i] = p
 	}
+	// The embedding of a large batch keeps every core busy; the update
+	// below runs on one. The Bleve batch that update would otherwise run in
+	// its write (once bleveBatchMax changes are pending) goes beside the
+	// embedding instead: the same batch, by the same function queries call.
+	if len(texts) >= bleveOverlapTexts && x.bleveBacklog() >= bleveBatchMax/2 {
+		flushed := make(chan struct{})
+		go func() {
+			defer close(flushed)
+			x.flushBleve()
+		}()
+		defer func() { <-flushed }()
+	}
 	if len(texts) > 0 {
 		vecs, err := x.embedMany(ctx, texts)
 		if err != nil {
@@ -365,6 +377,17 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 		return nil, err
 	}
 	return recs, nil
+}
+
+// bleveOverlapTexts is the smallest batch of texts whose embedding tagMany
+// overlaps with a pending Bleve batch: smaller ones end before it would.
+const bleveOverlapTexts = 64
+
+// bleveBacklog is how many committed changes wait for Bleve.
+func (x *Index) bleveBacklog() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.pending)
 }
 
 func (x *Index) checkClientVector(op, path string, v *Vector) error {

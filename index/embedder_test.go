@@ -2,7 +2,9 @@ package index_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/semfs/semfs/embed"
@@ -156,4 +158,53 @@ func TestTagMany(t *testing.T) {
 	if len(got) != 3 || got[0].Score <= 1 {
 		t.Errorf("query after batch: %v", scores(got))
 	}
+}
+
+// TestTagManyBesideBleveBatch: a large TagMany runs the pending Bleve batch
+// beside its embedding (the second batch here finds 600 changes pending). Both
+// batches must be in Bleve afterwards, and in the records, and survive a
+// reopen without a rebuild; run with -race, this is also the check that the
+// two do not share anything unguarded.
+func TestTagManyBesideBleveBatch(t *testing.T) {
+	emb := hashEmbedder{name: "hash-32", dims: 32}
+	dir := t.TempDir()
+	x := openIndex(t, dir, index.Options{Embedder: emb})
+	index.ForceKeywordPlan(x, "bleve")
+	batch := func(word string) []index.TagRequest {
+		var reqs []index.TagRequest
+		for i := range 600 {
+			reqs = append(reqs, index.TagRequest{Path: fmt.Sprintf("%s/f%03d", word, i), Task: word + " report", RelatedApps: []string{"editor"}})
+		}
+		return reqs
+	}
+	for _, w := range []string{"alpha", "beta"} {
+		if _, err := x.TagMany(context.Background(), batch(w)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(x *index.Index) {
+		t.Helper()
+		for _, w := range []string{"alpha", "beta"} {
+			got := query(t, x, index.Query{Text: w, Limit: 1000})
+			n := 0
+			for _, r := range got {
+				if strings.HasPrefix(r.Path, w+"/") {
+					n++
+				}
+			}
+			if n != 600 {
+				t.Errorf("query %q: %d of its 600 files", w, n)
+			}
+		}
+		if s := x.Stats(); s.Records != 1200 || s.Vectors["hash-32"] != 1200 {
+			t.Errorf("stats %+v", s)
+		}
+	}
+	check(x)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x = openIndex(t, dir, index.Options{Embedder: emb})
+	index.ForceKeywordPlan(x, "bleve")
+	check(x)
 }

@@ -1,0 +1,24 @@
+package embed
+
+// LoadUSELiteFP32 loads the model with every product in fp32, whatever the
+// CPU offers: the reference the bf16 tile kernel is checked against.
+func LoadUSELiteFP32(dir string) (*USELite, error) { return loadUSELiteWith(dir, kernFP32) }
+
+// BF16Kernels names the bf16 kernels this CPU can run ("amx",
+// "avx512-bf16"); the first is the one LoadUSELite picks.
+func BF16Kernels() []string {
+	var ks []string
+	if useAMX {
+		ks = append(ks, "amx")
+	}
+	if useBF16 {
+		ks = append(ks, "avx512-bf16")
+	}
+	return ks
+}
+
+// LoadUSELiteKernel loads the model on the named kernel ("fp32", "amx",
+// "avx512-bf16"), which the caller has checked this CPU can run.
+func LoadUSELiteKernel(dir, name string) (*USELite, error) {
+	return loadUSELiteWith(dir, map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16}[name])
+}
