@@ -33,8 +33,10 @@ import (
 // reconcile-after-ready-s reports how much later it finished.
 //
 // Cases:
+//
 //   - files=N,model=off: untagged files, keyword-only (--model-dir off), the
 //     figure earlier BENCHMARKS sections give;
+//
 //   - files=N,model=use-lite,tagged: every file tagged (task, related apps,
 //     durable record in its user.semfs attribute) with a 512-d USE-lite
 //     in-process vector, and the model loaded, as `make serve` runs. The tags
@@ -45,7 +47,7 @@ import (
 //     hold; the vectors' values are not the model's, which start-up never reads
 //     for meaning.
 //
-//	go test -run '^$' -bench DaemonStart -benchtime 3x ./integration/bench/
+//     go test -run '^$' -bench DaemonStart -benchtime 3x ./integration/bench/
 func BenchmarkDaemonStart(b *testing.B) {
 	for _, c := range []struct {
 		n      int
