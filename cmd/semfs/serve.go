@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -171,6 +172,14 @@ type daemon struct {
 
 func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error {
 	d.started = time.Now()
+	if os.Getenv("GOGC") == "" {
+		// Opening the index allocates about 0.7 GB at 100k tagged files,
+		// most of it kept; at the default GOGC the collector runs a cycle
+		// each time the heap doubles on the way up, on the cores the load
+		// needs. Fewer cycles until the daemon serves, then the default (or
+		// the user's GOGC, left alone).
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	d.errc = make(chan error, 4)
 	if err := os.MkdirAll(d.paths.Data, 0o755); err != nil {
 		return err

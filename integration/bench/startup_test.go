@@ -74,8 +74,29 @@ func BenchmarkDaemonStart(b *testing.B) {
 			d.WaitReconciled()
 			d.Stop()
 			b.ResetTimer()
-			var cpu, bg time.Duration
+			// SEMFS_BENCH_OLD_BIN: also start that binary before each timed
+			// start, on the same directories, and report it as old-*: an A/B
+			// under the same load (the old binary may reconcile before it
+			// listens, so its ready time includes that).
+			oldBin := os.Getenv("SEMFS_BENCH_OLD_BIN")
+			newBin := semfstest.Binary(b)
+			var cpu, bg, oldReady, oldCPU time.Duration
 			for i := 0; i < b.N; i++ {
+				if oldBin != "" {
+					b.StopTimer()
+					b.Setenv("SEMFS_BIN", oldBin)
+					t0 := time.Now()
+					d.Restart()
+					if _, err := d.Client.Query(d.Context(), client.QueryRequest{Text: "quarterly report", Limit: 10}); err != nil {
+						b.Fatal(err)
+					}
+					oldReady += time.Since(t0)
+					d.WaitReconciled()
+					oldCPU += processCPU(b, d.PID())
+					d.Stop()
+					b.Setenv("SEMFS_BIN", newBin)
+					b.StartTimer()
+				}
 				t0 := time.Now()
 				d.Restart()
 				if _, err := d.Client.Query(d.Context(), client.QueryRequest{Text: "quarterly report", Limit: 10}); err != nil {
@@ -97,6 +118,10 @@ func BenchmarkDaemonStart(b *testing.B) {
 				}
 				d.Stop()
 				b.StartTimer()
+			}
+			if oldBin != "" {
+				b.ReportMetric(oldReady.Seconds()/float64(b.N), "old-ready-s")
+				b.ReportMetric(oldCPU.Seconds()/float64(b.N), "old-cpu-at-reconciled-s")
 			}
 			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-at-reconciled-s")
 			b.ReportMetric(bg.Seconds()/float64(b.N), "reconcile-after-ready-s")
