@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/semfs/semfs/embed"
@@ -34,6 +39,12 @@ type Options struct {
 	// Saver, when set, receives every tag (with the file's creator) before the
 	// index commits it, so that the index can be rebuilt without its files.
 	Saver Saver
+	// EmbedderFrom, when set (and Embedder nil), gives the in-process
+	// embedder: Open calls it once, after loading records, vectors and Bleve,
+	// so that a model can load on another goroutine meanwhile. nil from it
+	// means keyword-only. Its model must be one of Models (its vectors are
+	// loaded before it is known).
+	EmbedderFrom func() embed.Embedder
 }
 
 // Index is the tag index of one backing directory. All methods are safe for
@@ -81,6 +92,10 @@ type Index struct {
 	re     *reembedder
 	stopBg context.CancelFunc
 	bgDone sync.WaitGroup
+
+	// guards are the open Guards (a reconcile running beside other writers):
+	// every record path a committed write changes is added to each.
+	guards []*Guard
 }
 
 const recordsFile = "records.db"
@@ -101,6 +116,7 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, ioErr("open", dir, err)
 	}
+	t0 := time.Now()
 	db, err := x.openRecords()
 	if err != nil {
 		lock.Close()
@@ -143,14 +159,35 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := x.loadRecords(); err != nil {
+	// Records (the keyword table and name map), vectors and Bleve load at
+	// once: none reads what another writes (vectors find their records'
+	// slots afterwards, in placeVectors), and at 100k files each is a few
+	// hundred ms.
+	t1 := time.Now()
+	var wg sync.WaitGroup
+	var recErr, vecErr, blErr error
+	var recTook, vecTook, blTook time.Duration
+	timed := func(took *time.Duration, fn func() error) func() error {
+		return func() error { t := time.Now(); err := fn(); *took = time.Since(t); return err }
+	}
+	wg.Add(3)
+	go func() { defer wg.Done(); recErr = timed(&recTook, x.loadRecords)() }()
+	go func() { defer wg.Done(); vecErr = timed(&vecTook, x.loadVectors)() }()
+	go func() { defer wg.Done(); blErr = timed(&blTook, func() error { return x.openBleve(x.gen) })() }()
+	wg.Wait()
+	if err := errors.Join(recErr, vecErr, blErr); err != nil {
 		return fail(err)
 	}
-	if err := x.loadVectors(); err != nil {
-		return fail(err)
-	}
-	if err := x.openBleve(x.gen); err != nil {
-		return fail(err)
+	x.placeVectors()
+	t2 := time.Now()
+	if opts.EmbedderFrom != nil && opts.Embedder == nil {
+		e := opts.EmbedderFrom()
+		if m, ok := x.models[nameOf(e)]; e != nil && !ok {
+			return fail(fmt.Errorf("%w: the in-process model %q is not among the index's models", ErrUnknownModel, e.Name()))
+		} else if e != nil && m.Dims != e.Dims() {
+			return fail(fmt.Errorf("%w: model %q has %d dimensions, embedder %d", ErrUnknownModel, m.Name, m.Dims, e.Dims()))
+		}
+		x.setEmbedder(e)
 	}
 	if x.bleveSeen > x.gen && x.damage.Records == "" {
 		// Bleve only ever learns a generation after buntdb committed it: buntdb
@@ -171,6 +208,10 @@ func Open(dir string, opts Options) (*Index, error) {
 		x.log.Warn("index: damage found at open", "dir", dir, "damage", x.damage.String())
 	}
 	x.start()
+	x.log.Info("index: opened", "records", x.hay.len(), "records.db", t1.Sub(t0).Round(time.Millisecond),
+		"tables", t2.Sub(t1).Round(time.Millisecond), "recordTable", recTook.Round(time.Millisecond),
+		"vectors", vecTook.Round(time.Millisecond), "bleve", blTook.Round(time.Millisecond),
+		"model", time.Since(t2).Round(time.Millisecond))
 	return x, nil
 }
 
@@ -230,14 +271,32 @@ func newIndex(dir string, opts Options) (*Index, error) {
 		if ok && m.Dims != x.emb.Dims() {
 			return nil, errorf("open", KindInvalid, dir, fmt.Errorf("%w: model %q has %d dimensions, embedder %d", ErrUnknownModel, m.Name, m.Dims, x.emb.Dims()))
 		}
-		if !ok {
-			x.models[x.emb.Name()] = embed.Model{Name: x.emb.Name(), Dims: x.emb.Dims(), Threshold: x.emb.Threshold()}
-		}
-	} else {
-		x.keywordOnly = "no in-process embedder loaded; queries without a client vector rank by keywords only"
-		log.Warn("index: keyword-only", "reason", x.keywordOnly)
+	}
+	if opts.EmbedderFrom == nil || opts.Embedder != nil {
+		x.setEmbedder(x.emb)
 	}
 	return x, nil
+}
+
+// setEmbedder makes e (nil: none) the in-process embedder. Precondition: x
+// not yet shared (x.emb is read without x.mu), and e's dimensions checked.
+func (x *Index) setEmbedder(e embed.Embedder) {
+	x.emb = e
+	if e == nil {
+		x.keywordOnly = "no in-process embedder loaded; queries without a client vector rank by keywords only"
+		x.log.Warn("index: keyword-only", "reason", x.keywordOnly)
+		return
+	}
+	if _, ok := x.models[e.Name()]; !ok {
+		x.models[e.Name()] = embed.Model{Name: e.Name(), Dims: e.Dims(), Threshold: e.Threshold()}
+	}
+}
+
+func nameOf(e embed.Embedder) string {
+	if e == nil {
+		return ""
+	}
+	return e.Name()
 }
 
 type hayEntry struct {
@@ -248,7 +307,95 @@ type hayEntry struct {
 }
 
 func newHay(path string, s *stored) hayEntry {
+	if e, ok := newHayASCII(path, s); ok {
+		return e
+	}
 	return hayEntry{path: path, joined: joinHay(haystack(path, s)), names: names(path, s.CreatedBy, s.RelatedApps), tagged: s.tagged()}
+}
+
+// newHayASCII is newHay for a record whose path, creator, task and apps are
+// all ASCII (nearly every record), built with one allocation for the joined
+// haystack and one for the names, which are substrings of it: for ASCII, NFKC
+// changes nothing and folding is upper-casing, so the folded path's segments
+// are the folded segments. Open builds 100k of these; the general path cost
+// about 5 µs of CPU each. ok is false for any other record.
+func newHayASCII(p string, s *stored) (e hayEntry, ok bool) {
+	fields := make([]string, 0, 3+len(s.RelatedApps))
+	fields = append(fields, p)
+	if s.CreatedBy != "" {
+		fields = append(fields, s.CreatedBy)
+	}
+	if s.Task != "" {
+		fields = append(fields, s.Task)
+	}
+	for _, a := range s.RelatedApps {
+		if a != "" {
+			fields = append(fields, a)
+		}
+	}
+	n := len(fields) - 1
+	for _, f := range fields {
+		n += len(f)
+		for i := 0; i < len(f); i++ {
+			if f[i] >= utf8.RuneSelf {
+				return hayEntry{}, false
+			}
+		}
+	}
+	b := make([]byte, 0, n)
+	at := make([]int, len(fields)) // where each field starts in b
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, fieldSep...)
+		}
+		at[i] = len(b)
+		for j := 0; j < len(f); j++ {
+			c := f[j]
+			if 'a' <= c && c <= 'z' {
+				c = c - 'a' + 'A' // as fold does
+			}
+			b = append(b, c)
+		}
+	}
+	joined := unsafe.String(unsafe.SliceData(b), len(b)) // b is not used after
+	field := func(i int) string { return joined[at[i] : at[i]+len(fields[i])] }
+	// The names, in names()'s order, each once.
+	out := make([]string, 0, 8+len(s.RelatedApps))
+	add := func(x string) {
+		if x != "" && !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	fp := field(0)
+	add(fp)
+	for rest := fp; ; {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			add(rest)
+			break
+		}
+		add(rest[:i])
+		rest = rest[i+1:]
+	}
+	base := path.Base(fp)
+	if ext := path.Ext(base); ext != "" && ext != base {
+		add(base[:len(base)-len(ext)])
+	}
+	i := 1
+	if s.CreatedBy != "" {
+		add(field(i))
+		i++
+	}
+	if s.Task != "" {
+		i++
+	}
+	for _, a := range s.RelatedApps {
+		if a != "" {
+			add(field(i))
+			i++
+		}
+	}
+	return hayEntry{path: p, joined: joined, names: out, tagged: s.tagged()}, true
 }
 
 // hayTable is every record's hayEntry in one slice (a scan walks memory in
@@ -353,34 +500,64 @@ func (t *hayTable) unname(i int) {
 
 // loadRecords builds x.hay from every record. It reads only the keyword fields
 // (gjson, without decoding whole records): at 100k records that halves the time.
+// Parsing and folding names run on every core, in chunks of records; the
+// tables, sized once, are filled in path order afterwards.
 func (x *Index) loadRecords() error {
 	return x.db.View(func(tx *buntdb.Tx) error {
-		var bad error
-		err := tx.AscendRange("", recPrefix, "r;", func(k, v string) bool {
-			if !gjson.Valid(v) {
-				bad = fmt.Errorf("record %q: malformed JSON", k)
-				return false
-			}
-			f := gjson.GetMany(v, "createdBy", "task", "relatedApps")
-			s := &stored{CreatedBy: f[0].String(), Task: f[1].String()}
-			for _, a := range f[2].Array() {
-				s.RelatedApps = append(s.RelatedApps, a.String())
-			}
-			p := k[len(recPrefix):]
-			x.hay.put(newHay(p, s))
+		var recs []kv
+		if err := tx.AscendRange("", recPrefix, "r;", func(k, v string) bool {
+			recs = append(recs, kv{k, v})
 			return true
-		})
-		if err != nil {
+		}); err != nil {
 			return err
 		}
-		return bad
+		hay := make([]hayEntry, len(recs))
+		errs := make([]error, len(recs))
+		workers := min(runtime.GOMAXPROCS(0), 1+len(recs)/4096)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w * len(recs) / workers; i < (w+1)*len(recs)/workers; i++ {
+					hay[i], errs[i] = hayOf(recs[i].key, recs[i].val)
+				}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		x.hay.entries = make([]hayEntry, 0, len(hay))
+		x.hay.pos = make(map[string]int, len(hay))
+		// Each record has about three names of its own (path, basename,
+		// basename without extension) besides those it shares.
+		x.hay.byName = make(map[string]nameSlots, 3*len(hay))
+		for _, e := range hay {
+			x.hay.put(e)
+		}
+		return nil
 	})
+}
+
+// hayOf is the hayEntry of the record stored under key k with value v.
+func hayOf(k, v string) (hayEntry, error) {
+	if !gjson.Valid(v) {
+		return hayEntry{}, fmt.Errorf("record %q: malformed JSON", k)
+	}
+	f := gjson.GetMany(v, "createdBy", "task", "relatedApps")
+	s := &stored{CreatedBy: f[0].String(), Task: f[1].String()}
+	for _, a := range f[2].Array() {
+		s.RelatedApps = append(s.RelatedApps, a.String())
+	}
+	return newHay(k[len(recPrefix):], s), nil
 }
 
 // loadVectors reads every stored vector of a known model into memory, straight
 // into one preallocated slice per model (a first pass counts them): at 100k x 512
 // d, growing the slices and decoding into temporaries cost seconds at start.
-// Vectors of models this process does not know stay in buntdb untouched.
+// Vectors of models this process does not know stay in buntdb untouched. It
+// runs beside loadRecords, so it leaves slots to placeVectors.
 func (x *Index) loadVectors() error {
 	return x.db.View(func(tx *buntdb.Tx) error {
 		count := map[string]int{}
@@ -397,21 +574,20 @@ func (x *Index) loadVectors() error {
 			if m, known := x.models[model]; known {
 				s := newVecSet(m.Dims)
 				s.paths = make([]string, 0, n)
-				s.slots = make([]int, 0, n)
+				s.slots = make([]int, n)
 				s.kinds = make([]byte, 0, n)
 				s.norms = make([]float64, 0, n)
 				s.data = make([]float32, 0, n*m.Dims)
 				s.pos = make(map[string]int, n)
+				if n > exactMax {
+					// The coarse scan's sign codes, which the first query
+					// of a large set would otherwise build (signCodes).
+					s.signs = make([]uint64, 0, n*s.codeWords())
+				}
 				x.vecs[model] = s
 			}
 		}
 		var bad error
-		orphans := 0
-		defer func() {
-			if orphans > 0 {
-				x.log.Warn("index: vectors without a record ignored", "count", orphans)
-			}
-		}()
 		err = tx.AscendRange("", vecPrefix, "v;", func(k, v string) bool {
 			path, model, ok := splitVecKey(k)
 			s := x.vecs[model]
@@ -425,20 +601,19 @@ func (x *Index) loadVectors() error {
 			if _, dup := s.pos[path]; dup {
 				return true // cannot happen: one key per path and model
 			}
-			slot, ok := x.hay.pos[path]
-			if !ok {
-				orphans++
-				return true
-			}
 			i := len(s.paths)
 			s.pos[path] = i
 			s.paths = append(s.paths, path)
-			s.slots = append(s.slots, slot)
 			s.kinds = append(s.kinds, v[0])
 			s.data = s.data[:(i+1)*s.dims]
 			vec := s.data[i*s.dims:]
 			decodeFloats(vec, v[vecHeader:])
 			s.norms = append(s.norms, norm(vec))
+			if s.signs != nil {
+				w := s.codeWords()
+				s.signs = s.signs[:(i+1)*w]
+				putSigns(s.signs[i*w:], vec)
+			}
 			return true
 		})
 		if err != nil {
@@ -446,6 +621,29 @@ func (x *Index) loadVectors() error {
 		}
 		return bad
 	})
+}
+
+// placeVectors gives each loaded vector its record's slot, after loadRecords
+// and loadVectors, and drops vectors whose record is missing (buntdb holds
+// none normally; they stay there, and a query never sees them).
+func (x *Index) placeVectors() {
+	orphans := 0
+	for _, s := range x.vecs {
+		s.slots = s.slots[:len(s.paths)]
+		for i := 0; i < len(s.paths); {
+			slot, ok := x.hay.pos[s.paths[i]]
+			if !ok {
+				s.del(s.paths[i]) // the last one moves to i: look at i again
+				orphans++
+				continue
+			}
+			s.slots[i] = slot
+			i++
+		}
+	}
+	if orphans > 0 {
+		x.log.Warn("index: vectors without a record ignored", "count", orphans)
+	}
 }
 
 // set returns the vector set of model, creating it. Precondition: x.mu held for
@@ -528,9 +726,10 @@ func (x *Index) Get(path string) (Record, error) {
 // effects collects what a buntdb transaction changes in the derived state, applied
 // after the commit (and only if it commits).
 type effects struct {
-	docs  map[string]*stored // Bleve documents to index; nil = delete
-	vecs  []vecOp
-	dirty []string // paths for the background re-embedder
+	docs    map[string]*stored // Bleve documents to index; nil = delete
+	vecs    []vecOp
+	dirty   []string // paths for the background re-embedder
+	written []string // every record path put or deleted (for Guards)
 }
 
 type vecOp struct {
@@ -543,6 +742,7 @@ func (e *effects) putRecord(tx *buntdb.Tx, path string, s *stored, reindex bool)
 	if _, _, err := tx.Set(recKey(path), s.encode(), nil); err != nil {
 		return err
 	}
+	e.written = append(e.written, path)
 	if reindex {
 		e.docs[path] = s
 	}
@@ -553,6 +753,7 @@ func (e *effects) deleteRecord(tx *buntdb.Tx, path string) error {
 	if _, err := tx.Delete(recKey(path)); err != nil && err != buntdb.ErrNotFound {
 		return err
 	}
+	e.written = append(e.written, path)
 	e.docs[path] = nil
 	return nil
 }
@@ -651,6 +852,11 @@ func (x *Index) write(op, path string, sync bool, fn func(tx *buntdb.Tx, e *effe
 	}
 	if x.re != nil && len(e.dirty) > 0 {
 		x.re.add(e.dirty...)
+	}
+	for _, g := range x.guards {
+		for _, p := range e.written {
+			g.touched[p] = struct{}{}
+		}
 	}
 	return nil
 }

@@ -73,7 +73,71 @@ func (r ReconcileReport) String() string {
 // An invalid path in files is KindInvalid and changes nothing.
 // Write guarantee: serialised with every other write, durable when it returns.
 func (x *Index) Reconcile(files []FileState) (ReconcileReport, error) {
-	return x.reconcile(nil, files)
+	return x.reconcile(nil, files, nil)
+}
+
+// Guard lets a Reconcile run beside other writers. The caller takes it before
+// it starts listing the backing directory; from then on, every record path a
+// committed write changes (a create, rename, remove or tag through the server,
+// arriving while the list is made) is noted, and Guard.Reconcile leaves those
+// paths alone, both as records and as listed files: the write saw the path
+// after the list did, so its record is the newer. Without it, a file created
+// after the walk passed its directory would lose its record (not in the list)
+// and a file renamed would be renamed back (its inode is at the old path in the
+// list). Writes that change only vectors (background re-embedding) are not
+// noted: they say nothing about the file on disk.
+type Guard struct {
+	x       *Index
+	touched map[string]struct{} // guarded by x.mu
+	done    bool
+}
+
+// Guard starts noting written paths for a Reconcile to come; see Guard. The
+// caller must end it with Reconcile or Close.
+func (x *Index) Guard() *Guard {
+	g := &Guard{x: x, touched: map[string]struct{}{}}
+	x.mu.Lock()
+	x.guards = append(x.guards, g)
+	x.mu.Unlock()
+	return g
+}
+
+// Reconcile is Index.Reconcile for files listed after g was taken, leaving
+// alone every path written since (see Guard); it ends g. It returns in
+// Skipped how many paths it left alone.
+// Write guarantee: serialised with every other write, durable when it returns.
+func (g *Guard) Reconcile(files []FileState) (rep ReconcileReport, skipped int, err error) {
+	defer g.Close()
+	return g.x.reconcileGuarded(files, g)
+}
+
+// Close stops noting paths. Safe to call more than once.
+func (g *Guard) Close() {
+	g.x.mu.Lock()
+	defer g.x.mu.Unlock()
+	g.dropLocked()
+}
+
+// dropLocked removes g from the index's guards. Precondition: x.mu held for writing.
+func (g *Guard) dropLocked() {
+	if g.done {
+		return
+	}
+	g.done = true
+	g.x.guards = slices.DeleteFunc(g.x.guards, func(o *Guard) bool { return o == g })
+}
+
+func (x *Index) reconcileGuarded(files []FileState, g *Guard) (ReconcileReport, int, error) {
+	skipped := 0
+	rep, err := x.reconcile(nil, files, func() map[string]struct{} {
+		// Inside the transaction, under x.mu: no write can slip in between
+		// taking the set and committing, and the reconcile's own writes are
+		// not noted.
+		g.dropLocked()
+		skipped = len(g.touched)
+		return g.touched
+	})
+	return rep, skipped, err
 }
 
 // ReconcileIn is Reconcile limited to scopes: each scope is a path, standing
@@ -87,7 +151,7 @@ func (x *Index) Reconcile(files []FileState) (ReconcileReport, error) {
 func (x *Index) ReconcileIn(scopes []string, files []FileState) (ReconcileReport, error) {
 	for _, s := range scopes {
 		if s == "" {
-			return x.reconcile(nil, files)
+			return x.reconcile(nil, files, nil)
 		}
 		if err := checkPath("reconcile", s); err != nil {
 			return ReconcileReport{}, err
@@ -96,7 +160,7 @@ func (x *Index) ReconcileIn(scopes []string, files []FileState) (ReconcileReport
 	if len(scopes) == 0 {
 		return ReconcileReport{}, nil
 	}
-	return x.reconcile(scopes, files)
+	return x.reconcile(scopes, files, nil)
 }
 
 // recordsIn returns the records in scopes (nil: all), in path order, each once.
@@ -122,7 +186,9 @@ func recordsIn(tx *buntdb.Tx, scopes []string) ([]kv, error) {
 	return out, nil
 }
 
-func (x *Index) reconcile(scopes []string, files []FileState) (ReconcileReport, error) {
+// reconcile: see ReconcileIn. skip, when set, is called once inside the
+// transaction and returns the paths to leave alone (Guard).
+func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[string]struct{}) (ReconcileReport, error) {
 	var rep ReconcileReport
 	byPath := make(map[string]FileState, len(files))
 	for _, f := range files {
@@ -136,6 +202,17 @@ func (x *Index) reconcile(scopes []string, files []FileState) (ReconcileReport, 
 		recs, err := recordsIn(tx, scopes)
 		if err != nil {
 			return err
+		}
+		if skip != nil {
+			if s := skip(); len(s) > 0 {
+				for p := range s {
+					delete(byPath, p)
+				}
+				recs = slices.DeleteFunc(recs, func(r kv) bool {
+					_, ok := s[r.key[len(recPrefix):]]
+					return ok
+				})
+			}
 		}
 		have := make(map[string]bool, len(recs))
 		var gone []kv

@@ -181,13 +181,19 @@ func popAll(h *minSims) []slotSim {
 
 func (s *vecSet) codeWords() int { return (s.dims + 63) / 64 }
 
-// putSigns writes v's sign bits into dst (codeWords long).
+// putSigns writes v's sign bits into dst (codeWords long): bit j is set when
+// v[j] > 0. Branch-free, a word at a time (Open computes 100k of them): a
+// finite float32 is > 0 exactly when its bits, read as an int32, are > 0
+// (+0 is 0; -0 and negatives have the sign bit). Stored vectors are finite
+// (checkVector).
 func putSigns(dst []uint64, v []float32) {
-	clear(dst)
-	for j, f := range v {
-		if f > 0 {
-			dst[j/64] |= 1 << (j % 64)
+	for w := range dst {
+		var bits uint64
+		chunk := v[min(len(v), w*64):min(len(v), (w+1)*64)]
+		for j, f := range chunk {
+			bits |= uint64(-int64(int32(math.Float32bits(f)))) >> 63 << j
 		}
+		dst[w] = bits
 	}
 }
 

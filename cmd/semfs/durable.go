@@ -163,7 +163,9 @@ func (d *daemon) logRecovery(rep index.ReconcileReport, scan *durableScan, took 
 
 // saveUnsaved gives the records only the index holds a durable copy, and drops
 // journal records of files that are gone.
-func (d *daemon) saveUnsaved(ctx context.Context, rep index.ReconcileReport, scan *durableScan) error {
+// compact is false when clients were served during the walk: the journal is
+// then left as it is (backgroundReconcile runs so only when it is empty).
+func (d *daemon) saveUnsaved(ctx context.Context, rep index.ReconcileReport, scan *durableScan, compact bool) error {
 	// An unreadable record (of a newer semfs?) is left as it is, not overwritten.
 	bad := make(map[string]bool, len(scan.unreadable))
 	for _, p := range scan.unreadable {
@@ -182,12 +184,14 @@ func (d *daemon) saveUnsaved(ctx context.Context, rep index.ReconcileReport, sca
 			return fmt.Errorf("saving durable records: %w", err)
 		}
 	}
-	dropped, err := d.fs.CompactJournal(func(id uint64) bool { return scan.live[id] })
-	if err != nil {
-		return err
-	}
-	if dropped > 0 {
-		d.log.Info("journal compacted", "droppedRecordsOfGoneFiles", dropped)
+	if compact {
+		dropped, err := d.fs.CompactJournal(func(id uint64) bool { return scan.live[id] })
+		if err != nil {
+			return err
+		}
+		if dropped > 0 {
+			d.log.Info("journal compacted", "droppedRecordsOfGoneFiles", dropped)
+		}
 	}
 	// Everything the backing files hold is in the index again, and everything
 	// the index holds is saved with them.

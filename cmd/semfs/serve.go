@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -148,6 +149,9 @@ type daemon struct {
 	started   time.Time
 	reconcile string
 
+	bgCancel context.CancelFunc // stops the background start-up reconcile
+	bgDone   sync.WaitGroup     // the background start-up reconcile
+
 	reg   *server.Registry
 	idx   *index.Index
 	queue *server.Batcher // the change stream into the index
@@ -168,6 +172,14 @@ type daemon struct {
 
 func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error {
 	d.started = time.Now()
+	if os.Getenv("GOGC") == "" {
+		// Opening the index allocates about 0.7 GB at 100k tagged files,
+		// most of it kept; at the default GOGC the collector runs a cycle
+		// each time the heap doubles on the way up, on the cores the load
+		// needs. Fewer cycles until the daemon serves, then the default (or
+		// the user's GOGC, left alone).
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	d.errc = make(chan error, 4)
 	if err := os.MkdirAll(d.paths.Data, 0o755); err != nil {
 		return err
@@ -183,7 +195,11 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		return err
 	}
 	d.metrics = metrics.New()
-	emb := d.metrics.Embedder(d.loadModel())
+	// The model loads on its own goroutine while the index loads its records,
+	// vectors and Bleve; Open takes it once both are done (EmbedderFrom), so no
+	// query ever runs before the model is in (or known to be missing).
+	model := make(chan embed.Embedder, 1)
+	go func() { model <- d.metrics.Embedder(d.loadModel()) }()
 	if d.args.rebuildIndex {
 		moved, err := index.MoveAside(d.paths.Index, "before-rebuild")
 		if err != nil {
@@ -191,8 +207,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		}
 		d.log.Warn("--rebuild-index: index moved aside; rebuilding it from the backing files", "moved", moved)
 	}
-	opts := indexOptions(emb, thresholds, d.log)
+	opts := indexOptions(nil, thresholds, d.log)
 	opts.Saver = (*recordSaver)(d)
+	opts.EmbedderFrom = func() embed.Embedder { return <-model }
 	if d.idx, err = index.Open(d.paths.Index, opts); err != nil {
 		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
 	}
@@ -223,18 +240,26 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		d.log.Warn("the backing file system takes no user extended attributes: every file's durable record goes to the journal beside the index",
 			"journal", mi.Journal.Path)
 	}
-	// Watches first, then the walk: a change made during the walk is seen by
-	// one or the other (handling starts after it, so the two cannot race).
-	wo := d.args.watch
-	wo.Logger = d.log
-	if d.watch, err = d.fs.Watch(wo, d.follow); err != nil {
-		return err
+	// The start-up reconcile runs in the background, while clients are
+	// served, when the index opened sound and no durable record lives in the
+	// journal only (see backgroundReconcile); otherwise before serving, as it
+	// must: a damaged or new index is recovered before anyone reads it.
+	bg := d.backgroundReconcile()
+	var guard *index.Guard
+	if bg == "" {
+		if err := d.addWatches(); err != nil {
+			return err
+		}
+		if err := d.reconcileIndex(ctx, nil); err != nil {
+			return err
+		}
+		d.runWatch()
+	} else {
+		d.reconcile = "in progress, in the background"
+		// Taken before the walk starts and before any client is served: every
+		// record a client changes from now on is newer than the walk.
+		guard = d.idx.Guard()
 	}
-	if err := d.reconcileIndex(ctx); err != nil {
-		return err
-	}
-	d.watch.Run()
-	d.log.Info("following changes made directly in the backing directory", "mode", d.watch.Mode(), "watches", d.watch.Stats().Watches)
 	d.ctl = control.New(control.Options{
 		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits,
 		Health:  d.health,
@@ -285,6 +310,33 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if err := d.startMetrics(); err != nil {
 		return err
 	}
+	if guard != nil {
+		bgCtx, cancel := context.WithCancel(ctx)
+		d.bgCancel = cancel
+		d.bgDone.Add(1)
+		go func() {
+			defer d.bgDone.Done()
+			err := d.addWatches()
+			if err == nil {
+				err = d.reconcileIndex(bgCtx, guard)
+			}
+			if err == nil {
+				d.runWatch()
+				return
+			}
+			guard.Close()
+			if bgCtx.Err() != nil {
+				return // stopping
+			}
+			// As a failed start-up reconcile does in the foreground: the
+			// daemon stops rather than serve an index it could not check.
+			select {
+			case d.errc <- fmt.Errorf("start-up reconcile (in the background): %w", err):
+			default:
+			}
+		}()
+		d.log.Info("reconciling the index with the backing directory in the background; queries answer from the index as it was saved", "why", bg)
+	}
 	d.log.Info("semfs started", "data", d.paths.Data, "index", d.paths.Index, "socket", d.paths.Socket,
 		"nfs", d.listeners["nfs"], "9p", d.listeners["9p"], "9p-unix", d.listeners["9p-unix"],
 		"startup", time.Since(d.started).Round(time.Millisecond))
@@ -329,6 +381,10 @@ func (d *daemon) stop() {
 	if d.args.ninepSocket != "" {
 		os.Remove(d.args.ninepSocket)
 	}
+	if d.bgCancel != nil {
+		d.bgCancel()
+	}
+	d.bgDone.Wait()
 	if d.watch != nil {
 		d.watch.Close()
 	}
@@ -389,7 +445,11 @@ func (d *daemon) fileState(ctx context.Context, p string, a server.Attr) (fst in
 	return fst, src, err
 }
 
-func (d *daemon) reconcileIndex(ctx context.Context) error {
+// With guard (a background start-up reconcile, clients served meanwhile),
+// the paths clients changed since the guard was taken are left alone (see
+// index.Guard), and nothing of the walk is taken as proof that a file is gone
+// from the journal (saveUnsaved).
+func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	t0 := time.Now()
 	var files []index.FileState
 	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
@@ -427,17 +487,69 @@ func (d *daemon) reconcileIndex(ctx context.Context) error {
 	if err := d.checkRecoverable(scan); err != nil {
 		return err
 	}
-	rep, err := d.idx.Reconcile(files)
+	var rep index.ReconcileReport
+	skipped := 0
+	if guard != nil {
+		rep, skipped, err = guard.Reconcile(files)
+	} else {
+		rep, err = d.idx.Reconcile(files)
+	}
 	if err != nil {
 		return fmt.Errorf("reconciling the index: %w", err)
 	}
 	d.logRecovery(rep, scan, time.Since(t0))
-	if err := d.saveUnsaved(ctx, rep, scan); err != nil {
+	if err := d.saveUnsaved(ctx, rep, scan, guard == nil); err != nil {
 		return err
 	}
+	d.mu.Lock()
 	d.reconcile = fmt.Sprintf("%+v", rep)
-	d.log.Info("index reconciled with the backing directory", "files", len(files), "report", d.reconcile, "took", time.Since(t0).Round(time.Millisecond))
+	d.mu.Unlock()
+	d.log.Info("index reconciled with the backing directory", "files", len(files), "report", rep.String(),
+		"background", guard != nil, "leftToClients", skipped, "took", time.Since(t0).Round(time.Millisecond))
 	return nil
+}
+
+// backgroundReconcile says why the start-up reconcile may run while clients
+// are served, or "" when it must run first: when the index lost records
+// (damaged, missing, or new while the backing files carry durable records)
+// they are recovered before anyone reads it, and --rebuild-index asks for
+// exactly that; when the journal holds durable records, the walk is what
+// decides which of them belong to files that are gone (CompactJournal), which
+// is only sound before any client can create or rename a file.
+func (d *daemon) backgroundReconcile() string {
+	dmg := d.idx.Damage()
+	switch {
+	case d.args.rebuildIndex, dmg.RecordsDamaged(), dmg.New:
+		return ""
+	case d.fs.MetaInfo().Journal.Records > 0:
+		return ""
+	}
+	return "index sound at open, journal empty"
+}
+
+// addWatches sets up following the backing directory (the watches, not yet
+// their handling). Watches first, then the walk: a change made during the walk
+// is seen by one or the other (handling starts after it, so the two cannot
+// race).
+func (d *daemon) addWatches() error {
+	wo := d.args.watch
+	wo.Logger = d.log
+	w, err := d.fs.Watch(wo, d.follow)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.watch = w
+	d.mu.Unlock()
+	return nil
+}
+
+// runWatch starts following changes made directly in the backing directory,
+// after the start-up reconcile: the watches were added before its walk, so a
+// change made during the walk is seen by one or the other.
+func (d *daemon) runWatch() {
+	d.watch.Run()
+	d.log.Info("following changes made directly in the backing directory", "mode", d.watch.Mode(), "watches", d.watch.Stats().Watches)
 }
 
 func (d *daemon) health() control.Health {

@@ -64,6 +64,10 @@ type Options struct {
 	ModelDir            string   // "" = the repo's embed/model/dist; "off" = keyword-only
 	Env                 []string // extra environment
 	Args                []string // extra serve flags
+	// NoWaitReconcile: Start returns once the daemon listens, without also
+	// waiting for its start-up reconcile, which may run in the background
+	// (README, Configuration); tests of that and the start-up benchmark set it.
+	NoWaitReconcile bool
 }
 
 // Daemon is one running `semfs serve`.
@@ -186,6 +190,28 @@ func (d *Daemon) start() {
 		t.Fatalf("semfs did not become ready in 120 s\n%s", d.log.String())
 	}
 	d.Client = client.New(d.Socket)
+	if !d.opt.NoWaitReconcile {
+		d.WaitReconciled()
+	}
+}
+
+// WaitReconciled waits until the daemon's start-up reconcile is done (health's
+// last reconcile no longer "in progress").
+func (d *Daemon) WaitReconciled() {
+	d.t.Helper()
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		h, err := d.Client.Health(ctx)
+		cancel()
+		if err == nil && !strings.HasPrefix(h.LastReconcile, "in progress") {
+			return
+		}
+		if !d.Alive() || time.Now().After(deadline) {
+			d.t.Fatalf("semfs did not finish its start-up reconcile (%v)\n%s", err, d.Log())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // PID is the running daemon's process id (0 when stopped), for tests that read
