@@ -263,7 +263,12 @@ func (w *Watcher) addWatch(p string) error {
 		return err
 	}
 	defer d.close()
-	wd, err := unix.InotifyAddWatch(int(w.ino.Fd()), "/proc/self/fd/"+strconv.Itoa(d.fd), watchMask)
+	var wd int
+	err = w.inotify(func(fd int) error {
+		var err error
+		wd, err = unix.InotifyAddWatch(fd, "/proc/self/fd/"+strconv.Itoa(d.fd), watchMask)
+		return err
+	})
 	switch err {
 	case nil:
 	case unix.ENOSPC:
@@ -291,6 +296,23 @@ func (w *Watcher) forget(p string) {
 			w.wds[wd] = "\x00" // known, nameless: its events are not ours to name
 		}
 	}
+}
+
+// inotify runs call on the inotify descriptor, held open for the call.
+// Not os.File.Fd: it switches the descriptor to blocking mode, which ties
+// read's goroutine to a thread (Close can then end that read only once some
+// event comes), and it reads the descriptor unguarded against Close (a data
+// race a race-built daemon reported at shutdown).
+func (w *Watcher) inotify(call func(fd int) error) error {
+	rc, err := w.ino.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var cerr error
+	if err := rc.Control(func(fd uintptr) { cerr = call(int(fd)) }); err != nil {
+		return err
+	}
+	return cerr
 }
 
 // read turns the inotify descriptor's bytes into events for the loop.
@@ -491,7 +513,7 @@ func (w *Watcher) fire(b *batch) bool {
 	for wd, p := range w.wds {
 		if p == "\x00" {
 			if w.ino != nil {
-				unix.InotifyRmWatch(int(w.ino.Fd()), uint32(wd))
+				w.inotify(func(fd int) error { _, err := unix.InotifyRmWatch(fd, uint32(wd)); return err })
 			}
 			delete(w.wds, wd)
 		}
