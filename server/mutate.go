@@ -178,6 +178,11 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		if err != nil {
 			return wrap("create", p, err)
 		}
+		// Still under ns: a Watcher's batch, taken under ns too, finds the
+		// file in its record whenever it has the IN_CREATE the openat made.
+		if oc := f.ownCreates.Load(); oc != nil {
+			oc.add(p)
+		}
 		f.own(ctx, fd, "", 0)
 		newFd, created = fd, true
 		a, _ = statx(fd, "", "create", p)
