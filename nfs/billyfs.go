@@ -117,7 +117,11 @@ func (b *billyFS) Create(name string) (f billy.File, err error) {
 		}
 	}
 	var ino uint64
-	if a, err := sf.Stat(); err == nil {
+	a, ok := sf.Created()
+	if !ok || r.createHow == createExclusive && r.proc == procCreate {
+		a, err = sf.Stat() // EXCLUSIVE set the times since
+	}
+	if err == nil {
 		ino = a.Ino
 		// Read after the create's last change to the file (owner, durable
 		// record, EXCLUSIVE's times): go-nfs's handle and post-op attributes

@@ -185,7 +185,6 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		}
 		f.own(ctx, fd, "", 0)
 		newFd, created = fd, true
-		a, _ = statx(fd, "", "create", p)
 		return nil
 	})
 	if err != nil {
@@ -196,12 +195,14 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		// created_by is durable (with the file, or in the journal) before the
 		// create is acknowledged: the index hears of it later, in a batch. The
 		// record is written as the daemon, through the new file's descriptor.
-		if err := f.saveNew(newFd, p, a, app, at); err != nil {
+		a, err = f.saveNewFd(newFd, p, app, at)
+		if err != nil {
 			unix.Close(newFd)
 			f.undo(p)
 			return nil, false, err
 		}
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
+		file.created.Store(&a)
 		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
 	}
 	return file, created, nil
