@@ -80,6 +80,8 @@ type WatchStats struct {
 // other than the daemon, and hands the changed paths to a FollowFunc. Changes
 // the core makes itself arrive too (the kernel does not tell who made them);
 // the FollowFunc finds the index already in line with them and changes nothing.
+// The core's creates of regular files are left out before that (ownCreates):
+// they are most of what a busy daemon makes, and each would be read back.
 //
 // inotify needs one watch per directory, added as directories appear (the
 // subtree of a directory moved in is walked and watched, then reported whole).
