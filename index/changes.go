@@ -63,7 +63,7 @@ func (x *Index) Touch(path string, at time.Time) error {
 
 // touchTx is Touch inside a transaction.
 func touchTx(tx *buntdb.Tx, e *effects, path string, at time.Time) error {
-	s, ok, err := getRecord(tx, path)
+	s, ok, err := e.record(tx, path)
 	if err != nil {
 		return err
 	}

@@ -730,6 +730,12 @@ type effects struct {
 	vecs    []vecOp
 	dirty   []string // paths for the background re-embedder
 	written []string // every record path put or deleted (for Guards)
+	// put is every record this transaction wrote (a copy, as encoded), so
+	// that a later change to it in the same transaction (the touch of a
+	// COMMIT after its file's create, in one change-stream batch) need not
+	// decode it back; putRecord and deleteRecord are the only writers of
+	// record keys, and keep it in step.
+	put map[string]stored
 }
 
 type vecOp struct {
@@ -740,16 +746,31 @@ type vecOp struct {
 
 func (e *effects) putRecord(tx *buntdb.Tx, path string, s *stored, reindex bool) error {
 	if _, _, err := tx.Set(recKey(path), s.encode(), nil); err != nil {
+		delete(e.put, path)
 		return err
 	}
 	e.written = append(e.written, path)
+	if e.put == nil {
+		e.put = map[string]stored{}
+	}
+	e.put[path] = *s
 	if reindex {
 		e.docs[path] = s
 	}
 	return nil
 }
 
+// record is getRecord, from what this transaction wrote when it wrote path:
+// a copy the caller may change (its slices are shared and must not be).
+func (e *effects) record(tx *buntdb.Tx, path string) (*stored, bool, error) {
+	if s, ok := e.put[path]; ok {
+		return &s, true, nil
+	}
+	return getRecord(tx, path)
+}
+
 func (e *effects) deleteRecord(tx *buntdb.Tx, path string) error {
+	delete(e.put, path)
 	if _, err := tx.Delete(recKey(path)); err != nil && err != buntdb.ErrNotFound {
 		return err
 	}

@@ -122,12 +122,10 @@ func (s *stored) encode() string {
 	if s.RelatedApps == nil {
 		s.RelatedApps = []string{}
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		// Only unsupported types fail to marshal; stored has none.
-		panic("index: marshal record: " + err.Error())
+	if b, ok := appendStored(make([]byte, 0, 160), s); ok {
+		return string(b)
 	}
-	return string(b)
+	return marshalStored(s)
 }
 
 func decodeStored(v string) (*stored, error) {

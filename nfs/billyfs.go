@@ -88,8 +88,10 @@ func (b *billyFS) Join(elem ...string) string { return strings.Join(elem, "/") }
 
 func (b *billyFS) Create(name string) (f billy.File, err error) {
 	defer b.h.guard("create", &err)
-	defer b.h.invalidate()
 	p, err := b.begin("create", name)
+	// Every cached attribute may be stale once the file is made (its directory's
+	// first); the new file's own are cached again below, from its descriptor.
+	b.h.invalidate()
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +117,16 @@ func (b *billyFS) Create(name string) (f billy.File, err error) {
 		}
 	}
 	var ino uint64
-	if a, err := sf.Stat(); err == nil {
+	a, ok := sf.Created()
+	if !ok || r.createHow == createExclusive && r.proc == procCreate {
+		a, err = sf.Stat() // EXCLUSIVE set the times since
+	}
+	if err == nil {
 		ino = a.Ino
+		// Read after the create's last change to the file (owner, durable
+		// record, EXCLUSIVE's times): go-nfs's handle and post-op attributes
+		// are of this file, and need no path lookup of it.
+		b.h.remember(p, a)
 	}
 	e := b.h.s.fds.adopt(p, ino, sf)
 	return &billyFile{b: b, e: e, p: p}, b.done("create", p, nil)

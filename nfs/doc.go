@@ -60,7 +60,10 @@
 // itself in the record stream (fastpath.go) with the same handles, identity,
 // errors and stability; everything else goes through go-nfs. CREATE runs
 // go-nfs's own sequence of billy and handler calls, so its checks and statuses
-// are go-nfs's by construction. Large READs and WRITEs, READDIRPLUS, and small
+// are go-nfs's by construction, but for one shortcut: an UNCHECKED or GUARDED
+// create in a directory first tries to make the name, and only when that fails
+// takes go-nfs's steps from the start (its lookup of the new name would have
+// found nothing otherwise). Large READs and WRITEs, READDIRPLUS, and small
 // READs, WRITEs and CREATEs while other calls of the connection are in progress
 // are answered on up to four worker goroutines per connection (workers.go),
 // COMMIT on a goroutine of its own (commitlater.go): replies may leave in

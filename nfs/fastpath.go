@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	billy "github.com/go-git/go-billy/v5"
 	"github.com/semfs/semfs/server"
 	"golang.org/x/sys/unix"
 )
@@ -669,18 +670,33 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 	}
 	newFile := append(path, a.name)
 	newPath := b.Join(newFile...)
-	if fi, err := b.Stat(newPath); err == nil {
-		if fi.IsDir() || a.how == createGuarded {
-			return fail(nfs3ErrExist)
+	// go-nfs first looks the name up (a path lookup that nearly always finds
+	// nothing), then creates. A new name in a directory the handle resolved to
+	// is created first instead: when that succeeds, go-nfs's lookup would have
+	// found nothing and its Create made the same call. Anything else (the
+	// name exists, the create fails) takes go-nfs's steps from the start,
+	// which see what the failed attempt left: nothing (a failed create
+	// changes nothing, and an UNCHECKED one over an existing file opens it,
+	// which go-nfs's own Create does as well).
+	var f billy.File
+	if a.how != createExclusive {
+		if dir, err := h.lstat(b.Join(path...)); err == nil && dir.IsDir() {
+			f, _ = b.Create(newPath)
 		}
-	} else if fi, err := b.Stat(b.Join(path...)); err != nil {
-		return fail(nfs3ErrAcces)
-	} else if !fi.IsDir() {
-		return fail(nfs3ErrNotDir)
 	}
-	f, err := b.Create(newPath)
-	if err != nil {
-		return fail(nfs3ErrAcces)
+	if f == nil {
+		if fi, err := b.Stat(newPath); err == nil {
+			if fi.IsDir() || a.how == createGuarded {
+				return fail(nfs3ErrExist)
+			}
+		} else if fi, err := b.Stat(b.Join(path...)); err != nil {
+			return fail(nfs3ErrAcces)
+		} else if !fi.IsDir() {
+			return fail(nfs3ErrNotDir)
+		}
+		if f, err = b.Create(newPath); err != nil {
+			return fail(nfs3ErrAcces)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fail(nfs3ErrAcces)

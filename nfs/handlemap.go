@@ -42,6 +42,67 @@ type handleMap struct {
 	apps  map[string]uint32
 	names map[uint32]string
 	next  uint32
+
+	nodes nodeCache
+}
+
+// nodeCache holds the "i:" nodes read or written lately, so that resolving a
+// handle (every call, one node per level) and put's comparison read a Go map
+// instead of buntdb (a read transaction, a key string built and a btree walked
+// per level: 2-4 % of an NFS create's CPU). Writes set it inside their buntdb
+// transaction, which buntdb serialises, so it holds no value older than
+// buntdb's; a read fills it only when no write came between the read and the
+// fill. It holds at most max nodes and starts again empty when full. A stale
+// node could only cost a lookup: every path found is checked against the
+// handle's inode before use (Server.resolve).
+type nodeCache struct {
+	mu     sync.Mutex
+	m      map[uint64]node
+	writes uint64
+	max    int
+}
+
+// defaultCachedNodes bounds nodeCache: about 6 MB at 64 K nodes.
+const defaultCachedNodes = 1 << 16
+
+func (c *nodeCache) lookup(ino uint64) (n node, ok bool, writes uint64) {
+	c.mu.Lock()
+	n, ok = c.m[ino]
+	writes = c.writes
+	c.mu.Unlock()
+	return n, ok, writes
+}
+
+func (c *nodeCache) insertLocked(ino uint64, n node) {
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = make(map[uint64]node, 64)
+	}
+	c.m[ino] = n
+}
+
+// fill caches what a read found, unless a write came since lookup said writes.
+func (c *nodeCache) fill(ino uint64, n node, writes uint64) {
+	c.mu.Lock()
+	if c.writes == writes {
+		c.insertLocked(ino, n)
+	}
+	c.mu.Unlock()
+}
+
+func (c *nodeCache) set(ino uint64, n node) {
+	c.mu.Lock()
+	c.writes++
+	c.insertLocked(ino, n)
+	c.mu.Unlock()
+}
+
+func (c *nodeCache) drop(inos ...uint64) {
+	c.mu.Lock()
+	c.writes++
+	for _, ino := range inos {
+		delete(c.m, ino)
+	}
+	c.mu.Unlock()
 }
 
 // node is where an inode was last seen: name in the directory whose inode is
@@ -113,7 +174,8 @@ func loadHandleMap(path string) (m *handleMap, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m = &handleMap{db: db, apps: map[string]uint32{}, names: map[uint32]string{}, next: 1}
+	m = &handleMap{db: db, apps: map[string]uint32{}, names: map[uint32]string{}, next: 1,
+		nodes: nodeCache{max: defaultCachedNodes}}
 	err = db.Update(func(tx *buntdb.Tx) error {
 		k, err := tx.Get("k")
 		if errors.Is(err, buntdb.ErrNotFound) && size > 0 {
@@ -227,10 +289,17 @@ func (m *handleMap) appName(id uint32) (string, bool) {
 func inoKey(ino uint64) string { return "i:" + strconv.FormatUint(ino, 16) }
 
 func (m *handleMap) get(ino uint64) (n node, ok bool) {
+	n, ok, writes := m.nodes.lookup(ino)
+	if ok {
+		return n, true
+	}
 	_ = m.db.View(func(tx *buntdb.Tx) error {
 		n, ok = getNode(tx, ino)
 		return nil
 	})
+	if ok {
+		m.nodes.fill(ino, n, writes)
+	}
 	return n, ok
 }
 
@@ -255,10 +324,17 @@ func (m *handleMap) put(ino uint64, n node) error {
 	binary.BigEndian.PutUint64(v, n.parent)
 	binary.BigEndian.PutUint64(v[8:], n.gen)
 	v = append(v, n.name...)
-	return m.db.Update(func(tx *buntdb.Tx) error {
+	err := m.db.Update(func(tx *buntdb.Tx) error {
 		_, _, err := tx.Set(inoKey(ino), string(v), nil)
+		if err == nil {
+			m.nodes.set(ino, n)
+		}
 		return err
 	})
+	if err != nil {
+		m.nodes.drop(ino) // the transaction was rolled back
+	}
+	return err
 }
 
 // putAll records many nodes in one transaction (a directory listing), writing
@@ -273,7 +349,7 @@ func (m *handleMap) putAll(inos []uint64, nodes []node) error {
 	if len(changed) == 0 {
 		return nil
 	}
-	return m.db.Update(func(tx *buntdb.Tx) error {
+	err := m.db.Update(func(tx *buntdb.Tx) error {
 		for _, i := range changed {
 			n := nodes[i]
 			v := make([]byte, 16, 16+len(n.name))
@@ -283,31 +359,32 @@ func (m *handleMap) putAll(inos []uint64, nodes []node) error {
 			if _, _, err := tx.Set(inoKey(inos[i]), string(v), nil); err != nil {
 				return err
 			}
+			m.nodes.set(inos[i], n)
 		}
 		return nil
 	})
+	if err != nil { // rolled back: forget what it had set
+		for _, i := range changed {
+			m.nodes.drop(inos[i])
+		}
+	}
+	return err
 }
 
 func (m *handleMap) del(ino uint64) {
 	_ = m.db.Update(func(tx *buntdb.Tx) error {
+		m.nodes.drop(ino)
 		_, err := tx.Delete(inoKey(ino))
 		return err
 	})
 }
 
-// path rebuilds the core path of ino from the parent chain, in one read
-// transaction (every handle of every call is resolved here). It says nothing
-// about whether the file is still there; the caller verifies with a stat.
-func (m *handleMap) path(ino uint64) (p string, n node, ok bool) {
-	_ = m.db.View(func(tx *buntdb.Tx) error {
-		p, n, ok = pathTx(tx, ino)
-		return nil
-	})
-	return p, n, ok
-}
-
-func pathTx(tx *buntdb.Tx, ino uint64) (string, node, bool) {
-	n, ok := getNode(tx, ino)
+// path rebuilds the core path of ino from the parent chain (every handle of
+// every call is resolved here), each level from the node cache or buntdb. A
+// rename meanwhile may give a path that names nothing or another file: it says
+// nothing about whether the file is there, and the caller verifies with a stat.
+func (m *handleMap) path(ino uint64) (string, node, bool) {
+	n, ok := m.get(ino)
 	if !ok {
 		return "", node{}, false
 	}
@@ -321,7 +398,7 @@ func pathTx(tx *buntdb.Tx, ino uint64) (string, node, bool) {
 		if depth > server.MaxPathLen/2 {
 			return "", node{}, false // a cycle left by a crash: treat as unknown
 		}
-		p, ok := getNode(tx, cur)
+		p, ok := m.get(cur)
 		if !ok {
 			return "", node{}, false
 		}

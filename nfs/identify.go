@@ -58,3 +58,17 @@ func (h *connHandler) lstat(p string) (server.Attr, error) {
 
 // invalidate forgets the call's cached attributes after a change.
 func (h *connHandler) invalidate() { clear(h.attrs) }
+
+// remember caches a for p for the rest of the call, as a lookup of p would
+// have: for attributes the call has just read from the file's own descriptor
+// after its last change (a new file's), so that the handle and the post-op
+// attributes that follow need no second path lookup of the same file.
+func (h *connHandler) remember(p string, a server.Attr) {
+	r := h.current()
+	if h.attrsFor != r {
+		h.attrsFor = r
+		clear(h.attrs)
+	}
+	h.attrs[p] = a
+	r.saw(a)
+}

@@ -518,10 +518,12 @@ func (f *file) create(name string, flags p9.OpenFlags, mode p9.FileMode, gid p9.
 			return nil, p9.QID{}, true, toErrno(err)
 		}
 	}
-	st, err := fl.Stat()
-	if err != nil {
-		fl.Close()
-		return nil, p9.QID{}, true, toErrno(err)
+	st, ok := fl.Created() // what the core read after making the file
+	if !ok {
+		if st, err = fl.Stat(); err != nil {
+			fl.Close()
+			return nil, p9.QID{}, true, toErrno(err)
+		}
 	}
 	c := f.child(p, p9.ModeRegular, !try)
 	c.id.Store(st.FileID())

@@ -101,6 +101,27 @@ func (f *FS) saveNew(fd int, p string, a Attr, app string, at time.Time) error {
 	return wrap("create", p, f.meta.j.put(id, m, false))
 }
 
+// saveNewFd is saveNew for a file just created as fd, whose attributes it reads
+// after the record is on the file (setting it changes the ctime): they are the
+// file's as the create leaves it, and the front ends answer with them
+// (File.Created) instead of a second statx.
+func (f *FS) saveNewFd(fd int, p string, app string, at time.Time) (Attr, error) {
+	if f.meta != nil && f.meta.xattr {
+		m := Meta{CreatedBy: app, CreatedAt: at.UTC()}
+		err := unix.Fsetxattr(fd, MetaXattr, m.encode(), 0)
+		if err == nil {
+			a, _ := statx(fd, "", "create", p)
+			// A reused identity (no birth time) must not keep an old record.
+			return a, wrap("create", p, f.meta.j.drop(a.FileID(), false))
+		}
+		if !cannotCarry(err) {
+			return Attr{}, wrap("create", p, err)
+		}
+	}
+	a, _ := statx(fd, "", "create", p)
+	return a, f.saveNew(-1, p, a, app, at)
+}
+
 // attrFile is a file opened without following it, for its durable record.
 type attrFile struct {
 	fd int // O_PATH

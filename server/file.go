@@ -22,7 +22,20 @@ type File struct {
 	write   bool
 	appends bool // opened O_APPEND: os.File refuses WriteAt, and so does TryWriteAt
 	written atomic.Bool
-	v       VirtualFile // a file of the virtual tree (virtual.go); f is nil then
+	v       VirtualFile          // a file of the virtual tree (virtual.go); f is nil then
+	created atomic.Pointer[Attr] // see Created
+}
+
+// Created is the attributes of a file Create made, read by the core after its
+// last change to the file, for the front end's reply to the create: once, and
+// only when Create made the file (ok false for one it opened, and after the
+// first call). A front end that changes the file before it answers (NFS
+// EXCLUSIVE's times) stats it instead.
+func (fl *File) Created() (a Attr, ok bool) {
+	if p := fl.created.Swap(nil); p != nil {
+		return *p, true
+	}
+	return Attr{}, false
 }
 
 func (f *FS) newFile(osf *os.File, p string, write bool) *File {

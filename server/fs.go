@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -66,6 +67,10 @@ type FS struct {
 
 	virt        Virtual // nil: none (virtual.go)
 	listVirtual bool
+
+	// ownCreates is the inotify Watcher's record of the files the core
+	// created itself (watch.go); nil while none follows the directory.
+	ownCreates atomic.Pointer[ownCreates]
 }
 
 // New opens the backing directory dir, which must exist.

@@ -178,9 +178,13 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		if err != nil {
 			return wrap("create", p, err)
 		}
+		// Still under ns: a Watcher's batch, taken under ns too, finds the
+		// file in its record whenever it has the IN_CREATE the openat made.
+		if oc := f.ownCreates.Load(); oc != nil {
+			oc.add(p)
+		}
 		f.own(ctx, fd, "", 0)
 		newFd, created = fd, true
-		a, _ = statx(fd, "", "create", p)
 		return nil
 	})
 	if err != nil {
@@ -191,12 +195,14 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		// created_by is durable (with the file, or in the journal) before the
 		// create is acknowledged: the index hears of it later, in a batch. The
 		// record is written as the daemon, through the new file's descriptor.
-		if err := f.saveNew(newFd, p, a, app, at); err != nil {
+		a, err = f.saveNewFd(newFd, p, app, at)
+		if err != nil {
 			unix.Close(newFd)
 			f.undo(p)
 			return nil, false, err
 		}
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
+		file.created.Store(&a)
 		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
 	}
 	return file, created, nil

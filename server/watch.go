@@ -80,6 +80,8 @@ type WatchStats struct {
 // other than the daemon, and hands the changed paths to a FollowFunc. Changes
 // the core makes itself arrive too (the kernel does not tell who made them);
 // the FollowFunc finds the index already in line with them and changes nothing.
+// The core's creates of regular files are left out before that (ownCreates):
+// they are most of what a busy daemon makes, and each would be read back.
 //
 // inotify needs one watch per directory, added as directories appear (the
 // subtree of a directory moved in is walked and watched, then reported whole).
@@ -95,6 +97,9 @@ type Watcher struct {
 	log   *slog.Logger
 
 	ino *os.File // nil in scan and off modes
+	// own is the core's record of the files it created, in inotify mode
+	// (FS.ownCreates points to it while the Watcher follows with inotify).
+	own *ownCreates
 
 	// Owned by the loop goroutine (and by Watch before it starts).
 	wds   map[int]string // watch -> directory path
@@ -158,6 +163,8 @@ func (f *FS) Watch(opts WatchOptions, apply FollowFunc) (*Watcher, error) {
 	}
 	// Non-blocking, so reads go through Go's poller and Close wakes them.
 	w.ino = os.NewFile(uintptr(fd), "inotify")
+	w.own = &ownCreates{m: map[string]ownCreate{}}
+	f.ownCreates.Store(w.own)
 	if err := w.addTree(""); err != nil {
 		w.fallback(err.Error())
 		w.ino = nil
@@ -190,6 +197,7 @@ func (w *Watcher) Close() {
 		w.ino.Close()
 	}
 	w.done.Wait()
+	w.fs.ownCreates.CompareAndSwap(w.own, nil)
 }
 
 // Mode is what the Watcher does now (WatchScan after a fallback).
@@ -207,6 +215,7 @@ func (w *Watcher) fallback(why string) {
 	w.log.Warn("cannot follow the backing directory with inotify; rescanning it periodically instead",
 		"reason", why, "every", w.opts.Rescan)
 	w.mode.Store(WatchScan)
+	w.fs.ownCreates.CompareAndSwap(w.own, nil) // rescans see everything anyway
 	if w.ino != nil {
 		w.ino.Close() // ends read, which closes events
 	}
@@ -353,16 +362,19 @@ func (w *Watcher) read() {
 // batch is the changes gathered since the last FollowFunc call.
 type batch struct {
 	dirty map[string]bool
-	all   bool
-	first time.Time
-	from  map[uint32]time.Time // moves out of a directory whose other half is not seen yet
+	// creates counts, per dirty path, the IN_CREATEs of a non-directory that
+	// were all its events so far; -1 once anything else happened there.
+	creates map[string]int
+	all     bool
+	first   time.Time
+	from    map[uint32]time.Time // moves out of a directory whose other half is not seen yet
 }
 
 func (b *batch) empty() bool { return !b.all && len(b.dirty) == 0 }
 
 func (w *Watcher) loop() {
 	defer w.done.Done()
-	b := &batch{dirty: map[string]bool{}, from: map[uint32]time.Time{}}
+	b := &batch{dirty: map[string]bool{}, creates: map[string]int{}, from: map[uint32]time.Time{}}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var tick <-chan time.Time
@@ -504,6 +516,14 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 		}
 	}
 	b.dirty[p] = true
+	if b.creates == nil {
+		b.creates = map[string]int{}
+	}
+	if n, seen := b.creates[p]; ev.mask&unix.IN_CREATE != 0 && !isDir && (!seen || n > 0) {
+		b.creates[p] = n + 1
+	} else {
+		b.creates[p] = -1
+	}
 }
 
 // fire hands the batch to the FollowFunc and starts a new one; false when the
@@ -522,16 +542,27 @@ func (w *Watcher) fire(b *batch) bool {
 	if b.empty() {
 		return true
 	}
-	scopes := []string{""}
-	if !b.all {
-		scopes = scopeList(b.dirty)
-	}
-	w.batches.Add(1)
-	if b.all {
-		w.rescans.Add(1)
-	}
 	ctx := context.Background()
+	var scopes []string
 	err := w.fs.mutate(func() (err error) {
+		// Under ns, as every create is: each file the core made before now is
+		// in w.own, so an IN_CREATE of the batch that it explains is the
+		// core's own and needs nothing (the change stream told the index).
+		scopes = []string{""}
+		if b.all {
+			w.own.reset()
+		} else {
+			w.own.skipOwn(b, time.Now().Add(-ownCreateTTL))
+			if len(b.dirty) == 0 {
+				return nil
+			}
+			scopes = scopeList(b.dirty)
+			w.own.dropUnder(scopes)
+		}
+		w.batches.Add(1)
+		if b.all {
+			w.rescans.Add(1)
+		}
 		// A bug in the FollowFunc must not take the daemon down with it.
 		defer func() {
 			if r := recover(); r != nil {
@@ -550,6 +581,7 @@ func (w *Watcher) fire(b *batch) bool {
 		return false
 	}
 	clear(b.dirty)
+	clear(b.creates)
 	b.all = false
 	b.first = time.Time{}
 	return true
@@ -578,4 +610,97 @@ func scopeList(dirty map[string]bool) []string {
 		}
 	}
 	return kept
+}
+
+// ownCreateTTL bounds how long a file the core created waits in ownCreates for
+// its IN_CREATE: the event is read within milliseconds, unless it never comes
+// (its directory was not watched yet). A record dropped early only costs a
+// needless look at the file; one kept too long could hide a later host change.
+const ownCreateTTL = 10 * time.Second
+
+// ownCreates is what the core created since the Watcher's last batch: per
+// path, the regular files the core made there (FS.create, under ns) whose
+// IN_CREATE no batch has taken yet. A batch in which a path's only events
+// are IN_CREATEs, no more of them than the core made, leaves that path out:
+// the change stream gave the index those files with their creators, and the
+// watcher would only read them back. Anything else at that path in the batch
+// (a host's write, rename, removal, or one create more than the core's) keeps
+// it, and the record is dropped, so that nothing a host did is hidden. Safe
+// for concurrent use; a nil *ownCreates does nothing.
+type ownCreates struct {
+	mu sync.Mutex
+	m  map[string]ownCreate
+}
+
+type ownCreate struct {
+	n  int       // files created at the path, IN_CREATE not yet taken
+	at time.Time // the latest
+}
+
+func (o *ownCreates) add(p string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	c := o.m[p]
+	o.m[p] = ownCreate{n: c.n + 1, at: time.Now()}
+	o.mu.Unlock()
+}
+
+// skipOwn removes from b's dirty paths those whose events the core's creates
+// explain, and forgets the creates it matched, those at every other path of
+// the batch, and those older than stale. Precondition: ns held.
+func (o *ownCreates) skipOwn(b *batch, stale time.Time) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for p := range b.dirty {
+		c, ok := o.m[p]
+		if !ok {
+			continue
+		}
+		delete(o.m, p)
+		if n := b.creates[p]; n > 0 && n <= c.n {
+			delete(b.dirty, p)
+			if c.n > n { // the others' events are still to come
+				o.m[p] = ownCreate{n: c.n - n, at: c.at}
+			}
+		}
+	}
+	for p, c := range o.m {
+		if c.at.Before(stale) {
+			delete(o.m, p)
+		}
+	}
+}
+
+// dropUnder forgets the creates at or below the scopes a batch follows: the
+// FollowFunc reads what is there now, and a later IN_CREATE there must be
+// looked at again rather than matched to a create the batch covered.
+func (o *ownCreates) dropUnder(scopes []string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for p := range o.m {
+		for _, s := range scopes {
+			if s == "" || p == s || strings.HasPrefix(p, s+"/") {
+				delete(o.m, p)
+				break
+			}
+		}
+	}
+}
+
+// reset forgets every create: a full rescan follows them all.
+func (o *ownCreates) reset() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	clear(o.m)
+	o.mu.Unlock()
 }

@@ -263,3 +263,87 @@ func TestWatchRetriesFailedBatch(t *testing.T) {
 		t.Errorf("stats %+v, want 1 error in 2 batches", st)
 	}
 }
+
+// The core's own creates are not read back (the change stream told the index),
+// but a host's write to such a file right after, or a host's create at a path
+// the core created before, is still followed.
+func TestWatchSkipsOwnCreatesButNotHostChanges(t *testing.T) {
+	f := newWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	ctx := context.Background()
+	create := func(p string) {
+		t.Helper()
+		file, created, err := f.fs.Create(ctx, p, 0o644, true)
+		if err != nil || !created {
+			t.Fatalf("create %s: %v (created %v)", p, err, created)
+		}
+		// Keep it open, as the NFS descriptor cache does: closing a written
+		// file is an IN_CLOSE_WRITE, which is followed.
+		t.Cleanup(func() { file.Close() })
+	}
+	var seen [][]string
+	// waitFor collects batches until one covers p.
+	waitFor := func(p string) {
+		t.Helper()
+		bound := time.After(10 * time.Second)
+		for {
+			select {
+			case s := <-f.batches:
+				seen = append(seen, s)
+				if covers(s, p) {
+					return
+				}
+			case <-bound:
+				t.Fatalf("no batch covering %q within 10s; batches %q", p, seen)
+			}
+		}
+	}
+	coveredBy := func(p string) bool {
+		for _, s := range seen {
+			if covers(s, p) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// 1. The core's create alone: a host marker made after it closes the
+	// batch that holds (or follows) the create's event.
+	create("d/own")
+	f.write(t, "d/marker1")
+	waitFor("d/marker1")
+	if coveredBy("d/own") {
+		t.Fatalf("the core's own create was followed: batches %q", seen)
+	}
+
+	// 2. A host write to the file the core just created is seen.
+	create("d/then-host")
+	f.write(t, "d/then-host")
+	waitFor("d/then-host")
+
+	// 2b. The same after the core closed its descriptor. (Why the core's
+	// own IN_CLOSE_WRITEs cannot be left out the same way: inotify merges
+	// the core's and the host's, identical and unread, into one event.)
+	file, _, err := f.fs.Create(ctx, "d/closed-then-host", 0o644, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "d/closed-then-host")
+	waitFor("d/closed-then-host")
+
+	// 3. The core creates, the host removes and creates the same name: the
+	// host's file is seen even though the core made one there before.
+	create("d/replaced")
+	if err := os.Remove(filepath.Join(f.dir, "d/replaced")); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(f.dir, "d/replaced")
+	fd, err := os.OpenFile(full, os.O_RDONLY|os.O_CREATE, 0o644) // IN_CREATE only, no write
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd.Close()
+	waitFor("d/replaced")
+}
