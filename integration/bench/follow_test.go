@@ -26,17 +26,7 @@ func BenchmarkFollow(b *testing.B) {
 	const n = 100_000
 	base := b.TempDir()
 	data := filepath.Join(base, "data")
-	for i := 0; i < n; i++ {
-		dir := filepath.Join(data, fmt.Sprintf("app%02d", i%50), fmt.Sprintf("d%03d", i/1000))
-		if i%1000 < 50 {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("note-%06d.md", i)), nil, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	writeTree(b, data, n)
 	// First start builds the index (not measured); the runs below restart it.
 	d := semfstest.Start(b, semfstest.Options{Data: data, Index: filepath.Join(base, "index"), ModelDir: "off"})
 	d.Stop()
