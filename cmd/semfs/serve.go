@@ -247,13 +247,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	bg := d.backgroundReconcile()
 	var guard *index.Guard
 	if bg == "" {
-		if err := d.addWatches(); err != nil {
+		if err := d.followBacking(ctx, nil); err != nil {
 			return err
 		}
-		if err := d.reconcileIndex(ctx, nil); err != nil {
-			return err
-		}
-		d.runWatch()
 	} else {
 		d.reconcile = "in progress, in the background"
 		// Taken before the walk starts and before any client is served: every
@@ -316,12 +312,8 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		d.bgDone.Add(1)
 		go func() {
 			defer d.bgDone.Done()
-			err := d.addWatches()
+			err := d.followBacking(bgCtx, guard)
 			if err == nil {
-				err = d.reconcileIndex(bgCtx, guard)
-			}
-			if err == nil {
-				d.runWatch()
 				return
 			}
 			guard.Close()
@@ -527,11 +519,12 @@ func (d *daemon) backgroundReconcile() string {
 	return "index sound at open, journal empty"
 }
 
-// addWatches sets up following the backing directory (the watches, not yet
-// their handling). Watches first, then the walk: a change made during the walk
-// is seen by one or the other (handling starts after it, so the two cannot
-// race).
-func (d *daemon) addWatches() error {
+// followBacking brings the index in step with the backing directory and then keeps
+// it there: the watches first, then the walk of the start-up reconcile (with
+// guard when clients are served meanwhile), then the watches' handling. A
+// change made during the walk is seen by one or the other, and the two cannot
+// race, since handling starts after the walk.
+func (d *daemon) followBacking(ctx context.Context, guard *index.Guard) error {
 	wo := d.args.watch
 	wo.Logger = d.log
 	w, err := d.fs.Watch(wo, d.follow)
@@ -541,15 +534,12 @@ func (d *daemon) addWatches() error {
 	d.mu.Lock()
 	d.watch = w
 	d.mu.Unlock()
+	if err := d.reconcileIndex(ctx, guard); err != nil {
+		return err
+	}
+	w.Run()
+	d.log.Info("following changes made directly in the backing directory", "mode", w.Mode(), "watches", w.Stats().Watches)
 	return nil
-}
-
-// runWatch starts following changes made directly in the backing directory,
-// after the start-up reconcile: the watches were added before its walk, so a
-// change made during the walk is seen by one or the other.
-func (d *daemon) runWatch() {
-	d.watch.Run()
-	d.log.Info("following changes made directly in the backing directory", "mode", d.watch.Mode(), "watches", d.watch.Stats().Watches)
 }
 
 func (d *daemon) health() control.Health {
