@@ -678,11 +678,11 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 	// which see what the failed attempt left: nothing (a failed create
 	// changes nothing, and an UNCHECKED one over an existing file opens it,
 	// which go-nfs's own Create does as well).
+	// EXCLUSIVE comes here as UNCHECKED (decodeCreateHow); billyFS.Create
+	// keeps its verifier and retransmission rules on either path.
 	var f billy.File
-	if a.how != createExclusive {
-		if dir, err := h.lstat(b.Join(path...)); err == nil && dir.IsDir() {
-			f, _ = b.Create(newPath)
-		}
+	if dir, err := h.lstat(b.Join(path...)); err == nil && dir.IsDir() {
+		f, _ = b.Create(newPath)
 	}
 	if f == nil {
 		if fi, err := b.Stat(newPath); err == nil {
