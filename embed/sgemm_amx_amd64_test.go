@@ -33,28 +33,16 @@ func testBF16Gemm(t *testing.T, kern kernel) {
 		{1, 512, 512}, {5, 256, 768}, {8, 32, 32}, {16, 32, 32}, {31, 64, 96}, {32, 256, 512}, {33, 512, 1536},
 		{67, 1536, 512}, {130, 512, 1536}, {512, 256, 768},
 	} {
-		a := make([]float32, sz.m*sz.k)
-		w := make([]float32, sz.k*sz.n)
-		bias := make([]float32, sz.n)
-		for i := range a {
-			a[i] = rng.Float32()*2 - 1
-		}
-		for i := range w {
-			w[i] = rng.Float32()*2 - 1
-		}
-		for i := range bias {
-			bias[i] = rng.Float32()
-		}
-		d := dense{in: sz.k, out: sz.n, w: w, b: bias}
+		a, d := randomProduct(rng, sz.m, sz.k, sz.n)
 		fp32 := make([]float32, sz.m*sz.n)
 		d.start(fp32, sz.m)
 		d.mulAdd(&gemmScratch{}, fp32, a, sz.m) // gonum: not packed yet
 		exact := make([]float64, sz.m*sz.n)
 		for i := 0; i < sz.m; i++ {
 			for j := 0; j < sz.n; j++ {
-				sum := float64(bias[j])
+				sum := float64(d.b[j])
 				for p := 0; p < sz.k; p++ {
-					sum += bf16f(a[i*sz.k+p]) * bf16f(w[p*sz.n+j])
+					sum += bf16f(a[i*sz.k+p]) * bf16f(d.w[p*sz.n+j])
 				}
 				exact[i*sz.n+j] = sum
 			}

@@ -22,19 +22,7 @@ func TestPackedGemmMatchesGonum(t *testing.T) {
 		for _, sz := range []struct{ m, k, n int }{
 			{1, 256, 768}, {3, 5, 16}, {4, 1, 32}, {5, 512, 1536}, {7, 1536, 512}, {9, 3, 64}, {17, 7, 96}, {67, 256, 512}, {130, 512, 512},
 		} {
-			a := make([]float32, sz.m*sz.k)
-			w := make([]float32, sz.k*sz.n)
-			bias := make([]float32, sz.n)
-			for i := range a {
-				a[i] = rng.Float32()*2 - 1
-			}
-			for i := range w {
-				w[i] = rng.Float32()*2 - 1
-			}
-			for i := range bias {
-				bias[i] = rng.Float32()
-			}
-			d := dense{in: sz.k, out: sz.n, w: w, b: bias}
+			a, d := randomProduct(rng, sz.m, sz.k, sz.n)
 			want := make([]float32, sz.m*sz.n)
 			d.start(want, sz.m)
 			d.mulAdd(&gemmScratch{}, want, a, sz.m) // gonum: not packed yet
@@ -189,4 +177,22 @@ func TestSoftmaxRowMatchesGo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomProduct is a random m×k input and a k×n dense layer (weights and
+// inputs in [-1, 1), biases in [0, 1)), row-major and not packed yet.
+func randomProduct(rng *rand.Rand, m, k, n int) ([]float32, dense) {
+	a := make([]float32, m*k)
+	w := make([]float32, k*n)
+	bias := make([]float32, n)
+	for i := range a {
+		a[i] = rng.Float32()*2 - 1
+	}
+	for i := range w {
+		w[i] = rng.Float32()*2 - 1
+	}
+	for i := range bias {
+		bias[i] = rng.Float32()
+	}
+	return a, dense{in: k, out: n, w: w, b: bias}
 }
