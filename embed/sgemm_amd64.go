@@ -161,6 +161,19 @@ func packBF16(w []float32, k, n, width int) []uint16 {
 //go:noescape
 func kern8x32bf(a *uint16, lda int, b *uint16, k2 int, c *float32, ldc int)
 
+// bf16Rows rounds max(a, lo) (m rows of k) to bf16 in s's scratch, zero rows
+// added up to a multiple of block, the kernels' row block.
+func (s *gemmScratch) bf16Rows(a []float32, m, k, block int, lo float32) []uint16 {
+	mp := (m + block - 1) / block * block
+	if cap(s.a16) < mp*k {
+		s.a16 = make([]uint16, mp*k)
+	}
+	a16 := s.a16[:mp*k]
+	toBF16(&a16[0], &a[0], m*k, lo)
+	clear(a16[m*k:])
+	return a16
+}
+
 // bf16MulAdd is amxMulAdd on kern8x32bf: bf packed by packBF16 with width
 // 32, rows in blocks of 8 (the last, partial one through a zero-padded block
 // in s), 64 rows at a time so that their bf16 copy stays in cache while one
@@ -170,13 +183,7 @@ func bf16MulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo
 		return
 	}
 	_ = bf[k*n-1]
-	mp := (m + 7) &^ 7
-	if cap(s.a16) < mp*k {
-		s.a16 = make([]uint16, mp*k)
-	}
-	a16 := s.a16[:mp*k]
-	toBF16(&a16[0], &a[0], m*k, lo)
-	clear(a16[m*k:])
+	a16 := s.bf16Rows(a, m, k, 8, lo)
 	full := m &^ 7
 	for i0 := 0; i0 < full; i0 += 64 {
 		i1 := min(i0+64, full)
@@ -214,13 +221,7 @@ func amxMulAdd(s *gemmScratch, k, n int, bf []uint16, c, a []float32, m int, lo 
 		_ = biasTile[16*n-1]
 		bias = &biasTile[0]
 	}
-	mp := (m + 31) &^ 31
-	if cap(s.a16) < mp*k {
-		s.a16 = make([]uint16, mp*k)
-	}
-	a16 := s.a16[:mp*k]
-	toBF16(&a16[0], &a[0], m*k, lo)
-	clear(a16[m*k:])
+	a16 := s.bf16Rows(a, m, k, 32, lo)
 	cfg := amxConfig()
 	full := m &^ 31
 	if full > 0 {
