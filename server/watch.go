@@ -370,11 +370,15 @@ type batch struct {
 	from    map[uint32]time.Time // moves out of a directory whose other half is not seen yet
 }
 
+func newBatch() *batch {
+	return &batch{dirty: map[string]bool{}, creates: map[string]int{}, from: map[uint32]time.Time{}}
+}
+
 func (b *batch) empty() bool { return !b.all && len(b.dirty) == 0 }
 
 func (w *Watcher) loop() {
 	defer w.done.Done()
-	b := &batch{dirty: map[string]bool{}, creates: map[string]int{}, from: map[uint32]time.Time{}}
+	b := newBatch()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var tick <-chan time.Time
@@ -516,9 +520,6 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 		}
 	}
 	b.dirty[p] = true
-	if b.creates == nil {
-		b.creates = map[string]int{}
-	}
 	if n, seen := b.creates[p]; ev.mask&unix.IN_CREATE != 0 && !isDir && (!seen || n > 0) {
 		b.creates[p] = n + 1
 	} else {

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,7 +37,7 @@ func TestOverflowRescansEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	b := &batch{dirty: map[string]bool{}, from: map[uint32]time.Time{}}
+	b := newBatch()
 	w.handle(b, inotifyEvent{wd: w.paths[""], mask: unix.IN_CREATE, name: "a"})
 	w.handle(b, inotifyEvent{wd: -1, mask: unix.IN_Q_OVERFLOW})
 	w.fire(b)
