@@ -640,10 +640,6 @@ func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
 	return h.replyEnd(append(out, h.s.verf[:]...))
 }
 
-// goNFSPathNameMax is go-nfs's PathNameMax: longer CREATE names are
-// NAMETOOLONG (checkCall already refuses them; kept as go-nfs checks it).
-const goNFSPathNameMax = 255
-
 // fastCreate answers CREATE as go-nfs v0.0.4's onCreate does, with the same
 // billy and handler calls in the same order (so the same checks, statuses,
 // handle-map records and core calls), and encodes the reply itself: what is
@@ -665,9 +661,8 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 		return fail(nfs3ErrStale)
 	}
 	b := bfs.(*billyFS)
-	if len(a.name) > goNFSPathNameMax {
-		return fail(nfs3ErrNameTooLong)
-	}
+	// go-nfs's NAMETOOLONG for names past 255 bytes never arises: checkCall
+	// refuses them (maxNameLen) before any handler sees the call.
 	newFile := append(path, a.name)
 	newPath := b.Join(newFile...)
 	// go-nfs first looks the name up (a path lookup that nearly always finds
