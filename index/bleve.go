@@ -224,7 +224,13 @@ const bleveBatchMax = 1024
 // Bleve in one batch before the next query reads it (or once bleveBatchMax are
 // pending): file events arrive one or two at a time, and a Bleve batch per event
 // costs a segment each, persisted and merged again: 8 ms of CPU per created file.
-// Precondition: x.mu held for writing.
+//
+// The batch that bleveBatchMax forces runs on a goroutine of its own, not in
+// the write that filled it: a batch of 1,024 documents takes tens of
+// milliseconds, and the write holds x.mu, which the index's next write (an NFS
+// COMMIT waiting for its create's record, measured as one COMMIT in a thousand
+// answered 35 ms late) would otherwise wait for. Precondition: x.mu held for
+// writing.
 func (x *Index) applyBleve(docs map[string]*stored, gen uint64) {
 	if x.pending == nil {
 		x.pending = make(map[string]*stored, len(docs))
@@ -234,37 +240,89 @@ func (x *Index) applyBleve(docs map[string]*stored, gen uint64) {
 	}
 	x.pendingGen = gen
 	x.hasPending.Store(true)
-	if len(x.pending) >= bleveBatchMax {
-		x.flushBleveLocked()
+	if len(x.pending) >= bleveBatchMax && !x.bleveKicked {
+		x.bleveKicked = true
+		x.bleveFlushes.Add(1)
+		go func() {
+			defer x.bleveFlushes.Add(-1)
+			x.blMu.Lock()
+			defer x.blMu.Unlock()
+			x.mu.Lock()
+			x.bleveKicked = false
+			x.mu.Unlock()
+			x.flushBleveBlLocked()
+		}()
 	}
 }
 
-// flushBleve sends pending document changes to Bleve; queries call it first.
+// flushBleve sends pending document changes to Bleve and waits for any batch
+// already on its way; queries call it first, so they see every change
+// committed before it.
 func (x *Index) flushBleve() {
-	if !x.hasPending.Load() {
+	if !x.hasPending.Load() && x.bleveFlushes.Load() == 0 {
 		return
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.flushBleveLocked()
+	x.blMu.Lock()
+	defer x.blMu.Unlock()
+	x.flushBleveBlLocked()
 }
 
-// flushBleveLocked mirrors the pending changes into Bleve in one batch.
-// Precondition: x.mu held for writing. A failure leaves Bleve behind buntdb: the
-// index is marked degraded (queries fall back to the exhaustive scan) and the next
-// Open rebuilds Bleve because the generations differ.
+// flushBleveBlLocked mirrors the pending changes into Bleve in one batch, taken
+// under x.mu and sent to Bleve without it: x.mu's readers (queries) and writers
+// go on meanwhile; blMu keeps batches in commit order and lets a query wait
+// for the one in flight. Precondition: blMu held, x.mu not held.
+func (x *Index) flushBleveBlLocked() {
+	x.mu.Lock()
+	docs, gen, ok := x.takeBleveLocked()
+	x.mu.Unlock()
+	if !ok {
+		return
+	}
+	if err := x.sendBleve(docs, gen); err != nil {
+		x.mu.Lock()
+		x.degrade(err)
+		x.mu.Unlock()
+	}
+}
+
+// flushBleveLocked is flushBleveBlLocked for a caller holding x.mu (Close,
+// which holds blMu too).
 func (x *Index) flushBleveLocked() {
+	docs, gen, ok := x.takeBleveLocked()
+	if !ok {
+		return
+	}
+	if err := x.sendBleve(docs, gen); err != nil {
+		x.degrade(err)
+	}
+}
+
+// takeBleveLocked takes the pending changes for a Bleve batch; false when there
+// is nothing to send. A failure leaves Bleve behind buntdb: the index is marked
+// degraded (queries fall back to the exhaustive scan) and the next Open
+// rebuilds Bleve because the generations differ. Precondition: x.mu held for
+// writing.
+func (x *Index) takeBleveLocked() (map[string]*stored, uint64, bool) {
 	docs, gen := x.pending, x.pendingGen
 	x.pending = nil
 	x.hasPending.Store(false)
 	if len(docs) == 0 || x.degraded != nil || x.closed {
-		return
+		return nil, 0, false
 	}
 	// Bleve learns a generation only once records.db holds it on disk, so that
 	// Open's "records.db behind Bleve" still means records.db lost commits.
 	if err := x.syncRecordsLocked(); err != nil {
 		x.degrade(err)
-		return
+		return nil, 0, false
+	}
+	return docs, gen, true
+}
+
+// sendBleve applies one taken set of changes to Bleve. Bleve is safe for
+// searches during a batch.
+func (x *Index) sendBleve(docs map[string]*stored, gen uint64) error {
+	if x.onBleveBatch != nil {
+		x.onBleveBatch()
 	}
 	b := x.bl.NewBatch()
 	for p, s := range docs {
@@ -273,14 +331,11 @@ func (x *Index) flushBleveLocked() {
 			continue
 		}
 		if err := b.Index(p, bleveDoc(p, s)); err != nil {
-			x.degrade(err)
-			return
+			return err
 		}
 	}
 	b.SetInternal([]byte(bleveGen), []byte(strconv.FormatUint(gen, 10)))
-	if err := x.bl.Batch(b); err != nil {
-		x.degrade(err)
-	}
+	return x.bl.Batch(b)
 }
 
 func (x *Index) degrade(err error) {

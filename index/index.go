@@ -71,7 +71,14 @@ type Index struct {
 	pending    map[string]*stored
 	pendingGen uint64
 	hasPending atomic.Bool
-	vecs       map[string]*vecSet // by model name
+	// blMu orders Bleve batches (taken before mu, never inside it); a batch
+	// is sent to Bleve without mu (bleve.go). bleveKicked: a batch forced by
+	// bleveBatchMax is on its way (mu); bleveFlushes counts those goroutines.
+	blMu         sync.Mutex
+	bleveKicked  bool
+	bleveFlushes atomic.Int32
+	onBleveBatch func()             // tests: called as a batch is sent to Bleve
+	vecs         map[string]*vecSet // by model name
 	// hay holds each record's folded keyword fields, so that checking Bleve's
 	// candidates against the exact rule costs a few strings.Contains, not a
 	// record decode each. Records are read from buntdb only for the results.
@@ -662,6 +669,8 @@ func (x *Index) set(model string) *vecSet {
 // after Close return ErrClosed. Safe to call more than once.
 func (x *Index) Close() error {
 	x.stopBackground()
+	x.blMu.Lock() // a Bleve batch in flight ends first
+	defer x.blMu.Unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
