@@ -289,9 +289,9 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 		preps[i] = p
 	}
 	// The embedding of a large batch keeps every core busy; the update
-	// below runs on one. The Bleve batch that update would otherwise run in
-	// its write (once bleveBatchMax changes are pending) goes beside the
-	// embedding instead: the same batch, by the same function queries call.
+	// below runs on one. A large Bleve backlog is sent beside the embedding
+	// (the same batch, by the same function queries call) rather than after
+	// the update, where it would compete with the next request's embedding.
 	if len(texts) >= bleveOverlapTexts && x.bleveBacklog() >= bleveBatchMax/2 {
 		flushed := make(chan struct{})
 		go func() {
