@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/server"
+	"golang.org/x/sys/unix"
 )
 
 // watchFixture is an FS over a temporary directory with a Watcher whose
@@ -26,6 +27,16 @@ type watchFixture struct {
 }
 
 func newWatchFixture(t *testing.T, opts server.WatchOptions, dirs ...string) *watchFixture {
+	t.Helper()
+	f := newHeldWatchFixture(t, opts, dirs...)
+	f.w.Run()
+	return f
+}
+
+// newHeldWatchFixture is newWatchFixture with the Watcher not running yet:
+// its events wait unread in the kernel's queue, where inotify merges
+// identical ones, until the test calls f.w.Run.
+func newHeldWatchFixture(t *testing.T, opts server.WatchOptions, dirs ...string) *watchFixture {
 	t.Helper()
 	f := &watchFixture{dir: t.TempDir(), batches: make(chan []string, 1024)}
 	for _, d := range dirs {
@@ -46,7 +57,6 @@ func newWatchFixture(t *testing.T, opts server.WatchOptions, dirs ...string) *wa
 		t.Fatal(err)
 	}
 	t.Cleanup(f.w.Close)
-	f.w.Run()
 	return f
 }
 
@@ -346,4 +356,151 @@ func TestWatchSkipsOwnCreatesButNotHostChanges(t *testing.T) {
 	}
 	fd.Close()
 	waitFor("d/replaced")
+}
+
+// waitBatches collects batches until one covers p; 10 s is a failure bound.
+func (f *watchFixture) waitBatches(t *testing.T, p string) [][]string {
+	t.Helper()
+	var seen [][]string
+	bound := time.After(10 * time.Second)
+	for {
+		select {
+		case s := <-f.batches:
+			seen = append(seen, s)
+			if covers(s, p) {
+				return seen
+			}
+		case <-bound:
+			t.Fatalf("no batch covering %q within 10s; batches %q", p, seen)
+		}
+	}
+}
+
+func anyCovers(batches [][]string, p string) bool {
+	for _, s := range batches {
+		if covers(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeClose has the core create p, write data through it and close it, as
+// an NFS CREATE, WRITE and the descriptor cache's eviction (or a 9P clunk) do.
+func (f *watchFixture) writeClose(t *testing.T, p, data string) {
+	t.Helper()
+	file, created, err := f.fs.Create(context.Background(), p, 0o644, true)
+	if err != nil || !created {
+		t.Fatalf("create %s: %v (created %v)", p, err, created)
+	}
+	if _, err := file.WriteAt([]byte(data), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The core's own writes and closes are not read back: the file is as the
+// core left it, and the change stream told the index.
+func TestWatchSkipsOwnCloses(t *testing.T) {
+	f := newWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	for i := range 20 {
+		f.writeClose(t, "d/own"+strconv.Itoa(i), "written by the core")
+	}
+	// Also through a second descriptor, opened on the existing file.
+	file, err := f.fs.Open(context.Background(), "d/own0", os.O_RDWR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := file.WriteAt([]byte("again"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "d/marker")
+	seen := f.waitBatches(t, "d/marker")
+	for i := range 20 {
+		if p := "d/own" + strconv.Itoa(i); anyCovers(seen, p) {
+			t.Fatalf("the core's own write and close of %s was followed: batches %q", p, seen)
+		}
+	}
+	if st := f.w.Stats(); st.Batches != uint64(len(seen)) {
+		t.Errorf("stats %+v, %d batches seen", st, len(seen))
+	}
+}
+
+// A host's write after the core's close, before the watcher read the core's
+// IN_CLOSE_WRITE, is followed: the kernel merges the two identical unread
+// events into one, and the file is no longer as the core left it.
+func TestWatchFollowsHostWriteAfterOwnClose(t *testing.T) {
+	f := newHeldWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	f.writeClose(t, "d/f", "written by the core")
+	// Another size: on a file system whose ctime does not move within a
+	// clock tick, and a write of the same size, following changes nothing
+	// (see ownCreates).
+	if err := os.WriteFile(filepath.Join(f.dir, "d/f"), []byte("then by a host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.w.Run()
+	f.waitCovered(t, "d/f")
+
+	// The same with the watcher reading: the core's close may be taken on
+	// its own, and the host's close comes after.
+	f.writeClose(t, "d/g", "written by the core")
+	if err := os.WriteFile(filepath.Join(f.dir, "d/g"), []byte("then by a host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.waitCovered(t, "d/g")
+}
+
+// A host's change of the file's inode alone after the core's close (chmod,
+// setxattr: IN_ATTRIB, which is not watched) changes its ctime, and is seen
+// with the core's IN_CLOSE_WRITE.
+func TestWatchFollowsHostAttrChangeAfterOwnClose(t *testing.T) {
+	f := newHeldWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	f.writeClose(t, "d/mode", "written by the core")
+	f.writeClose(t, "d/xattr", "written by the core")
+	// On a file system without multigrain timestamps a change within the
+	// same clock tick keeps the ctime: change it until it moved (at once on
+	// Linux 6.13+ ext4, xfs, btrfs, tmpfs).
+	changeCtime := func(p string, change func(full string) error) {
+		t.Helper()
+		full := filepath.Join(f.dir, p)
+		before := ctimeOf(t, full)
+		for i := 0; ctimeOf(t, full).Equal(before); i++ {
+			if i == 1000 {
+				t.Fatalf("%s: ctime still %v", p, before)
+			}
+			if i > 0 {
+				time.Sleep(time.Millisecond)
+			}
+			if err := change(full); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	changeCtime("d/mode", func(full string) error { return os.Chmod(full, 0o600) })
+	changeCtime("d/xattr", func(full string) error {
+		err := unix.Setxattr(full, "user.host", []byte("x"), 0)
+		if err == unix.ENOTSUP {
+			t.Skip("no user extended attributes here")
+		}
+		return err
+	})
+	f.w.Run()
+	seen := f.waitBatches(t, "d/mode")
+	if !anyCovers(seen, "d/xattr") {
+		f.waitCovered(t, "d/xattr")
+	}
+}
+
+func ctimeOf(t *testing.T, full string) time.Time {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(full, &st); err != nil {
+		t.Fatal(err)
+	}
+	return time.Unix(st.Ctim.Unix())
 }
