@@ -355,6 +355,37 @@ func (fl *File) StatInline() (Attr, error) {
 	return a, nil
 }
 
+// heldForWrite returns the paths among files (path -> FileID) that a File of
+// the core holds open for writing, the same file as there now.
+func (f *FS) heldForWrite(files map[string]uint64) map[string]bool {
+	type held struct {
+		fl *File
+		p  string
+	}
+	var hs []held
+	f.openMu.Lock()
+	for fl := range f.open {
+		if _, ok := files[fl.path]; ok && fl.write && fl.f != nil {
+			hs = append(hs, held{fl, fl.path})
+		}
+	}
+	f.openMu.Unlock()
+	out := make(map[string]bool, len(hs))
+	for _, h := range hs {
+		rc, err := h.fl.f.SyscallConn()
+		if err != nil {
+			continue
+		}
+		var a Attr
+		// Control holds the descriptor open for the call (or fails on a
+		// File closed meanwhile).
+		if rc.Control(func(fd uintptr) { a, err = statx(int(fd), "", "stat", h.p) }) == nil && err == nil && a.FileID() == files[h.p] {
+			out[h.p] = true
+		}
+	}
+	return out
+}
+
 // Close releases the file; if it was written, its ChangeWrite is sent now.
 func (fl *File) Close() error {
 	p, err := fl.release(false)

@@ -80,8 +80,10 @@ type WatchStats struct {
 // other than the daemon, and hands the changed paths to a FollowFunc. Changes
 // the core makes itself arrive too (the kernel does not tell who made them);
 // the FollowFunc finds the index already in line with them and changes nothing.
-// The core's creates of regular files are left out before that (ownCreates):
-// they are most of what a busy daemon makes, and each would be read back.
+// The core's creates of regular files, its closes of files it wrote, and the
+// files it made in a new directory before the watch on it was added are left
+// out before that (ownCreates, addNewDir): they are most of what a busy daemon
+// makes, and each would be read back.
 //
 // inotify needs one watch per directory, added as directories appear (the
 // subtree of a directory moved in is walked and watched, then reported whole).
@@ -165,7 +167,7 @@ func (f *FS) Watch(opts WatchOptions, apply FollowFunc) (*Watcher, error) {
 	w.ino = os.NewFile(uintptr(fd), "inotify")
 	w.own = newOwnCreates()
 	f.ownCreates.Store(w.own)
-	if err := w.addTree(""); err != nil {
+	if err := w.addTree("", nil); err != nil {
 		w.fallback(err.Error())
 		w.ino = nil
 	}
@@ -231,10 +233,17 @@ type errWatchLimit struct{ why string }
 
 func (e errWatchLimit) Error() string { return e.why }
 
+// listing is what addTree found below a directory as it added the watches.
+type listing struct {
+	files      []DirEntry // every entry but directories, Name the full path
+	incomplete bool       // a directory could not be watched or listed
+}
+
 // addTree watches directory p and every directory below it. A directory that
 // vanished meanwhile is skipped: its removal is an event of its parent. The
-// error is errWatchLimit, or one that makes inotify unusable.
-func (w *Watcher) addTree(p string) error {
+// error is errWatchLimit, or one that makes inotify unusable. With l, it
+// notes in l what it found below p, as each directory's watch was added.
+func (w *Watcher) addTree(p string, l *listing) error {
 	if err := w.addWatch(p); err != nil {
 		var lim errWatchLimit
 		if errors.As(err, &lim) {
@@ -244,21 +253,85 @@ func (w *Watcher) addTree(p string) error {
 			return fmt.Errorf("watching the backing directory: %w", err)
 		}
 		w.log.Debug("not watching a directory that went away or is not one", "path", p, "err", err)
+		if l != nil {
+			l.incomplete = true
+		}
 		return nil
 	}
 	ents, err := w.fs.ReadDir(context.Background(), p)
 	if err != nil {
 		w.log.Debug("not watching below a directory that cannot be listed", "path", p, "err", err)
+		if l != nil {
+			l.incomplete = true
+		}
 		return nil
 	}
 	for _, e := range ents {
+		q := Join(p, e.Name)
 		if e.Attr.IsDir() {
-			if err := w.addTree(Join(p, e.Name)); err != nil {
+			if err := w.addTree(q, l); err != nil {
 				return err
 			}
+		} else if l != nil {
+			l.files = append(l.files, DirEntry{Name: q, Attr: e.Attr})
 		}
 	}
 	return nil
+}
+
+// addNewDir watches p, a directory created in a watched one, and what is below
+// it, and puts in the batch, instead of p as a whole, each file that was there
+// before the watch, when the core's own creates explain them (ownDir); false
+// when they do not, and p is to be followed as a whole.
+//
+// The core's creates of the files of a new directory make no events until the
+// directory's IN_CREATE is read and its watch added, which can be long after
+// (the watcher may be in a batch meanwhile): following p as a whole read each
+// of them back at the batch (every file an NFS client made in its first
+// second in a new directory). The watch is added and the directory listed
+// under ns, so that no create of the core is half done: each file the core
+// made there before is in ownCreates and in the listing, and each it makes
+// after has its events.
+func (w *Watcher) addNewDir(b *batch, p string) (bool, error) {
+	w.fs.ns.Lock()
+	defer w.fs.ns.Unlock()
+	var l listing
+	if err := w.addTree(p, &l); err != nil {
+		return false, err
+	}
+	return w.ownDir(b, p, &l), nil
+}
+
+// ownDir puts l's files in the batch as created, each for itself, and reports
+// true, when every file the core created below p (ownCreates) is in l: none
+// was renamed or removed before the watch, when that made no event. A file of
+// l is left out by the batch only when the core created it (a host's file has
+// no record) and holds that same file open for writing: its close is an event,
+// with its own look at the file (ownCreates.closed). Any other file (one the
+// core closed already, a host may have written before the watch) is followed.
+// Precondition: ns held.
+func (w *Watcher) ownDir(b *batch, p string, l *listing) bool {
+	if l.incomplete || w.fs.ownCreates.Load() != w.own {
+		return false
+	}
+	listed := make(map[string]uint64, len(l.files))
+	for _, e := range l.files {
+		listed[e.Name] = e.Attr.FileID()
+	}
+	if !w.own.allListed(p, listed) {
+		return false
+	}
+	open := w.fs.heldForWrite(listed)
+	for _, e := range l.files {
+		b.dirty[e.Name] = true
+		pe := b.events[e.Name]
+		pe.creates++
+		if !open[e.Name] {
+			pe.other = true
+		}
+		b.events[e.Name] = pe
+	}
+	return true
 }
 
 func (w *Watcher) addWatch(p string) error {
@@ -519,8 +592,18 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 	case ev.mask&unix.IN_MOVED_TO != 0:
 		delete(b.from, ev.cookie)
 	}
-	if isDir && ev.mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
-		if err := w.addTree(p); err != nil {
+	if isDir && ev.mask&unix.IN_CREATE != 0 {
+		own, err := w.addNewDir(b, p)
+		if err != nil {
+			w.fallback(err.Error())
+			return
+		}
+		if own {
+			return // p's files are in the batch, each for itself
+		}
+	}
+	if isDir && ev.mask&unix.IN_MOVED_TO != 0 {
+		if err := w.addTree(p, nil); err != nil {
 			w.fallback(err.Error())
 			return
 		}
@@ -792,6 +875,21 @@ func (o *ownCreates) sameAsClosed(f *FS, b *batch) map[string]bool {
 		d.close()
 	}
 	return same
+}
+
+// allListed reports whether every file the core created at or below p is in
+// listed. Precondition: ns held (no create half done).
+func (o *ownCreates) allListed(p string, listed map[string]uint64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for q := range o.m {
+		if strings.HasPrefix(q, p+"/") {
+			if _, ok := listed[q]; !ok {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // skipOwn removes from b's dirty paths those whose events the core's own

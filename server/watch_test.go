@@ -504,3 +504,95 @@ func ctimeOf(t *testing.T, full string) time.Time {
 	}
 	return time.Unix(st.Ctim.Unix())
 }
+
+// The files the core makes in a directory it just made, before the watcher
+// read the directory's IN_CREATE and watched it (no events of their own), are
+// not read back, neither then nor at their close.
+func TestWatchSkipsOwnFilesOfNewDirectory(t *testing.T) {
+	f := newHeldWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond})
+	ctx := context.Background()
+	for _, d := range []string{"n", "n/sub"} {
+		if _, err := f.fs.Mkdir(ctx, d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var open []*server.File
+	for _, p := range []string{"n/a", "n/sub/b"} {
+		file, created, err := f.fs.Create(ctx, p, 0o644, true)
+		if err != nil || !created {
+			t.Fatalf("create %s: %v (created %v)", p, err, created)
+		}
+		if _, err := file.WriteAt([]byte(p), 0); err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, file)
+	}
+	f.w.Run()
+	f.write(t, "marker1")
+	seen := f.waitBatches(t, "marker1")
+	// Now watched: a create there makes its own events.
+	f.writeClose(t, "n/c", "after the watch")
+	for _, file := range open {
+		if err := file.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.write(t, "marker2")
+	seen = append(seen, f.waitBatches(t, "marker2")...)
+	for _, p := range []string{"n/a", "n/sub/b", "n/c"} {
+		if anyCovers(seen, p) {
+			t.Errorf("the core's own file %s was followed: batches %q", p, seen)
+		}
+	}
+}
+
+// What a host did in a new directory before the watcher watched it is still
+// followed: its own files, a write to a file the core closed, a file renamed
+// over one the core holds, and a rename or removal of a file the core made
+// (the directory is followed as a whole then: the old name has no event).
+func TestWatchFollowsHostChangesInNewDirectory(t *testing.T) {
+	f := newHeldWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond})
+	ctx := context.Background()
+	for _, d := range []string{"k", "r", "m", "h"} {
+		if _, err := f.fs.Mkdir(ctx, d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// k: a host's file, and a host's write to a file the core closed.
+	f.write(t, "k/host")
+	f.writeClose(t, "k/closed", "written by the core")
+	if err := os.WriteFile(filepath.Join(f.dir, "k/closed"), []byte("then by a host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// r and m: a file the core holds, renamed or removed by a host.
+	for _, p := range []string{"r/x", "m/x", "h/x"} {
+		file, _, err := f.fs.Create(ctx, p, 0o644, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { file.Close() })
+	}
+	if err := os.Rename(filepath.Join(f.dir, "r/x"), filepath.Join(f.dir, "r/y")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(f.dir, "m/x")); err != nil {
+		t.Fatal(err)
+	}
+	// h: a host's file renamed over the one the core holds open.
+	f.write(t, "h/tmp")
+	if err := os.Rename(filepath.Join(f.dir, "h/tmp"), filepath.Join(f.dir, "h/x")); err != nil {
+		t.Fatal(err)
+	}
+	f.w.Run()
+	f.write(t, "marker")
+	seen := f.waitBatches(t, "marker")
+	for _, p := range []string{"k/host", "k/closed", "r/x", "r/y", "m/x", "h/x"} {
+		if !anyCovers(seen, p) {
+			t.Errorf("%s was not followed: batches %q", p, seen)
+		}
+	}
+	// The host's files are followed each for itself, not with the directory.
+	if slices.ContainsFunc(seen, func(s []string) bool { return slices.Contains(s, "k") }) {
+		t.Errorf("k was followed as a whole: batches %q", seen)
+	}
+}
