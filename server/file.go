@@ -22,8 +22,12 @@ type File struct {
 	write   bool
 	appends bool // opened O_APPEND: os.File refuses WriteAt, and so does TryWriteAt
 	written atomic.Bool
-	v       VirtualFile          // a file of the virtual tree (virtual.go); f is nil then
-	created atomic.Pointer[Attr] // see Created
+	// lastWrite is the latest time (UnixNano) a write through this File gave
+	// the index as its updatedAt (touchQueue.add): its close tells the
+	// Watcher's record that the core's writes explain an mtime up to it.
+	lastWrite atomic.Int64
+	v         VirtualFile          // a file of the virtual tree (virtual.go); f is nil then
+	created   atomic.Pointer[Attr] // see Created
 }
 
 // Created is the attributes of a file Create made, read by the core after its
@@ -237,8 +241,7 @@ func (fl *File) TryWriteAt(b []byte, off int64) (n int, ok bool, err error) {
 // wrote records a write of n bytes (for updatedAt) and wraps its error.
 func (fl *File) wrote(n int, err error) (int, error) {
 	if n > 0 {
-		fl.written.Store(true)
-		fl.fs.touches.add(fl.Path())
+		fl.touched()
 	}
 	if err != nil {
 		return n, wrap("write", fl.Path(), err)
@@ -260,9 +263,21 @@ func (fl *File) Truncate(size int64) error {
 	if err != nil {
 		return wrap("truncate", fl.Path(), err)
 	}
-	fl.written.Store(true)
-	fl.fs.touches.add(fl.Path())
+	fl.touched()
 	return nil
+}
+
+// touched records a change to the file's data made through it.
+func (fl *File) touched() {
+	fl.written.Store(true)
+	at := fl.fs.touches.add(fl.Path()).UnixNano()
+	// The latest, also when concurrent writes return out of order.
+	for {
+		old := fl.lastWrite.Load()
+		if at <= old || fl.lastWrite.CompareAndSwap(old, at) {
+			return
+		}
+	}
 }
 
 // Sync makes the file's data and metadata durable (fsync), and the index's
@@ -340,9 +355,40 @@ func (fl *File) StatInline() (Attr, error) {
 	return a, nil
 }
 
+// heldForWrite returns the paths among files (path -> FileID) that a File of
+// the core holds open for writing, the same file as there now.
+func (f *FS) heldForWrite(files map[string]uint64) map[string]bool {
+	type held struct {
+		fl *File
+		p  string
+	}
+	var hs []held
+	f.openMu.Lock()
+	for fl := range f.open {
+		if _, ok := files[fl.path]; ok && fl.write && fl.f != nil {
+			hs = append(hs, held{fl, fl.path})
+		}
+	}
+	f.openMu.Unlock()
+	out := make(map[string]bool, len(hs))
+	for _, h := range hs {
+		rc, err := h.fl.f.SyscallConn()
+		if err != nil {
+			continue
+		}
+		var a Attr
+		// Control holds the descriptor open for the call (or fails on a
+		// File closed meanwhile).
+		if rc.Control(func(fd uintptr) { a, err = statx(int(fd), "", "stat", h.p) }) == nil && err == nil && a.FileID() == files[h.p] {
+			out[h.p] = true
+		}
+	}
+	return out
+}
+
 // Close releases the file; if it was written, its ChangeWrite is sent now.
 func (fl *File) Close() error {
-	p, err := fl.release()
+	p, err := fl.release(false)
 	if fl.written.Load() {
 		fl.fs.touches.flushPath(p)
 	}
@@ -350,8 +396,9 @@ func (fl *File) Close() error {
 }
 
 // release closes the descriptor and stops renames from moving the file's path,
-// which it returns.
-func (fl *File) release() (string, error) {
+// which it returns. raw as for statxAt (TryClose answers in a connection's
+// only reader).
+func (fl *File) release(raw bool) (string, error) {
 	if fl.v != nil {
 		return fl.path, fl.v.Close()
 	}
@@ -359,7 +406,33 @@ func (fl *File) release() (string, error) {
 	delete(fl.fs.open, fl)
 	p := fl.path
 	fl.fs.openMu.Unlock()
+	if fl.written.Load() {
+		fl.noteClose(p, raw)
+	}
 	return p, wrap("close", p, fl.f.Close())
+}
+
+// noteClose gives the Watcher's record of the core's own changes (ownCreates)
+// the state this close leaves the file in, read from its descriptor just
+// before the close(2) that makes the IN_CLOSE_WRITE: recorded first, so that
+// a batch holding the event finds it. Nothing when no Watcher follows with
+// inotify. Only a File written through: one that was not gives no updatedAt
+// that would explain the file's mtime, and its close is followed as before.
+func (fl *File) noteClose(p string, raw bool) {
+	oc := fl.fs.ownCreates.Load()
+	if oc == nil {
+		return
+	}
+	rc, err := fl.f.SyscallConn()
+	if err != nil {
+		return
+	}
+	var a Attr
+	// Control holds the descriptor open for the call.
+	if cerr := rc.Control(func(fd uintptr) { a, err = statxAt(int(fd), "", "close", p, raw) }); cerr != nil || err != nil {
+		return
+	}
+	oc.closed(p, a, time.Unix(0, fl.lastWrite.Load()))
 }
 
 // TryClose is Close for a caller that must not wait (see FS.TryCreate): ok=false,
@@ -377,7 +450,7 @@ func (fl *File) TryClose() (ok bool, err error) {
 	if !f.sinkReady() {
 		return false, nil
 	}
-	p, err := fl.release()
+	p, err := fl.release(true)
 	// applyTouch's work, under the namespace lock this call already holds.
 	for p, at := range f.touches.take(func(k string, _ time.Time) bool { return k == p }) {
 		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})

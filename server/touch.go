@@ -40,10 +40,15 @@ func (q *touchQueue) run() {
 	}
 }
 
-func (q *touchQueue) add(p string) {
+// add notes a write to p made now, and returns the time it will send (at the
+// latest with the next flush; the clock is read under mu, so that a path's
+// pending time is the latest of its writes').
+func (q *touchQueue) add(p string) time.Time {
 	q.mu.Lock()
-	q.pending[p] = time.Now()
+	now := time.Now()
+	q.pending[p] = now
 	q.mu.Unlock()
+	return now
 }
 
 func (q *touchQueue) drop(p string) {

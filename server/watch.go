@@ -80,8 +80,10 @@ type WatchStats struct {
 // other than the daemon, and hands the changed paths to a FollowFunc. Changes
 // the core makes itself arrive too (the kernel does not tell who made them);
 // the FollowFunc finds the index already in line with them and changes nothing.
-// The core's creates of regular files are left out before that (ownCreates):
-// they are most of what a busy daemon makes, and each would be read back.
+// The core's creates of regular files, its closes of files it wrote, and the
+// files it made in a new directory before the watch on it was added are left
+// out before that (ownCreates, addNewDir): they are most of what a busy daemon
+// makes, and each would be read back.
 //
 // inotify needs one watch per directory, added as directories appear (the
 // subtree of a directory moved in is walked and watched, then reported whole).
@@ -163,9 +165,9 @@ func (f *FS) Watch(opts WatchOptions, apply FollowFunc) (*Watcher, error) {
 	}
 	// Non-blocking, so reads go through Go's poller and Close wakes them.
 	w.ino = os.NewFile(uintptr(fd), "inotify")
-	w.own = &ownCreates{m: map[string]ownCreate{}}
+	w.own = newOwnCreates()
 	f.ownCreates.Store(w.own)
-	if err := w.addTree(""); err != nil {
+	if err := w.addTree("", nil); err != nil {
 		w.fallback(err.Error())
 		w.ino = nil
 	}
@@ -231,10 +233,17 @@ type errWatchLimit struct{ why string }
 
 func (e errWatchLimit) Error() string { return e.why }
 
+// listing is what addTree found below a directory as it added the watches.
+type listing struct {
+	files      []DirEntry // every entry but directories, Name the full path
+	incomplete bool       // a directory could not be watched or listed
+}
+
 // addTree watches directory p and every directory below it. A directory that
 // vanished meanwhile is skipped: its removal is an event of its parent. The
-// error is errWatchLimit, or one that makes inotify unusable.
-func (w *Watcher) addTree(p string) error {
+// error is errWatchLimit, or one that makes inotify unusable. With l, it
+// notes in l what it found below p, as each directory's watch was added.
+func (w *Watcher) addTree(p string, l *listing) error {
 	if err := w.addWatch(p); err != nil {
 		var lim errWatchLimit
 		if errors.As(err, &lim) {
@@ -244,21 +253,85 @@ func (w *Watcher) addTree(p string) error {
 			return fmt.Errorf("watching the backing directory: %w", err)
 		}
 		w.log.Debug("not watching a directory that went away or is not one", "path", p, "err", err)
+		if l != nil {
+			l.incomplete = true
+		}
 		return nil
 	}
 	ents, err := w.fs.ReadDir(context.Background(), p)
 	if err != nil {
 		w.log.Debug("not watching below a directory that cannot be listed", "path", p, "err", err)
+		if l != nil {
+			l.incomplete = true
+		}
 		return nil
 	}
 	for _, e := range ents {
+		q := Join(p, e.Name)
 		if e.Attr.IsDir() {
-			if err := w.addTree(Join(p, e.Name)); err != nil {
+			if err := w.addTree(q, l); err != nil {
 				return err
 			}
+		} else if l != nil {
+			l.files = append(l.files, DirEntry{Name: q, Attr: e.Attr})
 		}
 	}
 	return nil
+}
+
+// addNewDir watches p, a directory created in a watched one, and what is below
+// it, and puts in the batch, instead of p as a whole, each file that was there
+// before the watch, when the core's own creates explain them (ownDir); false
+// when they do not, and p is to be followed as a whole.
+//
+// The core's creates of the files of a new directory make no events until the
+// directory's IN_CREATE is read and its watch added, which can be long after
+// (the watcher may be in a batch meanwhile): following p as a whole read each
+// of them back at the batch (every file an NFS client made in its first
+// second in a new directory). The watch is added and the directory listed
+// under ns, so that no create of the core is half done: each file the core
+// made there before is in ownCreates and in the listing, and each it makes
+// after has its events.
+func (w *Watcher) addNewDir(b *batch, p string) (bool, error) {
+	w.fs.ns.Lock()
+	defer w.fs.ns.Unlock()
+	var l listing
+	if err := w.addTree(p, &l); err != nil {
+		return false, err
+	}
+	return w.ownDir(b, p, &l), nil
+}
+
+// ownDir puts l's files in the batch as created, each for itself, and reports
+// true, when every file the core created below p (ownCreates) is in l: none
+// was renamed or removed before the watch, when that made no event. A file of
+// l is left out by the batch only when the core created it (a host's file has
+// no record) and holds that same file open for writing: its close is an event,
+// with its own look at the file (ownCreates.closed). Any other file (one the
+// core closed already, a host may have written before the watch) is followed.
+// Precondition: ns held.
+func (w *Watcher) ownDir(b *batch, p string, l *listing) bool {
+	if l.incomplete || w.fs.ownCreates.Load() != w.own {
+		return false
+	}
+	listed := make(map[string]uint64, len(l.files))
+	for _, e := range l.files {
+		listed[e.Name] = e.Attr.FileID()
+	}
+	if !w.own.allListed(p, listed) {
+		return false
+	}
+	open := w.fs.heldForWrite(listed)
+	for _, e := range l.files {
+		b.dirty[e.Name] = true
+		pe := b.events[e.Name]
+		pe.creates++
+		if !open[e.Name] {
+			pe.other = true
+		}
+		b.events[e.Name] = pe
+	}
+	return true
 }
 
 func (w *Watcher) addWatch(p string) error {
@@ -362,16 +435,22 @@ func (w *Watcher) read() {
 // batch is the changes gathered since the last FollowFunc call.
 type batch struct {
 	dirty map[string]bool
-	// creates counts, per dirty path, the IN_CREATEs of a non-directory that
-	// were all its events so far; -1 once anything else happened there.
-	creates map[string]int
-	all     bool
-	first   time.Time
-	from    map[uint32]time.Time // moves out of a directory whose other half is not seen yet
+	// events says, per dirty path, which kinds of event it got (skipOwn).
+	events map[string]pathEvents
+	all    bool
+	first  time.Time
+	from   map[uint32]time.Time // moves out of a directory whose other half is not seen yet
+}
+
+// pathEvents is what happened at one path in a batch.
+type pathEvents struct {
+	creates int  // IN_CREATEs of a non-directory
+	closes  bool // an IN_CLOSE_WRITE (inotify merges identical ones: no count)
+	other   bool // anything else: a move, a removal, a directory made
 }
 
 func newBatch() *batch {
-	return &batch{dirty: map[string]bool{}, creates: map[string]int{}, from: map[uint32]time.Time{}}
+	return &batch{dirty: map[string]bool{}, events: map[string]pathEvents{}, from: map[uint32]time.Time{}}
 }
 
 func (b *batch) empty() bool { return !b.all && len(b.dirty) == 0 }
@@ -513,18 +592,33 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 	case ev.mask&unix.IN_MOVED_TO != 0:
 		delete(b.from, ev.cookie)
 	}
-	if isDir && ev.mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0 {
-		if err := w.addTree(p); err != nil {
+	if isDir && ev.mask&unix.IN_CREATE != 0 {
+		own, err := w.addNewDir(b, p)
+		if err != nil {
+			w.fallback(err.Error())
+			return
+		}
+		if own {
+			return // p's files are in the batch, each for itself
+		}
+	}
+	if isDir && ev.mask&unix.IN_MOVED_TO != 0 {
+		if err := w.addTree(p, nil); err != nil {
 			w.fallback(err.Error())
 			return
 		}
 	}
 	b.dirty[p] = true
-	if n, seen := b.creates[p]; ev.mask&unix.IN_CREATE != 0 && !isDir && (!seen || n > 0) {
-		b.creates[p] = n + 1
-	} else {
-		b.creates[p] = -1
+	e := b.events[p]
+	switch {
+	case ev.mask&unix.IN_CREATE != 0 && !isDir:
+		e.creates++
+	case ev.mask&unix.IN_CLOSE_WRITE != 0:
+		e.closes = true
+	default:
+		e.other = true
 	}
+	b.events[p] = e
 }
 
 // fire hands the batch to the FollowFunc and starts a new one; false when the
@@ -545,6 +639,14 @@ func (w *Watcher) fire(b *batch) bool {
 	}
 	ctx := context.Background()
 	var scopes []string
+	// Not under ns: a close's record is made before its event, and a file
+	// looked at now that is as the core's close left it needs nothing
+	// (ownCreates.closed); a change after this look makes an event of its
+	// own, which a later batch takes.
+	var same map[string]bool
+	if !b.all {
+		same = w.own.sameAsClosed(w.fs, b)
+	}
 	err := w.fs.mutate(func() (err error) {
 		// Under ns, as every create is: each file the core made before now is
 		// in w.own, so an IN_CREATE of the batch that it explains is the
@@ -553,7 +655,7 @@ func (w *Watcher) fire(b *batch) bool {
 		if b.all {
 			w.own.reset()
 		} else {
-			w.own.skipOwn(b, time.Now().Add(-ownCreateTTL))
+			w.own.skipOwn(b, same, time.Now().Add(-ownCreateTTL))
 			if len(b.dirty) == 0 {
 				return nil
 			}
@@ -582,7 +684,7 @@ func (w *Watcher) fire(b *batch) bool {
 		return false
 	}
 	clear(b.dirty)
-	clear(b.creates)
+	clear(b.events)
 	b.all = false
 	b.first = time.Time{}
 	return true
@@ -614,28 +716,76 @@ func scopeList(dirty map[string]bool) []string {
 }
 
 // ownCreateTTL bounds how long a file the core created waits in ownCreates for
-// its IN_CREATE: the event is read within milliseconds, unless it never comes
-// (its directory was not watched yet). A record dropped early only costs a
-// needless look at the file; one kept too long could hide a later host change.
+// its IN_CREATE, and a close for its IN_CLOSE_WRITE: the event is read within
+// milliseconds, unless it never comes (its directory was not watched yet). A
+// record dropped early only costs a needless look at the file; one kept too
+// long could hide a later host change.
 const ownCreateTTL = 10 * time.Second
 
-// ownCreates is what the core created since the Watcher's last batch: per
-// path, the regular files the core made there (FS.create, under ns) whose
-// IN_CREATE no batch has taken yet. A batch in which a path's only events
-// are IN_CREATEs, no more of them than the core made, leaves that path out:
-// the change stream gave the index those files with their creators, and the
-// watcher would only read them back. Anything else at that path in the batch
-// (a host's write, rename, removal, or one create more than the core's) keeps
-// it, and the record is dropped, so that nothing a host did is hidden. Safe
-// for concurrent use; a nil *ownCreates does nothing.
+// ownCreates is the core's own changes since the Watcher's last batch, which
+// the change stream told the index and the watcher need not read back: the
+// files the core created, and the states its closes left written files in.
+//
+// Creates: per path, the regular files the core made there (FS.create, under
+// ns) whose IN_CREATE no batch has taken yet.
+//
+// Closes: per path, the state (identity, size, mtime, ctime) in which the
+// core's last close of a file it wrote through left it (File.noteClose), when
+// the core's writes explain that state: the ctime is the mtime (no change to
+// the inode since the last write to its data: no host setxattr of the durable
+// record, no chmod) and the mtime is no later than the updatedAt the core's
+// writes gave the index. Events cannot be counted here as creates are: inotify
+// merges identical unread events, so a host's IN_CLOSE_WRITE right after (or
+// right before) the core's arrives as one. A batch looks at the file instead
+// (sameAsClosed), and a path whose only events are IN_CLOSE_WRITEs is left out
+// when the file is still in that state: nothing changed it since the core's
+// close, and what the FollowFunc would read (identity, size, mtime, the
+// durable record: a setxattr changes the ctime; in the journal, by identity,
+// only the core writes it) gives the index nothing it lacks. The daemon's
+// follow (index.ReconcileIn) would only note the size and mtime it saw, which
+// the core's last write cleared (index.Touch) and the next start's reconcile
+// notes, comparing the mtime with updatedAt as the follow would. A host's
+// write to the file makes a new mtime, which the follow would compare with
+// updatedAt in the same way: one within the same clock tick as the core's
+// last write, of the same size, gives the same mtime and ctime and is not
+// seen, but then following gives the index no other state either. What is
+// not seen any more: a host's change of the durable record alone (setfattr,
+// an IN_ATTRIB, which the watcher does not follow anywhere) made while the
+// core had the file open, before its last write to it (or within the same
+// clock tick as a write); the next start's reconcile reads it, as it does
+// one made at any time to a file the core does not hold. (On file systems
+// with multigrain timestamps, Linux 6.13 on, the fstat of the close makes
+// any later change of the inode get a later ctime.)
+//
+// A batch in which a path's events are explained so (no more IN_CREATEs than
+// the core made, IN_CLOSE_WRITEs only with a close whose state the file still
+// has, nothing else) leaves that path out. Anything else at that path (a
+// host's rename or removal, one create more than the core's, a file not as
+// the core left it) keeps it, and its records are dropped, so that nothing a
+// host did is hidden. A rename through the core between a close and the
+// batch is a move of both names, so both are followed. Safe for concurrent
+// use; a nil *ownCreates does nothing.
 type ownCreates struct {
-	mu sync.Mutex
-	m  map[string]ownCreate
+	mu     sync.Mutex
+	m      map[string]ownCreate
+	closes map[string]ownClose
 }
 
 type ownCreate struct {
 	n  int       // files created at the path, IN_CREATE not yet taken
 	at time.Time // the latest
+}
+
+// ownClose is the state a close of the core's left a file in.
+type ownClose struct {
+	ino, size    uint64
+	btime, mtime time.Time
+	ctime        time.Time
+	at           time.Time // of the close
+}
+
+func newOwnCreates() *ownCreates {
+	return &ownCreates{m: map[string]ownCreate{}, closes: map[string]ownClose{}}
 }
 
 func (o *ownCreates) add(p string) {
@@ -648,26 +798,124 @@ func (o *ownCreates) add(p string) {
 	o.mu.Unlock()
 }
 
-// skipOwn removes from b's dirty paths those whose events the core's creates
-// explain, and forgets the creates it matched, those at every other path of
-// the batch, and those older than stale. Precondition: ns held.
-func (o *ownCreates) skipOwn(b *batch, stale time.Time) {
+// closed records that the core is closing p, a file it wrote through, whose
+// descriptor's attributes are a, and whose writes gave the index an updatedAt
+// of at least written. A state the core's writes do not explain replaces
+// the path's record by nothing: the batch follows it.
+func (o *ownCreates) closed(p string, a Attr, written time.Time) {
+	if o == nil {
+		return
+	}
+	own := a.Mode.IsRegular() && a.Ctime.Equal(a.Mtime) && !a.Mtime.After(written)
+	o.mu.Lock()
+	if own {
+		o.closes[p] = ownClose{ino: a.Ino, size: uint64(a.Size), btime: a.Btime, mtime: a.Mtime, ctime: a.Ctime, at: time.Now()}
+	} else {
+		delete(o.closes, p)
+	}
+	o.mu.Unlock()
+}
+
+func (c ownClose) is(a Attr) bool {
+	return a.Mode.IsRegular() && a.Ino == c.ino && uint64(a.Size) == c.size && a.Btime.Equal(c.btime) &&
+		a.Mtime.Equal(c.mtime) && a.Ctime.Equal(c.ctime)
+}
+
+// sameAsClosed takes the close records of b's paths whose only events are
+// IN_CLOSE_WRITEs and the core's own IN_CREATEs, looks at those files, and
+// returns the paths still as the core's close left them. The records it took
+// are gone: the next IN_CLOSE_WRITE there needs a close of its own.
+func (o *ownCreates) sameAsClosed(f *FS, b *batch) map[string]bool {
+	if o == nil {
+		return nil
+	}
+	type look struct {
+		p   string
+		rec ownClose
+	}
+	var looks []look
+	o.mu.Lock()
+	for p := range b.dirty {
+		e := b.events[p]
+		if !e.closes || e.other {
+			continue
+		}
+		if c, ok := o.closes[p]; ok {
+			delete(o.closes, p)
+			looks = append(looks, look{p, c})
+		}
+	}
+	o.mu.Unlock()
+	if len(looks) == 0 {
+		return nil
+	}
+	// By directory, each opened once (the files of a busy client share few).
+	slices.SortFunc(looks, func(x, y look) int { return strings.Compare(x.p, y.p) })
+	same := make(map[string]bool, len(looks))
+	d, dir, ok := dirRef{}, "\x00", false
+	for _, l := range looks {
+		pd, name := Split(l.p)
+		if pd != dir {
+			if ok {
+				d.close()
+			}
+			dir = pd
+			var err error
+			d, err = f.res.openDir("watch", pd, false)
+			ok = err == nil
+		}
+		if !ok {
+			continue // followed: the FollowFunc says what it finds there
+		}
+		if a, err := statx(d.fd, name, "watch", l.p); err == nil && l.rec.is(a) {
+			same[l.p] = true
+		}
+	}
+	if ok {
+		d.close()
+	}
+	return same
+}
+
+// allListed reports whether every file the core created at or below p is in
+// listed. Precondition: ns held (no create half done).
+func (o *ownCreates) allListed(p string, listed map[string]uint64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for q := range o.m {
+		if strings.HasPrefix(q, p+"/") {
+			if _, ok := listed[q]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// skipOwn removes from b's dirty paths those whose events the core's own
+// creates and closes explain (same: the paths sameAsClosed found as the core
+// left them), forgets the creates it matched, and the creates and closes
+// older than stale. The records of the paths it keeps go with dropUnder.
+// Precondition: ns held.
+func (o *ownCreates) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 	if o == nil {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for p := range b.dirty {
-		c, ok := o.m[p]
-		if !ok {
+		e := b.events[p]
+		c := o.m[p]
+		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes {
 			continue
 		}
-		delete(o.m, p)
-		if n := b.creates[p]; n > 0 && n <= c.n {
-			delete(b.dirty, p)
-			if c.n > n { // the others' events are still to come
-				o.m[p] = ownCreate{n: c.n - n, at: c.at}
-			}
+		delete(b.dirty, p)
+		switch {
+		case e.creates == 0:
+		case c.n > e.creates: // the others' events are still to come
+			o.m[p] = ownCreate{n: c.n - e.creates, at: c.at}
+		default:
+			delete(o.m, p)
 		}
 	}
 	for p, c := range o.m {
@@ -675,33 +923,49 @@ func (o *ownCreates) skipOwn(b *batch, stale time.Time) {
 			delete(o.m, p)
 		}
 	}
+	for p, c := range o.closes {
+		if c.at.Before(stale) {
+			delete(o.closes, p)
+		}
+	}
 }
 
-// dropUnder forgets the creates at or below the scopes a batch follows: the
-// FollowFunc reads what is there now, and a later IN_CREATE there must be
-// looked at again rather than matched to a create the batch covered.
+// dropUnder forgets the creates and closes at or below the scopes a batch
+// follows: the FollowFunc reads what is there now, and a later event there
+// must be looked at again rather than matched to a record the batch covered.
 func (o *ownCreates) dropUnder(scopes []string) {
 	if o == nil {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for p := range o.m {
+	under := func(p string) bool {
 		for _, s := range scopes {
 			if s == "" || p == s || strings.HasPrefix(p, s+"/") {
-				delete(o.m, p)
-				break
+				return true
 			}
+		}
+		return false
+	}
+	for p := range o.m {
+		if under(p) {
+			delete(o.m, p)
+		}
+	}
+	for p := range o.closes {
+		if under(p) {
+			delete(o.closes, p)
 		}
 	}
 }
 
-// reset forgets every create: a full rescan follows them all.
+// reset forgets every create and close: a full rescan follows them all.
 func (o *ownCreates) reset() {
 	if o == nil {
 		return
 	}
 	o.mu.Lock()
 	clear(o.m)
+	clear(o.closes)
 	o.mu.Unlock()
 }

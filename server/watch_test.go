@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/server"
+	"golang.org/x/sys/unix"
 )
 
 // watchFixture is an FS over a temporary directory with a Watcher whose
@@ -26,6 +27,16 @@ type watchFixture struct {
 }
 
 func newWatchFixture(t *testing.T, opts server.WatchOptions, dirs ...string) *watchFixture {
+	t.Helper()
+	f := newHeldWatchFixture(t, opts, dirs...)
+	f.w.Run()
+	return f
+}
+
+// newHeldWatchFixture is newWatchFixture with the Watcher not running yet:
+// its events wait unread in the kernel's queue, where inotify merges
+// identical ones, until the test calls f.w.Run.
+func newHeldWatchFixture(t *testing.T, opts server.WatchOptions, dirs ...string) *watchFixture {
 	t.Helper()
 	f := &watchFixture{dir: t.TempDir(), batches: make(chan []string, 1024)}
 	for _, d := range dirs {
@@ -46,7 +57,6 @@ func newWatchFixture(t *testing.T, opts server.WatchOptions, dirs ...string) *wa
 		t.Fatal(err)
 	}
 	t.Cleanup(f.w.Close)
-	f.w.Run()
 	return f
 }
 
@@ -346,4 +356,254 @@ func TestWatchSkipsOwnCreatesButNotHostChanges(t *testing.T) {
 	}
 	fd.Close()
 	waitFor("d/replaced")
+}
+
+// waitBatches collects batches until one covers p; 10 s is a failure bound.
+func (f *watchFixture) waitBatches(t *testing.T, p string) [][]string {
+	t.Helper()
+	var seen [][]string
+	bound := time.After(10 * time.Second)
+	for {
+		select {
+		case s := <-f.batches:
+			seen = append(seen, s)
+			if covers(s, p) {
+				return seen
+			}
+		case <-bound:
+			t.Fatalf("no batch covering %q within 10s; batches %q", p, seen)
+		}
+	}
+}
+
+func anyCovers(batches [][]string, p string) bool {
+	for _, s := range batches {
+		if covers(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeClose has the core create p, write data through it and close it, as
+// an NFS CREATE, WRITE and the descriptor cache's eviction (or a 9P clunk) do.
+func (f *watchFixture) writeClose(t *testing.T, p, data string) {
+	t.Helper()
+	file, created, err := f.fs.Create(context.Background(), p, 0o644, true)
+	if err != nil || !created {
+		t.Fatalf("create %s: %v (created %v)", p, err, created)
+	}
+	if _, err := file.WriteAt([]byte(data), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The core's own writes and closes are not read back: the file is as the
+// core left it, and the change stream told the index.
+func TestWatchSkipsOwnCloses(t *testing.T) {
+	f := newWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	for i := range 20 {
+		f.writeClose(t, "d/own"+strconv.Itoa(i), "written by the core")
+	}
+	f.write(t, "d/marker")
+	seen := f.waitBatches(t, "d/marker")
+	for i := range 20 {
+		if p := "d/own" + strconv.Itoa(i); anyCovers(seen, p) {
+			t.Fatalf("the core's own write and close of %s was followed: batches %q", p, seen)
+		}
+	}
+	if st := f.w.Stats(); st.Batches != uint64(len(seen)) {
+		t.Errorf("stats %+v, %d batches seen", st, len(seen))
+	}
+
+	// Two closes of the same file, the second through a descriptor opened on
+	// it again, read by the watcher together (held until both are queued: a
+	// batch taken between them could take the second close's record with the
+	// first close's event, and then follow the second, needlessly).
+	h := newHeldWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	h.writeClose(t, "d/twice", "written by the core")
+	file, err := h.fs.Open(context.Background(), "d/twice", os.O_RDWR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := file.WriteAt([]byte("again"), 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.w.Run()
+	h.write(t, "d/marker")
+	if seen := h.waitBatches(t, "d/marker"); anyCovers(seen, "d/twice") {
+		t.Fatalf("the core's own writes and closes of d/twice were followed: batches %q", seen)
+	}
+}
+
+// A host's write after the core's close, before the watcher read the core's
+// IN_CLOSE_WRITE, is followed: the kernel merges the two identical unread
+// events into one, and the file is no longer as the core left it.
+func TestWatchFollowsHostWriteAfterOwnClose(t *testing.T) {
+	f := newHeldWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	f.writeClose(t, "d/f", "written by the core")
+	// Another size: on a file system whose ctime does not move within a
+	// clock tick, and a write of the same size, following changes nothing
+	// (see ownCreates).
+	if err := os.WriteFile(filepath.Join(f.dir, "d/f"), []byte("then by a host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.w.Run()
+	f.waitCovered(t, "d/f")
+
+	// The same with the watcher reading: the core's close may be taken on
+	// its own, and the host's close comes after.
+	f.writeClose(t, "d/g", "written by the core")
+	if err := os.WriteFile(filepath.Join(f.dir, "d/g"), []byte("then by a host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.waitCovered(t, "d/g")
+}
+
+// A host's change of the file's inode alone after the core's close (chmod,
+// setxattr: IN_ATTRIB, which is not watched) changes its ctime, and is seen
+// with the core's IN_CLOSE_WRITE.
+func TestWatchFollowsHostAttrChangeAfterOwnClose(t *testing.T) {
+	f := newHeldWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	f.writeClose(t, "d/mode", "written by the core")
+	f.writeClose(t, "d/xattr", "written by the core")
+	// On a file system without multigrain timestamps a change within the
+	// same clock tick keeps the ctime: change it until it moved (at once on
+	// Linux 6.13+ ext4, xfs, btrfs, tmpfs).
+	changeCtime := func(p string, change func(full string) error) {
+		t.Helper()
+		full := filepath.Join(f.dir, p)
+		before := ctimeOf(t, full)
+		for i := 0; ctimeOf(t, full).Equal(before); i++ {
+			if i == 1000 {
+				t.Fatalf("%s: ctime still %v", p, before)
+			}
+			if i > 0 {
+				time.Sleep(time.Millisecond)
+			}
+			if err := change(full); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	changeCtime("d/mode", func(full string) error { return os.Chmod(full, 0o600) })
+	changeCtime("d/xattr", func(full string) error {
+		err := unix.Setxattr(full, "user.host", []byte("x"), 0)
+		if err == unix.ENOTSUP {
+			t.Skip("no user extended attributes here")
+		}
+		return err
+	})
+	f.w.Run()
+	seen := f.waitBatches(t, "d/mode")
+	if !anyCovers(seen, "d/xattr") {
+		f.waitCovered(t, "d/xattr")
+	}
+}
+
+func ctimeOf(t *testing.T, full string) time.Time {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(full, &st); err != nil {
+		t.Fatal(err)
+	}
+	return time.Unix(st.Ctim.Unix())
+}
+
+// The files the core makes in a directory it just made, before the watcher
+// read the directory's IN_CREATE and watched it (no events of their own), are
+// not read back, neither then nor at their close.
+func TestWatchSkipsOwnFilesOfNewDirectory(t *testing.T) {
+	f := newHeldWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond})
+	ctx := context.Background()
+	for _, d := range []string{"n", "n/sub"} {
+		if _, err := f.fs.Mkdir(ctx, d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var open []*server.File
+	for _, p := range []string{"n/a", "n/sub/b"} {
+		file, created, err := f.fs.Create(ctx, p, 0o644, true)
+		if err != nil || !created {
+			t.Fatalf("create %s: %v (created %v)", p, err, created)
+		}
+		if _, err := file.WriteAt([]byte(p), 0); err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, file)
+	}
+	f.w.Run()
+	f.write(t, "marker1")
+	seen := f.waitBatches(t, "marker1")
+	// Now watched: a create there makes its own events.
+	f.writeClose(t, "n/c", "after the watch")
+	for _, file := range open {
+		if err := file.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.write(t, "marker2")
+	seen = append(seen, f.waitBatches(t, "marker2")...)
+	for _, p := range []string{"n/a", "n/sub/b", "n/c"} {
+		if anyCovers(seen, p) {
+			t.Errorf("the core's own file %s was followed: batches %q", p, seen)
+		}
+	}
+}
+
+// What a host did in a new directory before the watcher watched it is still
+// followed: its own files, a write to a file the core closed, a file renamed
+// over one the core holds, and a rename or removal of a file the core made
+// (the directory is followed as a whole then: the old name has no event).
+func TestWatchFollowsHostChangesInNewDirectory(t *testing.T) {
+	f := newHeldWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond})
+	ctx := context.Background()
+	for _, d := range []string{"k", "r", "m", "h"} {
+		if _, err := f.fs.Mkdir(ctx, d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// k: a host's file, and a host's write to a file the core closed.
+	f.write(t, "k/host")
+	f.writeClose(t, "k/closed", "written by the core")
+	if err := os.WriteFile(filepath.Join(f.dir, "k/closed"), []byte("then by a host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// r and m: a file the core holds, renamed or removed by a host.
+	for _, p := range []string{"r/x", "m/x", "h/x"} {
+		file, _, err := f.fs.Create(ctx, p, 0o644, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { file.Close() })
+	}
+	if err := os.Rename(filepath.Join(f.dir, "r/x"), filepath.Join(f.dir, "r/y")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(f.dir, "m/x")); err != nil {
+		t.Fatal(err)
+	}
+	// h: a host's file renamed over the one the core holds open.
+	f.write(t, "h/tmp")
+	if err := os.Rename(filepath.Join(f.dir, "h/tmp"), filepath.Join(f.dir, "h/x")); err != nil {
+		t.Fatal(err)
+	}
+	f.w.Run()
+	f.write(t, "marker")
+	seen := f.waitBatches(t, "marker")
+	for _, p := range []string{"k/host", "k/closed", "r/x", "r/y", "m/x", "h/x"} {
+		if !anyCovers(seen, p) {
+			t.Errorf("%s was not followed: batches %q", p, seen)
+		}
+	}
+	// The host's files are followed each for itself, not with the directory.
+	if slices.ContainsFunc(seen, func(s []string) bool { return slices.Contains(s, "k") }) {
+		t.Errorf("k was followed as a whole: batches %q", seen)
+	}
 }
