@@ -108,11 +108,31 @@ func decodeCreateHow(x *xdrReader, a *fastArgs) bool {
 
 // serveFast answers r (whose record body is body) or returns nil to leave it to
 // go-nfs. It runs on the connection's serving goroutine, like go-nfs's handlers.
+// GETATTR, LOOKUP and ACCESS are answered there with raw system calls only
+// (answerInline).
 func (h *connHandler) serveFast(r *request, body []byte) []byte {
 	a, ok := decodeFast(r, body)
 	if !ok {
 		return nil
 	}
+	switch r.proc {
+	case procGetattr, procLookup, procAccess:
+		return h.answerInline(r, a)
+	}
+	return h.answerFast(r, a)
+}
+
+// answerInline answers r on the connection's reading goroutine with raw
+// system calls only (h.inline: the core's inline stat, and rpcConn's raw
+// socket reads and writes), so that a client waiting for each reply before its
+// next call (a process stat-ing files) does not wake the Go runtime's monitor
+// thread on every call (see server/sockio). A stat may still wait for the disk
+// when the metadata is not in memory (rare for a file being worked on); it
+// then holds the connection, as it would the goroutine either way. Only
+// GETATTR, LOOKUP and ACCESS come here.
+func (h *connHandler) answerInline(r *request, a fastArgs) []byte {
+	h.inline = true
+	defer func() { h.inline = false }()
 	return h.answerFast(r, a)
 }
 
