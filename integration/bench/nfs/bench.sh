@@ -11,7 +11,7 @@
 #
 # Tests: write 256 MiB (1 MiB WRITEs, then COMMIT at close), read it back (1 MiB
 # READs), create 2,000 x 4 KiB files, list those 2,000 (READDIRPLUS), GETATTR
-# latency on one handle (2,000 calls, median), and "par": eight streams at once on
+# latency on one handle (2,000 calls, median; GETATTR_N=N for N), and "par": eight streams at once on
 # ONE connection (reads, writes, creates, stats; nfspar.c beside this script, on
 # libnfs's async API). Servers run in alternation, ROUNDS (default 7) times, so
 # load drift on a shared machine hits each alike; the report gives the median per
@@ -29,13 +29,21 @@
 # gcc, and loopback only. rpcbind (ganesha will not start without it) binds
 # port 111. Usage: bash integration/bench/nfs/bench.sh [ROUNDS]
 # TESTS selects rows (default all): TESTS="create par" bash .../bench.sh 3
+# PIN_SERVER=CPUS PIN_CLIENT=CPUS (taskset lists) pin every server (all its
+# threads) and the load drivers alike, to tell a server's cost from where the
+# scheduler happens to place it against the client (the GETATTR row's rounds
+# are bimodal unpinned: same CPU as the client or not).
 # ("read" needs "write" before it, "list" needs "create", "getattr" "write").
 set -eu
 ROUNDS=${1:-7}
 TESTS=${TESTS:-write read create list getattr par}
+GETATTR_N=${GETATTR_N:-2000} # GETATTRs per getattr run (the row is their median)
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 W=$(mktemp -d /tmp/semfs-nfsbench.XXXXXX)
-SEMFS_PORT=13049 GONFS_PORT=13060 GANESHA_NFS=12049 GANESHA_MNT=12050 NFSONLY_PORT=13070
+# Ports: PORT_SHIFT (default 0) moves them all, for a second run beside another
+# (two helpers on one machine).
+S=${PORT_SHIFT:-0}
+SEMFS_PORT=$((13049 + S)) GONFS_PORT=$((13060 + S)) GANESHA_NFS=$((12049 + S)) GANESHA_MNT=$((12050 + S)) NFSONLY_PORT=$((13070 + S))
 echo "work dir $W" >&2
 
 # --- build
@@ -98,6 +106,11 @@ GONFS_PID=$!; PIDS+=($GONFS_PID)
 setsid ganesha.nfsd -F -L $W/ganesha.log -f $W/ganesha.conf -N NIV_WARN -p $W/ganesha.lockpid > $W/ganesha.out 2>&1 &
 GANESHA_PID=$!; PIDS+=($GANESHA_PID)
 sleep 5
+if [ -n "${PIN_SERVER:-}" ]; then
+  for p in $SEMFS_PID $NFSONLY_PID $GONFS_PID $GANESHA_PID; do taskset -apc "$PIN_SERVER" $p >/dev/null; done
+fi
+CLIENT=()
+[ -n "${PIN_CLIENT:-}" ] && CLIENT=(taskset -c "$PIN_CLIENT")
 
 url() {
   case $1 in
@@ -118,12 +131,12 @@ run() {
   local c0; c0=$(cpu $p); local t0; t0=$(date +%s.%N)
   local out
   case $t in
-  write)  out=$($W/nfsload "$u" write big$r 256) ;;
-  read)   out=$($W/nfsload "$u" read big$r); truncate -s 0 "$(dir $s)/big$r" ;;
-  create) out=$($W/nfsload "$u" create many$r 2000) ;;
-  list)   out=$($W/nfsload "$u" list many$r) ;;
-  getattr) out=$($W/nfsload "$u" stat big$r 2000) ;;
-  par)    out=$($W/nfspar "$u" par$r); for f in "$(dir $s)/par$r"/[rw]*; do truncate -s 0 "$f"; done ;;
+  write)  out=$("${CLIENT[@]}" $W/nfsload "$u" write big$r 256) ;;
+  read)   out=$("${CLIENT[@]}" $W/nfsload "$u" read big$r); truncate -s 0 "$(dir $s)/big$r" ;;
+  create) out=$("${CLIENT[@]}" $W/nfsload "$u" create many$r 2000) ;;
+  list)   out=$("${CLIENT[@]}" $W/nfsload "$u" list many$r) ;;
+  getattr) out=$("${CLIENT[@]}" $W/nfsload "$u" stat big$r $GETATTR_N) ;;
+  par)    out=$("${CLIENT[@]}" $W/nfspar "$u" par$r); for f in "$(dir $s)/par$r"/[rw]*; do truncate -s 0 "$f"; done ;;
   esac
   local t1; t1=$(date +%s.%N); local c1; c1=$(cpu $p)
   local extra=""
@@ -147,6 +160,7 @@ for r in $(seq $ROUNDS); do
   done
 done
 
+echo "pin_server=${PIN_SERVER:-no} pin_client=${PIN_CLIENT:-no} getattr_n=$GETATTR_N load=$(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$RES" "$ROUNDS" "$TESTS" <<'PY'
 import sys, statistics as st, collections
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
