@@ -100,8 +100,9 @@ type rpcConn struct {
 	// once replyNow returns.
 	fast func(r *request, body []byte) []byte
 	// handOff gives a call to one of the connection's workers (workers.go),
-	// with its record buffer; false: answer it here. nil: no workers.
-	handOff func(r *request, buf []byte) bool
+	// with its record buffer (taken); or answers it itself (rec, a reply
+	// record like fast's); or neither: answer it here. nil: no workers.
+	handOff func(r *request, buf []byte) (rec []byte, taken bool)
 	spares  chan []byte     // record buffers the workers are done with
 	done    <-chan struct{} // closed once the connection is closed
 
@@ -204,9 +205,18 @@ func (c *rpcConn) nextRecord() error {
 		}
 		if c.fast != nil && r.fast() {
 			c.cur = r
-			if c.handOff != nil && c.handOff(r, buf) {
-				c.rstore = c.takeSpare() // buf is the worker's now
-				continue
+			if c.handOff != nil {
+				rec, taken := c.handOff(r, buf)
+				if taken {
+					c.rstore = c.takeSpare() // buf is the worker's now
+					continue
+				}
+				if rec != nil {
+					if err := c.replyNow(rec); err != nil {
+						return err
+					}
+					continue
+				}
 			}
 			if rec := c.fast(r, body); rec != nil {
 				if len(rec) == 0 {
