@@ -39,7 +39,9 @@ type handed struct {
 // (Linux's nfsd runs them on parallel threads too).
 //
 // GETATTR, LOOKUP and ACCESS stay inline: a few microseconds each, less than
-// the hand-off to another goroutine (a cross-CPU wake-up) would cost. COMMIT
+// the hand-off to another goroutine (a cross-CPU wake-up) would cost. So does a
+// large READ when the connection has nothing else in progress and the page
+// cache holds all its data (see handOff). COMMIT
 // has its own hand-off (commitLater). go-nfs's calls (CREATE, SETATTR, …) stay
 // on the reading goroutine, which go-nfs serves one call at a time.
 //
