@@ -14,6 +14,9 @@
 # medians follows the rounds. Builds the load drivers beside this script
 # (nfsload.c, nfspar.c). Needs libnfs-dev and gcc.
 #
+# PORT_SHIFT=N moves the daemons' ports (13301, 13311) by N, for a run beside
+# another on a shared machine.
+#
 # PIN_SERVER=CPUS and PIN_CLIENT=CPUS (taskset lists, e.g. 1 and 0) pin both
 # daemons and the load driver, to tell the server's cost from where the
 # scheduler happened to place the two processes.
@@ -35,8 +38,9 @@ start() { # BIN NAME PORT
     --9p off --model-dir "$MODEL" --log-level warn > $W/$2.log 2>&1 &
   PIDS+=($!)
 }
-start "$A" a 13301; PA=${PIDS[0]}
-start "$B" b 13311; PB=${PIDS[1]}
+PORT_A=$((13301 + ${PORT_SHIFT:-0})) PORT_B=$((13311 + ${PORT_SHIFT:-0}))
+start "$A" a $PORT_A; PA=${PIDS[0]}
+start "$B" b $PORT_B; PB=${PIDS[1]}
 for i in $(seq 100); do [ -S $W/a/s.sock ] && [ -S $W/b/s.sock ] && break; sleep 0.1; done
 if [ -n "${PIN_SERVER:-}" ]; then taskset -apc "$PIN_SERVER" $PA >/dev/null; taskset -apc "$PIN_SERVER" $PB >/dev/null; fi
 CLIENT=()
@@ -47,7 +51,7 @@ echo "op=$OP $ARG rounds=$R load=$(cut -d' ' -f1-3 /proc/loadavg) pin_server=${P
 OUT=$W/rounds.txt
 for r in $(seq $R); do
   for x in a b; do
-    if [ $x = a ]; then P=$PA; port=13301; else P=$PB; port=13311; fi
+    if [ $x = a ]; then P=$PA; port=$PORT_A; else P=$PB; port=$PORT_B; fi
     U="nfs://127.0.0.1/@bench?nfsport=$port&mountport=$port&version=3"
     case $OP in # untimed set-up
     read) "${CLIENT[@]}" $W/nfsload "$U" write rd$r "$ARG" >/dev/null ;;
