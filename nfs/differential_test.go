@@ -169,6 +169,13 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 		}
 	}
 	must(os.WriteFile(filepath.Join(e.dir, "f"), content, 0o644))
+	// Large READs: answered inline from the page cache, or by a worker once
+	// the pages are dropped (workers.go).
+	big := make([]byte, 2<<20+1000)
+	for i := range big {
+		big[i] = byte(i * 13 / 7)
+	}
+	must(os.WriteFile(filepath.Join(e.dir, "big"), big, 0o644))
 	must(os.WriteFile(filepath.Join(e.dir, "secret"), []byte("root only"), 0o600))
 	must(os.WriteFile(filepath.Join(e.dir, "empty"), nil, 0o666))
 	must(os.Mkdir(filepath.Join(e.dir, "d"), 0o755))
@@ -192,7 +199,7 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 	setup, root := e.client("/")
 	setup.as(0, 0)
 	fh := map[string][]byte{"": root}
-	for _, p := range []string{"f", "secret", "empty", "d", "private", "l", "gone", "d/g", "d/entry-07", "private/p", "c0", "c1", "c0/old", "c1/old"} {
+	for _, p := range []string{"f", "big", "secret", "empty", "d", "private", "l", "gone", "d/g", "d/entry-07", "private/p", "c0", "c1", "c0/old", "c1/old"} {
 		dir, name := "", p
 		if i := strings.LastIndexByte(p, '/'); i >= 0 {
 			dir, name = p[:i], p[i+1:]
@@ -317,6 +324,19 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 			{"READ secret, root", 0, pRead, read("secret", 0, 10), nil},
 			{"READ bad handle", 0, pRead, read("bad MAC", 0, 10), nil},
 			{"READ no count", 1, pRead, call((&enc{}).opaque(fh["f"]).u64(0)), nil},
+		}},
+		{steps: []diffStep{
+			{"READ 1 MiB, cached", 0, pRead, read("big", 0, 1<<20), nil},
+			{"READ 64 KiB, cached, unprivileged", 1, pRead, read("big", 12345, 64<<10), nil},
+			{"READ 1 MiB to the end, cached", 0, pRead, read("big", 1<<20+1000, 1<<20), nil},
+			{"READ 1 MiB past the end", 0, pRead, read("big", 3<<20, 1<<20), nil},
+		}},
+		{before: func() {
+			if !evict(t, filepath.Join(e.dir, "big")) {
+				t.Log("the pages of big could not be dropped: its READs below are cached too")
+			}
+		}, steps: []diffStep{
+			{"READ 1 MiB from the disk", 0, pRead, read("big", 1<<20, 1<<20), nil},
 		}},
 		{mutates: true, steps: []diffStep{
 			{"WRITE unstable", 0, pWrite, write("f", 0, 0, "SEMFS"), nil},

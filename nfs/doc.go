@@ -63,20 +63,27 @@
 // are go-nfs's by construction, but for one shortcut: an UNCHECKED or GUARDED
 // create in a directory first tries to make the name, and only when that fails
 // takes go-nfs's steps from the start (its lookup of the new name would have
-// found nothing otherwise). Large READs and WRITEs, READDIRPLUS, and small
-// READs, WRITEs and CREATEs while other calls of the connection are in progress
-// are answered on up to four worker goroutines per connection (workers.go),
-// COMMIT on a goroutine of its own (commitlater.go): replies may leave in
-// another order than the calls came, which RPC allows (the client matches
-// them by xid), and calls a client has in flight at once may take effect in
-// any order, as on Linux's nfsd.
+// found nothing otherwise). Large WRITEs, READDIRPLUS, large READs the page
+// cache cannot serve whole or that arrive while other calls of the connection
+// are in progress, and small READs, WRITEs and CREATEs while other calls are in
+// progress are answered on up to four worker goroutines per connection
+// (workers.go), COMMIT on a goroutine of its own (commitlater.go): replies may
+// leave in another order than the calls came, which RPC allows (the client
+// matches them by xid), and calls a client has in flight at once may take
+// effect in any order, as on Linux's nfsd. GETATTR, LOOKUP, ACCESS and READs
+// served from the page cache on the connection's reading goroutine make raw
+// system calls only (socket I/O through server/sockio, the core's inline stat
+// and page-cache read), which keeps the Go runtime's monitor thread asleep
+// between a lone client's calls; a large READ the page cache cannot serve
+// goes to a worker, a small one is read there with a plain pread as before.
 //
 // Options.NoFastPath (semfs serve --fast-path=off or nfs-off) leaves those calls
 // to go-nfs too. TestFastPathAnswersAsGoNFS serves one tree both ways and
 // holds the two to the same reply, byte for byte, for every procedure the fast
 // path answers (good and bad arguments, pipelined on two connections, with
 // renames and removals from a third in between; CREATEs, beside a READ that
-// sends them to the workers, in one directory per side). Where go-nfs was wrong the
+// sends them to the workers, in one directory per side; 1 MiB READs from the
+// page cache and from the disk). Where go-nfs was wrong the
 // go-nfs path is corrected in front of it, so both answer as Linux's nfsd: an
 // empty handle is BADHANDLE (go-nfs: INVAL), WRITE to a directory is ISDIR
 // (go-nfs: INVAL), LOOKUP needs search permission on the directory (go-nfs

@@ -108,11 +108,40 @@ func decodeCreateHow(x *xdrReader, a *fastArgs) bool {
 
 // serveFast answers r (whose record body is body) or returns nil to leave it to
 // go-nfs. It runs on the connection's serving goroutine, like go-nfs's handlers.
+//
+// GETATTR, LOOKUP, ACCESS and a READ whose data is in the page cache are
+// answered there with raw system calls only (answerInline).
 func (h *connHandler) serveFast(r *request, body []byte) []byte {
 	a, ok := decodeFast(r, body)
 	if !ok {
 		return nil
 	}
+	switch r.proc {
+	case procGetattr, procLookup, procAccess:
+		return h.answerInline(r, a)
+	case procRead:
+		if rec := h.answerInline(r, a); rec != nil {
+			return rec
+		}
+		// Not all in the page cache: read here as before (a small READ
+		// on an idle connection; workers.go).
+	}
+	return h.answerFast(r, a)
+}
+
+// answerInline answers r on the connection's reading goroutine with raw
+// system calls only (h.inline: the core's inline stat and page-cache read, and
+// rpcConn's raw socket reads and writes), so that a client waiting for each
+// reply before its next call (a process stat-ing or reading a file) does not
+// wake the Go runtime's monitor thread on every call (see server/sockio). A
+// stat may still wait for the disk when the metadata is not in memory (rare
+// for a file being worked on); it then holds the connection, as it would the
+// goroutine either way. A READ never waits: nil when its data is not all in
+// the page cache (fastRead), for the caller to read it where waiting is
+// harmless. Only GETATTR, LOOKUP, ACCESS and READ come here.
+func (h *connHandler) answerInline(r *request, a fastArgs) []byte {
+	h.inline = true
+	defer func() { h.inline = false }()
 	return h.answerFast(r, a)
 }
 
@@ -247,9 +276,24 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 	got := 0
 	eof := false
 	h.s.maybePanic("read")
-	h.s.maybeHold("read")
+	if h.inline {
+		h.s.maybeHold("read inline")
+	} else {
+		h.s.maybeHold("read")
+	}
 	if n > 0 {
-		got, err = e.f.ReadAt(out[hdr+12:hdr+12+n], int64(off))
+		dst := out[hdr+12 : hdr+12+n]
+		if h.inline {
+			var cached bool
+			if got, cached, err = e.f.ReadAtCached(dst, int64(off)); !cached {
+				return nil // the caller reads it where it may wait (answerInline)
+			}
+			if err == nil && got < n {
+				err = io.EOF // as ReadAt says of a read cut short by the end of the file
+			}
+		} else {
+			got, err = e.f.ReadAt(dst, int64(off))
+		}
 		if err != nil && err != io.EOF {
 			r.override = 0
 			_ = pathError(r, "read", p, err)

@@ -37,6 +37,11 @@ type connHandler struct {
 
 	out []byte // the fast path's reply buffer, reused call after call
 
+	// inline: the call is answered on the connection's reading goroutine with
+	// raw system calls only (see serveFast): lstat goes through the core's
+	// LstatInline.
+	inline bool
+
 	commits chan struct{} // COMMITs waiting on the disk off this goroutine (commitLater)
 
 	workers workers // the reading goroutine's: workers it handed calls to (workers.go)

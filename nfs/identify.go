@@ -37,8 +37,10 @@ func idOf(a server.Attr) inodeID {
 
 // lstat is Lstat with a cache for the duration of one call: go-nfs stats the
 // same paths several times per call (LOOKUP: the directory three times, the
-// entry three times). Mutations in the call clear it (invalidate).
-// Precondition: called on the connection's serving goroutine.
+// entry three times). Mutations in the call clear it (invalidate). A call
+// answered inline (h.inline) stats raw (server.FS.LstatInline), as 9P's shim
+// does: the same containment and result, without telling the Go scheduler.
+// Precondition: called on the goroutine serving the handler's call.
 func (h *connHandler) lstat(p string) (server.Attr, error) {
 	r := h.current()
 	if h.attrsFor != r {
@@ -48,7 +50,13 @@ func (h *connHandler) lstat(p string) (server.Attr, error) {
 		r.saw(a)
 		return a, nil
 	}
-	a, err := h.s.fsys.Lstat(context.Background(), p)
+	var a server.Attr
+	var err error
+	if h.inline {
+		a, err = h.s.fsys.LstatInline(context.Background(), p)
+	} else {
+		a, err = h.s.fsys.Lstat(context.Background(), p)
+	}
 	if err == nil {
 		h.attrs[p] = a
 		r.saw(a)

@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/semfs/semfs/server/sockio"
 )
 
 const (
@@ -59,6 +61,14 @@ const (
 // Write side: replies pass through, except those of calls with something to fix
 // (see request and rewriteReply), which are buffered whole and rewritten.
 //
+// Socket reads and writes are raw system calls on the poller's descriptor
+// (server/sockio), so that a call answered on the reading goroutine with raw
+// calls only (GETATTR, LOOKUP and ACCESS through the core's inline stat, a
+// READ from the page cache) never tells the Go scheduler it enters a system
+// call: that wakes the runtime's monitor thread, for a client that sends one
+// call at a time on every call. Deadlines and Close end their waits as they end
+// net.Conn's (they wait in the same poller).
+//
 // Read and the billy layer run on go-nfs's per-connection goroutine (the billy
 // layer also on the connection's workers, each with its own handler and call:
 // see workers.go); Write runs on go-nfs's writer goroutine; replyNow on any.
@@ -77,8 +87,9 @@ type rpcConn struct {
 	// two or more. Records are still handed on one at a time (rbuf); a large
 	// body goes around the buffer, straight into the record.
 	rd     *bufio.Reader
-	rbuf   []byte // the current record (mark included) not yet handed out
-	rstore []byte // reused backing array of records
+	sio    *sockio.Conn // the socket's descriptor for raw reads and writes; nil (net.Pipe): the net.Conn's
+	rbuf   []byte       // the current record (mark included) not yet handed out
+	rstore []byte       // reused backing array of records
 	roff   int
 	rcut   int    // hand out rbuf up to here first (0: no cut)
 	reject []byte // reused buffer of refusals (checkCall)
@@ -89,8 +100,9 @@ type rpcConn struct {
 	// once replyNow returns.
 	fast func(r *request, body []byte) []byte
 	// handOff gives a call to one of the connection's workers (workers.go),
-	// with its record buffer; false: answer it here. nil: no workers.
-	handOff func(r *request, buf []byte) bool
+	// with its record buffer (taken); or answers it itself (rec, a reply
+	// record like fast's); or neither: answer it here. nil: no workers.
+	handOff func(r *request, buf []byte) (rec []byte, taken bool)
 	spares  chan []byte     // record buffers the workers are done with
 	done    <-chan struct{} // closed once the connection is closed
 
@@ -120,7 +132,11 @@ type rpcConn struct {
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
 	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}, spares: make(chan []byte, maxWorkers+1)}
 	rc.rstore = make([]byte, 4, 4+4096)
-	rc.rd = bufio.NewReaderSize(c, readBuffer)
+	if rc.sio = sockio.New(c); rc.sio != nil {
+		rc.rd = bufio.NewReaderSize(rc.sio, readBuffer)
+	} else {
+		rc.rd = bufio.NewReaderSize(c, readBuffer)
+	}
 	rc.wcond = sync.NewCond(&rc.wmu)
 	return rc
 }
@@ -189,9 +205,18 @@ func (c *rpcConn) nextRecord() error {
 		}
 		if c.fast != nil && r.fast() {
 			c.cur = r
-			if c.handOff != nil && c.handOff(r, buf) {
-				c.rstore = c.takeSpare() // buf is the worker's now
-				continue
+			if c.handOff != nil {
+				rec, taken := c.handOff(r, buf)
+				if taken {
+					c.rstore = c.takeSpare() // buf is the worker's now
+					continue
+				}
+				if rec != nil {
+					if err := c.replyNow(rec); err != nil {
+						return err
+					}
+					continue
+				}
 			}
 			if rec := c.fast(r, body); rec != nil {
 				if len(rec) == 0 {
@@ -453,7 +478,13 @@ func (c *rpcConn) writeAll(b []byte) error {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.body))
 	}
 	for len(b) > 0 {
-		n, err := c.Conn.Write(b)
+		var n int
+		var err error
+		if c.sio != nil {
+			n, err = c.sio.Write(b)
+		} else {
+			n, err = c.Conn.Write(b)
+		}
 		if err != nil {
 			c.werr = err
 			c.Conn.Close()

@@ -5,8 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestReadDoesNotHoldTheConnection: while one READ is held mid-way (a slow
@@ -18,6 +22,11 @@ func TestReadDoesNotHoldTheConnection(t *testing.T) {
 	data := bytes.Repeat([]byte("held read "), 10000) // a READ large enough for a worker (handOffSize)
 	if err := os.WriteFile(filepath.Join(e.dir, "f"), data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// Read from the disk: data in the page cache is read inline instead
+	// (TestCachedReadIsAnsweredInline).
+	if !evict(t, filepath.Join(e.dir, "f")) {
+		t.Skip("the file's pages could not be dropped from the page cache")
 	}
 	c, root := e.client("/")
 	st, fh, _ := c.lookup(root, "f")
@@ -71,4 +80,91 @@ func TestReadDoesNotHoldTheConnection(t *testing.T) {
 	if got := d.opaque(); !bytes.Equal(got, data) {
 		t.Fatal("held read: wrong data")
 	}
+}
+
+// TestCachedReadIsAnsweredInline: on a connection with nothing else in
+// progress, a large READ whose data is in the page cache is answered by the
+// connection's reading goroutine (no hand-off to a worker, see workers.go);
+// once the file's pages are dropped, the same READ goes to a worker, which may
+// wait for the disk. Both answers carry the same data.
+func TestCachedReadIsAnsweredInline(t *testing.T) {
+	e := newEnv(t)
+	data := make([]byte, 3<<20)
+	for i := range data {
+		data[i] = byte(i * 7 / 5)
+	}
+	p := filepath.Join(e.dir, "f")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, root := e.client("/")
+	st, fh, _ := c.lookup(root, "f")
+	if st != sOK {
+		t.Fatalf("lookup: %d", st)
+	}
+	var inline, handed atomic.Int32
+	e.srv.SetHold(func(op string) {
+		switch op {
+		case "read inline":
+			inline.Add(1)
+		case "read":
+			handed.Add(1)
+		}
+	})
+	check := func(what string, off uint64, n uint32, wantInline bool) {
+		t.Helper()
+		inline.Store(0)
+		handed.Store(0)
+		st, got, eof := c.read(fh, off, n)
+		end := min(int(off)+int(n), len(data))
+		if st != sOK || !bytes.Equal(got, data[off:end]) || eof != (end == len(data)) {
+			t.Fatalf("%s: status %d, %d bytes (want %d), equal %v, eof %v", what, st, len(got), end-int(off), bytes.Equal(got, data[off:end]), eof)
+		}
+		if i, h := inline.Load(), handed.Load(); wantInline && (i != 1 || h != 0) || !wantInline && h != 1 {
+			t.Fatalf("%s: read inline %d times, by a worker %d times; want inline %v", what, i, h, wantInline)
+		}
+	}
+	check("cached 1 MiB READ", 0, 1<<20, true)
+	check("cached READ to the end", 2<<20+12345, 1<<20, true)
+	if !evict(t, p) {
+		t.Skip("the file's pages could not be dropped from the page cache")
+	}
+	check("1 MiB READ from the disk", 1<<20, 1<<20, false)
+}
+
+// evict drops p's pages from the page cache and reports whether they are all
+// gone (mincore), so that the next read of p must wait for the disk.
+func evict(t *testing.T, p string) bool {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
+	// mincore(2): bit 0 of each byte says whether that page is resident.
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatal(errno)
+	}
+	for _, v := range vec {
+		if v&1 != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/sockio"
 )
 
 // getlockFlag marks a Tlock that the shim made from a Tgetlock (see conn). The
@@ -57,7 +58,7 @@ type conn struct {
 	srv *Server
 	id  uint64 // owner of this connection's POSIX locks
 	nc  net.Conn
-	sio *sockIO // nc's descriptor, for raw reads and writes (sockio.go); nil: use nc
+	sio *sockio.Conn // nc's descriptor, for raw reads and writes (server/sockio); nil: use nc
 	br  *bufio.Reader
 
 	// Reader state; p9 receives from one goroutine at a time.
@@ -107,7 +108,7 @@ type getlock struct {
 const readBuffer = 4 << 10
 
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
-	c := &conn{srv: srv, id: id, nc: nc, sio: newSockIO(nc), getlocks: map[uint16]*getlock{},
+	c := &conn{srv: srv, id: id, nc: nc, sio: sockio.New(nc), getlocks: map[uint16]*getlock{},
 		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}, obs: newObserver(srv.observe, srv.track)}
 	if c.sio != nil {
 		c.br = bufio.NewReaderSize(c.sio, readBuffer)
@@ -416,7 +417,7 @@ func (c *conn) endReply() error {
 // write sends msg in one system call. Precondition: c.wmu held.
 func (c *conn) write(msg []byte) error {
 	if c.sio != nil {
-		return c.sio.writev(msg)
+		return c.sio.Writev(msg)
 	}
 	_, err := c.nc.Write(msg)
 	return err
@@ -426,7 +427,7 @@ func (c *conn) write(msg []byte) error {
 // Precondition: c.wmu held.
 func (c *conn) writev(bufs ...[]byte) error {
 	if c.sio != nil {
-		return c.sio.writev(bufs...)
+		return c.sio.Writev(bufs...)
 	}
 	c.wvec = append(c.wvec[:0], bufs...)
 	v := c.wvec // WriteTo consumes the slice it is given; keep c.wvec's start

@@ -35,7 +35,7 @@
 //     ghost.go): p9's per-message goroutine hand-off and per-Twrite buffer were
 //     most of the server's cost. The shim never waits for the disk's data, a snapshot or
 //     the index there; such requests are p9's, or a goroutine's of the shim's.
-//     Its socket I/O and stats are raw system calls (sockio.go), which keep the
+//     Its socket I/O and stats are raw system calls (server/sockio), which keep the
 //     Go runtime's monitor thread asleep between a client's requests.
 //     Options.NoFastPath (semfs serve --fast-path=off or 9p-off) leaves every
 //     request to p9. TestFastPathAnswersAsP9 (one connection, step by step) and

@@ -456,13 +456,13 @@ func statxAt(dirfd int, name, op, p string, raw bool) (Attr, error) {
 }
 
 // LstatInline is Lstat for a caller answering in a connection's only reader (the
-// 9P shim): the same containment and the same result, through system calls made
-// without telling the Go scheduler (RawSyscall). Told, the scheduler wakes its
-// monitor thread at the first call after an idle moment, which for a client that
-// sends one request at a time is every request (see ninep/sockio.go for the
-// figures). The calls can still wait for the disk when the metadata is not
-// cached; the caller's goroutine then holds its P meanwhile, as it holds the
-// connection.
+// 9P shim; NFS's GETATTR, LOOKUP and ACCESS): the same containment and the same
+// result, through system calls made without telling the Go scheduler
+// (RawSyscall). Told, the scheduler wakes its monitor thread at the first call
+// after an idle moment, which for a client that sends one request at a time is
+// every request (see server/sockio for the figures). The calls can still wait
+// for the disk when the metadata is not cached; the caller's goroutine then
+// holds its P meanwhile, as it holds the connection.
 func (f *FS) LstatInline(ctx context.Context, p string) (Attr, error) {
 	return f.lstat(ctx, p, true)
 }

@@ -5,10 +5,21 @@
 # change's before/after on a busy machine, where same-run pairs drift less than
 # separate runs.
 #
-#   bash integration/bench/nfs/ab.sh OLD_BIN NEW_BIN [ROUNDS] [create N | par | write MIB]
+#   bash integration/bench/nfs/ab.sh OLD_BIN NEW_BIN [ROUNDS] [create N | par | write MIB | read MIB | stat N]
 #
-# Default: 5 rounds of "create 2000". Builds the load drivers beside this
-# script (nfsload.c, nfspar.c). Needs libnfs-dev and gcc.
+# Default: 5 rounds of "create 2000". "read MIB" writes a MIB file (not timed),
+# then times reading it back in 1 MiB READs (hot cache); "stat N" times N
+# GETATTRs of one file's handle (nfsload fstat) and adds their median latency
+# (median_us) and the daemon's CPU per GETATTR (cpu_us_per_call). A summary of
+# medians follows the rounds. Builds the load drivers beside this script
+# (nfsload.c, nfspar.c). Needs libnfs-dev and gcc.
+#
+# PORT_SHIFT=N moves the daemons' ports (13301, 13311) by N, for a run beside
+# another on a shared machine.
+#
+# PIN_SERVER=CPUS and PIN_CLIENT=CPUS (taskset lists, e.g. 1 and 0) pin both
+# daemons and the load driver, to tell the server's cost from where the
+# scheduler happened to place the two processes.
 set -eu
 A=$(realpath "$1") B=$(realpath "$2") R=${3:-5}
 shift 2; [ $# -gt 0 ] && shift
@@ -27,23 +38,62 @@ start() { # BIN NAME PORT
     --9p off --model-dir "$MODEL" --log-level warn > $W/$2.log 2>&1 &
   PIDS+=($!)
 }
-start "$A" a 13301; PA=${PIDS[0]}
-start "$B" b 13311; PB=${PIDS[1]}
+PORT_A=$((13301 + ${PORT_SHIFT:-0})) PORT_B=$((13311 + ${PORT_SHIFT:-0}))
+start "$A" a $PORT_A; PA=${PIDS[0]}
+start "$B" b $PORT_B; PB=${PIDS[1]}
 for i in $(seq 100); do [ -S $W/a/s.sock ] && [ -S $W/b/s.sock ] && break; sleep 0.1; done
+if [ -n "${PIN_SERVER:-}" ]; then taskset -apc "$PIN_SERVER" $PA >/dev/null; taskset -apc "$PIN_SERVER" $PB >/dev/null; fi
+CLIENT=()
+[ -n "${PIN_CLIENT:-}" ] && CLIENT=(taskset -c "$PIN_CLIENT")
 cpu() { awk '{print $14+$15}' /proc/$1/stat; }
 TCK=$(getconf CLK_TCK)
-echo "op=$OP $ARG rounds=$R load=$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "op=$OP $ARG rounds=$R load=$(cut -d' ' -f1-3 /proc/loadavg) pin_server=${PIN_SERVER:-no} pin_client=${PIN_CLIENT:-no}"
+OUT=$W/rounds.txt
 for r in $(seq $R); do
   for x in a b; do
-    if [ $x = a ]; then P=$PA; port=13301; else P=$PB; port=13311; fi
+    if [ $x = a ]; then P=$PA; port=$PORT_A; else P=$PB; port=$PORT_B; fi
     U="nfs://127.0.0.1/@bench?nfsport=$port&mountport=$port&version=3"
+    case $OP in # untimed set-up
+    read) "${CLIENT[@]}" $W/nfsload "$U" write rd$r "$ARG" >/dev/null ;;
+    stat) [ -e $W/$x/data/st ] || "${CLIENT[@]}" $W/nfsload "$U" write st 1 >/dev/null ;;
+    esac
     c0=$(cpu $P); t0=$(date +%s.%N)
     case $OP in
-    create) out=$($W/nfsload "$U" create c$r "$ARG") ;;
-    write)  out=$($W/nfsload "$U" write big$r "$ARG"); truncate -s 0 $W/$x/data/big$r ;;
-    par)    out=$($W/nfspar "$U" par$r); for f in $W/$x/data/par$r/[rw]*; do truncate -s 0 "$f"; done ;;
+    create) out=$("${CLIENT[@]}" $W/nfsload "$U" create c$r "$ARG") ;;
+    write)  out=$("${CLIENT[@]}" $W/nfsload "$U" write big$r "$ARG"); truncate -s 0 $W/$x/data/big$r ;;
+    read)   out=$("${CLIENT[@]}" $W/nfsload "$U" read rd$r) ;;
+    stat)   out=$("${CLIENT[@]}" $W/nfsload "$U" fstat st "$ARG") ;;
+    par)    out=$("${CLIENT[@]}" $W/nfspar "$U" par$r); for f in $W/$x/data/par$r/[rw]*; do truncate -s 0 "$f"; done ;;
     esac
     t1=$(date +%s.%N); c1=$(cpu $P)
-    echo "$x round=$r wall_s=$(echo "$t1 - $t0" | bc) cpu_s=$(echo "scale=3; ($c1 - $c0) / $TCK" | bc) $(echo "$out" | grep '^par' | sed 's/^par //')"
+    [ $OP = read ] && truncate -s 0 $W/$x/data/rd$r
+    cpu_s=$(echo "scale=3; ($c1 - $c0) / $TCK" | bc)
+    extra=$(echo "$out" | grep '^par' | sed 's/^par //' || true)
+    if [ $OP = stat ]; then
+      extra="median_us=$(echo "$out" | sed -n 's/^fstat(GETATTR).*median_us=\([0-9.]*\).*/\1/p') cpu_us_per_call=$(echo "scale=1; $cpu_s * 1000000 / $ARG" | bc)"
+    fi
+    echo "$x round=$r wall_s=$(echo "$t1 - $t0" | bc) cpu_s=$cpu_s $extra" | tee -a $OUT
   done
 done
+python3 - "$OUT" <<'PY'
+import sys, statistics as st, collections
+rows = collections.defaultdict(dict)  # (build, key) -> {round: value}
+for l in open(sys.argv[1]):
+    f = l.split()
+    kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+    for k, v in kv.items():
+        if k == "round":
+            continue
+        try:
+            rows[(f[0], k)][int(kv["round"])] = float(v)
+        except ValueError:
+            pass
+print("summary: median a | median b | b/a paired (median, min-max)")
+for k in sorted({k for _, k in rows}):
+    a, b = rows.get(("a", k), {}), rows.get(("b", k), {})
+    rs = [b[r] / a[r] for r in a if r in b and a[r] > 0]
+    if not a or not b or not rs:
+        continue
+    print(f"  {k}: {st.median(a.values()):.4g} | {st.median(b.values()):.4g} | "
+          f"{st.median(rs):.3f} ({min(rs):.3f}-{max(rs):.3f})")
+PY

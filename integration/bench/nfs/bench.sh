@@ -11,7 +11,7 @@
 #
 # Tests: write 256 MiB (1 MiB WRITEs, then COMMIT at close), read it back (1 MiB
 # READs), create 2,000 x 4 KiB files, list those 2,000 (READDIRPLUS), GETATTR
-# latency on one handle (2,000 calls, median), and "par": eight streams at once on
+# latency on one handle (2,000 calls, median; GETATTR_N=N for N), and "par": eight streams at once on
 # ONE connection (reads, writes, creates, stats; nfspar.c beside this script, on
 # libnfs's async API). Servers run in alternation, ROUNDS (default 7) times, so
 # load drift on a shared machine hits each alike; the report gives the median per
@@ -29,13 +29,28 @@
 # gcc, and loopback only. rpcbind (ganesha will not start without it) binds
 # port 111. Usage: bash integration/bench/nfs/bench.sh [ROUNDS]
 # TESTS selects rows (default all): TESTS="create par" bash .../bench.sh 3
+# PIN_SERVER=CPUS PIN_CLIENT=CPUS (taskset lists) pin every server (all its
+# threads) and the load drivers alike, to tell a server's cost from where the
+# scheduler happens to place it against the client (the GETATTR row's rounds
+# are bimodal unpinned: same CPU as the client or not).
 # ("read" needs "write" before it, "list" needs "create", "getattr" "write").
+# Two more rows, not in the default set, measure GETATTR latency with each
+# server pinned in turn (all its threads, taskset) and the driver on CPU 0:
+# "getattr-near" puts the server on CPU 0 too, "getattr-apart" on CPU 1; both
+# make GETATTR_N GETATTRs only (nfsload fstat), so their CPU column is the
+# server's CPU for those calls. Unpinned, where the kernel places a server's
+# thread against the client's (same CPU: ~25-35 us; apart: ~65-80 us on a
+# 2-vCPU VM) decides the getattr row more than the server does.
 set -eu
 ROUNDS=${1:-7}
 TESTS=${TESTS:-write read create list getattr par}
+GETATTR_N=${GETATTR_N:-2000} # GETATTRs per getattr run (the row is their median)
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 W=$(mktemp -d /tmp/semfs-nfsbench.XXXXXX)
-SEMFS_PORT=13049 GONFS_PORT=13060 GANESHA_NFS=12049 GANESHA_MNT=12050 NFSONLY_PORT=13070
+# Ports: PORT_SHIFT (default 0) moves them all, for a second run beside another
+# (two helpers on one machine).
+S=${PORT_SHIFT:-0}
+SEMFS_PORT=$((13049 + S)) GONFS_PORT=$((13060 + S)) GANESHA_NFS=$((12049 + S)) GANESHA_MNT=$((12050 + S)) NFSONLY_PORT=$((13070 + S))
 echo "work dir $W" >&2
 
 # --- build
@@ -98,6 +113,11 @@ GONFS_PID=$!; PIDS+=($GONFS_PID)
 setsid ganesha.nfsd -F -L $W/ganesha.log -f $W/ganesha.conf -N NIV_WARN -p $W/ganesha.lockpid > $W/ganesha.out 2>&1 &
 GANESHA_PID=$!; PIDS+=($GANESHA_PID)
 sleep 5
+if [ -n "${PIN_SERVER:-}" ]; then
+  for p in $SEMFS_PID $NFSONLY_PID $GONFS_PID $GANESHA_PID; do taskset -apc "$PIN_SERVER" $p >/dev/null; done
+fi
+CLIENT=()
+[ -n "${PIN_CLIENT:-}" ] && CLIENT=(taskset -c "$PIN_CLIENT")
 
 url() {
   case $1 in
@@ -118,17 +138,22 @@ run() {
   local c0; c0=$(cpu $p); local t0; t0=$(date +%s.%N)
   local out
   case $t in
-  write)  out=$($W/nfsload "$u" write big$r 256) ;;
-  read)   out=$($W/nfsload "$u" read big$r); truncate -s 0 "$(dir $s)/big$r" ;;
-  create) out=$($W/nfsload "$u" create many$r 2000) ;;
-  list)   out=$($W/nfsload "$u" list many$r) ;;
-  getattr) out=$($W/nfsload "$u" stat big$r 2000) ;;
-  par)    out=$($W/nfspar "$u" par$r); for f in "$(dir $s)/par$r"/[rw]*; do truncate -s 0 "$f"; done ;;
+  write)  out=$("${CLIENT[@]}" $W/nfsload "$u" write big$r 256) ;;
+  read)   out=$("${CLIENT[@]}" $W/nfsload "$u" read big$r); truncate -s 0 "$(dir $s)/big$r" ;;
+  create) out=$("${CLIENT[@]}" $W/nfsload "$u" create many$r 2000) ;;
+  list)   out=$("${CLIENT[@]}" $W/nfsload "$u" list many$r) ;;
+  getattr) out=$("${CLIENT[@]}" $W/nfsload "$u" stat big$r $GETATTR_N) ;;
+  getattr-near|getattr-apart)
+    local on=0; [ $t = getattr-apart ] && on=1
+    taskset -apc $on $p >/dev/null
+    out=$(taskset -c 0 $W/nfsload "$u" fstat big$r $GETATTR_N)
+    taskset -apc "${PIN_SERVER:-0-$(( $(nproc) - 1 ))}" $p >/dev/null ;;
+  par)    out=$("${CLIENT[@]}" $W/nfspar "$u" par$r); for f in "$(dir $s)/par$r"/[rw]*; do truncate -s 0 "$f"; done ;;
   esac
   local t1; t1=$(date +%s.%N); local c1; c1=$(cpu $p)
   local extra=""
   if [ $t = par ]; then extra=$(echo "$out" | sed -n 's/^par .*secs=\([0-9.]*\) .*/\1/p'); echo "$out" >&2; fi
-  if [ $t = getattr ]; then extra=$(echo "$out" | sed -n 's/^fstat(GETATTR).*median_us=\([0-9.]*\).*/\1/p'); fi
+  if [ ${t%%-*} = getattr ]; then extra=$(echo "$out" | sed -n 's/^fstat(GETATTR).*median_us=\([0-9.]*\).*/\1/p'); fi
   if [ $t = list ]; then
     n=$(echo "$out" | sed -n 's/^listed \([0-9]*\) .*/\1/p')
     [ "$n" -ge 2000 ] || { echo "list on $s gave $n entries" >&2; exit 1; }
@@ -147,16 +172,19 @@ for r in $(seq $ROUNDS); do
   done
 done
 
+echo "pin_server=${PIN_SERVER:-no} pin_client=${PIN_CLIENT:-no} getattr_n=$GETATTR_N load=$(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$RES" "$ROUNDS" "$TESTS" <<'PY'
 import sys, statistics as st, collections
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 # value per (server, test, round): getattr is the median latency, par the driver's
 # own elapsed time (setup excluded), every other test the wall time of the run.
-val = lambda r: float(r[5]) / 1e6 if r[1] == "getattr" else float(r[5]) if r[1] == "par" else float(r[3])
+val = lambda r: float(r[5]) / 1e6 if r[1].startswith("getattr") else float(r[5]) if r[1] == "par" else float(r[3])
 v = {(r[0], r[1], int(r[2])): (val(r), float(r[4])) for r in rows}
-tests = [t for t in ["write", "read", "create", "list", "getattr", "par"] if t in sys.argv[3].split()]
+tests = [t for t in ["write", "read", "create", "list", "getattr", "getattr-near", "getattr-apart", "par"] if t in sys.argv[3].split()]
 label = {"write": "write 256 MiB (s)", "read": "read 256 MiB (s)", "create": "create 2,000 x 4 KiB (s)",
-         "list": "list 2,000 (s)", "getattr": "GETATTR median (us)", "par": "8 streams, one connection (s)"}
+         "list": "list 2,000 (s)", "getattr": "GETATTR median (us)",
+         "getattr-near": "GETATTR median, pinned, server on the client's CPU (us)",
+         "getattr-apart": "GETATTR median, pinned, server on another CPU (us)", "par": "8 streams, one connection (s)"}
 servers = ("semfs", "nfsonly", "ganesha", "gonfs")
 def ratios(s, t, i=0):  # i=0: the measured value; i=1: the server's CPU
     return [v[(s, t, k)][i] / v[("ganesha", t, k)][i] for (x, tt, k) in v
@@ -168,7 +196,7 @@ print("|---|---|---|---|---|---|---|---|---|")
 for t in tests:
     m = {s: st.median([x[0] for (a, b, _), x in v.items() if a == s and b == t]) for s in servers}
     c = {s: st.median([x[1] for (a, b, _), x in v.items() if a == s and b == t]) for s in servers}
-    f = (lambda x: f"{x*1e6:.0f}") if t == "getattr" else (lambda x: f"{x:.3f}")
+    f = (lambda x: f"{x*1e6:.0f}") if t.startswith("getattr") else (lambda x: f"{x:.3f}")
     cell = lambda s: f"{f(m[s])} (srv {c[s]:.2f} s)"
     rs, r2, rc = ratios("semfs", t), ratios("nfsonly", t), ratios("semfs", t, 1)
     med = st.median(rs)

@@ -7,6 +7,7 @@
  *   nfsload URL create DIR N       mkdir DIR; N x (CREATE DIR/fNNNNN, WRITE 4 KiB, close)
  *   nfsload URL list DIR           READDIRPLUS through DIR, count the entries
  *   nfsload URL stat NAME N        N x GETATTR of NAME's handle, then N x stat by path
+ *   nfsload URL fstat NAME N       N x GETATTR of NAME's handle only (ab.sh: server CPU per GETATTR)
  *
  * URL names the export, e.g. nfs://127.0.0.1/@bench?nfsport=P&mountport=P&version=3.
  * libnfs's close of a written file sends the COMMIT, so "write" and "create"
@@ -135,7 +136,7 @@ static void do_list(const char *dir) {
     printf("listed %d entries in %.3f s\n", n, now() - start);
 }
 
-static void do_stat(const char *name, int n) {
+static void do_stat(const char *name, int n, int bypath) {
     double *t = calloc(n > 0 ? n : 1, sizeof *t);
     if (!t) fail("calloc");
     char path[4096];
@@ -150,18 +151,18 @@ static void do_stat(const char *name, int n) {
         t[i] = now() - a;
     }
     latencies("fstat(GETATTR)", t, i);
-    for (i = 0; i < n && now() - start < DEADLINE_S; i++) {
+    for (i = 0; bypath && i < n && now() - start < DEADLINE_S; i++) {
         double a = now();
         if (nfs_stat64(nfs, path, &st) != 0) fail("stat");
         t[i] = now() - a;
     }
-    latencies("stat(path)", t, i);
+    if (bypath) latencies("stat(path)", t, i);
     nfs_close(nfs, fh);
 }
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: nfsload URL write NAME MIB | read NAME | create DIR N | list DIR | stat NAME N\n");
+        fprintf(stderr, "usage: nfsload URL write NAME MIB | read NAME | create DIR N | list DIR | stat NAME N | fstat NAME N\n");
         return 2;
     }
     start = now();
@@ -175,7 +176,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(op, "read")) do_read(name);
     else if (!strcmp(op, "create") && arg >= 0) do_create(name, (int)arg);
     else if (!strcmp(op, "list")) do_list(name);
-    else if (!strcmp(op, "stat") && arg >= 0) do_stat(name, (int)arg);
+    else if (!strcmp(op, "stat") && arg >= 0) do_stat(name, (int)arg, 1);
+    else if (!strcmp(op, "fstat") && arg >= 0) do_stat(name, (int)arg, 0);
     else {
         fprintf(stderr, "nfsload: unknown operation or missing argument: %s\n", op);
         return 2;

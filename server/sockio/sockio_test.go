@@ -1,11 +1,13 @@
-package ninep
+package sockio
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,7 +43,7 @@ func socketPair(t *testing.T) (net.Conn, net.Conn) {
 // as end of file.
 func TestSockIO(t *testing.T) {
 	a, b := socketPair(t)
-	wa, rb := newSockIO(a), newSockIO(b)
+	wa, rb := New(a), New(b)
 	if wa == nil || rb == nil {
 		t.Fatal("no descriptor behind a socketpair conn")
 	}
@@ -52,7 +54,7 @@ func TestSockIO(t *testing.T) {
 	want := bytes.Join(bufs, nil)
 	errc := make(chan error, 1)
 	go func() {
-		err := wa.writev(bufs...)
+		err := wa.Writev(bufs...)
 		if err == nil {
 			_, err = wa.Write([]byte("!"))
 		}
@@ -73,7 +75,48 @@ func TestSockIO(t *testing.T) {
 		t.Fatalf("read after the peer closed: %d, %v; want 0, EOF", n, err)
 	}
 	b.Close()
-	if err := wa.writev([]byte("x")); err == nil {
+	if err := wa.Writev([]byte("x")); err == nil {
 		t.Fatal("write to a closed connection succeeded")
+	}
+}
+
+// TestSockIODeadlinesAndClose: the raw calls wait in Go's poller, so the
+// connection's read and write deadlines end a wait with the poller's timeout
+// error, as they end net.Conn's, and a Close from another goroutine ends a
+// blocked read with net.ErrClosed (the NFS record stream's idle and body
+// limits and its shutdown rely on all three).
+func TestSockIODeadlinesAndClose(t *testing.T) {
+	a, _ := socketPair(t) // the peer stays open and never reads
+	ra, wa := New(a), New(a)
+	if err := a.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ra.Read(make([]byte, 8)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past its deadline: %d, %v; want 0, os.ErrDeadlineExceeded", n, err)
+	}
+	// Nobody reads the peer: a's small send buffer fills and the write waits.
+	if err := a.SetWriteDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if err := wa.Writev(make([]byte, 16<<20)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("write into a full socket past its deadline: %v; want os.ErrDeadlineExceeded", err)
+	}
+	if err := a.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ra.Read(make([]byte, 8))
+		errc <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // let the read park; the test holds either way
+	a.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("read ended by Close: %v; want net.ErrClosed", err)
+		}
+	case <-time.After(time.Minute): // failure bound only
+		t.Fatal("Close did not end a blocked raw read")
 	}
 }

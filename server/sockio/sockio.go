@@ -1,4 +1,7 @@
-package ninep
+// Package sockio does a connection's socket reads and writes with raw system
+// calls, for the protocol front ends (ninep, nfs) answering requests on the
+// goroutine that reads their connection.
+package sockio
 
 import (
 	"io"
@@ -9,36 +12,44 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sockIO does a connection's socket reads and writes with raw system calls, on
+// Conn does a connection's socket reads and writes with raw system calls, on
 // the descriptor Go's poller holds (syscall.RawConn): a read or write that would
-// block still parks the goroutine in the poller, as net.Conn's would.
+// block still parks the goroutine in the poller, as net.Conn's would, and the
+// connection's deadlines (SetReadDeadline, SetWriteDeadline) and Close end that
+// wait as they end net.Conn's (the poller's errors: os.ErrDeadlineExceeded,
+// net.ErrClosed).
 //
 // Why not net.Conn's own: every system call made the usual way tells the Go
 // scheduler it is entering one, and the first such call after all Ps were idle
 // wakes the runtime's monitor thread (sysmon), which then polls on 20 µs sleeps
-// until everything is idle again. A 9P mount sends one request at a time, so
-// that is every request: a futex wake-up, a few nanosleeps and a thread switch
-// on the CPUs the client needs. The socket I/O here, the core's inline stats
+// until everything is idle again. A client that sends one request at a time
+// (a 9P mount, an NFS client's lone process stat-ing a file) makes that every
+// request: a futex wake-up, a few nanosleeps and a thread switch on the CPUs
+// the client needs. The socket I/O here, the core's inline stats
 // (server.FS.LstatInline, server.File.StatInline) and its page-cache reads
-// (server.File.ReadAtCached) make no such call, so a Tgetattr, a ghost's Twalk
-// and a cached Tread leave the monitor asleep; so does the shim's Twrite
-// (server.File.TryWriteAt, whose doc weighs what that costs when the kernel
-// throttles writers). Tlcreate and the close of a written file still tell the
-// scheduler: they wait on the disk.
-// Measured on a 2-vCPU VM, Tgetattr answered by the shim (integration/bench/
-// ninep/RESULTS.md): 58-62 → 37-39 µs with client and server pinned to one CPU,
-// 83-90 → 53-58 µs pinned to two, server CPU per request 39 → 21 µs; unpinned,
-// the rounds at 85-115 µs (the server's thread placed away from the client's)
-// are gone.
+// (server.File.ReadAtCached) make no such call, so a request answered with
+// only those (9P's Tgetattr, a ghost's Twalk, a cached Tread; NFS's GETATTR,
+// LOOKUP, ACCESS and cached READ answered inline) leaves the monitor asleep.
+// Calls that may wait on the disk (creates, a written file's close, a write
+// that must sync) still tell the scheduler.
+// Measured on a 2-vCPU VM, 9P's Tgetattr answered by the shim (integration/
+// bench/ninep/RESULTS.md): 58-62 → 37-39 µs with client and server pinned to
+// one CPU, 83-90 → 53-58 µs pinned to two, server CPU per request 39 → 21 µs;
+// unpinned, the rounds at 85-115 µs (the server's thread placed away from the
+// client's) are gone. NFS's GETATTR: see BENCHMARKS.md, "NFS GETATTR latency
+// and lone READs".
 //
 // The socket calls made this way never block: the socket is non-blocking, and
 // EAGAIN hands the wait to the poller.
-type sockIO struct {
-	rc syscall.RawConn
+//
+// Read may run beside Write and Writev; Writes must be serialised by the
+// caller, and so must Reads.
+type Conn struct {
+	rc  syscall.RawConn
+	net string // for errors: the connection's network ("tcp", "unix")
 
 	// The call in progress, for readFn and writeFn, which are made once: a
-	// closure made per call would be a heap allocation per request. Read is
-	// called by the connection's reader only, writev under conn.wmu.
+	// closure made per call would be a heap allocation per request.
 	rbuf    []byte
 	rn      int
 	rerrno  syscall.Errno
@@ -49,9 +60,9 @@ type sockIO struct {
 	writeFn func(fd uintptr) bool
 }
 
-// newSockIO returns nil for a connection without a descriptor (net.Pipe); the
+// New returns nil for a connection without a descriptor (net.Pipe); the
 // caller then uses the net.Conn.
-func newSockIO(nc net.Conn) *sockIO {
+func New(nc net.Conn) *Conn {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return nil
@@ -60,13 +71,13 @@ func newSockIO(nc net.Conn) *sockIO {
 	if err != nil {
 		return nil
 	}
-	s := &sockIO{rc: rc}
+	s := &Conn{rc: rc, net: nc.LocalAddr().Network()}
 	s.readFn, s.writeFn = s.readOnce, s.writeOnce
 	return s
 }
 
 // Read implements io.Reader.
-func (s *sockIO) Read(p []byte) (int, error) {
+func (s *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -78,7 +89,7 @@ func (s *sockIO) Read(p []byte) (int, error) {
 	case err != nil:
 		return 0, err
 	case errno != 0:
-		return 0, &net.OpError{Op: "read", Net: "9p", Err: errno}
+		return 0, &net.OpError{Op: "read", Net: s.net, Err: errno}
 	case n == 0:
 		return 0, io.EOF
 	}
@@ -86,7 +97,7 @@ func (s *sockIO) Read(p []byte) (int, error) {
 }
 
 // readOnce is one try at reading into s.rbuf; false: nothing there yet.
-func (s *sockIO) readOnce(fd uintptr) bool {
+func (s *Conn) readOnce(fd uintptr) bool {
 	for {
 		r, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&s.rbuf[0])), uintptr(len(s.rbuf)))
 		switch e {
@@ -100,13 +111,16 @@ func (s *sockIO) readOnce(fd uintptr) bool {
 	}
 }
 
-// Write writes all of p.
-func (s *sockIO) Write(p []byte) (int, error) {
-	return len(p), s.writev(p)
+// Write writes all of p: n is len(p) unless err is set.
+func (s *Conn) Write(p []byte) (int, error) {
+	if err := s.Writev(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
-// writev writes all of bufs, in one system call unless the socket takes less.
-func (s *sockIO) writev(bufs ...[]byte) error {
+// Writev writes all of bufs, in one system call unless the socket takes less.
+func (s *Conn) Writev(bufs ...[]byte) error {
 	s.iov = s.iov[:0]
 	for _, b := range bufs {
 		if len(b) > 0 {
@@ -124,13 +138,13 @@ func (s *sockIO) writev(bufs ...[]byte) error {
 		return err
 	}
 	if errno != 0 {
-		return &net.OpError{Op: "write", Net: "9p", Err: errno}
+		return &net.OpError{Op: "write", Net: s.net, Err: errno}
 	}
 	return nil
 }
 
 // writeOnce writes what it can of s.wiov; false: the socket is full.
-func (s *sockIO) writeOnce(fd uintptr) bool {
+func (s *Conn) writeOnce(fd uintptr) bool {
 	for len(s.wiov) > 0 {
 		iov := s.wiov
 		r, _, e := unix.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
