@@ -97,6 +97,9 @@ PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done; done
+  # Each run leaves gigabytes of files behind (7 rounds of 256 MiB per server);
+  # KEEP=1 keeps them, with the servers' logs, for a look afterwards.
+  [ "${KEEP:-0}" = 1 ] || rm -rf "$W"
 }
 trap cleanup EXIT
 if ! pgrep -x rpcbind >/dev/null; then
