@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // recvRaw reads one reply record whole (record mark included).
@@ -332,7 +334,7 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 			{"READ 1 MiB past the end", 0, pRead, read("big", 3<<20, 1<<20), nil},
 		}},
 		{before: func() {
-			if !evict(t, filepath.Join(e.dir, "big")) {
+			if !servertest.Evict(t, filepath.Join(e.dir, "big")) {
 				t.Log("the pages of big could not be dropped: its READs below are cached too")
 			}
 		}, steps: []diffStep{

@@ -8,9 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // TestReadDoesNotHoldTheConnection: while one READ is held mid-way (a slow
@@ -25,7 +24,7 @@ func TestReadDoesNotHoldTheConnection(t *testing.T) {
 	}
 	// Read from the disk: data in the page cache is read inline instead
 	// (TestCachedReadIsAnsweredInline).
-	if !evict(t, filepath.Join(e.dir, "f")) {
+	if !servertest.Evict(t, filepath.Join(e.dir, "f")) {
 		t.Skip("the file's pages could not be dropped from the page cache")
 	}
 	c, root := e.client("/")
@@ -126,45 +125,8 @@ func TestCachedReadIsAnsweredInline(t *testing.T) {
 	}
 	check("cached 1 MiB READ", 0, 1<<20, true)
 	check("cached READ to the end", 2<<20+12345, 1<<20, true)
-	if !evict(t, p) {
+	if !servertest.Evict(t, p) {
 		t.Skip("the file's pages could not be dropped from the page cache")
 	}
 	check("1 MiB READ from the disk", 1<<20, 1<<20, false)
-}
-
-// evict drops p's pages from the page cache and reports whether they are all
-// gone (mincore), so that the next read of p must wait for the disk.
-func evict(t *testing.T, p string) bool {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		t.Fatal(err)
-	}
-	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(m)
-	vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
-	// mincore(2): bit 0 of each byte says whether that page is resident.
-	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
-		t.Fatal(errno)
-	}
-	for _, v := range vec {
-		if v&1 != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -11,13 +11,12 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/ninep"
 	"github.com/semfs/semfs/server"
-	"golang.org/x/sys/unix"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 const (
@@ -482,7 +481,7 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 	if _, err := r.call(msg(tLopen, 1, uint32(2), oRdonly)); err != nil {
 		t.Fatal(err)
 	}
-	if !evict(t, p) {
+	if !servertest.Evict(t, p) {
 		t.Skipf("the page cache of %s cannot be dropped here (tmpfs?): no cold read to send", p)
 	}
 	for i, wantFast := range []uint64{0, 1} {
@@ -506,7 +505,7 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 	if _, err := r.call(msg(tLopen, 1, uint32(3), oRdonly)); err != nil {
 		t.Fatal(err)
 	}
-	if !evict(t, p) {
+	if !servertest.Evict(t, p) {
 		t.Fatal("the page cache could be dropped once, not twice")
 	}
 	body, err := r.call(msg(tRead, 1, uint32(3), uint64(256<<10), uint32(32<<10)))
@@ -519,39 +518,6 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 	if _, err := r.call(msg(tRead, 1, uint32(3), uint64(len(data)), uint32(100))); err != nil {
 		t.Fatalf("read at end of file: %v", err)
 	}
-}
-
-// evict drops p's pages from the page cache and reports whether they are gone.
-func evict(t *testing.T, p string) bool {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	fi, _ := f.Stat()
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		t.Fatal(err)
-	}
-	m, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(m)
-	vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
-	// mincore(2): bit 0 of each byte says whether that page is resident.
-	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
-		t.Fatal(errno)
-	}
-	for _, v := range vec {
-		if v&1 != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // TestFastPathGhosts: fids the shim walked without p9 (ghost.go) behave as
