@@ -26,13 +26,11 @@ func TestForcedBleveBatchRunsBesideWriters(t *testing.T) {
 	}
 	create := func(from, n int) {
 		t.Helper()
-		cs := make([]Change, 0, n)
+		paths := make([]string, 0, n)
 		for i := from; i < from+n; i++ {
-			cs = append(cs, Change{Op: OpCreate, Path: fmt.Sprintf("d/file%05d.txt", i), CreatedBy: "bench", Ino: uint64(i + 1), At: time.Unix(int64(i), 0)})
+			paths = append(paths, fmt.Sprintf("d/file%05d.txt", i))
 		}
-		if _, err := x.Apply(cs); err != nil {
-			t.Fatal(err)
-		}
+		applyCreates(t, x, uint64(from+1), paths...)
 	}
 	// Fills the batch, which starts on its own goroutine. Run aside: were the
 	// batch sent inside the write, this Apply would wait on the hook.

@@ -26,16 +26,7 @@ func TestApplyDefersSyncUntilBleveLearnsTheGeneration(t *testing.T) {
 		}
 		return cfg.SyncPolicy
 	}
-	apply := func(paths ...string) {
-		t.Helper()
-		var cs []Change
-		for i, p := range paths {
-			cs = append(cs, Change{Op: OpCreate, Path: p, CreatedBy: "editor", Ino: uint64(i + 1), At: time.Unix(1, 0)})
-		}
-		if _, err := x.Apply(cs); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apply := func(paths ...string) { applyCreates(t, x, 1, paths...) }
 	apply("a/one.md", "a/two.md")
 	if !x.unsynced || x.syncs != 0 {
 		t.Fatalf("after Apply: unsynced %v, syncs %d; want an unsynced commit", x.unsynced, x.syncs)
@@ -78,5 +69,18 @@ func TestApplyDefersSyncUntilBleveLearnsTheGeneration(t *testing.T) {
 		if _, err := y.Get(p); err != nil {
 			t.Errorf("%s after reopen: %v", p, err)
 		}
+	}
+}
+
+// applyCreates applies the creation of paths by "editor" as one change-stream
+// batch, their inode numbers counting from ino.
+func applyCreates(t testing.TB, x *Index, ino uint64, paths ...string) {
+	t.Helper()
+	cs := make([]Change, 0, len(paths))
+	for i, p := range paths {
+		cs = append(cs, Change{Op: OpCreate, Path: p, CreatedBy: "editor", Ino: ino + uint64(i), At: time.Unix(1, 0)})
+	}
+	if _, err := x.Apply(cs); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -294,27 +294,9 @@ func TestWatchSkipsOwnCreatesButNotHostChanges(t *testing.T) {
 	// waitFor collects batches until one covers p.
 	waitFor := func(p string) {
 		t.Helper()
-		bound := time.After(10 * time.Second)
-		for {
-			select {
-			case s := <-f.batches:
-				seen = append(seen, s)
-				if covers(s, p) {
-					return
-				}
-			case <-bound:
-				t.Fatalf("no batch covering %q within 10s; batches %q", p, seen)
-			}
-		}
+		seen = append(seen, f.waitBatches(t, p)...)
 	}
-	coveredBy := func(p string) bool {
-		for _, s := range seen {
-			if covers(s, p) {
-				return true
-			}
-		}
-		return false
-	}
+	coveredBy := func(p string) bool { return anyCovers(seen, p) }
 
 	// 1. The core's create alone: a host marker made after it closes the
 	// batch that holds (or follows) the create's event.
