@@ -87,7 +87,7 @@ type rpcConn struct {
 	// two or more. Records are still handed on one at a time (rbuf); a large
 	// body goes around the buffer, straight into the record.
 	rd     *bufio.Reader
-	sio    *sockio.Conn // the socket's descriptor for raw reads and writes; nil (net.Pipe): the net.Conn's
+	sio    *sockio.Conn // the socket's reads and writes, raw on its descriptor
 	rbuf   []byte       // the current record (mark included) not yet handed out
 	rstore []byte       // reused backing array of records
 	roff   int
@@ -132,11 +132,8 @@ type rpcConn struct {
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
 	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}, spares: make(chan []byte, maxWorkers+1)}
 	rc.rstore = make([]byte, 4, 4+4096)
-	if rc.sio = sockio.New(c); rc.sio != nil {
-		rc.rd = bufio.NewReaderSize(rc.sio, readBuffer)
-	} else {
-		rc.rd = bufio.NewReaderSize(c, readBuffer)
-	}
+	rc.sio = sockio.New(c)
+	rc.rd = bufio.NewReaderSize(rc.sio, readBuffer)
 	rc.wcond = sync.NewCond(&rc.wmu)
 	return rc
 }
@@ -478,13 +475,7 @@ func (c *rpcConn) writeAll(b []byte) error {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.body))
 	}
 	for len(b) > 0 {
-		var n int
-		var err error
-		if c.sio != nil {
-			n, err = c.sio.Write(b)
-		} else {
-			n, err = c.Conn.Write(b)
-		}
+		n, err := c.sio.Write(b)
 		if err != nil {
 			c.werr = err
 			c.Conn.Close()

@@ -58,7 +58,7 @@ type conn struct {
 	srv *Server
 	id  uint64 // owner of this connection's POSIX locks
 	nc  net.Conn
-	sio *sockio.Conn // nc's descriptor, for raw reads and writes (server/sockio); nil: use nc
+	sio *sockio.Conn // nc's reads and writes, raw on its descriptor (server/sockio)
 	br  *bufio.Reader
 
 	// Reader state; p9 receives from one goroutine at a time.
@@ -76,9 +76,6 @@ type conn struct {
 	wdrop   []byte   // non-nil: the reply is being dropped; send this instead
 	pending [][]byte // replies of the shim waiting for p9's reply to end
 	wnone   [0]byte  // wdrop for a reply dropped without replacement
-	// wvec is the vector of a writev, kept here so that handing it to the
-	// socket (an interface call, so it escapes) allocates nothing per reply.
-	wvec net.Buffers
 
 	// The fast path (fast.go). msize is the one Tversion granted; rdata, wdata
 	// and ohdr are the receiving goroutine's buffers for Tread data, Twrite data
@@ -110,11 +107,7 @@ const readBuffer = 4 << 10
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
 	c := &conn{srv: srv, id: id, nc: nc, sio: sockio.New(nc), getlocks: map[uint16]*getlock{},
 		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}, obs: newObserver(srv.observe, srv.track)}
-	if c.sio != nil {
-		c.br = bufio.NewReaderSize(c.sio, readBuffer)
-	} else {
-		c.br = bufio.NewReaderSize(nc, readBuffer)
-	}
+	c.br = bufio.NewReaderSize(c.sio, readBuffer)
 	return c
 }
 
@@ -415,26 +408,10 @@ func (c *conn) endReply() error {
 }
 
 // write sends msg in one system call. Precondition: c.wmu held.
-func (c *conn) write(msg []byte) error {
-	if c.sio != nil {
-		return c.sio.Writev(msg)
-	}
-	_, err := c.nc.Write(msg)
-	return err
-}
+func (c *conn) write(msg []byte) error { return c.sio.Writev(msg) }
 
-// writev sends bufs in one system call through c.wvec.
-// Precondition: c.wmu held.
-func (c *conn) writev(bufs ...[]byte) error {
-	if c.sio != nil {
-		return c.sio.Writev(bufs...)
-	}
-	c.wvec = append(c.wvec[:0], bufs...)
-	v := c.wvec // WriteTo consumes the slice it is given; keep c.wvec's start
-	_, err := v.WriteTo(c.nc)
-	clear(c.wvec) // drop references to p9's pooled buffers
-	return err
-}
+// writev sends bufs in one system call. Precondition: c.wmu held.
+func (c *conn) writev(bufs ...[]byte) error { return c.sio.Writev(bufs...) }
 
 // Close implements io.Closer for p9 (it closes both directions when the
 // connection ends).

@@ -42,11 +42,18 @@ import (
 // The socket calls made this way never block: the socket is non-blocking, and
 // EAGAIN hands the wait to the poller.
 //
+// A connection without a descriptor (net.Pipe, in tests) gets the same
+// methods through its net.Conn, so that callers need no second path.
+//
 // Read may run beside Write and Writev; Writes must be serialised by the
 // caller, and so must Reads.
 type Conn struct {
-	rc  syscall.RawConn
+	rc  syscall.RawConn // nil: no descriptor, nc's own methods
+	nc  net.Conn
 	net string // for errors: the connection's network ("tcp", "unix")
+	// vec is Writev's vector without a descriptor, kept here so that handing
+	// it to the socket (an interface call, so it escapes) allocates nothing.
+	vec net.Buffers
 
 	// The call in progress, for readFn and writeFn, which are made once: a
 	// closure made per call would be a heap allocation per request.
@@ -60,24 +67,24 @@ type Conn struct {
 	writeFn func(fd uintptr) bool
 }
 
-// New returns nil for a connection without a descriptor (net.Pipe); the
-// caller then uses the net.Conn.
+// New returns nc's reads and writes as raw system calls on its descriptor, or
+// through nc itself when it has none (net.Pipe).
 func New(nc net.Conn) *Conn {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return nil
+	s := &Conn{nc: nc, net: nc.LocalAddr().Network()}
+	if sc, ok := nc.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			s.rc = rc
+		}
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	s := &Conn{rc: rc, net: nc.LocalAddr().Network()}
 	s.readFn, s.writeFn = s.readOnce, s.writeOnce
 	return s
 }
 
 // Read implements io.Reader.
 func (s *Conn) Read(p []byte) (int, error) {
+	if s.rc == nil {
+		return s.nc.Read(p)
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -121,6 +128,13 @@ func (s *Conn) Write(p []byte) (int, error) {
 
 // Writev writes all of bufs, in one system call unless the socket takes less.
 func (s *Conn) Writev(bufs ...[]byte) error {
+	if s.rc == nil {
+		s.vec = append(s.vec[:0], bufs...)
+		v := s.vec // WriteTo consumes the slice it is given; keep s.vec's start
+		_, err := v.WriteTo(s.nc)
+		clear(s.vec) // drop references to the callers' buffers
+		return err
+	}
 	s.iov = s.iov[:0]
 	for _, b := range bufs {
 		if len(b) > 0 {

@@ -40,13 +40,31 @@ func socketPair(t *testing.T) (net.Conn, net.Conn) {
 
 // TestSockIO: raw writes of several buffers arrive whole and in order through
 // short writes and a full socket, raw reads see them, and a closed peer reads
-// as end of file.
+// as end of file. A connection without a descriptor (net.Pipe) behaves alike
+// through its own methods.
 func TestSockIO(t *testing.T) {
-	a, b := socketPair(t)
-	wa, rb := New(a), New(b)
-	if wa == nil || rb == nil {
-		t.Fatal("no descriptor behind a socketpair conn")
-	}
+	t.Run("socketpair", func(t *testing.T) {
+		a, b := socketPair(t)
+		wa, rb := New(a), New(b)
+		if wa.rc == nil || rb.rc == nil {
+			t.Fatal("no descriptor behind a socketpair conn")
+		}
+		testTransfer(t, a, b, wa, rb)
+	})
+	t.Run("pipe", func(t *testing.T) {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		wa, rb := New(a), New(b)
+		if wa.rc != nil || rb.rc != nil {
+			t.Fatal("a descriptor behind a net.Pipe conn")
+		}
+		testTransfer(t, a, b, wa, rb)
+	})
+}
+
+// testTransfer writes through wa (over a) and reads through rb (over b).
+func testTransfer(t *testing.T, a, b net.Conn, wa, rb *Conn) {
+	t.Helper()
 	bufs := [][]byte{bytes.Repeat([]byte("h"), 7), nil, make([]byte, 3<<20), bytes.Repeat([]byte("tail"), 1000)}
 	for i := range bufs[2] {
 		bufs[2][i] = byte(i * 7)
