@@ -288,9 +288,6 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 			if got, cached, err = e.f.ReadAtCached(dst, int64(off)); !cached {
 				return nil // the caller reads it where it may wait (answerInline)
 			}
-			if err == nil && got < n {
-				err = io.EOF // as ReadAt says of a read cut short by the end of the file
-			}
 		} else {
 			got, err = e.f.ReadAt(dst, int64(off))
 		}

@@ -98,7 +98,8 @@ func (fl *File) ReadAt(b []byte, off int64) (int, error) {
 // what the page cache holds (preadv2 RWF_NOWAIT) and reports ok=false, having
 // read nothing the caller may use, when the data is not all there; the caller
 // then reads with ReadAt where waiting is harmless. A filesystem that cannot
-// tell gets a plain read.
+// tell gets a plain read. As ReadAt, it says io.EOF of a read the end of the
+// file cut short.
 func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
 	if err := fl.gone("read"); err != nil {
 		return 0, true, err
@@ -114,7 +115,7 @@ func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
 		return 0, true, wrap("read", fl.Path(), err)
 	}
 	var rerr error
-	plain := false
+	plain, eof := false, false
 	// Control holds the descriptor open for the call (a concurrent Close waits).
 	cerr := rc.Control(func(fd uintptr) {
 		for n < len(b) {
@@ -133,7 +134,8 @@ func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
 				rerr = err
 				return
 			case k == 0:
-				return // end of file
+				eof = true
+				return
 			}
 			n += k
 		}
@@ -148,8 +150,8 @@ func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
 		return n + k, true, err
 	case rerr != nil && n == 0:
 		return 0, true, wrap("read", fl.Path(), rerr)
-	case n == 0 && len(b) > 0:
-		return 0, true, io.EOF
+	case eof:
+		return n, true, io.EOF
 	}
 	return n, true, nil
 }

@@ -9,9 +9,10 @@ import (
 	"github.com/semfs/semfs/server"
 )
 
-// TestInlineCallsMatchTheirTwins: LstatInline and File.StatInline, which make
-// their system calls raw, answer exactly what Lstat and File.Stat do, and keep
-// the same containment: symlinks on the way are refused, never followed.
+// TestInlineCallsMatchTheirTwins: LstatInline, File.StatInline and
+// File.ReadAtCached, which make their system calls raw, answer exactly what
+// Lstat, File.Stat and File.ReadAt do, and keep the same containment: symlinks
+// on the way are refused, never followed.
 func TestInlineCallsMatchTheirTwins(t *testing.T) {
 	f := newFixture(t)
 	must := func(err error) {
@@ -52,6 +53,20 @@ func TestInlineCallsMatchTheirTwins(t *testing.T) {
 	got, gerr := fl.StatInline()
 	if werr != nil || gerr != nil || got != want {
 		t.Fatalf("StatInline %+v %v, Stat %+v %v", got, gerr, want, werr)
+	}
+	// ReadAtCached (the file is in the page cache: just written) reads what
+	// ReadAt reads, and says io.EOF where ReadAt does: a read the end cuts
+	// short, one at or past the end; not one that ends at the end exactly.
+	for _, r := range []struct{ off, n int }{{0, 6}, {0, 4}, {2, 10}, {6, 3}, {9, 1}, {0, 0}} {
+		wb, gb := make([]byte, r.n), make([]byte, r.n)
+		wn, werr := fl.ReadAt(wb, int64(r.off))
+		gn, ok, gerr := fl.ReadAtCached(gb, int64(r.off))
+		if !ok {
+			t.Fatalf("ReadAtCached(%d at %d): not in the page cache", r.n, r.off)
+		}
+		if gn != wn || gerr != werr || string(gb[:gn]) != string(wb[:wn]) {
+			t.Errorf("ReadAtCached(%d at %d) = %d %q %v; ReadAt %d %q %v", r.n, r.off, gn, gb[:gn], gerr, wn, wb[:wn], werr)
+		}
 	}
 	f.checkOutside(t)
 }
