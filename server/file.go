@@ -21,10 +21,10 @@ type File struct {
 	path    string // guarded by fs.openMu: renames move it
 	write   bool
 	appends bool // opened O_APPEND: os.File refuses WriteAt, and so does TryWriteAt
-	written atomic.Bool
 	// lastWrite is the latest time (UnixNano) a write through this File gave
-	// the index as its updatedAt (touchQueue.add): its close tells the
-	// Watcher's record that the core's writes explain an mtime up to it.
+	// the index as its updatedAt (touchQueue.add), 0 while none did (written):
+	// its close tells the Watcher's record that the core's writes explain an
+	// mtime up to it.
 	lastWrite atomic.Int64
 	v         VirtualFile          // a file of the virtual tree (virtual.go); f is nil then
 	created   atomic.Pointer[Attr] // see Created
@@ -269,9 +269,11 @@ func (fl *File) Truncate(size int64) error {
 	return nil
 }
 
+// written reports whether data was written through the file.
+func (fl *File) written() bool { return fl.lastWrite.Load() != 0 }
+
 // touched records a change to the file's data made through it.
 func (fl *File) touched() {
-	fl.written.Store(true)
 	at := fl.fs.touches.add(fl.Path()).UnixNano()
 	// The latest, also when concurrent writes return out of order.
 	for {
@@ -297,7 +299,7 @@ func (fl *File) Sync() error {
 	if fl.v != nil {
 		return nil // a tag write is durable when it returns
 	}
-	if fl.written.Load() {
+	if fl.written() {
 		// The pending updatedAt is the last write's time, known already; sent
 		// first so the flush below covers it.
 		fl.fs.touches.flushPath(fl.Path())
@@ -391,7 +393,7 @@ func (f *FS) heldForWrite(files map[string]uint64) map[string]bool {
 // Close releases the file; if it was written, its ChangeWrite is sent now.
 func (fl *File) Close() error {
 	p, err := fl.release(false)
-	if fl.written.Load() {
+	if fl.written() {
 		fl.fs.touches.flushPath(p)
 	}
 	return err
@@ -408,7 +410,7 @@ func (fl *File) release(raw bool) (string, error) {
 	delete(fl.fs.open, fl)
 	p := fl.path
 	fl.fs.openMu.Unlock()
-	if fl.written.Load() {
+	if fl.written() {
 		fl.noteClose(p, raw)
 	}
 	return p, wrap("close", p, fl.f.Close())
@@ -425,23 +427,20 @@ func (fl *File) noteClose(p string, raw bool) {
 	if oc == nil {
 		return
 	}
-	rc, err := fl.f.SyscallConn()
-	if err != nil {
-		return
+	stat := fl.Stat
+	if raw {
+		stat = fl.StatInline
 	}
-	var a Attr
-	// Control holds the descriptor open for the call.
-	if cerr := rc.Control(func(fd uintptr) { a, err = statxAt(int(fd), "", "close", p, raw) }); cerr != nil || err != nil {
-		return
+	if a, err := stat(); err == nil {
+		oc.closed(p, a, time.Unix(0, fl.lastWrite.Load()))
 	}
-	oc.closed(p, a, time.Unix(0, fl.lastWrite.Load()))
 }
 
 // TryClose is Close for a caller that must not wait (see FS.TryCreate): ok=false,
 // the file still open, when it was written and its ChangeWrite cannot be sent at
 // once (another namespace change is under way, or the sink has no room).
 func (fl *File) TryClose() (ok bool, err error) {
-	if !fl.written.Load() {
+	if !fl.written() {
 		return true, fl.Close()
 	}
 	f := fl.fs
