@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -151,7 +150,7 @@ func (c *fdCache) evictSync(p string, sync bool) {
 	var closeNow []*fdEntry
 	c.mu.Lock()
 	for k, e := range c.entries {
-		if k == p || p == "" || strings.HasPrefix(k, p+"/") {
+		if server.Within(k, p) {
 			closeNow = append(closeNow, c.dropLocked(e)...)
 		}
 	}

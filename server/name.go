@@ -57,6 +57,12 @@ func Join(dir, name string) string {
 	return dir + "/" + name
 }
 
+// Within reports whether core path p is dir or below it; every path is within
+// the root ("").
+func Within(p, dir string) bool {
+	return dir == "" || p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
+}
+
 // Split returns the parent and last component of a core path ("" is the root).
 func Split(p string) (dir, name string) {
 	i := strings.LastIndexByte(p, '/')

@@ -54,7 +54,7 @@ func (q *touchQueue) add(p string) time.Time {
 func (q *touchQueue) drop(p string) {
 	q.mu.Lock()
 	for k := range q.pending {
-		if k == p || strings.HasPrefix(k, p+"/") {
+		if Within(k, p) {
 			delete(q.pending, k)
 		}
 	}

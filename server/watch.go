@@ -373,7 +373,7 @@ func (w *Watcher) addWatch(p string) error {
 // destination is walked (addTree); the others are removed after the batch.
 func (w *Watcher) forget(p string) {
 	for q, wd := range w.paths {
-		if q == p || strings.HasPrefix(q, p+"/") {
+		if Within(q, p) {
 			delete(w.paths, q)
 			w.wds[wd] = "\x00" // known, nameless: its events are not ours to name
 		}
@@ -940,12 +940,7 @@ func (o *ownCreates) dropUnder(scopes []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	under := func(p string) bool {
-		for _, s := range scopes {
-			if s == "" || p == s || strings.HasPrefix(p, s+"/") {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(scopes, func(s string) bool { return Within(p, s) })
 	}
 	for p := range o.m {
 		if under(p) {

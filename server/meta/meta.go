@@ -330,7 +330,7 @@ func (t *Tree) tagsAttr(ctx context.Context, op, p, rp string) (server.Attr, err
 
 // inTree reports whether real path rp is the tree itself (tags/.semfs/...).
 func (t *Tree) inTree(rp string) bool {
-	return rp == t.name || strings.HasPrefix(rp, t.name+"/")
+	return server.Within(rp, t.name)
 }
 
 // rebase names p (the tree's path) in an error the FS gave for a real path.
