@@ -416,14 +416,14 @@ func (fl *File) release(raw bool) (string, error) {
 	return p, wrap("close", p, fl.f.Close())
 }
 
-// noteClose gives the Watcher's record of the core's own changes (ownCreates)
+// noteClose gives the Watcher's record of the core's own changes (ownChanges)
 // the state this close leaves the file in, read from its descriptor just
 // before the close(2) that makes the IN_CLOSE_WRITE: recorded first, so that
 // a batch holding the event finds it. Nothing when no Watcher follows with
 // inotify. Only a File written through: one that was not gives no updatedAt
 // that would explain the file's mtime, and its close is followed as before.
 func (fl *File) noteClose(p string, raw bool) {
-	oc := fl.fs.ownCreates.Load()
+	oc := fl.fs.ownChanges.Load()
 	if oc == nil {
 		return
 	}

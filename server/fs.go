@@ -68,9 +68,10 @@ type FS struct {
 	virt        Virtual // nil: none (virtual.go)
 	listVirtual bool
 
-	// ownCreates is the inotify Watcher's record of the files the core
-	// created itself (watch.go); nil while none follows the directory.
-	ownCreates atomic.Pointer[ownCreates]
+	// ownChanges is the inotify Watcher's record of the files the core
+	// created itself and the states its closes left written files in
+	// (watch.go); nil while none follows the directory.
+	ownChanges atomic.Pointer[ownChanges]
 }
 
 // New opens the backing directory dir, which must exist.

@@ -180,7 +180,7 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		}
 		// Still under ns: a Watcher's batch, taken under ns too, finds the
 		// file in its record whenever it has the IN_CREATE the openat made.
-		if oc := f.ownCreates.Load(); oc != nil {
+		if oc := f.ownChanges.Load(); oc != nil {
 			oc.add(p)
 		}
 		f.own(ctx, fd, "", 0)

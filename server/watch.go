@@ -82,7 +82,7 @@ type WatchStats struct {
 // the FollowFunc finds the index already in line with them and changes nothing.
 // The core's creates of regular files, its closes of files it wrote, and the
 // files it made in a new directory before the watch on it was added are left
-// out before that (ownCreates, addNewDir): they are most of what a busy daemon
+// out before that (ownChanges, addNewDir): they are most of what a busy daemon
 // makes, and each would be read back.
 //
 // inotify needs one watch per directory, added as directories appear (the
@@ -100,8 +100,8 @@ type Watcher struct {
 
 	ino *os.File // nil in scan and off modes
 	// own is the core's record of the files it created, in inotify mode
-	// (FS.ownCreates points to it while the Watcher follows with inotify).
-	own *ownCreates
+	// (FS.ownChanges points to it while the Watcher follows with inotify).
+	own *ownChanges
 
 	// Owned by the loop goroutine (and by Watch before it starts).
 	wds   map[int]string // watch -> directory path
@@ -165,8 +165,8 @@ func (f *FS) Watch(opts WatchOptions, apply FollowFunc) (*Watcher, error) {
 	}
 	// Non-blocking, so reads go through Go's poller and Close wakes them.
 	w.ino = os.NewFile(uintptr(fd), "inotify")
-	w.own = newOwnCreates()
-	f.ownCreates.Store(w.own)
+	w.own = newOwnChanges()
+	f.ownChanges.Store(w.own)
 	if err := w.addTree("", nil); err != nil {
 		w.fallback(err.Error())
 		w.ino = nil
@@ -199,7 +199,7 @@ func (w *Watcher) Close() {
 		w.ino.Close()
 	}
 	w.done.Wait()
-	w.fs.ownCreates.CompareAndSwap(w.own, nil)
+	w.fs.ownChanges.CompareAndSwap(w.own, nil)
 }
 
 // Mode is what the Watcher does now (WatchScan after a fallback).
@@ -217,7 +217,7 @@ func (w *Watcher) fallback(why string) {
 	w.log.Warn("cannot follow the backing directory with inotify; rescanning it periodically instead",
 		"reason", why, "every", w.opts.Rescan)
 	w.mode.Store(WatchScan)
-	w.fs.ownCreates.CompareAndSwap(w.own, nil) // rescans see everything anyway
+	w.fs.ownChanges.CompareAndSwap(w.own, nil) // rescans see everything anyway
 	if w.ino != nil {
 		w.ino.Close() // ends read, which closes events
 	}
@@ -290,7 +290,7 @@ func (w *Watcher) addTree(p string, l *listing) error {
 // of them back at the batch (every file an NFS client made in its first
 // second in a new directory). The watch is added and the directory listed
 // under ns, so that no create of the core is half done: each file the core
-// made there before is in ownCreates and in the listing, and each it makes
+// made there before is in ownChanges and in the listing, and each it makes
 // after has its events.
 func (w *Watcher) addNewDir(b *batch, p string) (bool, error) {
 	w.fs.ns.Lock()
@@ -303,15 +303,15 @@ func (w *Watcher) addNewDir(b *batch, p string) (bool, error) {
 }
 
 // ownDir puts l's files in the batch as created, each for itself, and reports
-// true, when every file the core created below p (ownCreates) is in l: none
+// true, when every file the core created below p (ownChanges) is in l: none
 // was renamed or removed before the watch, when that made no event. A file of
 // l is left out by the batch only when the core created it (a host's file has
 // no record) and holds that same file open for writing: its close is an event,
-// with its own look at the file (ownCreates.closed). Any other file (one the
+// with its own look at the file (ownChanges.closed). Any other file (one the
 // core closed already, a host may have written before the watch) is followed.
 // Precondition: ns held.
 func (w *Watcher) ownDir(b *batch, p string, l *listing) bool {
-	if l.incomplete || w.fs.ownCreates.Load() != w.own {
+	if l.incomplete || w.fs.ownChanges.Load() != w.own {
 		return false
 	}
 	listed := make(map[string]uint64, len(l.files))
@@ -641,7 +641,7 @@ func (w *Watcher) fire(b *batch) bool {
 	var scopes []string
 	// Not under ns: a close's record is made before its event, and a file
 	// looked at now that is as the core's close left it needs nothing
-	// (ownCreates.closed); a change after this look makes an event of its
+	// (ownChanges.closed); a change after this look makes an event of its
 	// own, which a later batch takes.
 	var same map[string]bool
 	if !b.all {
@@ -655,7 +655,7 @@ func (w *Watcher) fire(b *batch) bool {
 		if b.all {
 			w.own.reset()
 		} else {
-			w.own.skipOwn(b, same, time.Now().Add(-ownCreateTTL))
+			w.own.skipOwn(b, same, time.Now().Add(-ownTTL))
 			if len(b.dirty) == 0 {
 				return nil
 			}
@@ -715,14 +715,14 @@ func scopeList(dirty map[string]bool) []string {
 	return kept
 }
 
-// ownCreateTTL bounds how long a file the core created waits in ownCreates for
+// ownTTL bounds how long a file the core created waits in ownChanges for
 // its IN_CREATE, and a close for its IN_CLOSE_WRITE: the event is read within
 // milliseconds, unless it never comes (its directory was not watched yet). A
 // record dropped early only costs a needless look at the file; one kept too
 // long could hide a later host change.
-const ownCreateTTL = 10 * time.Second
+const ownTTL = 10 * time.Second
 
-// ownCreates is the core's own changes since the Watcher's last batch, which
+// ownChanges is the core's own changes since the Watcher's last batch, which
 // the change stream told the index and the watcher need not read back: the
 // files the core created, and the states its closes left written files in.
 //
@@ -764,8 +764,8 @@ const ownCreateTTL = 10 * time.Second
 // the core left it) keeps it, and its records are dropped, so that nothing a
 // host did is hidden. A rename through the core between a close and the
 // batch is a move of both names, so both are followed. Safe for concurrent
-// use; a nil *ownCreates does nothing.
-type ownCreates struct {
+// use; a nil *ownChanges does nothing.
+type ownChanges struct {
 	mu     sync.Mutex
 	m      map[string]ownCreate
 	closes map[string]ownClose
@@ -784,11 +784,11 @@ type ownClose struct {
 	at           time.Time // of the close
 }
 
-func newOwnCreates() *ownCreates {
-	return &ownCreates{m: map[string]ownCreate{}, closes: map[string]ownClose{}}
+func newOwnChanges() *ownChanges {
+	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}}
 }
 
-func (o *ownCreates) add(p string) {
+func (o *ownChanges) add(p string) {
 	if o == nil {
 		return
 	}
@@ -802,7 +802,7 @@ func (o *ownCreates) add(p string) {
 // descriptor's attributes are a, and whose writes gave the index an updatedAt
 // of at least written. A state the core's writes do not explain replaces
 // the path's record by nothing: the batch follows it.
-func (o *ownCreates) closed(p string, a Attr, written time.Time) {
+func (o *ownChanges) closed(p string, a Attr, written time.Time) {
 	if o == nil {
 		return
 	}
@@ -825,7 +825,7 @@ func (c ownClose) is(a Attr) bool {
 // IN_CLOSE_WRITEs and the core's own IN_CREATEs, looks at those files, and
 // returns the paths still as the core's close left them. The records it took
 // are gone: the next IN_CLOSE_WRITE there needs a close of its own.
-func (o *ownCreates) sameAsClosed(f *FS, b *batch) map[string]bool {
+func (o *ownChanges) sameAsClosed(f *FS, b *batch) map[string]bool {
 	if o == nil {
 		return nil
 	}
@@ -879,7 +879,7 @@ func (o *ownCreates) sameAsClosed(f *FS, b *batch) map[string]bool {
 
 // allListed reports whether every file the core created at or below p is in
 // listed. Precondition: ns held (no create half done).
-func (o *ownCreates) allListed(p string, listed map[string]uint64) bool {
+func (o *ownChanges) allListed(p string, listed map[string]uint64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for q := range o.m {
@@ -897,7 +897,7 @@ func (o *ownCreates) allListed(p string, listed map[string]uint64) bool {
 // left them), forgets the creates it matched, and the creates and closes
 // older than stale. The records of the paths it keeps go with dropUnder.
 // Precondition: ns held.
-func (o *ownCreates) skipOwn(b *batch, same map[string]bool, stale time.Time) {
+func (o *ownChanges) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 	if o == nil {
 		return
 	}
@@ -933,7 +933,7 @@ func (o *ownCreates) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 // dropUnder forgets the creates and closes at or below the scopes a batch
 // follows: the FollowFunc reads what is there now, and a later event there
 // must be looked at again rather than matched to a record the batch covered.
-func (o *ownCreates) dropUnder(scopes []string) {
+func (o *ownChanges) dropUnder(scopes []string) {
 	if o == nil {
 		return
 	}
@@ -955,7 +955,7 @@ func (o *ownCreates) dropUnder(scopes []string) {
 }
 
 // reset forgets every create and close: a full rescan follows them all.
-func (o *ownCreates) reset() {
+func (o *ownChanges) reset() {
 	if o == nil {
 		return
 	}

@@ -432,7 +432,7 @@ func TestWatchFollowsHostWriteAfterOwnClose(t *testing.T) {
 	f.writeClose(t, "d/f", "written by the core")
 	// Another size: on a file system whose ctime does not move within a
 	// clock tick, and a write of the same size, following changes nothing
-	// (see ownCreates).
+	// (see ownChanges).
 	if err := os.WriteFile(filepath.Join(f.dir, "d/f"), []byte("then by a host"), 0o644); err != nil {
 		t.Fatal(err)
 	}
