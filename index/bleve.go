@@ -247,9 +247,6 @@ func (x *Index) applyBleve(docs map[string]*stored, gen uint64) {
 			defer x.bleveFlushes.Add(-1)
 			x.blMu.Lock()
 			defer x.blMu.Unlock()
-			x.mu.Lock()
-			x.bleveKicked = false
-			x.mu.Unlock()
 			x.flushBleveBlLocked()
 		}()
 	}
@@ -306,6 +303,7 @@ func (x *Index) takeBleveLocked() (map[string]*stored, uint64, bool) {
 	docs, gen := x.pending, x.pendingGen
 	x.pending = nil
 	x.hasPending.Store(false)
+	x.bleveKicked = false // a forced batch still waiting for blMu finds less, or nothing
 	if len(docs) == 0 || x.degraded != nil || x.closed {
 		return nil, 0, false
 	}

@@ -73,7 +73,8 @@ type Index struct {
 	hasPending atomic.Bool
 	// blMu orders Bleve batches (taken before mu, never inside it); a batch
 	// is sent to Bleve without mu (bleve.go). bleveKicked: a batch forced by
-	// bleveBatchMax is on its way (mu); bleveFlushes counts those goroutines.
+	// bleveBatchMax is on its way and has not taken the pending changes yet
+	// (mu); bleveFlushes counts those goroutines.
 	blMu         sync.Mutex
 	bleveKicked  bool
 	bleveFlushes atomic.Int32
