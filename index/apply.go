@@ -41,7 +41,7 @@ func (x *Index) Apply(changes []Change) (skipped int, err error) {
 	if len(changes) == 0 {
 		return 0, nil
 	}
-	err = x.write("apply", changes[0].Path, noSync, func(tx *buntdb.Tx, e *effects) error {
+	err = x.write("apply", changes[0].Path, noSync, func(tx txn, e *effects) error {
 		skipped = 0
 		for _, c := range changes {
 			err := applyOne(tx, e, c)
@@ -60,7 +60,7 @@ func (x *Index) Apply(changes []Change) (skipped int, err error) {
 	return skipped, err
 }
 
-func applyOne(tx *buntdb.Tx, e *effects, c Change) error {
+func applyOne(tx txn, e *effects, c Change) error {
 	switch c.Op {
 	case OpCreate:
 		if err := checkPath("create", c.Path); err != nil {
@@ -115,18 +115,11 @@ func applyOne(tx *buntdb.Tx, e *effects, c Change) error {
 // as damage.
 const noSync = false
 
-// syncPolicy sets records.db's sync policy. Precondition: x.mu held (every
-// write holds it, so no other transaction commits under the changed policy).
+// syncPolicy sets the sync policy of records.db and vectors.db. Precondition:
+// x.mu held (every write holds it, so no other transaction commits under the
+// changed policy).
 func (x *Index) syncPolicy(p buntdb.SyncPolicy) error {
-	var cfg buntdb.Config
-	if err := x.db.ReadConfig(&cfg); err != nil {
-		return err
-	}
-	if cfg.SyncPolicy == p {
-		return nil
-	}
-	cfg.SyncPolicy = p
-	return x.db.SetConfig(cfg)
+	return errors.Join(setSync(x.db, p), setSync(x.vdb, p))
 }
 
 // syncRecordsLocked makes records.db durable if an Apply left it unsynced: a

@@ -90,9 +90,14 @@ func writeCorpusTagged(dir string, n, dims int, tagged bool) error {
 		return err
 	}
 	defer db.Close()
+	vdb, err := buntdb.Open(filepath.Join(dir, vectorsFile))
+	if err != nil {
+		return err
+	}
+	defer vdb.Close()
 	r := rand.New(rand.NewSource(int64(n)))
 	w := func() string { return benchWords[r.Intn(len(benchWords))] }
-	return db.Update(func(tx *buntdb.Tx) error {
+	return updateBoth(db, vdb, func(tx txn) error {
 		for i := range n {
 			p := fmt.Sprintf("proj%d/%s/%s-%s-%d.%s", i%300, w(), w(), w(), i, benchExts[r.Intn(len(benchExts))])
 			s := &stored{CreatedBy: benchApps[r.Intn(len(benchApps))], Task: w() + " " + w() + " " + w(),
@@ -106,7 +111,7 @@ func writeCorpusTagged(dir string, n, dims int, tagged bool) error {
 				return err
 			}
 			if dims > 0 {
-				if _, _, err := tx.Set(vecKey(p, embed.UseLite.Name), encodeVector(vecClient, 0, randUnit(r, dims)), nil); err != nil {
+				if _, _, err := tx.vec.Set(vecKey(p, embed.UseLite.Name), encodeVector(vecClient, 0, randUnit(r, dims)), nil); err != nil {
 					return err
 				}
 			}

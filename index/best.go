@@ -13,7 +13,6 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
-	"github.com/tidwall/buntdb"
 )
 
 // The best rank (RankBest, the default). For a query with analysed words T
@@ -249,7 +248,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	sort.Slice(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
 
 	res := make([]Result, len(hits))
-	err = x.view("query", "", func(tx *buntdb.Tx) error {
+	err = x.view("query", "", func(tx txn) error {
 		for i, h := range hits {
 			p := x.hay.entries[h.slot].path
 			s, ok, err := getRecord(tx, p)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/embed"
-	"github.com/tidwall/buntdb"
 )
 
 // Create records that path was created by createdBy (an app name, "" when
@@ -22,13 +21,13 @@ func (x *Index) Create(path, createdBy string, ino uint64, at time.Time) error {
 		return err
 	}
 	at = stamp(at)
-	return x.update("create", path, func(tx *buntdb.Tx, e *effects) error {
+	return x.update("create", path, func(tx txn, e *effects) error {
 		return createTx(tx, e, path, createdBy, ino, at)
 	})
 }
 
 // createTx is Create inside a transaction.
-func createTx(tx *buntdb.Tx, e *effects, path, createdBy string, ino uint64, at time.Time) error {
+func createTx(tx txn, e *effects, path, createdBy string, ino uint64, at time.Time) error {
 	s, ok, err := getRecord(tx, path)
 	if err != nil {
 		return err
@@ -56,13 +55,13 @@ func (x *Index) Touch(path string, at time.Time) error {
 		return err
 	}
 	at = stamp(at)
-	return x.update("touch", path, func(tx *buntdb.Tx, e *effects) error {
+	return x.update("touch", path, func(tx txn, e *effects) error {
 		return touchTx(tx, e, path, at)
 	})
 }
 
 // touchTx is Touch inside a transaction.
-func touchTx(tx *buntdb.Tx, e *effects, path string, at time.Time) error {
+func touchTx(tx txn, e *effects, path string, at time.Time) error {
 	s, ok, err := e.record(tx, path)
 	if err != nil {
 		return err
@@ -102,7 +101,7 @@ func (x *Index) Rename(oldPath, newPath string, at time.Time) error {
 		return err
 	}
 	at = stamp(at)
-	return x.update("rename", oldPath, func(tx *buntdb.Tx, e *effects) error {
+	return x.update("rename", oldPath, func(tx txn, e *effects) error {
 		return moveTree(tx, e, oldPath, newPath, at)
 	})
 }
@@ -115,7 +114,7 @@ func checkMove(oldPath, newPath string) error {
 }
 
 // moveTree is Rename inside a transaction.
-func moveTree(tx *buntdb.Tx, e *effects, oldPath, newPath string, at time.Time) error {
+func moveTree(tx txn, e *effects, oldPath, newPath string, at time.Time) error {
 	recs, err := recordsUnder(tx, oldPath)
 	if err != nil {
 		return err
@@ -134,7 +133,7 @@ func moveTree(tx *buntdb.Tx, e *effects, oldPath, newPath string, at time.Time) 
 
 // moveItems moves the given records and vectors to target(path). Moved tagged
 // records are queued for re-embedding: their vectors' hashes name the old path.
-func moveItems(tx *buntdb.Tx, e *effects, recs, vecs []kv, target func(string) string, at time.Time) error {
+func moveItems(tx txn, e *effects, recs, vecs []kv, target func(string) string, at time.Time) error {
 	for _, r := range recs {
 		p := r.key[len(recPrefix):]
 		s, err := decodeStored(r.val)
@@ -177,12 +176,12 @@ func (x *Index) Remove(path string) error {
 	if err := checkPath("remove", path); err != nil {
 		return err
 	}
-	return x.update("remove", path, func(tx *buntdb.Tx, e *effects) error {
+	return x.update("remove", path, func(tx txn, e *effects) error {
 		return dropTree(tx, e, path)
 	})
 }
 
-func dropTree(tx *buntdb.Tx, e *effects, path string) error {
+func dropTree(tx txn, e *effects, path string) error {
 	recs, err := recordsUnder(tx, path)
 	if err != nil {
 		return err
@@ -315,7 +314,7 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 	if len(preps) == 1 {
 		path = preps[0].path
 	}
-	err := x.update(op, path, func(tx *buntdb.Tx, e *effects) error {
+	err := x.update(op, path, func(tx txn, e *effects) error {
 		for i, p := range preps {
 			s, ok, err := getRecord(tx, p.path)
 			if err != nil {

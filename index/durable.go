@@ -118,13 +118,13 @@ func (x *Index) setDamage(what string) error {
 	return ioErr("mark damage", x.dir, err)
 }
 
-// MoveAside renames the index's stores (records.db and bleve/) in dir to
+// MoveAside renames the index's stores (records.db, vectors.db and bleve/) in dir to
 // <name>.<why>-<time>, so that the next Open starts them empty; the daemon's
 // --rebuild-index. Missing stores are skipped. The index at dir must not be open.
 func MoveAside(dir, why string) ([]string, error) {
 	var moved []string
 	stamp := time.Now().UTC().Format("20060102T150405Z")
-	for _, n := range []string{recordsFile, bleveDir} {
+	for _, n := range []string{recordsFile, vectorsFile, bleveDir} {
 		p := filepath.Join(dir, n)
 		if _, err := os.Lstat(p); err != nil {
 			continue
@@ -174,7 +174,7 @@ func (x *Index) Backfill(ctx context.Context, paths []string) (int, error) {
 	for _, p := range paths {
 		var s *stored
 		var client *Vector
-		err := x.db.View(func(tx *buntdb.Tx) error {
+		err := viewBoth(x.db, x.vdb, func(tx txn) error {
 			var ok bool
 			var err error
 			if s, ok, err = getRecord(tx, p); err != nil || !ok {

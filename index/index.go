@@ -61,8 +61,9 @@ type Index struct {
 	// across the buntdb commit, the Bleve batch and the in-memory vector update, so
 	// a reader holding it for reading sees the three in step.
 	mu   sync.RWMutex
-	db   *buntdb.DB
-	lock *os.File // flock on dir/lock: one process (one Index) per directory
+	db   *buntdb.DB // records.db: records and the m: keys
+	vdb  *buntdb.DB // vectors.db: vectors (txn)
+	lock *os.File   // flock on dir/lock: one process (one Index) per directory
 	bl   bleve.Index
 	gen  uint64
 
@@ -106,7 +107,10 @@ type Index struct {
 	guards []*Guard
 }
 
-const recordsFile = "records.db"
+const (
+	recordsFile = "records.db"
+	vectorsFile = "vectors.db" // txn
+)
 
 // Open opens (creating if needed) the index stored under dir. It loads every
 // vector into memory, rebuilds Bleve from buntdb if the two are out of step, and,
@@ -124,69 +128,84 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, ioErr("open", dir, err)
 	}
+	// records.db and vectors.db are parsed at once, one goroutine each, and
+	// the records' tables are built while vectors.db is still being parsed
+	// (txn). Each goroutine reads only its own file: vectors find their
+	// records' slots afterwards, in placeVectors.
 	t0 := time.Now()
-	db, err := x.openRecords()
-	if err != nil {
-		lock.Close()
-		return nil, ioErr("open", dir, err)
+	var wg sync.WaitGroup
+	var recErr, vecErr, blErr, vdbErr error
+	var dbTook, vdbTook, recTook, vecTook, blTook time.Duration
+	var legacy bool // schema 1: vectors still in records.db
+	timed := func(took *time.Duration, fn func() error) error {
+		t := time.Now()
+		err := fn()
+		*took = time.Since(t)
+		return err
 	}
-	x.db, x.lock = db, lock
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		recErr = timed(&dbTook, func() (err error) {
+			x.db, err = x.openRecords()
+			if err != nil {
+				return err
+			}
+			legacy, err = x.readMeta()
+			return err
+		})
+		if recErr != nil || legacy {
+			return
+		}
+		recErr = timed(&recTook, x.loadRecords)
+		blErr = timed(&blTook, func() error { return x.openBleve(x.gen) })
+	}()
+	go func() {
+		defer wg.Done()
+		vdbErr = timed(&vdbTook, func() (err error) {
+			x.vdb, err = x.openVectors()
+			return err
+		})
+		if vdbErr == nil {
+			vecErr = timed(&vecTook, x.loadVectors)
+		}
+	}()
+	wg.Wait()
+	x.lock = lock
 	fail := func(err error) (*Index, error) {
 		if x.bl != nil {
 			_ = x.bl.Close()
 		}
-		_ = db.Close()
+		if x.db != nil {
+			_ = x.db.Close()
+		}
+		if x.vdb != nil {
+			_ = x.vdb.Close()
+		}
 		_ = lock.Close()
 		return nil, ioErr("open", dir, err)
 	}
-	var cfg buntdb.Config
-	if err := db.ReadConfig(&cfg); err != nil {
+	if err := errors.Join(recErr, vdbErr); err != nil {
 		return fail(err)
 	}
-	cfg.SyncPolicy = buntdb.Always // each change is durable when it returns
-	if err := db.SetConfig(cfg); err != nil {
-		return fail(err)
-	}
-	err = db.Update(func(tx *buntdb.Tx) error {
-		v, err := tx.Get(schemaKey)
-		switch {
-		case err == buntdb.ErrNotFound:
-			_, _, err = tx.Set(schemaKey, schemaVers, nil)
-			return err
-		case err != nil:
-			return err
-		case v != schemaVers:
-			return fmt.Errorf("index layout %q, this build reads %q", v, schemaVers)
+	if legacy {
+		// An index written before vectors.db: move its vectors there once,
+		// then load as usual.
+		if err := x.migrateVectors(); err != nil {
+			return fail(err)
 		}
-		if d, err := tx.Get(damageKey); err == nil {
-			x.prevDamage = d
-		}
-		x.gen, err = readGen(tx)
-		return err
-	})
-	if err != nil {
-		return fail(err)
+		x.vecs = map[string]*vecSet{}
+		vecErr = timed(&vecTook, x.loadVectors)
+		recErr = timed(&recTook, x.loadRecords)
+		blErr = timed(&blTook, func() error { return x.openBleve(x.gen) })
 	}
-	// Records (the keyword table and name map), vectors and Bleve load at
-	// once: none reads what another writes (vectors find their records'
-	// slots afterwards, in placeVectors), and at 100k files each is a few
-	// hundred ms.
-	t1 := time.Now()
-	var wg sync.WaitGroup
-	var recErr, vecErr, blErr error
-	var recTook, vecTook, blTook time.Duration
-	timed := func(took *time.Duration, fn func() error) func() error {
-		return func() error { t := time.Now(); err := fn(); *took = time.Since(t); return err }
-	}
-	wg.Add(3)
-	go func() { defer wg.Done(); recErr = timed(&recTook, x.loadRecords)() }()
-	go func() { defer wg.Done(); vecErr = timed(&vecTook, x.loadVectors)() }()
-	go func() { defer wg.Done(); blErr = timed(&blTook, func() error { return x.openBleve(x.gen) })() }()
-	wg.Wait()
 	if err := errors.Join(recErr, vecErr, blErr); err != nil {
 		return fail(err)
 	}
-	x.placeVectors()
+	t1 := t0.Add(max(dbTook, vdbTook))
+	if err := x.placeVectors(); err != nil {
+		return fail(err)
+	}
 	t2 := time.Now()
 	if opts.EmbedderFrom != nil && opts.Embedder == nil {
 		e := opts.EmbedderFrom()
@@ -216,11 +235,124 @@ func Open(dir string, opts Options) (*Index, error) {
 		x.log.Warn("index: damage found at open", "dir", dir, "damage", x.damage.String())
 	}
 	x.start()
-	x.log.Info("index: opened", "records", x.hay.len(), "records.db", t1.Sub(t0).Round(time.Millisecond),
-		"tables", t2.Sub(t1).Round(time.Millisecond), "recordTable", recTook.Round(time.Millisecond),
+	x.log.Info("index: opened", "records", x.hay.len(), "records.db", dbTook.Round(time.Millisecond),
+		"vectors.db", vdbTook.Round(time.Millisecond), "tables", t2.Sub(t1).Round(time.Millisecond), "recordTable", recTook.Round(time.Millisecond),
 		"vectors", vecTook.Round(time.Millisecond), "bleve", blTook.Round(time.Millisecond),
 		"model", time.Since(t2).Round(time.Millisecond))
 	return x, nil
+}
+
+// readMeta sets records.db's sync policy and reads its layout, generation and
+// the damage an earlier Open recorded. legacy reports layout 1, whose vectors
+// are still in records.db (migrateVectors).
+func (x *Index) readMeta() (legacy bool, err error) {
+	if err := setSync(x.db, buntdb.Always); err != nil { // each change is durable when it returns
+		return false, err
+	}
+	err = x.db.Update(func(tx *buntdb.Tx) error {
+		v, err := tx.Get(schemaKey)
+		switch {
+		case err == buntdb.ErrNotFound:
+			_, _, err = tx.Set(schemaKey, schemaVers, nil)
+			return err
+		case err != nil:
+			return err
+		case v == schemaWithVectors:
+			legacy = true
+		case v != schemaVers:
+			return fmt.Errorf("index layout %q, this build reads %q", v, schemaVers)
+		}
+		if d, err := tx.Get(damageKey); err == nil {
+			x.prevDamage = d
+		}
+		x.gen, err = readGen(tx)
+		return err
+	})
+	return legacy, err
+}
+
+// setSync sets db's sync policy.
+func setSync(db *buntdb.DB, p buntdb.SyncPolicy) error {
+	var cfg buntdb.Config
+	if err := db.ReadConfig(&cfg); err != nil {
+		return err
+	}
+	if cfg.SyncPolicy == p {
+		return nil
+	}
+	cfg.SyncPolicy = p
+	return db.SetConfig(cfg)
+}
+
+// openVectors opens vectors.db. A file buntdb cannot parse is moved aside
+// (vectors.db.damaged-<time>) and a new one started: no record is lost with
+// it, in-process vectors are re-embedded in the background, and the start-up
+// reconcile restores client vectors from the files' durable records.
+func (x *Index) openVectors() (*buntdb.DB, error) {
+	p := filepath.Join(x.dir, vectorsFile)
+	db, err := buntdb.Open(p)
+	var pe *os.PathError
+	if err != nil && !errors.As(err, &pe) {
+		to := p + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+		if rerr := os.Rename(p, to); rerr != nil {
+			return nil, fmt.Errorf("vectors.db is unreadable (%v) and could not be moved aside: %w", err, rerr)
+		}
+		x.log.Error("index: vectors.db unreadable; moved aside, vectors are re-embedded and restored from durable records", "err", err, "movedTo", to)
+		db, err = buntdb.Open(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := setSync(db, buntdb.Always); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// migrateVectors moves the vectors of a layout-1 index from records.db to
+// vectors.db, once, and compacts records.db (its log still holds them).
+// vectors.db commits first: a crash before records.db's commit leaves both
+// copies and layout 1, and the next Open moves them again.
+func (x *Index) migrateVectors() error {
+	var vecs []kv
+	err := x.db.View(func(tx *buntdb.Tx) (err error) {
+		vecs, err = scanRange(tx, vecPrefix, "v;")
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = x.vdb.Update(func(tx *buntdb.Tx) error {
+		for _, v := range vecs {
+			if _, _, err := tx.Set(v.key, v.val, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = x.db.Update(func(tx *buntdb.Tx) error {
+		for _, v := range vecs {
+			if _, err := tx.Delete(v.key); err != nil {
+				return err
+			}
+		}
+		_, _, err := tx.Set(schemaKey, schemaVers, nil)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(vecs) > 0 {
+		if err := x.db.Shrink(); err != nil {
+			return err
+		}
+	}
+	x.log.Info("index: vectors moved from records.db to vectors.db", "vectors", len(vecs))
+	return nil
 }
 
 // openRecords opens records.db, noting in x.damage what it finds wrong. A file
@@ -567,7 +699,7 @@ func hayOf(k, v string) (hayEntry, error) {
 // Vectors of models this process does not know stay in buntdb untouched. It
 // runs beside loadRecords, so it leaves slots to placeVectors.
 func (x *Index) loadVectors() error {
-	return x.db.View(func(tx *buntdb.Tx) error {
+	return x.vdb.View(func(tx *buntdb.Tx) error {
 		count := map[string]int{}
 		err := tx.AscendRange("", vecPrefix, "v;", func(k, _ string) bool {
 			if _, model, ok := splitVecKey(k); ok {
@@ -632,26 +764,38 @@ func (x *Index) loadVectors() error {
 }
 
 // placeVectors gives each loaded vector its record's slot, after loadRecords
-// and loadVectors, and drops vectors whose record is missing (buntdb holds
-// none normally; they stay there, and a query never sees them).
-func (x *Index) placeVectors() {
-	orphans := 0
-	for _, s := range x.vecs {
+// and loadVectors, and deletes vectors whose record is missing: a write
+// commits vectors.db before records.db (txn), so a crash between the two
+// leaves them, and so does a records.db lost or cut short. Deleted, they are
+// made again where the record comes back: re-embedded in the background, or
+// restored with a client's vector from the file's durable record.
+func (x *Index) placeVectors() error {
+	var orphans []string
+	for model, s := range x.vecs {
 		s.slots = s.slots[:len(s.paths)]
 		for i := 0; i < len(s.paths); {
 			slot, ok := x.hay.pos[s.paths[i]]
 			if !ok {
+				orphans = append(orphans, vecKey(s.paths[i], model))
 				s.del(s.paths[i]) // the last one moves to i: look at i again
-				orphans++
 				continue
 			}
 			s.slots[i] = slot
 			i++
 		}
 	}
-	if orphans > 0 {
-		x.log.Warn("index: vectors without a record ignored", "count", orphans)
+	if len(orphans) == 0 {
+		return nil
 	}
+	x.log.Warn("index: vectors without a record deleted", "count", len(orphans))
+	return x.vdb.Update(func(tx *buntdb.Tx) error {
+		for _, k := range orphans {
+			if _, err := tx.Delete(k); err != nil && err != buntdb.ErrNotFound {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // set returns the vector set of model, creating it. Precondition: x.mu held for
@@ -700,7 +844,7 @@ func (x *Index) Close() error {
 			}
 		}
 	}
-	errs = append(errs, x.bl.Close(), x.db.Close(), x.lock.Close())
+	errs = append(errs, x.bl.Close(), x.vdb.Close(), x.db.Close(), x.lock.Close())
 	if err := errors.Join(errs...); err != nil {
 		return ioErr("close", x.dir, err)
 	}
@@ -720,7 +864,7 @@ func (x *Index) Get(path string) (Record, error) {
 	}
 	var rec Record
 	err := x.db.View(func(tx *buntdb.Tx) error {
-		s, ok, err := getRecord(tx, path)
+		s, ok, err := getRecord(txn{Tx: tx}, path)
 		if err != nil {
 			return err
 		}
@@ -754,7 +898,7 @@ type vecOp struct {
 	values      []float32 // nil = delete
 }
 
-func (e *effects) putRecord(tx *buntdb.Tx, path string, s *stored, reindex bool) error {
+func (e *effects) putRecord(tx txn, path string, s *stored, reindex bool) error {
 	if _, _, err := tx.Set(recKey(path), s.encode(), nil); err != nil {
 		delete(e.put, path)
 		return err
@@ -772,14 +916,14 @@ func (e *effects) putRecord(tx *buntdb.Tx, path string, s *stored, reindex bool)
 
 // record is getRecord, from what this transaction wrote when it wrote path:
 // a copy the caller may change (its slices are shared and must not be).
-func (e *effects) record(tx *buntdb.Tx, path string) (*stored, bool, error) {
+func (e *effects) record(tx txn, path string) (*stored, bool, error) {
 	if s, ok := e.put[path]; ok {
 		return &s, true, nil
 	}
 	return getRecord(tx, path)
 }
 
-func (e *effects) deleteRecord(tx *buntdb.Tx, path string) error {
+func (e *effects) deleteRecord(tx txn, path string) error {
 	delete(e.put, path)
 	if _, err := tx.Delete(recKey(path)); err != nil && err != buntdb.ErrNotFound {
 		return err
@@ -789,16 +933,16 @@ func (e *effects) deleteRecord(tx *buntdb.Tx, path string) error {
 	return nil
 }
 
-func (e *effects) putVector(tx *buntdb.Tx, path, model string, kind byte, hash uint64, v []float32) error {
-	if _, _, err := tx.Set(vecKey(path, model), encodeVector(kind, hash, v), nil); err != nil {
+func (e *effects) putVector(tx txn, path, model string, kind byte, hash uint64, v []float32) error {
+	if _, _, err := tx.vec.Set(vecKey(path, model), encodeVector(kind, hash, v), nil); err != nil {
 		return err
 	}
 	e.vecs = append(e.vecs, vecOp{path: path, model: model, kind: kind, values: v})
 	return nil
 }
 
-func (e *effects) deleteVectorKey(tx *buntdb.Tx, key string) error {
-	if _, err := tx.Delete(key); err != nil && err != buntdb.ErrNotFound {
+func (e *effects) deleteVectorKey(tx txn, key string) error {
+	if _, err := tx.vec.Delete(key); err != nil && err != buntdb.ErrNotFound {
 		return err
 	}
 	if p, m, ok := splitVecKey(key); ok {
@@ -810,13 +954,13 @@ func (e *effects) deleteVectorKey(tx *buntdb.Tx, key string) error {
 // update runs fn in one buntdb write transaction, synced to disk, and, once it
 // has committed, mirrors its effects into Bleve, the in-memory vectors and the
 // re-embed queue. An error from fn rolls everything back.
-func (x *Index) update(op, path string, fn func(tx *buntdb.Tx, e *effects) error) error {
+func (x *Index) update(op, path string, fn func(tx txn, e *effects) error) error {
 	return x.write(op, path, true, fn)
 }
 
 // write is update; sync false leaves the commit in the page cache (Apply: see
 // noSync in apply.go).
-func (x *Index) write(op, path string, sync bool, fn func(tx *buntdb.Tx, e *effects) error) error {
+func (x *Index) write(op, path string, sync bool, fn func(tx txn, e *effects) error) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
@@ -830,7 +974,7 @@ func (x *Index) write(op, path string, sync bool, fn func(tx *buntdb.Tx, e *effe
 	}
 	e := &effects{docs: map[string]*stored{}}
 	gen := x.gen
-	err := x.db.Update(func(tx *buntdb.Tx) error {
+	err := updateBoth(x.db, x.vdb, func(tx txn) error {
 		if err := fn(tx, e); err != nil {
 			return err
 		}
@@ -903,9 +1047,9 @@ func (x *Index) Generation() uint64 {
 }
 
 // view runs fn in a buntdb read transaction. Precondition: x.mu held for reading.
-func (x *Index) view(op, path string, fn func(tx *buntdb.Tx) error) error {
+func (x *Index) view(op, path string, fn func(tx txn) error) error {
 	if x.closed {
 		return errorf(op, KindClosed, path, ErrClosed)
 	}
-	return ioErr(op, path, x.db.View(fn))
+	return ioErr(op, path, viewBoth(x.db, x.vdb, fn))
 }

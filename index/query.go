@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/tidwall/buntdb"
 )
 
 // Query answers a hybrid query with the rank mode q.Rank asks for: RankBest (the
@@ -135,7 +133,7 @@ func (x *Index) querySeed(ctx context.Context, q Query) ([]Result, error) {
 	hits := c.result()
 
 	res := make([]Result, len(hits))
-	err := x.view("query", "", func(tx *buntdb.Tx) error {
+	err := x.view("query", "", func(tx txn) error {
 		for i, h := range hits {
 			s, ok, err := getRecord(tx, h.path)
 			if err != nil {

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/tidwall/buntdb"
 )
 
 // ReconcileReport says what Reconcile fixed; the daemon logs it.
@@ -164,9 +162,9 @@ func (x *Index) ReconcileIn(scopes []string, files []FileState) (ReconcileReport
 }
 
 // recordsIn returns the records in scopes (nil: all), in path order, each once.
-func recordsIn(tx *buntdb.Tx, scopes []string) ([]kv, error) {
+func recordsIn(tx txn, scopes []string) ([]kv, error) {
 	if scopes == nil {
-		return scanRange(tx, recPrefix, "r;")
+		return scanRange(tx.Tx, recPrefix, "r;")
 	}
 	seen := map[string]bool{}
 	var out []kv
@@ -197,7 +195,7 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 		}
 		byPath[f.Path] = f
 	}
-	err := x.update("reconcile", "", func(tx *buntdb.Tx, e *effects) error {
+	err := x.update("reconcile", "", func(tx txn, e *effects) error {
 		rep = ReconcileReport{}
 		recs, err := recordsIn(tx, scopes)
 		if err != nil {
@@ -349,7 +347,7 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 // mergeSaved makes record s of path say what its durable record d says (nil:
 // nothing to merge), noting what it changed in rep. Precondition: inside
 // Reconcile's transaction.
-func (x *Index) mergeSaved(tx *buntdb.Tx, e *effects, path string, s *stored, d *Saved, rep *ReconcileReport) error {
+func (x *Index) mergeSaved(tx txn, e *effects, path string, s *stored, d *Saved, rep *ReconcileReport) error {
 	if d == nil {
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/semfs/semfs/embed"
-	"github.com/tidwall/buntdb"
 )
 
 // reembedder keeps in-process vectors current in the background: a tagged record
@@ -185,7 +184,7 @@ func (x *Index) scanForReembed(ctx context.Context) {
 	for {
 		n := 0
 		x.mu.RLock()
-		err := x.view("reembed", "", func(tx *buntdb.Tx) error {
+		err := x.view("reembed", "", func(tx txn) error {
 			return tx.AscendRange("", from, "r;", func(k, v string) bool {
 				if ctx.Err() != nil {
 					return false
@@ -253,7 +252,7 @@ func (x *Index) reembed(ctx context.Context, paths []string) (int, error) {
 	}
 	var jobs []job
 	x.mu.RLock()
-	err := x.view("reembed", "", func(tx *buntdb.Tx) error {
+	err := x.view("reembed", "", func(tx txn) error {
 		for _, p := range paths {
 			s, ok, err := getRecord(tx, p)
 			if err != nil {
@@ -264,7 +263,7 @@ func (x *Index) reembed(ctx context.Context, paths []string) (int, error) {
 			}
 			text := embed.TagText(s.Task, s.RelatedApps, p)
 			h := textHash(text)
-			if v, err := tx.Get(vecKey(p, model)); err == nil {
+			if v, err := tx.vec.Get(vecKey(p, model)); err == nil {
 				if kind, vh, ok := vectorHeader(v); ok && (kind == vecClient || vh == h) {
 					continue
 				}
@@ -288,7 +287,7 @@ func (x *Index) reembed(ctx context.Context, paths []string) (int, error) {
 	if err != nil {
 		return len(paths) - len(jobs), err
 	}
-	err = x.update("reembed", "", func(tx *buntdb.Tx, e *effects) error {
+	err = x.update("reembed", "", func(tx txn, e *effects) error {
 		for i, j := range jobs {
 			s, ok, err := getRecord(tx, j.path)
 			if err != nil {

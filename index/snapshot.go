@@ -36,7 +36,7 @@ type dumpItem struct {
 func (x *Index) Dump(w io.Writer) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.view("dump", "", func(tx *buntdb.Tx) error {
+	return x.view("dump", "", func(tx txn) error {
 		enc := gob.NewEncoder(w)
 		if err := enc.Encode(dumpHeader{Format: dumpFormat, Version: 1}); err != nil {
 			return err
@@ -58,7 +58,7 @@ func (x *Index) Dump(w io.Writer) error {
 		if werr != nil {
 			return werr
 		}
-		if err := tx.AscendRange("", vecPrefix, "v;", each); err != nil {
+		if err := tx.vec.AscendRange("", vecPrefix, "v;", each); err != nil {
 			return err
 		}
 		if werr != nil {
@@ -80,6 +80,7 @@ func Load(dir string, r io.Reader, opts Options) (*Index, error) {
 	}
 	if err := loadRecords(dir, r); err != nil {
 		_ = os.Remove(filepath.Join(dir, recordsFile))
+		_ = os.Remove(filepath.Join(dir, vectorsFile))
 		_ = os.Remove(filepath.Join(dir, "lock"))
 		return nil, err
 	}
@@ -104,10 +105,15 @@ func loadRecords(dir string, r io.Reader) error {
 	if err != nil {
 		return ioErr("load", dir, err)
 	}
+	vdb, err := buntdb.Open(filepath.Join(dir, vectorsFile))
+	if err != nil {
+		_ = db.Close()
+		return ioErr("load", dir, err)
+	}
 	bad := func(format string, a ...any) error {
 		return errorf("load", KindInvalid, dir, fmt.Errorf(format, a...))
 	}
-	err = db.Update(func(tx *buntdb.Tx) error {
+	err = updateBoth(db, vdb, func(tx txn) error {
 		var nr, nv int
 		for {
 			var it dumpItem
@@ -120,6 +126,7 @@ func loadRecords(dir string, r io.Reader) error {
 				}
 				break
 			}
+			to := tx.Tx
 			switch {
 			case strings.HasPrefix(it.Key, recPrefix):
 				p := it.Key[len(recPrefix):]
@@ -139,10 +146,11 @@ func loadRecords(dir string, r io.Reader) error {
 					return bad("vector %q: %v", it.Key, err)
 				}
 				nv++
+				to = tx.vec
 			default:
 				return bad("unexpected key %q", it.Key)
 			}
-			if _, _, err := tx.Set(it.Key, it.Val, nil); err != nil {
+			if _, _, err := to.Set(it.Key, it.Val, nil); err != nil {
 				return err
 			}
 		}
@@ -153,7 +161,7 @@ func loadRecords(dir string, r io.Reader) error {
 		_, _, err := tx.Set(genKey, "1", nil)
 		return err
 	})
-	cerr := db.Close()
+	cerr := errors.Join(vdb.Close(), db.Close())
 	if err != nil {
 		return ioErr("load", dir, err)
 	}

@@ -8,16 +8,19 @@ import (
 )
 
 // buntdb layout (buntdb is the source of truth; Bleve and the in-memory vectors
-// are derived from it):
+// are derived from it), in two files (txn):
 //
+//	records.db:
 //	r:<path>              record JSON (see stored)
-//	v:<path>\x00<model>   vector (see encodeVector)
 //	m:gen                 Bleve generation: bumped by every write that changes
 //	                      indexed text, copied into Bleve with the same change
 //	m:schema              layout version
 //	m:damage              damage an Open found (or MarkDamaged), kept until
 //	                      ClearDamage: a start that stops before recovering
 //	                      must not leave a sound-looking index behind
+//
+//	vectors.db:
+//	v:<path>\x00<model>   vector (see encodeVector)
 //
 // Paths are clean, so the subtree of dir is exactly the keys in
 // [prefix+dir+"/", prefix+dir+"0"): '0' is the byte after '/'.
@@ -27,7 +30,10 @@ const (
 	genKey     = "m:gen"
 	schemaKey  = "m:schema"
 	damageKey  = "m:damage" // damage found at an Open, until ClearDamage
-	schemaVers = "1"
+	schemaVers = "2"
+	// schemaWithVectors is the layout before vectors.db: vectors in
+	// records.db. Open moves them (migrateVectors).
+	schemaWithVectors = "1"
 )
 
 func recKey(path string) string { return recPrefix + path }
@@ -58,7 +64,7 @@ func scanRange(tx *buntdb.Tx, ge, lt string) ([]kv, error) {
 }
 
 // recordsUnder returns the record at path and those under path+"/".
-func recordsUnder(tx *buntdb.Tx, path string) ([]kv, error) {
+func recordsUnder(tx txn, path string) ([]kv, error) {
 	var out []kv
 	v, err := tx.Get(recKey(path))
 	switch err {
@@ -68,26 +74,26 @@ func recordsUnder(tx *buntdb.Tx, path string) ([]kv, error) {
 	default:
 		return nil, err
 	}
-	sub, err := scanRange(tx, recKey(path+"/"), recKey(path+"0"))
+	sub, err := scanRange(tx.Tx, recKey(path+"/"), recKey(path+"0"))
 	return append(out, sub...), err
 }
 
 // vectorsOf returns the vectors stored for exactly path.
-func vectorsOf(tx *buntdb.Tx, path string) ([]kv, error) {
-	return scanRange(tx, vecPrefix+path+"\x00", vecPrefix+path+"\x01")
+func vectorsOf(tx txn, path string) ([]kv, error) {
+	return scanRange(tx.vec, vecPrefix+path+"\x00", vecPrefix+path+"\x01")
 }
 
 // vectorsUnder returns the vectors of path and of everything under path+"/".
-func vectorsUnder(tx *buntdb.Tx, path string) ([]kv, error) {
+func vectorsUnder(tx txn, path string) ([]kv, error) {
 	out, err := vectorsOf(tx, path)
 	if err != nil {
 		return nil, err
 	}
-	sub, err := scanRange(tx, vecPrefix+path+"/", vecPrefix+path+"0")
+	sub, err := scanRange(tx.vec, vecPrefix+path+"/", vecPrefix+path+"0")
 	return append(out, sub...), err
 }
 
-func getRecord(tx *buntdb.Tx, path string) (*stored, bool, error) {
+func getRecord(tx txn, path string) (*stored, bool, error) {
 	v, err := tx.Get(recKey(path))
 	if err == buntdb.ErrNotFound {
 		return nil, false, nil

@@ -135,6 +135,13 @@ func TestTagsSurviveIndexDamage(t *testing.T) {
 			logs: []string{"Bleve missing; rebuilding from buntdb"}, noWarn: true},
 		{name: "index directory deleted", damage: func(t *testing.T, d *semfstest.Daemon) { must(t, os.RemoveAll(d.Index)) },
 			logs: []string{"records.db missing with the whole index directory", "index recovered from the backing files' durable records", "tags=20", "creators=20", "tagsFromXattr=19", "tagsFromJournal=1"}},
+		// Vectors have their own file: losing it loses no record, and the
+		// client's vector comes back from its file's durable record.
+		{name: "vectors.db deleted", damage: func(t *testing.T, d *semfstest.Daemon) { must(t, os.Remove(filepath.Join(d.Index, "vectors.db"))) },
+			logs: []string{"0 tags, 1 vectors"}, noWarn: true},
+		{name: "vectors.db random bytes", damage: func(t *testing.T, d *semfstest.Daemon) {
+			must(t, os.WriteFile(filepath.Join(d.Index, "vectors.db"), []byte("not a buntdb log\r\n"), 0o600))
+		}, logs: []string{"vectors.db unreadable; moved aside", "0 tags, 1 vectors"}, noWarn: true},
 		{name: "journal deleted", damage: func(t *testing.T, d *semfstest.Daemon) { must(t, os.Remove(d.Index+".journal")) },
 			logs: []string{"saved durable records of files the index alone described", "saved=1"}, noWarn: true, journal: true},
 		{name: "registry and NFS handle map deleted", damage: func(t *testing.T, d *semfstest.Daemon) {
@@ -142,7 +149,7 @@ func TestTagsSurviveIndexDamage(t *testing.T) {
 			// re-registered by apps, and the handle map is a cache.
 			matches, _ := filepath.Glob(filepath.Join(d.Index, "*"))
 			for _, m := range matches {
-				if b := filepath.Base(m); b != "records.db" && b != "bleve" && b != "lock" {
+				if b := filepath.Base(m); b != "records.db" && b != "vectors.db" && b != "bleve" && b != "lock" {
 					must(t, os.RemoveAll(m))
 				}
 			}

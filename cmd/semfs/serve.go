@@ -39,7 +39,7 @@ type serveArgs struct {
 	logLevel            string
 	writeQuiet          time.Duration
 	limits              server.Limits       // every door: --idle-timeout, --body-timeout, --max-conns
-	rebuildIndex        bool                // move records.db and bleve/ aside and rebuild them from the backing files alone
+	rebuildIndex        bool                // move records.db, vectors.db and bleve/ aside and rebuild them from the backing files alone
 	metricsAddr         string              // also serve /metrics over TCP here (metrics.go); "" = control socket only
 	metaDir             string              // the .semfs namespace's name in every export; "off" = none
 	listMetaDir         bool                // list it in the root's listing too
@@ -62,7 +62,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.DurationVar(&a.writeQuiet, "write-quiet", time.Second, "how long a written file stays quiet before its updatedAt is indexed")
 	fs.DurationVar(&a.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close an NFS or control connection with no request in progress this long (9P: one not yet attached); negative: never")
 	fs.DurationVar(&a.limits.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "a request must arrive whole this long after its first byte (all doors); negative: never")
-	fs.BoolVar(&a.rebuildIndex, "rebuild-index", false, "move the index's records.db and bleve/ aside and rebuild them from the backing files' durable records alone (accepts losing what only the index held)")
+	fs.BoolVar(&a.rebuildIndex, "rebuild-index", false, "move the index's records.db, vectors.db and bleve/ aside and rebuild them from the backing files' durable records alone (accepts losing what only the index held)")
 	fs.IntVar(&a.limits.MaxConns, "max-conns", server.DefaultMaxConns, "connections served at once per listener (NFS, 9P, control); negative: no cap")
 	fs.StringVar(&a.fastPath, "fast-path", "on", "on, off, or a comma list of nfs-off and 9p-off: turn off the NFS and 9P fast paths, so that go-nfs and p9 answer every request (slower; the reference the fast paths are tested against)")
 	fs.StringVar(&a.metricsAddr, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (always at GET /v1/metrics on the control socket)")

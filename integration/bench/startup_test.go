@@ -134,7 +134,7 @@ func BenchmarkDaemonStart(b *testing.B) {
 }
 
 // writeTree makes n empty files in 50 app directories of 20 subdirectories.
-func writeTree(b *testing.B, data string, n int) {
+func writeTree(b testing.TB, data string, n int) {
 	for i := 0; i < n; i++ {
 		dir := filepath.Join(data, fmt.Sprintf("app%02d", i%50), fmt.Sprintf("d%03d", i/1000))
 		if i%1000 < 50 {
@@ -172,7 +172,7 @@ func processCPU(b *testing.B, pid int) time.Duration {
 // tagAll tags every file of writeTree through the index API, with durable
 // records through the core, as POST /v1/tags does: a task and related apps,
 // and a 512-d in-process vector from fakeUSE.
-func tagAll(b *testing.B, data, indexDir string, n int) {
+func tagAll(b testing.TB, data, indexDir string, n int) {
 	fs, err := server.New(data, server.Options{Journal: filepath.Clean(indexDir) + ".journal"})
 	if err != nil {
 		b.Fatal(err)
