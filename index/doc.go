@@ -14,15 +14,19 @@
 //
 // Storage, all under the directory given to Open:
 //
-//   - records.db (buntdb) is the index's own source of truth: one JSON record
-//     per file path (createdBy, task, relatedApps, createdAt, updatedAt, ino)
-//     and the files' vectors, per model, as compact binary. Every write is one
-//     buntdb transaction, synced before the method returns, except Apply's (the
-//     change stream, whose every change is durable outside the index; see noSync
-//     in apply.go): those are synced before Bleve learns their generation. A records.db buntdb
-//     cannot parse is moved aside (records.db.damaged-<time>) and started
-//     anew; one cut short (buntdb silently drops a torn last command) is
-//     detected by its generation being behind Bleve's.
+//   - records.db and vectors.db (buntdb) are the index's own source of truth:
+//     records.db one JSON record per file path (createdBy, task, relatedApps,
+//     createdAt, updatedAt, ino), vectors.db the files' vectors, per model, as
+//     compact binary. Two files so that Open parses them at once (txn.go).
+//     Every write is one transaction of both, vectors.db committed first,
+//     synced before the method returns, except Apply's (the change stream,
+//     whose every change is durable outside the index; see noSync in
+//     apply.go): those are synced before Bleve learns their generation. A file
+//     buntdb cannot parse is moved aside (<file>.damaged-<time>) and started
+//     anew; a records.db cut short (buntdb silently drops a torn last command)
+//     is detected by its generation being behind Bleve's. A vector without a
+//     record is deleted at Open; a missing one is re-embedded, or restored from
+//     the file's durable record by the start-up reconcile.
 //   - bleve/ (Bleve, scorch, BM25 scoring) indexes, per record, the folded
 //     trigrams of its path, creator, task and apps (the seed rank's candidates),
 //     the analysed words of path, task and apps (the best rank's BM25 evidence,
