@@ -17,31 +17,13 @@ import (
 
 // TestOpenDropsOrphanVectors: a vector whose record is gone (cut from records.db
 // behind the index's back) is dropped at Open, and every other vector still
-// answers for its own file. A guard for faster loading schemes (reading records
-// and vectors at once, placing vectors afterwards: tried, see BENCHMARKS.md).
+// answers for its own file. A guard for loading records and vectors at once
+// and placing vectors afterwards (placeVectors).
 func TestOpenDropsOrphanVectors(t *testing.T) {
 	dir := t.TempDir()
 	m := embed.Model{Name: "test-4d", Dims: 4, Threshold: 0.5}
 	opts := Options{Models: []embed.Model{m}}
-	x, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	vecs := map[string][]float32{
-		"a": {1, 0, 0, 0}, "b": {0, 1, 0, 0}, "c": {0, 0, 1, 0}, "d": {0, 0, 0, 1},
-	}
-	for i, p := range []string{"a", "b", "c", "d"} {
-		if err := x.Create(p, "app", uint64(i+1), at); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := x.Tag(context.Background(), p, "task "+p, nil, &Vector{Model: m.Name, Values: vecs[p]}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
+	vecs := tagFour(t, dir, m)
 	db, err := buntdb.Open(filepath.Join(dir, recordsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +33,7 @@ func TestOpenDropsOrphanVectors(t *testing.T) {
 	}
 	db.Close()
 
-	x, err = Open(dir, opts)
+	x, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
