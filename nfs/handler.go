@@ -44,6 +44,10 @@ type connHandler struct {
 
 	commits chan struct{} // COMMITs waiting on the disk off this goroutine (commitLater)
 
+	// writeback: the data of the WRITE just answered, for afterReply to
+	// start writing to the disk (fastWrite; the reading goroutine's only).
+	writeback writebackKick
+
 	workers workers // the reading goroutine's: workers it handed calls to (workers.go)
 	worker  bool    // this handler is a worker's: the call it serves is cur
 	cur     *request

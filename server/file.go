@@ -326,6 +326,36 @@ func (fl *File) Sync() error {
 	return ferr
 }
 
+// StartWriteback asks the kernel to start writing the file's dirty pages in
+// [off, off+n) to the disk, and returns without waiting for them
+// (sync_file_range with SYNC_FILE_RANGE_WRITE): a hint, which makes nothing
+// durable and changes nothing a reader sees. A front end calls it for the data
+// of a small file whose writer will ask for it to be made durable next (an NFS
+// UNSTABLE WRITE, followed by COMMIT): the later fsync then finds the data
+// written, or on its way, and has only the file's metadata left to write.
+func (fl *File) StartWriteback(off, n int64) error {
+	if err := fl.gone("writeback"); err != nil {
+		return err
+	}
+	if fl.v != nil || n <= 0 || off < 0 {
+		return nil
+	}
+	rc, err := fl.f.SyscallConn()
+	if err != nil {
+		return wrap("writeback", fl.Path(), err)
+	}
+	var werr error
+	if err := rc.Control(func(fd uintptr) {
+		werr = unix.SyncFileRange(int(fd), off, n, unix.SYNC_FILE_RANGE_WRITE)
+	}); err != nil {
+		return wrap("writeback", fl.Path(), err)
+	}
+	if werr != nil {
+		return wrap("writeback", fl.Path(), werr)
+	}
+	return nil
+}
+
 // Stat returns the open file's attributes.
 func (fl *File) Stat() (Attr, error) {
 	if fl.v != nil {
