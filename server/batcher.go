@@ -45,7 +45,9 @@ type Batcher struct {
 	flushing int           // Flush calls waiting
 	kick     chan struct{} // wakes a lingering applier early (buffered, 1)
 	linger   time.Duration // batchLinger; tests set it long
-	onLinger func()        // tests: called as the applier starts to linger
+	lingerT  *time.Timer   // armed by the first change of a batch; stopped when the batch is taken
+	due      bool          // lingerT fired for the queued batch
+	onLinger func()        // tests: called (b.mu held) as a batch starts to linger
 	done     chan struct{}
 }
 
@@ -66,6 +68,8 @@ func NewBatcher(apply func(context.Context, []Change) error, maxQueue int, log *
 	}
 	b := &Batcher{apply: apply, log: log, max: maxQueue, kick: make(chan struct{}, 1), linger: batchLinger, done: make(chan struct{})}
 	b.cond = sync.NewCond(&b.mu)
+	b.lingerT = time.NewTimer(time.Hour)
+	b.lingerT.Stop()
 	go b.run()
 	return b
 }
@@ -82,7 +86,18 @@ func (b *Batcher) Apply(ctx context.Context, c Change) error {
 	}
 	b.queue = append(b.queue, c)
 	b.enqueued++
-	b.cond.Broadcast()
+	if len(b.queue) == 1 {
+		// The first change of a batch arms the linger; the applier sleeps
+		// until it ends or a kick comes. Waking the applier here only for it
+		// to arm the timer itself cost a goroutine wake-up (a futex wake of
+		// another thread) in every NFS CREATE, next to the create's own
+		// system calls on a two-core machine.
+		b.due = false
+		b.lingerT.Reset(b.linger)
+		if b.onLinger != nil {
+			b.onLinger()
+		}
+	}
 	if len(b.queue) >= (b.max+3)/4 {
 		b.wake()
 	}
@@ -177,32 +192,29 @@ func (b *Batcher) Close() {
 
 func (b *Batcher) run() {
 	defer close(b.done)
-	linger := time.NewTimer(batchLinger)
-	linger.Stop()
 	for {
 		b.mu.Lock()
-		for len(b.queue) == 0 && !b.closed {
-			b.cond.Wait()
-		}
 		if len(b.queue) == 0 && b.closed {
 			b.mu.Unlock()
 			return
 		}
-		if b.flushing == 0 && !b.closed && len(b.queue) < (b.max+3)/4 {
-			d, hook := b.linger, b.onLinger
+		if len(b.queue) == 0 || !(b.due || b.flushing > 0 || b.closed || len(b.queue) >= (b.max+3)/4) {
+			// Nothing queued, or a batch lingering for company: sleep until
+			// a kick (Flush, StartFlush, a quarter-full queue, Close) or the
+			// end of the linger Apply armed.
 			b.mu.Unlock()
-			if hook != nil {
-				hook()
-			}
-			linger.Reset(d)
 			select {
 			case <-b.kick:
-				linger.Stop()
-			case <-linger.C:
+			case <-b.lingerT.C:
+				b.mu.Lock()
+				b.due = true
+				b.mu.Unlock()
 			}
-			b.mu.Lock()
+			continue
 		}
-		select { // a kick sent while the batch is taken belongs to this batch
+		b.due = false
+		b.lingerT.Stop() // else it fires later, into another batch's linger
+		select {         // a kick sent while the batch is taken belongs to this batch
 		case <-b.kick:
 		default:
 		}
