@@ -443,6 +443,9 @@ func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
 				}
 				return wrap("remove", p, err)
 			}
+			if dir {
+				f.res.dirs.drop(p) // a kept descriptor would hold the removed directory
+			}
 			return nil
 		})
 		if err != nil {
@@ -509,6 +512,10 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 		if err != nil || !moved {
 			return err
 		}
+		// A directory renamed, or one renamed over: neither name holds the
+		// kept descriptor's directory now (dirFDs.drop).
+		f.res.dirs.drop(oldPath)
+		f.res.dirs.drop(newPath)
 		f.touches.rename(oldPath, newPath)
 		f.renameOpen(oldPath, newPath)
 		f.emit(ctx, Change{Op: ChangeRename, Path: oldPath, NewPath: newPath, App: f.App(ctx), IsDir: st.IsDir()})
