@@ -36,6 +36,11 @@ type Batcher struct {
 	log   *slog.Logger
 	max   int
 
+	// applyMu is held by whoever applies a batch, from taking it off the
+	// queue until it is counted applied: the applier goroutine, or a caller
+	// of FlushHere. Batches are applied one at a time, in queue order.
+	applyMu sync.Mutex
+
 	mu       sync.Mutex
 	cond     *sync.Cond
 	queue    []Change
@@ -212,25 +217,60 @@ func (b *Batcher) run() {
 			}
 			continue
 		}
-		b.due = false
-		b.lingerT.Stop() // else it fires later, into another batch's linger
-		select {         // a kick sent while the batch is taken belongs to this batch
-		case <-b.kick:
-		default:
-		}
-		batch := b.queue
-		b.queue = nil
-		b.cond.Broadcast() // room for writers blocked on a full queue
 		b.mu.Unlock()
+		b.applyQueued()
+	}
+}
 
-		if err := b.apply(context.Background(), batch); err != nil {
-			b.log.Error("index update failed; the next start's reconcile repairs it",
-				"changes", len(batch), "first", batch[0].Path, "err", err)
-		}
-
+// applyQueued applies what is queued now, if anything, as one batch.
+func (b *Batcher) applyQueued() {
+	b.applyMu.Lock()
+	defer b.applyMu.Unlock()
+	b.mu.Lock()
+	b.due = false
+	b.lingerT.Stop() // else it fires later, into another batch's linger
+	select {         // a kick sent while the batch is taken belongs to this batch
+	case <-b.kick:
+	default:
+	}
+	batch := b.queue
+	b.queue = nil
+	b.cond.Broadcast() // room for writers blocked on a full queue
+	b.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	// Counted applied even if apply panics: FlushHere runs it on a caller's
+	// goroutine, whose front end recovers, and Flush must not wait forever.
+	defer func() {
 		b.mu.Lock()
 		b.applied += uint64(len(batch))
 		b.cond.Broadcast()
 		b.mu.Unlock()
+	}()
+	if err := b.apply(context.Background(), batch); err != nil {
+		b.log.Error("index update failed; the next start's reconcile repairs it",
+			"changes", len(batch), "first", batch[0].Path, "err", err)
 	}
+}
+
+// FlushHere is Flush with the batch applied on the caller's goroutine: the
+// applier goroutine is neither woken nor waited for, unless it is applying
+// an earlier batch already. File.Sync uses it (HereFlusher).
+func (b *Batcher) FlushHere(ctx context.Context) error {
+	b.mu.Lock()
+	target := b.enqueued
+	done := b.applied >= target
+	b.mu.Unlock()
+	if done {
+		return nil
+	}
+	b.applyQueued()     // what was queued before the call, and perhaps more
+	return b.Flush(ctx) // nothing left to wait for, unless Apply blocked on a full queue
+}
+
+// HereFlusher is a Flusher that can apply what is pending on the caller's
+// goroutine (Batcher.FlushHere).
+type HereFlusher interface {
+	FlushHere(ctx context.Context) error
 }

@@ -288,10 +288,17 @@ func (fl *File) touched() {
 // record of it as durable: the file's pending updatedAt is sent and the sink
 // flushed.
 //
-// The two go to the disk at once: the index's commit runs on the sink's
-// goroutine while this one waits in fsync, so a COMMIT after a create costs
-// one disk flush of latency, not two in a row (ext4 folds both into one
-// journal commit when they meet). Both have finished before Sync returns.
+// A sink that can apply on the caller's goroutine (HereFlusher, the daemon's
+// Batcher) applies what is queued here, then the file is fsynced: the
+// applier goroutine is not woken, and the index's work (CPU, and writes into
+// the page cache: no sync of its own per batch) is done before the fsync
+// instead of beside it, where it competed on a two-core machine with the
+// kernel worker and the wake-ups each of the fsync's disk writes needs
+// (BENCHMARKS.md, "NFS create: COMMIT's fsync"). With the file's data
+// already on its way (File.StartWriteback), apply-then-fsync answered a
+// libnfs COMMIT sooner than fsync-then-apply and than both at once. Other
+// sinks: the index's commit runs on the sink's goroutine while this one
+// waits in fsync. Both have finished before Sync returns.
 func (fl *File) Sync() error {
 	if err := fl.gone("sync"); err != nil {
 		return err
@@ -309,6 +316,15 @@ func (fl *File) Sync() error {
 			return wrap("sync", fl.Path(), err)
 		}
 		return nil
+	}
+	if h, ok := fl.fs.sink.(HereFlusher); ok {
+		// The index's changes first, on this goroutine, then the fsync:
+		// see the doc comment.
+		ferr := h.FlushHere(context.Background())
+		if err := fl.f.Sync(); err != nil {
+			return wrap("sync", fl.Path(), err)
+		}
+		return ferr
 	}
 	var wait func(context.Context) error
 	if s, ok := fl.fs.sink.(StartFlusher); ok {
