@@ -50,8 +50,10 @@ type Batcher struct {
 	flushing int           // Flush calls waiting
 	kick     chan struct{} // wakes a lingering applier early (buffered, 1)
 	linger   time.Duration // batchLinger; tests set it long
-	lingerT  *time.Timer   // armed by the first change of a batch; stopped when the batch is taken
-	due      bool          // lingerT fired for the queued batch
+	lingerT  *time.Timer   // armed while a linger may be running (armed); see Apply
+	armed    bool          // lingerT is set and has not fired yet
+	since    time.Time     // when the first change of the queued batch came
+	due      bool          // the queued batch's linger is over
 	onLinger func()        // tests: called (b.mu held) as a batch starts to linger
 	done     chan struct{}
 }
@@ -92,13 +94,21 @@ func (b *Batcher) Apply(ctx context.Context, c Change) error {
 	b.queue = append(b.queue, c)
 	b.enqueued++
 	if len(b.queue) == 1 {
-		// The first change of a batch arms the linger; the applier sleeps
-		// until it ends or a kick comes. Waking the applier here only for it
-		// to arm the timer itself cost a goroutine wake-up (a futex wake of
-		// another thread) in every NFS CREATE, next to the create's own
-		// system calls on a two-core machine.
+		// The first change of a batch starts its linger; the applier sleeps
+		// until the timer says it is over or a kick comes. Waking the
+		// applier here only for it to arm the timer itself cost a goroutine
+		// wake-up (a futex wake of another thread) in every NFS CREATE.
+		// Arming a timer costs one as well (the runtime wakes a thread to
+		// watch the new earliest timer), so a timer still armed from an
+		// earlier batch (the COMMIT applied that one before it fired) is
+		// left as it is: it fires no later than this batch's linger ends,
+		// and the applier then arms it for the rest (run).
 		b.due = false
-		b.lingerT.Reset(b.linger)
+		b.since = time.Now()
+		if !b.armed {
+			b.armed = true
+			b.lingerT.Reset(b.linger)
+		}
 		if b.onLinger != nil {
 			b.onLinger()
 		}
@@ -212,7 +222,17 @@ func (b *Batcher) run() {
 			case <-b.kick:
 			case <-b.lingerT.C:
 				b.mu.Lock()
-				b.due = true
+				b.armed = false
+				if len(b.queue) > 0 {
+					// Armed for an earlier batch maybe: this one
+					// lingers its full time.
+					if rest := b.linger - time.Since(b.since); rest > 0 {
+						b.armed = true
+						b.lingerT.Reset(rest)
+					} else {
+						b.due = true
+					}
+				}
 				b.mu.Unlock()
 			}
 			continue
@@ -227,9 +247,8 @@ func (b *Batcher) applyQueued() {
 	b.applyMu.Lock()
 	defer b.applyMu.Unlock()
 	b.mu.Lock()
-	b.due = false
-	b.lingerT.Stop() // else it fires later, into another batch's linger
-	select {         // a kick sent while the batch is taken belongs to this batch
+	b.due = false // the timer stays armed, if it is: see Apply
+	select {      // a kick sent while the batch is taken belongs to this batch
 	case <-b.kick:
 	default:
 	}

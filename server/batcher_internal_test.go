@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -241,4 +242,51 @@ func TestBatcherFlushHereKeepsOrder(t *testing.T) {
 			t.Fatalf("change %d applied in place %d: batches out of order", n, i)
 		}
 	}
+}
+
+// TestBatcherLingerAfterEarlyFlush: a batch flushed before its linger ended
+// leaves the timer armed (arming one wakes a thread); the next batch, started
+// before that timer fires, still lingers its own full time: the timer's early
+// firing re-arms it for the rest, and it is applied when its own linger ends.
+// In a synctest bubble, so the times are exact and nothing waits for real.
+func TestBatcherLingerAfterEarlyFlush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var got []string
+		b := NewBatcher(func(_ context.Context, cs []Change) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range cs {
+				got = append(got, c.Path)
+			}
+			return nil
+		}, 4096, nil)
+		defer b.Close()
+		applied := func() string {
+			synctest.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			return strings.Join(got, ",")
+		}
+		ctx := context.Background()
+		step := batchLinger / 4
+		if err := b.Apply(ctx, Change{Op: ChangeCreate, Path: "a"}); err != nil { // timer: 4 steps
+			t.Fatal(err)
+		}
+		time.Sleep(3 * step)
+		if err := b.FlushHere(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Apply(ctx, Change{Op: ChangeCreate, Path: "b"}); err != nil { // lingers to step 7
+			t.Fatal(err)
+		}
+		time.Sleep(2 * step) // step 5: the first timer fired at step 4
+		if s := applied(); s != "a" {
+			t.Fatalf("applied %q at step 5, want only a: b's linger was cut short by a's timer", s)
+		}
+		time.Sleep(2 * step) // step 7
+		if s := applied(); s != "a,b" {
+			t.Fatalf("applied %q once b's linger ended, want a,b", s)
+		}
+	})
 }
