@@ -127,6 +127,9 @@ func (b *billyFS) Create(name string) (f billy.File, err error) {
 		// record, EXCLUSIVE's times): go-nfs's handle and post-op attributes
 		// are of this file, and need no path lookup of it.
 		b.h.remember(p, a)
+		if created {
+			b.h.fresh = freshFile{r: b.req(), ino: ino}
+		}
 	}
 	e := b.h.s.fds.adopt(p, ino, sf)
 	return &billyFile{b: b, e: e, p: p}, b.done("create", p, nil)

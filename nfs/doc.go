@@ -30,6 +30,10 @@
 //   - Stability. A WRITE is acknowledged FILE_SYNC only after fsync; an UNSTABLE
 //     WRITE is answered UNSTABLE (rpcConn rewrites go-nfs's unconditional
 //     FILE_SYNC) and COMMIT fsyncs. The write verifier changes on every start.
+//     An UNSTABLE WRITE that ends a file of at most 64 KiB (a file being
+//     created) has its writeback started once it is answered (writeback.go):
+//     a hint to the kernel, which changes no reply and no durability (COMMIT
+//     still fsyncs) but lets the COMMIT that follows find the data written.
 //   - Errors. Core errors reach go-nfs as *fs.PathError{Err: syscall.Errno} and
 //     reach the client with the exact nfsstat3 from toNFS (rpcConn replaces the
 //     status go-nfs guessed). Panics in the adapter are recovered and answered
@@ -111,6 +115,6 @@
 // request.go (what a call's header and arguments say),
 // handler.go (go-nfs Handler: mount, handles, listings), billyfs.go and file.go
 // (the billy filesystem over server.FS), fastpath.go, workers.go, commitlater.go, attrs.go, handle.go and handlemap.go
-// (persistent handles), resolve.go, fdcache.go, dircache.go, errors.go (the Kind
-// mapping), fileinfo.go, identify.go, xdr.go.
+// (persistent handles), resolve.go, fdcache.go, dircache.go, writeback.go,
+// errors.go (the Kind mapping), fileinfo.go, identify.go, xdr.go.
 package nfs

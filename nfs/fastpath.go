@@ -373,6 +373,9 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	out = appendUint32(out, uint32(n))
 	out = appendUint32(out, committed)
 	out = append(out, h.s.verf[:]...)
+	if committed == stableUnstable && err == nil && !h.worker {
+		h.noteWriteback(p, pre.Ino, int64(off), int64(n), post.Size)
+	}
 	return h.replyEnd(out)
 }
 

@@ -320,6 +320,15 @@ func (m *handleMap) put(ino uint64, n node) error {
 	if old, ok := m.get(ino); ok && old == n {
 		return nil
 	}
+	return m.putNew(ino, n)
+}
+
+// putNew is put for an inode the caller has just made: what the map holds for
+// that number is nothing or a removed file's node (at best the same node again,
+// where generations are 0), so it is written without being read first: the
+// node cache never holds a new inode, and the read of buntdb it took was a
+// third of recording a new file's handle.
+func (m *handleMap) putNew(ino uint64, n node) error {
 	v := make([]byte, 16, 16+len(n.name))
 	binary.BigEndian.PutUint64(v, n.parent)
 	binary.BigEndian.PutUint64(v[8:], n.gen)

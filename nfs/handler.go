@@ -44,9 +44,23 @@ type connHandler struct {
 
 	commits chan struct{} // COMMITs waiting on the disk off this goroutine (commitLater)
 
+	// fresh is the inode the current call's create made (billyFS.Create), for
+	// ToHandle to record without reading the map first (handleMap.putNew).
+	fresh freshFile
+
+	// writeback: the data of the WRITE just answered, for afterReply to
+	// start writing to the disk (fastWrite; the reading goroutine's only).
+	writeback writebackKick
+
 	workers workers // the reading goroutine's: workers it handed calls to (workers.go)
 	worker  bool    // this handler is a worker's: the call it serves is cur
 	cur     *request
+}
+
+// freshFile is an inode made by the call r.
+type freshFile struct {
+	r   *request
+	ino uint64
 }
 
 // current returns the call this handler serves: the worker's, or the one the
@@ -219,7 +233,11 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 			n.parent = pa.Ino
 		}
 	}
-	if err := h.s.hm.put(id.ino, n); err != nil {
+	put := h.s.hm.put
+	if h.fresh.r != nil && h.fresh.r == h.current() && h.fresh.ino == id.ino {
+		put = h.s.hm.putNew
+	}
+	if err := put(id.ino, n); err != nil {
 		h.s.log.Error("recording file handle", "path", p, "err", err)
 	}
 	return encodeHandle(h.s.hm.macs, fileHandle{app: b.appID, ino: id.ino, gen: id.gen})

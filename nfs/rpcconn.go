@@ -99,6 +99,9 @@ type rpcConn struct {
 	// goroutine through replyNow, or nil to leave the call to go-nfs. The record may be reused
 	// once replyNow returns.
 	fast func(r *request, body []byte) []byte
+	// afterFast, if set, runs on the reading goroutine after each reply fast
+	// made was sent (see connHandler.afterReply).
+	afterFast func()
 	// handOff gives a call to one of the connection's workers (workers.go),
 	// with its record buffer (taken); or answers it itself (rec, a reply
 	// record like fast's); or neither: answer it here. nil: no workers.
@@ -221,6 +224,9 @@ func (c *rpcConn) nextRecord() error {
 				}
 				if err := c.replyNow(rec); err != nil {
 					return err
+				}
+				if c.afterFast != nil {
+					c.afterFast()
 				}
 				continue
 			}

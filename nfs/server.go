@@ -175,6 +175,7 @@ func (s *Server) serveConn(c net.Conn, fast bool, gone func()) {
 	rc.done = done
 	if fast {
 		rc.fast = h.serveFast
+		rc.afterFast = h.afterReply
 		rc.handOff = h.handOff
 	} else {
 		rc.fast = h.serveOwn

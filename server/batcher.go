@@ -36,6 +36,11 @@ type Batcher struct {
 	log   *slog.Logger
 	max   int
 
+	// applyMu is held by whoever applies a batch, from taking it off the
+	// queue until it is counted applied: the applier goroutine, or a caller
+	// of FlushHere. Batches are applied one at a time, in queue order.
+	applyMu sync.Mutex
+
 	mu       sync.Mutex
 	cond     *sync.Cond
 	queue    []Change
@@ -45,7 +50,11 @@ type Batcher struct {
 	flushing int           // Flush calls waiting
 	kick     chan struct{} // wakes a lingering applier early (buffered, 1)
 	linger   time.Duration // batchLinger; tests set it long
-	onLinger func()        // tests: called as the applier starts to linger
+	lingerT  *time.Timer   // armed while a linger may be running (armed); see Apply
+	armed    bool          // lingerT is set and has not fired yet
+	since    time.Time     // when the first change of the queued batch came
+	due      bool          // the queued batch's linger is over
+	onLinger func()        // tests: called (b.mu held) as a batch starts to linger
 	done     chan struct{}
 }
 
@@ -66,6 +75,8 @@ func NewBatcher(apply func(context.Context, []Change) error, maxQueue int, log *
 	}
 	b := &Batcher{apply: apply, log: log, max: maxQueue, kick: make(chan struct{}, 1), linger: batchLinger, done: make(chan struct{})}
 	b.cond = sync.NewCond(&b.mu)
+	b.lingerT = time.NewTimer(time.Hour)
+	b.lingerT.Stop()
 	go b.run()
 	return b
 }
@@ -82,7 +93,26 @@ func (b *Batcher) Apply(ctx context.Context, c Change) error {
 	}
 	b.queue = append(b.queue, c)
 	b.enqueued++
-	b.cond.Broadcast()
+	if len(b.queue) == 1 {
+		// The first change of a batch starts its linger; the applier sleeps
+		// until the timer says it is over or a kick comes. Waking the
+		// applier here only for it to arm the timer itself cost a goroutine
+		// wake-up (a futex wake of another thread) in every NFS CREATE.
+		// Arming a timer costs one as well (the runtime wakes a thread to
+		// watch the new earliest timer), so a timer still armed from an
+		// earlier batch (the COMMIT applied that one before it fired) is
+		// left as it is: it fires no later than this batch's linger ends,
+		// and the applier then arms it for the rest (run).
+		b.due = false
+		b.since = time.Now()
+		if !b.armed {
+			b.armed = true
+			b.lingerT.Reset(b.linger)
+		}
+		if b.onLinger != nil {
+			b.onLinger()
+		}
+	}
 	if len(b.queue) >= (b.max+3)/4 {
 		b.wake()
 	}
@@ -177,48 +207,89 @@ func (b *Batcher) Close() {
 
 func (b *Batcher) run() {
 	defer close(b.done)
-	linger := time.NewTimer(batchLinger)
-	linger.Stop()
 	for {
 		b.mu.Lock()
-		for len(b.queue) == 0 && !b.closed {
-			b.cond.Wait()
-		}
 		if len(b.queue) == 0 && b.closed {
 			b.mu.Unlock()
 			return
 		}
-		if b.flushing == 0 && !b.closed && len(b.queue) < (b.max+3)/4 {
-			d, hook := b.linger, b.onLinger
+		if len(b.queue) == 0 || !(b.due || b.flushing > 0 || b.closed || len(b.queue) >= (b.max+3)/4) {
+			// Nothing queued, or a batch lingering for company: sleep until
+			// a kick (Flush, StartFlush, a quarter-full queue, Close) or the
+			// end of the linger Apply armed.
 			b.mu.Unlock()
-			if hook != nil {
-				hook()
-			}
-			linger.Reset(d)
 			select {
 			case <-b.kick:
-				linger.Stop()
-			case <-linger.C:
+			case <-b.lingerT.C:
+				b.mu.Lock()
+				b.armed = false
+				if len(b.queue) > 0 {
+					// Armed for an earlier batch maybe: this one
+					// lingers its full time.
+					if rest := b.linger - time.Since(b.since); rest > 0 {
+						b.armed = true
+						b.lingerT.Reset(rest)
+					} else {
+						b.due = true
+					}
+				}
+				b.mu.Unlock()
 			}
-			b.mu.Lock()
+			continue
 		}
-		select { // a kick sent while the batch is taken belongs to this batch
-		case <-b.kick:
-		default:
-		}
-		batch := b.queue
-		b.queue = nil
-		b.cond.Broadcast() // room for writers blocked on a full queue
 		b.mu.Unlock()
+		b.applyQueued()
+	}
+}
 
-		if err := b.apply(context.Background(), batch); err != nil {
-			b.log.Error("index update failed; the next start's reconcile repairs it",
-				"changes", len(batch), "first", batch[0].Path, "err", err)
-		}
-
+// applyQueued applies what is queued now, if anything, as one batch.
+func (b *Batcher) applyQueued() {
+	b.applyMu.Lock()
+	defer b.applyMu.Unlock()
+	b.mu.Lock()
+	b.due = false // the timer stays armed, if it is: see Apply
+	select {      // a kick sent while the batch is taken belongs to this batch
+	case <-b.kick:
+	default:
+	}
+	batch := b.queue
+	b.queue = nil
+	b.cond.Broadcast() // room for writers blocked on a full queue
+	b.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	// Counted applied even if apply panics: FlushHere runs it on a caller's
+	// goroutine, whose front end recovers, and Flush must not wait forever.
+	defer func() {
 		b.mu.Lock()
 		b.applied += uint64(len(batch))
 		b.cond.Broadcast()
 		b.mu.Unlock()
+	}()
+	if err := b.apply(context.Background(), batch); err != nil {
+		b.log.Error("index update failed; the next start's reconcile repairs it",
+			"changes", len(batch), "first", batch[0].Path, "err", err)
 	}
+}
+
+// FlushHere is Flush with the batch applied on the caller's goroutine: the
+// applier goroutine is neither woken nor waited for, unless it is applying
+// an earlier batch already. File.Sync uses it (HereFlusher).
+func (b *Batcher) FlushHere(ctx context.Context) error {
+	b.mu.Lock()
+	target := b.enqueued
+	done := b.applied >= target
+	b.mu.Unlock()
+	if done {
+		return nil
+	}
+	b.applyQueued()     // what was queued before the call, and perhaps more
+	return b.Flush(ctx) // nothing left to wait for, unless Apply blocked on a full queue
+}
+
+// HereFlusher is a Flusher that can apply what is pending on the caller's
+// goroutine (Batcher.FlushHere).
+type HereFlusher interface {
+	FlushHere(ctx context.Context) error
 }

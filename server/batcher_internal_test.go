@@ -2,8 +2,12 @@ package server
 
 import (
 	"context"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -131,4 +135,158 @@ func TestBatcherStartFlushAppliesBeforeTheWait(t *testing.T) {
 	if b.flushing != 0 {
 		t.Fatalf("flushing = %d after the waits", b.flushing)
 	}
+}
+
+// goid is the calling goroutine's id, from its stack header.
+func goid() string {
+	var b [64]byte
+	n := runtime.Stack(b[:], false)
+	f := strings.Fields(string(b[:n]))
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
+}
+
+// TestBatcherFlushHereAppliesOnTheCaller: FlushHere applies the queued batch
+// on the calling goroutine (File.Sync's), the applier lingering meanwhile (an
+// hour: the test never depends on time), and what it applied is flushed.
+func TestBatcherFlushHereAppliesOnTheCaller(t *testing.T) {
+	var mu sync.Mutex
+	var on []string
+	var got []string
+	b := NewBatcher(func(_ context.Context, cs []Change) error {
+		mu.Lock()
+		defer mu.Unlock()
+		on = append(on, goid())
+		for _, c := range cs {
+			got = append(got, c.Path)
+		}
+		return nil
+	}, 4096, nil)
+	defer b.Close()
+	b.mu.Lock()
+	b.linger = time.Hour
+	b.mu.Unlock()
+	ctx := context.Background()
+	for _, p := range []string{"a", "b"} {
+		if err := b.Apply(ctx, Change{Op: ChangeCreate, Path: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.FlushHere(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.Pending() {
+		t.Fatal("changes pending after FlushHere")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(on) != 1 || on[0] != goid() {
+		t.Fatalf("applied on goroutines %v, want once on the caller's (%s)", on, goid())
+	}
+	if strings.Join(got, ",") != "a,b" {
+		t.Fatalf("applied %v", got)
+	}
+}
+
+// TestBatcherFlushHereKeepsOrder: callers of FlushHere and the applier
+// goroutine apply batches one at a time, in the order the changes were queued.
+func TestBatcherFlushHereKeepsOrder(t *testing.T) {
+	var mu sync.Mutex
+	var got []int
+	b := NewBatcher(func(_ context.Context, cs []Change) error {
+		for _, c := range cs {
+			n, _ := strconv.Atoi(c.Path)
+			mu.Lock()
+			got = append(got, n)
+			mu.Unlock()
+			runtime.Gosched() // let another would-be applier try to run now
+		}
+		return nil
+	}, 16, nil) // a quarter-full queue (4) kicks the applier as well
+	var seq sync.Mutex // Apply order is the queue's order
+	next := 0
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				seq.Lock()
+				err := b.Apply(context.Background(), Change{Op: ChangeWrite, Path: strconv.Itoa(next)})
+				next++
+				seq.Unlock()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if i%3 == 0 {
+					if err := b.FlushHere(context.Background()); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 800 {
+		t.Fatalf("%d changes applied, want 800", len(got))
+	}
+	for i, n := range got {
+		if n != i {
+			t.Fatalf("change %d applied in place %d: batches out of order", n, i)
+		}
+	}
+}
+
+// TestBatcherLingerAfterEarlyFlush: a batch flushed before its linger ended
+// leaves the timer armed (arming one wakes a thread); the next batch, started
+// before that timer fires, still lingers its own full time: the timer's early
+// firing re-arms it for the rest, and it is applied when its own linger ends.
+// In a synctest bubble, so the times are exact and nothing waits for real.
+func TestBatcherLingerAfterEarlyFlush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var got []string
+		b := NewBatcher(func(_ context.Context, cs []Change) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range cs {
+				got = append(got, c.Path)
+			}
+			return nil
+		}, 4096, nil)
+		defer b.Close()
+		applied := func() string {
+			synctest.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			return strings.Join(got, ",")
+		}
+		ctx := context.Background()
+		step := batchLinger / 4
+		if err := b.Apply(ctx, Change{Op: ChangeCreate, Path: "a"}); err != nil { // timer: 4 steps
+			t.Fatal(err)
+		}
+		time.Sleep(3 * step)
+		if err := b.FlushHere(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Apply(ctx, Change{Op: ChangeCreate, Path: "b"}); err != nil { // lingers to step 7
+			t.Fatal(err)
+		}
+		time.Sleep(2 * step) // step 5: the first timer fired at step 4
+		if s := applied(); s != "a" {
+			t.Fatalf("applied %q at step 5, want only a: b's linger was cut short by a's timer", s)
+		}
+		time.Sleep(2 * step) // step 7
+		if s := applied(); s != "a,b" {
+			t.Fatalf("applied %q once b's linger ended, want a,b", s)
+		}
+	})
 }

@@ -5,6 +5,9 @@
 //   - Containment. The backing directory is opened once with os.OpenRoot; every
 //     path is resolved beneath it by the kernel (openat2 with RESOLVE_BENEATH and
 //     RESOLVE_NO_SYMLINKS, or os.Root where openat2 is missing; see resolve.go).
+//     A directory one level below the root is resolved through a descriptor
+//     kept from an earlier openat2 only after a statx of its name in the root
+//     (not followed) shows that very directory (dirfds.go).
 //     Paths are slash-separated, relative to that directory and made of
 //     validated components (no "", ".", "..", "/" or NUL inside a component). The
 //     last component of a path is never followed when it is a symlink: symlinks are

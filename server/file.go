@@ -288,10 +288,17 @@ func (fl *File) touched() {
 // record of it as durable: the file's pending updatedAt is sent and the sink
 // flushed.
 //
-// The two go to the disk at once: the index's commit runs on the sink's
-// goroutine while this one waits in fsync, so a COMMIT after a create costs
-// one disk flush of latency, not two in a row (ext4 folds both into one
-// journal commit when they meet). Both have finished before Sync returns.
+// A sink that can apply on the caller's goroutine (HereFlusher, the daemon's
+// Batcher) applies what is queued here, then the file is fsynced: the
+// applier goroutine is not woken, and the index's work (CPU, and writes into
+// the page cache: no sync of its own per batch) is done before the fsync
+// instead of beside it, where it competed on a two-core machine with the
+// kernel worker and the wake-ups each of the fsync's disk writes needs
+// (BENCHMARKS.md, "NFS create: COMMIT's fsync"). With the file's data
+// already on its way (File.StartWriteback), apply-then-fsync answered a
+// libnfs COMMIT sooner than fsync-then-apply and than both at once. Other
+// sinks: the index's commit runs on the sink's goroutine while this one
+// waits in fsync. Both have finished before Sync returns.
 func (fl *File) Sync() error {
 	if err := fl.gone("sync"); err != nil {
 		return err
@@ -310,6 +317,15 @@ func (fl *File) Sync() error {
 		}
 		return nil
 	}
+	if h, ok := fl.fs.sink.(HereFlusher); ok {
+		// The index's changes first, on this goroutine, then the fsync:
+		// see the doc comment.
+		ferr := h.FlushHere(context.Background())
+		if err := fl.f.Sync(); err != nil {
+			return wrap("sync", fl.Path(), err)
+		}
+		return ferr
+	}
 	var wait func(context.Context) error
 	if s, ok := fl.fs.sink.(StartFlusher); ok {
 		wait = s.StartFlush()
@@ -324,6 +340,36 @@ func (fl *File) Sync() error {
 		return wrap("sync", fl.Path(), err)
 	}
 	return ferr
+}
+
+// StartWriteback asks the kernel to start writing the file's dirty pages in
+// [off, off+n) to the disk, and returns without waiting for them
+// (sync_file_range with SYNC_FILE_RANGE_WRITE): a hint, which makes nothing
+// durable and changes nothing a reader sees. A front end calls it for the data
+// of a small file whose writer will ask for it to be made durable next (an NFS
+// UNSTABLE WRITE, followed by COMMIT): the later fsync then finds the data
+// written, or on its way, and has only the file's metadata left to write.
+func (fl *File) StartWriteback(off, n int64) error {
+	if err := fl.gone("writeback"); err != nil {
+		return err
+	}
+	if fl.v != nil || n <= 0 || off < 0 {
+		return nil
+	}
+	rc, err := fl.f.SyscallConn()
+	if err != nil {
+		return wrap("writeback", fl.Path(), err)
+	}
+	var werr error
+	if err := rc.Control(func(fd uintptr) {
+		werr = unix.SyncFileRange(int(fd), off, n, unix.SYNC_FILE_RANGE_WRITE)
+	}); err != nil {
+		return wrap("writeback", fl.Path(), err)
+	}
+	if werr != nil {
+		return wrap("writeback", fl.Path(), werr)
+	}
+	return nil
 }
 
 // Stat returns the open file's attributes.

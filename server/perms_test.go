@@ -264,6 +264,29 @@ func TestRootModeChecksCallers(t *testing.T) {
 	if _, err := f.fs.SetAttr(caller(0, 0), "mine", server.SetAttr{UID: &uid0}); err != nil {
 		t.Errorf("root: chown to root: %v", err)
 	}
+
+	// A root caller's new file is its uid's and gid's, in a setgid directory
+	// too (the core chowns only where the kernel gave something else), and a
+	// group it asks for at create wins.
+	newFile(caller(0, 0), "root-0")
+	owner("root-0", 0, 0)
+	newFile(caller(0, 5), "root-5")
+	owner("root-5", 0, 5)
+	newFile(caller(0, 0), "sgid/root-0")
+	owner("sgid/root-0", 0, 0)
+	rootAsking := server.IdentityFrom(caller(0, 0))
+	rootAsking.CreateGID, rootAsking.HasCreateGID = 7, true
+	newFile(server.WithIdentity(context.Background(), rootAsking), "root-asks-7")
+	owner("root-asks-7", 0, 7)
+	// The attributes a create hands the front end are the file's final ones.
+	fl, _, err = f.fs.Create(caller(0, 5), "root-5b", 0o644, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := fl.Created(); !ok || a.UID != 0 || a.GID != 5 {
+		t.Errorf("Created() of root-5b: %+v %v, want owner 0:5", a, ok)
+	}
+	fl.Close()
 }
 
 // TestCallerCredentialsStayInTheirCall: callers of both kinds, at once on every

@@ -11,13 +11,16 @@ import (
 // path's last component are *at system calls relative to it, so the component is
 // never followed. close releases it unless it is the root's own descriptor.
 type dirRef struct {
-	fd  int
-	own bool
-	raw bool // opened, and so closed, by raw system calls (FS.LstatInline)
+	fd   int
+	own  bool
+	raw  bool   // opened, and so closed, by raw system calls (FS.LstatInline)
+	kept *dirFD // a descriptor dirFDs keeps: released, not closed
 }
 
 func (d dirRef) close() {
 	switch {
+	case d.kept != nil:
+		d.kept.release(d.raw)
 	case !d.own:
 	case d.raw:
 		rawClose(d.fd)
@@ -39,6 +42,7 @@ type resolver struct {
 	rootDir *os.File // keeps rootFd open
 	rootFd  int
 	noAt2   atomic.Bool
+	dirs    dirFDs // O_PATH descriptors of the directories one level down
 }
 
 func newResolver(root *os.Root) (*resolver, error) {
@@ -50,6 +54,7 @@ func newResolver(root *os.Root) (*resolver, error) {
 }
 
 func (r *resolver) close() error {
+	r.dirs.closeAll()
 	r.rootDir.Close()
 	return r.root.Close()
 }
@@ -72,6 +77,12 @@ func (r *resolver) openDirAt(op, p string, readable, raw bool) (dirRef, error) {
 	} else {
 		flags |= unix.O_PATH
 	}
+	keep := !readable && cacheable(p)
+	if keep && !r.noAt2.Load() {
+		if e := r.dirs.get(r.rootFd, p, raw); e != nil {
+			return dirRef{fd: e.fd, raw: raw, kept: e}, nil
+		}
+	}
 	if !r.noAt2.Load() {
 		openat2 := unix.Openat2
 		if raw {
@@ -83,6 +94,11 @@ func (r *resolver) openDirAt(op, p string, readable, raw bool) (dirRef, error) {
 		})
 		switch err {
 		case nil:
+			if keep {
+				if e := r.dirs.add(p, fd, raw); e != nil {
+					return dirRef{fd: fd, raw: raw, kept: e}, nil
+				}
+			}
 			return dirRef{fd: fd, own: true, raw: raw}, nil
 		case unix.ENOSYS, unix.EPERM:
 			// No openat2 here (or a seccomp filter refuses it): fall back for good.

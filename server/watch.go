@@ -583,6 +583,11 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 	}
 	p := Join(dir, ev.name)
 	isDir := ev.mask&unix.IN_ISDIR != 0
+	if isDir && ev.mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0 {
+		// Let the directory go now (dirFDs.drop): its own IN_IGNORED then
+		// comes while this batch is gathered.
+		w.fs.res.dirs.drop(p)
+	}
 	switch {
 	case ev.mask&unix.IN_MOVED_FROM != 0:
 		b.from[ev.cookie] = time.Now()

@@ -575,6 +575,10 @@ func (s *changeSink) Flush(ctx context.Context) error { return s.queue.Flush(ctx
 // flush, fsyncs the file, then waits.
 func (s *changeSink) StartFlush() func(context.Context) error { return s.queue.StartFlush() }
 
+// FlushHere is the queue's (server.HereFlusher): File.Sync applies what is
+// queued on its own goroutine.
+func (s *changeSink) FlushHere(ctx context.Context) error { return s.queue.FlushHere(ctx) }
+
 // Pending is the queue's: an fsync with nothing queued skips the flush.
 func (s *changeSink) Pending() bool { return s.queue.Pending() }
 
