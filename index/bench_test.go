@@ -291,6 +291,31 @@ func BenchmarkCreate(b *testing.B) {
 	}
 }
 
+// BenchmarkApplyCreateTouch: one Apply of a create and its write's touch per
+// op, as the change stream hands them over at an NFS COMMIT after a create
+// (File.Sync applies the queued changes on the COMMIT's own goroutine, so
+// this is on every create's path).
+func BenchmarkApplyCreateTouch(b *testing.B) {
+	dir := b.TempDir()
+	if err := writeCorpus(dir, 10_000, 0); err != nil {
+		b.Fatal(err)
+	}
+	x, err := Open(dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	at := time.Now()
+	b.ResetTimer()
+	for i := range b.N {
+		p := fmt.Sprintf("many/f%05d", i)
+		if _, err := x.Apply([]Change{{Op: OpCreate, Path: p, CreatedBy: "bench", Ino: uint64(i + 1), At: at},
+			{Op: OpTouch, Path: p, At: at.Add(time.Millisecond)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRebuild: Bleve rebuilt from 100k records (what Open does after a crash
 // left Bleve behind buntdb).
 func BenchmarkRebuild(b *testing.B) {
