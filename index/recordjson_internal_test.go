@@ -77,3 +77,41 @@ func BenchmarkStoredEncode(b *testing.B) {
 		}
 	})
 }
+
+// tagOf (the start-up re-embed scan's gjson read) must give the task and
+// related apps decodeStored gives, for every string JSON can carry: the text
+// hash it feeds decides whether a vector is current.
+func TestTagOfMatchesDecodeStored(t *testing.T) {
+	strs := []string{"", " ", "app", "a\"b\\c", "<script>&amp;</script>", "tab\there\nnl\rcr\bbs\fff",
+		"\x00\x01\x1f\x7f", "é日本🙂", "\u2028\u2029", "bad \xff\xfe utf8 \xc3", "\xe2\x80", "d0/f1", "null", "[1,2]"}
+	rng := rand.New(rand.NewSource(2))
+	for i := 0; i < 500; i++ {
+		b := make([]byte, rng.Intn(12))
+		rng.Read(b)
+		strs = append(strs, string(b))
+	}
+	apps := [][]string{nil, {}, {""}, {"a"}, {"a", "<b>", "c\x00"}}
+	for i, s := range strs {
+		st := stored{CreatedBy: "app", Task: s, RelatedApps: apps[i%len(apps)]}
+		if i%len(apps) == 4 {
+			st.RelatedApps = []string{s, strs[(i+3)%len(strs)]}
+		}
+		v := st.encode()
+		want, err := decodeStored(v)
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		task, got, ok := tagOf(v)
+		if !ok || task != want.Task || len(got) != len(want.RelatedApps) {
+			t.Fatalf("%q: tagOf = %q, %q, %v; decodeStored: %q, %q", v, task, got, ok, want.Task, want.RelatedApps)
+		}
+		for j := range got {
+			if got[j] != want.RelatedApps[j] {
+				t.Fatalf("%q: app %d is %q, decodeStored %q", v, j, got[j], want.RelatedApps[j])
+			}
+		}
+	}
+	if _, _, ok := tagOf(`{"task": "cut`); ok {
+		t.Fatal("tagOf read a record that is not JSON")
+	}
+}
