@@ -30,6 +30,10 @@ const (
 // its first change, so that a host process writing without pause is still
 // followed; DefaultWatchRescan is the scan mode's period.
 const (
+	// maxReadPause is the longest the watcher waits after reading events
+	// before it reads again (Watcher.read), so that a burst is read at once.
+	maxReadPause = 5 * time.Millisecond
+
 	DefaultWatchQuiet    = 50 * time.Millisecond
 	DefaultWatchMaxDelay = time.Second
 	DefaultWatchRescan   = time.Minute
@@ -402,6 +406,9 @@ func (w *Watcher) read() {
 	defer w.done.Done()
 	defer close(w.events)
 	buf := make([]byte, 64<<10)
+	readPause := min(maxReadPause, w.opts.Quiet/4)
+	pause := time.NewTimer(readPause)
+	defer pause.Stop()
 	for {
 		n, err := w.ino.Read(buf)
 		if err != nil {
@@ -426,6 +433,19 @@ func (w *Watcher) read() {
 		}
 		select {
 		case w.events <- evs:
+		case <-w.stop:
+			return
+		}
+		// Events come in bursts: a file created over NFS raises one per
+		// system call (create, attribute, write, close). Read as each
+		// landed, they woke this goroutine and the loop's several times a
+		// file, on the CPUs the request in flight and its client were
+		// waiting for. A pause lets a burst gather in the kernel's queue
+		// (16,384 events by default; an overflow is a rescan) and be read at
+		// once; the loop waits for Quiet anyway before it acts.
+		pause.Reset(readPause)
+		select {
+		case <-pause.C:
 		case <-w.stop:
 			return
 		}
