@@ -271,17 +271,23 @@ func BenchmarkTagMany(b *testing.B) {
 	}
 }
 
-// BenchmarkCreate: one Create per op (a new file through the server), durable.
-func BenchmarkCreate(b *testing.B) {
+// openUntagged opens an index of n untagged records, closed when b ends.
+func openUntagged(b *testing.B, n int) *Index {
 	dir := b.TempDir()
-	if err := writeCorpus(dir, 10_000, 0); err != nil {
+	if err := writeCorpus(dir, n, 0); err != nil {
 		b.Fatal(err)
 	}
 	x, err := Open(dir, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer x.Close()
+	b.Cleanup(func() { x.Close() })
+	return x
+}
+
+// BenchmarkCreate: one Create per op (a new file through the server), durable.
+func BenchmarkCreate(b *testing.B) {
+	x := openUntagged(b, 10_000)
 	at := time.Now()
 	b.ResetTimer()
 	for i := range b.N {
@@ -296,15 +302,7 @@ func BenchmarkCreate(b *testing.B) {
 // (File.Sync applies the queued changes on the COMMIT's own goroutine, so
 // this is on every create's path).
 func BenchmarkApplyCreateTouch(b *testing.B) {
-	dir := b.TempDir()
-	if err := writeCorpus(dir, 10_000, 0); err != nil {
-		b.Fatal(err)
-	}
-	x, err := Open(dir, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer x.Close()
+	x := openUntagged(b, 10_000)
 	at := time.Now()
 	b.ResetTimer()
 	for i := range b.N {
