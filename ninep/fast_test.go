@@ -481,10 +481,8 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 	if _, err := r.call(msg(tLopen, 1, uint32(2), oRdonly)); err != nil {
 		t.Fatal(err)
 	}
-	if !servertest.Evict(t, p) {
-		t.Skipf("the page cache of %s cannot be dropped here (tmpfs?): no cold read to send", p)
-	}
-	for i, wantFast := range []uint64{0, 1} {
+	read := func(i int) (fast uint64) {
+		t.Helper()
 		before := ninep.FastAnswered(e.srv)
 		body, err := r.call(msg(tRead, 1, uint32(2), uint64(512<<10), uint32(32<<10)))
 		if err != nil {
@@ -493,9 +491,25 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 		if got := body[4:]; !bytes.Equal(got, data[512<<10:544<<10]) {
 			t.Fatalf("read %d: wrong data (%d bytes)", i, len(got))
 		}
-		if got := ninep.FastAnswered(e.srv) - before; got != wantFast {
-			t.Fatalf("read %d: fast path answered %d, want %d", i, got, wantFast)
+		return ninep.FastAnswered(e.srv) - before
+	}
+	// The kernel starts readahead on a RWF_NOWAIT miss, and on a fast disk it
+	// can complete before the miss is reported: the read is then answered
+	// from the cache, rightly (seen once in CI). So: evicted again, up to five
+	// times, one cold read must go to p9; a shim that answered cold reads
+	// itself would answer all five.
+	cold := false
+	for i := 0; i < 5 && !cold; i++ {
+		if !servertest.Evict(t, p) {
+			t.Skipf("the page cache of %s cannot be dropped here (tmpfs?): no cold read to send", p)
 		}
+		cold = read(i) == 0
+	}
+	if !cold {
+		t.Fatal("the fast path answered five reads of evicted data, want p9 to answer them")
+	}
+	if got := read(5); got != 1 {
+		t.Fatalf("the cached read: fast path answered %d, want 1", got)
 	}
 	// A fid p9 does not know (opened by the shim): the cold read is answered
 	// from a goroutine of the shim's, with the same data.
