@@ -251,7 +251,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	err = x.view("query", "", func(tx txn) error {
 		for i, h := range hits {
 			p := x.hay.entries[h.slot].path
-			s, ok, err := getRecord(tx, p)
+			s, ok, err := getRecord(tx.Tx, p)
 			if err != nil {
 				return fmt.Errorf("record %q: %w", p, err)
 			}

@@ -28,7 +28,7 @@ func (x *Index) Create(path, createdBy string, ino uint64, at time.Time) error {
 
 // createTx is Create inside a transaction.
 func createTx(tx txn, e *effects, path, createdBy string, ino uint64, at time.Time) error {
-	s, ok, err := getRecord(tx, path)
+	s, ok, err := getRecord(tx.Tx, path)
 	if err != nil {
 		return err
 	}
@@ -115,11 +115,11 @@ func checkMove(oldPath, newPath string) error {
 
 // moveTree is Rename inside a transaction.
 func moveTree(tx txn, e *effects, oldPath, newPath string, at time.Time) error {
-	recs, err := recordsUnder(tx, oldPath)
+	recs, err := recordsUnder(tx.Tx, oldPath)
 	if err != nil {
 		return err
 	}
-	vecs, err := vectorsUnder(tx, oldPath)
+	vecs, err := vectorsUnder(tx.vec, oldPath)
 	if err != nil {
 		return err
 	}
@@ -182,11 +182,11 @@ func (x *Index) Remove(path string) error {
 }
 
 func dropTree(tx txn, e *effects, path string) error {
-	recs, err := recordsUnder(tx, path)
+	recs, err := recordsUnder(tx.Tx, path)
 	if err != nil {
 		return err
 	}
-	vecs, err := vectorsUnder(tx, path)
+	vecs, err := vectorsUnder(tx.vec, path)
 	if err != nil {
 		return err
 	}
@@ -316,7 +316,7 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 	}
 	err := x.update(op, path, func(tx txn, e *effects) error {
 		for i, p := range preps {
-			s, ok, err := getRecord(tx, p.path)
+			s, ok, err := getRecord(tx.Tx, p.path)
 			if err != nil {
 				return err
 			}
@@ -349,7 +349,7 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 			if err := e.putRecord(tx, p.path, s, true); err != nil {
 				return err
 			}
-			old, err := vectorsOf(tx, p.path)
+			old, err := vectorsOf(tx.vec, p.path)
 			if err != nil {
 				return err
 			}

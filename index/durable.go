@@ -177,10 +177,10 @@ func (x *Index) Backfill(ctx context.Context, paths []string) (int, error) {
 		err := viewBoth(x.db, x.vdb, func(tx txn) error {
 			var ok bool
 			var err error
-			if s, ok, err = getRecord(tx, p); err != nil || !ok {
+			if s, ok, err = getRecord(tx.Tx, p); err != nil || !ok {
 				return err
 			}
-			vecs, err := vectorsOf(tx, p)
+			vecs, err := vectorsOf(tx.vec, p)
 			if err != nil {
 				return err
 			}

@@ -864,7 +864,7 @@ func (x *Index) Get(path string) (Record, error) {
 	}
 	var rec Record
 	err := x.db.View(func(tx *buntdb.Tx) error {
-		s, ok, err := getRecord(txn{Tx: tx}, path)
+		s, ok, err := getRecord(tx, path)
 		if err != nil {
 			return err
 		}
@@ -920,7 +920,7 @@ func (e *effects) record(tx txn, path string) (*stored, bool, error) {
 	if s, ok := e.put[path]; ok {
 		return &s, true, nil
 	}
-	return getRecord(tx, path)
+	return getRecord(tx.Tx, path)
 }
 
 func (e *effects) deleteRecord(tx txn, path string) error {

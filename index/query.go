@@ -135,7 +135,7 @@ func (x *Index) querySeed(ctx context.Context, q Query) ([]Result, error) {
 	res := make([]Result, len(hits))
 	err := x.view("query", "", func(tx txn) error {
 		for i, h := range hits {
-			s, ok, err := getRecord(tx, h.path)
+			s, ok, err := getRecord(tx.Tx, h.path)
 			if err != nil {
 				return fmt.Errorf("record %q: %w", h.path, err)
 			}

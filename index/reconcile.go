@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/tidwall/buntdb"
 )
 
 // ReconcileReport says what Reconcile fixed; the daemon logs it.
@@ -162,9 +164,9 @@ func (x *Index) ReconcileIn(scopes []string, files []FileState) (ReconcileReport
 }
 
 // recordsIn returns the records in scopes (nil: all), in path order, each once.
-func recordsIn(tx txn, scopes []string) ([]kv, error) {
+func recordsIn(tx *buntdb.Tx, scopes []string) ([]kv, error) {
 	if scopes == nil {
-		return scanRange(tx.Tx, recPrefix, "r;")
+		return scanRange(tx, recPrefix, "r;")
 	}
 	seen := map[string]bool{}
 	var out []kv
@@ -197,7 +199,7 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 	}
 	err := x.update("reconcile", "", func(tx txn, e *effects) error {
 		rep = ReconcileReport{}
-		recs, err := recordsIn(tx, scopes)
+		recs, err := recordsIn(tx.Tx, scopes)
 		if err != nil {
 			return err
 		}
@@ -253,7 +255,7 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 			if err != nil {
 				return fmt.Errorf("record %q: %w", p, err)
 			}
-			vecs, err := vectorsOf(tx, p)
+			vecs, err := vectorsOf(tx.vec, p)
 			if err != nil {
 				return err
 			}
@@ -361,7 +363,7 @@ func (x *Index) mergeSaved(tx txn, e *effects, path string, s *stored, d *Saved,
 		}
 		rep.RecoveredCreators = append(rep.RecoveredCreators, path)
 	}
-	vecs, err := vectorsOf(tx, path)
+	vecs, err := vectorsOf(tx.vec, path)
 	if err != nil {
 		return err
 	}

@@ -201,7 +201,7 @@ func (x *Index) scanForReembed(ctx context.Context) {
 				if !ok || task == "" && len(apps) == 0 {
 					return n < chunk
 				}
-				vs, err := vectorsOf(tx, p)
+				vs, err := vectorsOf(tx.vec, p)
 				if err != nil {
 					return n < chunk
 				}
@@ -271,7 +271,7 @@ func (x *Index) reembed(ctx context.Context, paths []string) (int, error) {
 	x.mu.RLock()
 	err := x.view("reembed", "", func(tx txn) error {
 		for _, p := range paths {
-			s, ok, err := getRecord(tx, p)
+			s, ok, err := getRecord(tx.Tx, p)
 			if err != nil {
 				return err
 			}
@@ -306,14 +306,14 @@ func (x *Index) reembed(ctx context.Context, paths []string) (int, error) {
 	}
 	err = x.update("reembed", "", func(tx txn, e *effects) error {
 		for i, j := range jobs {
-			s, ok, err := getRecord(tx, j.path)
+			s, ok, err := getRecord(tx.Tx, j.path)
 			if err != nil {
 				return err
 			}
 			if !ok || textHash(embed.TagText(s.Task, s.RelatedApps, j.path)) != j.hash {
 				continue
 			}
-			vs, err := vectorsOf(tx, j.path)
+			vs, err := vectorsOf(tx.vec, j.path)
 			if err != nil {
 				return err
 			}

@@ -64,7 +64,7 @@ func scanRange(tx *buntdb.Tx, ge, lt string) ([]kv, error) {
 }
 
 // recordsUnder returns the record at path and those under path+"/".
-func recordsUnder(tx txn, path string) ([]kv, error) {
+func recordsUnder(tx *buntdb.Tx, path string) ([]kv, error) {
 	var out []kv
 	v, err := tx.Get(recKey(path))
 	switch err {
@@ -74,26 +74,27 @@ func recordsUnder(tx txn, path string) ([]kv, error) {
 	default:
 		return nil, err
 	}
-	sub, err := scanRange(tx.Tx, recKey(path+"/"), recKey(path+"0"))
+	sub, err := scanRange(tx, recKey(path+"/"), recKey(path+"0"))
 	return append(out, sub...), err
 }
 
-// vectorsOf returns the vectors stored for exactly path.
-func vectorsOf(tx txn, path string) ([]kv, error) {
-	return scanRange(tx.vec, vecPrefix+path+"\x00", vecPrefix+path+"\x01")
+// vectorsOf returns the vectors stored for exactly path (tx: vectors.db's).
+func vectorsOf(tx *buntdb.Tx, path string) ([]kv, error) {
+	return scanRange(tx, vecPrefix+path+"\x00", vecPrefix+path+"\x01")
 }
 
-// vectorsUnder returns the vectors of path and of everything under path+"/".
-func vectorsUnder(tx txn, path string) ([]kv, error) {
+// vectorsUnder returns the vectors of path and of everything under path+"/"
+// (tx: vectors.db's).
+func vectorsUnder(tx *buntdb.Tx, path string) ([]kv, error) {
 	out, err := vectorsOf(tx, path)
 	if err != nil {
 		return nil, err
 	}
-	sub, err := scanRange(tx.vec, vecPrefix+path+"/", vecPrefix+path+"0")
+	sub, err := scanRange(tx, vecPrefix+path+"/", vecPrefix+path+"0")
 	return append(out, sub...), err
 }
 
-func getRecord(tx txn, path string) (*stored, bool, error) {
+func getRecord(tx *buntdb.Tx, path string) (*stored, bool, error) {
 	v, err := tx.Get(recKey(path))
 	if err == buntdb.ErrNotFound {
 		return nil, false, nil
