@@ -136,13 +136,6 @@ func (b *Batcher) Ready() bool {
 	return len(b.queue) < b.max && !b.closed
 }
 
-// Pending reports whether some queued change has not been applied yet.
-func (b *Batcher) Pending() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.applied < b.enqueued
-}
-
 // Flush waits until every change queued before the call has been applied.
 func (b *Batcher) Flush(ctx context.Context) error {
 	b.mu.Lock()
@@ -160,39 +153,6 @@ func (b *Batcher) Flush(ctx context.Context) error {
 		b.cond.Wait()
 	}
 	return nil
-}
-
-// StartFlush is Flush in two halves: it asks for every change queued so far to
-// be applied now (no lingering) and returns the wait for it. File.Sync fsyncs
-// the file in between, so both disk writes overlap without a goroutine of
-// their own (StartFlusher).
-func (b *Batcher) StartFlush() (wait func(context.Context) error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	target := b.enqueued
-	if b.applied >= target {
-		return func(context.Context) error { return nil }
-	}
-	b.flushing++
-	b.wake()
-	return func(ctx context.Context) error {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		defer func() { b.flushing-- }()
-		for b.applied < target {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			b.cond.Wait()
-		}
-		return nil
-	}
-}
-
-// StartFlusher is a Flusher whose flush can be started before it is waited
-// for (Batcher.StartFlush). The wait must be called, once.
-type StartFlusher interface {
-	StartFlush() (wait func(context.Context) error)
 }
 
 // Close applies what is queued and stops.
@@ -215,7 +175,7 @@ func (b *Batcher) run() {
 		}
 		if len(b.queue) == 0 || !(b.due || b.flushing > 0 || b.closed || len(b.queue) >= (b.max+3)/4) {
 			// Nothing queued, or a batch lingering for company: sleep until
-			// a kick (Flush, StartFlush, a quarter-full queue, Close) or the
+			// a kick (Flush, a quarter-full queue, Close) or the
 			// end of the linger Apply armed.
 			b.mu.Unlock()
 			select {

@@ -288,17 +288,16 @@ func (fl *File) touched() {
 // record of it as durable: the file's pending updatedAt is sent and the sink
 // flushed.
 //
-// A sink that can apply on the caller's goroutine (HereFlusher, the daemon's
-// Batcher) applies what is queued here, then the file is fsynced: the
-// applier goroutine is not woken, and the index's work (CPU, and writes into
-// the page cache: no sync of its own per batch) is done before the fsync
-// instead of beside it, where it competed on a two-core machine with the
-// kernel worker and the wake-ups each of the fsync's disk writes needs
-// (BENCHMARKS.md, "NFS create: COMMIT's fsync"). With the file's data
-// already on its way (File.StartWriteback), apply-then-fsync answered a
-// libnfs COMMIT sooner than fsync-then-apply and than both at once. Other
-// sinks: the index's commit runs on the sink's goroutine while this one
-// waits in fsync. Both have finished before Sync returns.
+// The index's changes are applied first, then the file is fsynced. A sink
+// that can apply on the caller's goroutine (HereFlusher, the daemon's
+// Batcher) does it here: the applier goroutine is not woken. Either way the
+// index's work (CPU, and writes into the page cache: no sync of its own per
+// batch) is done before the fsync instead of beside it, where it competed on
+// a two-core machine with the kernel worker and the wake-ups each of the
+// fsync's disk writes needs (BENCHMARKS.md, "NFS create: COMMIT's fsync").
+// With the file's data already on its way (File.StartWriteback),
+// apply-then-fsync answered a libnfs COMMIT sooner than fsync-then-apply and
+// than both at once.
 func (fl *File) Sync() error {
 	if err := fl.gone("sync"); err != nil {
 		return err
@@ -311,32 +310,14 @@ func (fl *File) Sync() error {
 		// first so the flush below covers it.
 		fl.fs.touches.flushPath(fl.Path())
 	}
-	if !fl.fs.sinkPending() {
-		if err := fl.f.Sync(); err != nil {
-			return wrap("sync", fl.Path(), err)
-		}
-		return nil
-	}
+	// Nothing queued: FlushHere and Flush return at once.
+	var ferr error
 	if h, ok := fl.fs.sink.(HereFlusher); ok {
-		// The index's changes first, on this goroutine, then the fsync:
-		// see the doc comment.
-		ferr := h.FlushHere(context.Background())
-		if err := fl.f.Sync(); err != nil {
-			return wrap("sync", fl.Path(), err)
-		}
-		return ferr
-	}
-	var wait func(context.Context) error
-	if s, ok := fl.fs.sink.(StartFlusher); ok {
-		wait = s.StartFlush()
+		ferr = h.FlushHere(context.Background())
 	} else {
-		flushed := make(chan error, 1)
-		go func() { flushed <- fl.fs.flushSink(context.Background()) }()
-		wait = func(context.Context) error { return <-flushed }
+		ferr = fl.fs.flushSink(context.Background())
 	}
-	err := fl.f.Sync()
-	ferr := wait(context.Background())
-	if err != nil {
+	if err := fl.f.Sync(); err != nil {
 		return wrap("sync", fl.Path(), err)
 	}
 	return ferr

@@ -124,16 +124,6 @@ func (f *FS) Close() error {
 	return f.res.close()
 }
 
-// sinkPending reports whether the sink may hold changes not yet applied (a
-// Flush would wait), so a sync with nothing to flush costs no goroutine.
-func (f *FS) sinkPending() bool {
-	if p, ok := f.sink.(interface{ Pending() bool }); ok {
-		return p.Pending()
-	}
-	_, ok := f.sink.(Flusher)
-	return ok
-}
-
 // flushSink waits until the sink has applied every change sent so far.
 func (f *FS) flushSink(ctx context.Context) error {
 	if fl, ok := f.sink.(Flusher); ok {

@@ -571,16 +571,9 @@ func (s *changeSink) Apply(ctx context.Context, c server.Change) error {
 
 func (s *changeSink) Flush(ctx context.Context) error { return s.queue.Flush(ctx) }
 
-// StartFlush is the queue's (server.StartFlusher): File.Sync starts the index's
-// flush, fsyncs the file, then waits.
-func (s *changeSink) StartFlush() func(context.Context) error { return s.queue.StartFlush() }
-
 // FlushHere is the queue's (server.HereFlusher): File.Sync applies what is
 // queued on its own goroutine.
 func (s *changeSink) FlushHere(ctx context.Context) error { return s.queue.FlushHere(ctx) }
-
-// Pending is the queue's: an fsync with nothing queued skips the flush.
-func (s *changeSink) Pending() bool { return s.queue.Pending() }
 
 // Ready is the queue's (server.ReadySink): the NFS handle map is not touched by
 // the creates and writes the core asks about, only by renames and removes.
