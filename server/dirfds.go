@@ -62,16 +62,7 @@ func (c *dirFDs) get(rootFd int, p string, raw bool) *dirFD {
 	}
 	e.refs++
 	c.mu.Unlock()
-	var st unix.Statx_t
-	const mask = unix.STATX_TYPE | unix.STATX_INO
-	var err error
-	if raw {
-		err = rawStatx(rootFd, p, unix.AT_SYMLINK_NOFOLLOW, mask, &st)
-	} else {
-		err = unix.Statx(rootFd, p, unix.AT_SYMLINK_NOFOLLOW, mask, &st)
-	}
-	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Ino == e.ino &&
-		unix.Mkdev(st.Dev_major, st.Dev_minor) == e.dev {
+	if a, err := statxAt(rootFd, p, "resolve", p, raw); err == nil && a.Mode.IsDir() && a.Ino == e.ino && a.Dev == e.dev {
 		return e
 	}
 	c.mu.Lock()
@@ -88,18 +79,11 @@ func (c *dirFDs) get(rootFd int, p string, raw bool) *dirFD {
 // root, and returns it referenced; nil (fd left to the caller) when its
 // identity cannot be read or another descriptor of p is kept already.
 func (c *dirFDs) add(p string, fd int, raw bool) *dirFD {
-	var st unix.Statx_t
-	const mask = unix.STATX_TYPE | unix.STATX_INO
-	var err error
-	if raw {
-		err = rawStatx(fd, "", unix.AT_EMPTY_PATH, mask, &st)
-	} else {
-		err = unix.Statx(fd, "", unix.AT_EMPTY_PATH, mask, &st)
-	}
-	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	a, err := statxAt(fd, "", "resolve", p, raw)
+	if err != nil || !a.Mode.IsDir() {
 		return nil
 	}
-	e := &dirFD{c: c, fd: fd, dev: unix.Mkdev(st.Dev_major, st.Dev_minor), ino: st.Ino, refs: 1}
+	e := &dirFD{c: c, fd: fd, dev: a.Dev, ino: a.Ino, refs: 1}
 	var evicted []*dirFD
 	c.mu.Lock()
 	if c.m == nil {

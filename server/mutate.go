@@ -51,9 +51,8 @@ func (f *FS) own(ctx context.Context, fd int, name string, flags int) {
 	if name == "" {
 		flags |= unix.AT_EMPTY_PATH
 	}
-	uid, gid := int(id.UID), -1
-	switch {
-	case checked:
+	uid, gid := rootOwner(id)
+	if checked {
 		if !id.HasCreateGID {
 			return // the kernel chose as it would for the caller
 		}
@@ -64,14 +63,32 @@ func (f *FS) own(ctx context.Context, fd int, name string, flags int) {
 			return
 		}
 		uid, gid = -1, int(id.CreateGID)
+	}
+	f.chown(fd, name, uid, gid, flags)
+}
+
+// rootOwner is the owner and group (-1: the kernel's choice) a create made
+// with the daemon's rights gives caller id's new file: its uid, and the group
+// it asked for, else its gid.
+func rootOwner(id Identity) (uid, gid int) {
+	uid, gid = int(id.UID), -1
+	switch {
 	case id.HasCreateGID:
 		gid = int(id.CreateGID)
 	case id.HasGID:
 		gid = int(id.GID)
 	}
+	return uid, gid
+}
+
+// chown gives a new file to its creator, best effort (the file exists either
+// way), and reports whether it did.
+func (f *FS) chown(fd int, name string, uid, gid, flags int) bool {
 	if err := unix.Fchownat(fd, name, uid, gid, flags); err != nil {
-		f.log.Debug("could not give a new file to its creator", "uid", id.UID, "gid", gid, "err", err)
+		f.log.Debug("could not give a new file to its creator", "uid", uid, "gid", gid, "err", err)
+		return false
 	}
+	return true
 }
 
 // ownUnchecked is own for a caller the core does not act as (the daemon's own
@@ -85,21 +102,11 @@ func (f *FS) ownUnchecked(ctx context.Context, fd int, a Attr) bool {
 	if !f.root || !id.HasUID {
 		return false
 	}
-	uid, gid := int(id.UID), -1
-	switch {
-	case id.HasCreateGID:
-		gid = int(id.CreateGID)
-	case id.HasGID:
-		gid = int(id.GID)
-	}
+	uid, gid := rootOwner(id)
 	if uint32(uid) == a.UID && (gid == -1 || uint32(gid) == a.GID) {
 		return false
 	}
-	if err := unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
-		f.log.Debug("could not give a new file to its creator", "uid", id.UID, "gid", gid, "err", err)
-		return false
-	}
-	return true
+	return f.chown(fd, "", uid, gid, unix.AT_EMPTY_PATH)
 }
 
 // Create opens regular file p for reading and writing, creating it with mode perm

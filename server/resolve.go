@@ -21,11 +21,8 @@ func (d dirRef) close() {
 	switch {
 	case d.kept != nil:
 		d.kept.release(d.raw)
-	case !d.own:
-	case d.raw:
-		rawClose(d.fd)
-	default:
-		unix.Close(d.fd)
+	case d.own:
+		closeFD(d.fd, d.raw)
 	}
 }
 
