@@ -78,10 +78,11 @@ func BenchmarkStoredEncode(b *testing.B) {
 	})
 }
 
-// tagOf (the start-up re-embed scan's gjson read) must give the task and
-// related apps decodeStored gives, for every string JSON can carry: the text
-// hash it feeds decides whether a vector is current.
-func TestTagOfMatchesDecodeStored(t *testing.T) {
+// keywordFields (the gjson read of Open's record table and of the start-up
+// re-embed scan) must give the task and related apps decodeStored gives, for
+// every string JSON can carry: the text hash they feed decides whether a
+// vector is current.
+func TestKeywordFieldsMatchDecodeStored(t *testing.T) {
 	strs := []string{"", " ", "app", "a\"b\\c", "<script>&amp;</script>", "tab\there\nnl\rcr\bbs\fff",
 		"\x00\x01\x1f\x7f", "é日本🙂", "\u2028\u2029", "bad \xff\xfe utf8 \xc3", "\xe2\x80", "d0/f1", "null", "[1,2]"}
 	rng := rand.New(rand.NewSource(2))
@@ -101,9 +102,13 @@ func TestTagOfMatchesDecodeStored(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", v, err)
 		}
-		task, got, ok := tagOf(v)
-		if !ok || task != want.Task || len(got) != len(want.RelatedApps) {
-			t.Fatalf("%q: tagOf = %q, %q, %v; decodeStored: %q, %q", v, task, got, ok, want.Task, want.RelatedApps)
+		s, ok := keywordFields(v)
+		if !ok {
+			t.Fatalf("%q: keywordFields refused it", v)
+		}
+		task, got := s.Task, s.RelatedApps
+		if task != want.Task || s.CreatedBy != want.CreatedBy || len(got) != len(want.RelatedApps) {
+			t.Fatalf("%q: keywordFields = %q, %q, %q; decodeStored: %q, %q, %q", v, s.CreatedBy, task, got, want.CreatedBy, want.Task, want.RelatedApps)
 		}
 		for j := range got {
 			if got[j] != want.RelatedApps[j] {
@@ -111,7 +116,7 @@ func TestTagOfMatchesDecodeStored(t *testing.T) {
 			}
 		}
 	}
-	if _, _, ok := tagOf(`{"task": "cut`); ok {
-		t.Fatal("tagOf read a record that is not JSON")
+	if _, ok := keywordFields(`{"task": "cut`); ok {
+		t.Fatal("keywordFields read a record that is not JSON")
 	}
 }

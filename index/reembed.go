@@ -5,8 +5,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/semfs/semfs/embed"
 )
 
@@ -197,8 +195,8 @@ func (x *Index) scanForReembed(ctx context.Context) {
 				n++
 				from = k
 				p := k[len(recPrefix):]
-				task, apps, ok := tagOf(v)
-				if !ok || task == "" && len(apps) == 0 {
+				s, ok := keywordFields(v)
+				if !ok || !s.tagged() {
 					return n < chunk
 				}
 				vs, err := vectorsOf(tx.vec, p)
@@ -206,7 +204,7 @@ func (x *Index) scanForReembed(ctx context.Context) {
 					return n < chunk
 				}
 				current := false
-				h := textHash(embed.TagText(task, apps, p))
+				h := textHash(embed.TagText(s.Task, s.RelatedApps, p))
 				for _, kv := range vs {
 					_, m, _ := splitVecKey(kv.key)
 					kind, vh, ok := vectorHeader(kv.val)
@@ -241,21 +239,6 @@ func (x *Index) scanForReembed(ctx context.Context) {
 		x.log.Info("index: re-embedding tagged records in the background", "model", model, "records", len(need))
 		x.re.add(need...)
 	}
-}
-
-// tagOf reads a record's task and related apps without decoding the rest
-// (gjson, as hayOf does): the scan at every start reads all records, and
-// encoding/json's decode of each cost about 0.5 s of CPU at 100,000, beside
-// the daemon's first queries. ok is false for a record that is not JSON.
-func tagOf(v string) (task string, apps []string, ok bool) {
-	if !gjson.Valid(v) {
-		return "", nil, false
-	}
-	f := gjson.GetMany(v, "task", "relatedApps")
-	for _, a := range f[1].Array() {
-		apps = append(apps, a.String())
-	}
-	return f[0].String(), apps, true
 }
 
 // reembed embeds the current tag text of paths and stores the vectors, unless the
