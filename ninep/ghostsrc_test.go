@@ -155,6 +155,13 @@ func TestGhostSourceClunked(t *testing.T) {
 			for _, s := range tc.steps {
 				got := fast.exchange(s.req)
 				want := slow.exchange(s.req)
+				// Rstatfs carries the file system's free blocks and inodes,
+				// which other processes (the suite's other packages) move
+				// between the two exchanges: asked again, up to five times,
+				// a sound answer matches; a wrong one never does.
+				for try := 0; !bytes.Equal(got, want) && s.req[4] == tStatfs && try < 5; try++ {
+					got, want = fast.exchange(s.req), slow.exchange(s.req)
+				}
 				if !bytes.Equal(got, want) {
 					t.Fatalf("%s: fast path replied (%d bytes)\n  %x\np9 replied (%d bytes)\n  %x", s.name, len(got), head(got), len(want), head(want))
 				}
