@@ -17,6 +17,10 @@
 # PORT_SHIFT=N moves the daemons' ports (13301, 13311) by N, for a run beside
 # another on a shared machine.
 #
+# A_ENV and B_ENV (VAR=value ..., passed through env(1)) set each daemon's
+# environment, for an A/B of one binary with and without a setting, e.g.
+# A_ENV=SEMFS_SYSMON_HOLD=off (server/sysmon).
+#
 # PIN_SERVER=CPUS and PIN_CLIENT=CPUS (taskset lists, e.g. 1 and 0) pin both
 # daemons and the load driver, to tell the server's cost from where the
 # scheduler happened to place the two processes.
@@ -32,15 +36,15 @@ gcc -O2 -o $W/nfspar "$ROOT/integration/bench/nfs/nfspar.c" -lnfs
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait; rm -rf "$W"; }
 trap cleanup EXIT
-start() { # BIN NAME PORT
+start() { # BIN NAME PORT ENV
   mkdir -p $W/$2/data $W/$2/index
-  "$1" serve --data $W/$2/data --index $W/$2/index --socket $W/$2/s.sock --nfs 127.0.0.1:$3 \
+  env $4 "$1" serve --data $W/$2/data --index $W/$2/index --socket $W/$2/s.sock --nfs 127.0.0.1:$3 \
     --9p off --model-dir "$MODEL" --log-level warn > $W/$2.log 2>&1 &
   PIDS+=($!)
 }
 PORT_A=$((13301 + ${PORT_SHIFT:-0})) PORT_B=$((13311 + ${PORT_SHIFT:-0}))
-start "$A" a $PORT_A; PA=${PIDS[0]}
-start "$B" b $PORT_B; PB=${PIDS[1]}
+start "$A" a $PORT_A "${A_ENV:-}"; PA=${PIDS[0]}
+start "$B" b $PORT_B "${B_ENV:-}"; PB=${PIDS[1]}
 for i in $(seq 100); do [ -S $W/a/s.sock ] && [ -S $W/b/s.sock ] && break; sleep 0.1; done
 if [ -n "${PIN_SERVER:-}" ]; then taskset -apc "$PIN_SERVER" $PA >/dev/null; taskset -apc "$PIN_SERVER" $PB >/dev/null; fi
 CLIENT=()
