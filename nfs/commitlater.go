@@ -9,6 +9,11 @@ import (
 	"github.com/semfs/semfs/server"
 )
 
+// sequentialCalls is how many calls a connection must have made one at a time
+// (each sent after the reply to the one before, none while another was in
+// progress) for its COMMITs to be answered inline (commitInline).
+const sequentialCalls = 256
+
 // maxCommitsLater bounds the COMMITs of one connection waiting on the disk at
 // once; beyond it a COMMIT is answered inline as before.
 const maxCommitsLater = 8
@@ -29,11 +34,15 @@ func (h *connHandler) commitLater(ctx context.Context, r *request, p string, id 
 	if h.commits == nil {
 		h.commits = make(chan struct{}, maxCommitsLater)
 	}
+	if len(h.commits) > 0 {
+		h.c.concurrentAt = h.c.calls
+	}
 	select {
 	case h.commits <- struct{}{}:
 	default:
 		return false
 	}
+	h.s.commitsLater.Add(1)
 	xid, s, c, slots := r.xid, h.s, h.c, h.commits
 	// The connection's goroutine holds a count of s.wg while it runs, so this
 	// Add never races Close's Wait from zero; Close waits for the reply.
@@ -65,6 +74,23 @@ func (h *connHandler) commitLater(ctx context.Context, r *request, p string, id 
 		}
 	}()
 	return true
+}
+
+// commitInline says whether a COMMIT is answered on the connection's reading
+// goroutine rather than by commitLater: when nothing else of the connection is
+// in progress or waiting to be read, and it has shown no calls in flight at
+// once for sequentialCalls calls. A client that waits for each reply before
+// its next call (one process creating files: CREATE, WRITE, COMMIT, again)
+// then saves the hand-off of every COMMIT to another goroutine, and the
+// scheduler's waking of another thread for it (same-run A/B, 2,000 creates:
+// BENCHMARKS.md, "COMMIT inline on a sequential connection"). The cost falls
+// on a connection that turns concurrent: a call sent while such a COMMIT syncs
+// waits for it, once; the next calls in flight at once send COMMITs to
+// commitLater again for the next sequentialCalls calls.
+func (h *connHandler) commitInline() bool {
+	c := h.c
+	return h.workers.busy.Load() == 0 && len(h.commits) == 0 && c.rd.Buffered() == 0 &&
+		c.calls-c.concurrentAt > sequentialCalls
 }
 
 // commitReply builds a whole COMMIT reply record (RFC 1813 COMMIT3res) into out:

@@ -137,3 +137,75 @@ func (p *peekConn) Read(b []byte) (int, error) {
 	}
 	return p.Conn.Read(b)
 }
+
+// TestCommitInlineOnlyOnASequentialConnection: a connection whose client has
+// sent each call after the reply to the one before, for SequentialCalls calls,
+// has its COMMITs answered on the reading goroutine; once it sends a call
+// before the reply to the last (two processes sharing the mount), its COMMITs
+// go off that goroutine again, so that they cannot hold the other calls
+// (TestCommitDoesNotHoldTheConnection).
+func TestCommitInlineOnlyOnASequentialConnection(t *testing.T) {
+	e := newEnv(t)
+	c, root := e.client("/")
+	st, fh := c.create(root, "f", 0, 0)
+	if st != sOK {
+		t.Fatalf("create: %d", st)
+	}
+	commit := func() {
+		t.Helper()
+		if st, _, _, _ := c.write(fh, 0, []byte("data"), 0); st != sOK {
+			t.Fatalf("write: %d", st)
+		}
+		if st, _ := c.commit(fh); st != sOK {
+			t.Fatalf("commit: %d", st)
+		}
+	}
+	// A new connection has shown nothing yet: COMMIT goes off the goroutine.
+	before := e.srv.CommitsLater()
+	commit()
+	if got := e.srv.CommitsLater(); got != before+1 {
+		t.Fatalf("first COMMIT of a new connection: answered later %d times, want 1", got-before)
+	}
+	for range nfs.SequentialCalls {
+		if st, _ := c.getattr(fh); st != sOK {
+			t.Fatalf("getattr: %d", st)
+		}
+	}
+	before = e.srv.CommitsLater()
+	commit()
+	if got := e.srv.CommitsLater(); got != before {
+		t.Fatalf("COMMIT after %d sequential calls: answered later %d times, want inline", nfs.SequentialCalls, got-before)
+	}
+	// Two GETATTRs in flight at once, sent in one write so that the server
+	// reads them together: the connection is concurrent again.
+	conn := c.c
+	held := &heldWrites{Conn: conn}
+	c.c = held
+	x1 := c.send(progNFS, 3, pGetattr, (&enc{}).opaque(fh).b)
+	x2 := c.send(progNFS, 3, pGetattr, (&enc{}).opaque(fh).b)
+	c.c = conn
+	if _, err := conn.Write(held.b); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []uint32{x1, x2} {
+		if d := c.recv(x); d.u32() != sOK {
+			t.Fatal("pipelined getattr failed")
+		}
+	}
+	before = e.srv.CommitsLater()
+	commit()
+	if got := e.srv.CommitsLater(); got != before+1 {
+		t.Fatalf("COMMIT after calls in flight at once: answered later %d times, want 1", got-before)
+	}
+}
+
+// heldWrites keeps what is written to it, to be sent in one write later.
+type heldWrites struct {
+	net.Conn
+	b []byte
+}
+
+func (h *heldWrites) Write(b []byte) (int, error) {
+	h.b = append(h.b, b...)
+	return len(b), nil
+}

@@ -71,7 +71,9 @@
 // cache cannot serve whole or that arrive while other calls of the connection
 // are in progress, and small READs, WRITEs and CREATEs while other calls are in
 // progress are answered on up to four worker goroutines per connection
-// (workers.go), COMMIT on a goroutine of its own (commitlater.go): replies may
+// (workers.go), COMMIT on a goroutine of its own (commitlater.go; inline on a
+// connection that has sent each of its last 256 calls after the reply to the
+// one before, commitInline): replies may
 // leave in another order than the calls came, which RPC allows (the client
 // matches them by xid), and calls a client has in flight at once may take
 // effect in any order, as on Linux's nfsd. GETATTR, LOOKUP, ACCESS and READs

@@ -665,7 +665,7 @@ func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
 	if err != nil {
 		return fail(status(r, err))
 	}
-	if !h.resolvedID.isDir && h.commitLater(b.ctx(), r, p, h.resolvedID) {
+	if !h.resolvedID.isDir && !h.commitInline() && h.commitLater(b.ctx(), r, p, h.resolvedID) {
 		return answeredLater()
 	}
 	if err := h.s.commit(b.ctx(), p, h.resolvedID); err != nil {

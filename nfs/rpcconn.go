@@ -94,6 +94,12 @@ type rpcConn struct {
 	rcut   int    // hand out rbuf up to here first (0: no cut)
 	reject []byte // reused buffer of refusals (checkCall)
 	cur    *request
+	// calls counts the records read; concurrentAt is its value when the
+	// connection last showed calls in flight at once (a record read with
+	// another behind it, or a call arriving while one was still on a worker
+	// or a COMMIT goroutine): fastCommit answers inline on a connection that
+	// has not for sequentialCalls calls (commitlater.go).
+	calls, concurrentAt uint64
 	// fast answers a call itself (see connHandler.serveFast) and returns the
 	// reply record, an empty one when the reply will be sent later by another
 	// goroutine through replyNow, or nil to leave the call to go-nfs. The record may be reused
@@ -174,6 +180,10 @@ func (c *rpcConn) nextRecord() error {
 		buf, err := c.readRecord()
 		if err != nil {
 			return err
+		}
+		c.calls++
+		if c.rd.Buffered() > 0 {
+			c.concurrentAt = c.calls // the next call came before this one's reply
 		}
 		body := buf[4:]
 		rej, err := checkCall(body, c.reject[:0])

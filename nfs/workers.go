@@ -78,6 +78,9 @@ func (h *connHandler) handOff(r *request, buf []byte) (rec []byte, taken bool) {
 	small := r.proc == procCreate || r.proc == procRead && a.count < handOffSize ||
 		r.proc == procWrite && len(a.data) < handOffSize
 	idle := w.busy.Load() == 0 && len(h.commits) == 0
+	if !idle {
+		h.c.concurrentAt = h.c.calls
+	}
 	if small && idle {
 		return nil, false
 	}
