@@ -1,6 +1,7 @@
 package nfs_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"io"
@@ -176,6 +177,19 @@ func TestCommitInlineOnlyOnASequentialConnection(t *testing.T) {
 	if got := e.srv.CommitsLater(); got != before {
 		t.Fatalf("COMMIT after %d sequential calls: answered later %d times, want inline", nfs.SequentialCalls, got-before)
 	}
+	// The inline reply is commitLater's, byte for byte (which the differential
+	// test holds to go-nfs's): one more COMMIT each way, nothing written
+	// between, xids aside.
+	rawCommit := func() []byte {
+		t.Helper()
+		x := c.send(progNFS, 3, pCommit, (&enc{}).opaque(fh).u64(0).u32(0).b)
+		b := c.recvRaw()
+		if got := binary.BigEndian.Uint32(b[4:]); got != x {
+			t.Fatalf("reply xid %d, want %d", got, x)
+		}
+		return b[8:]
+	}
+	inline := rawCommit()
 	// Two GETATTRs in flight at once, sent in one write so that the server
 	// reads them together: the connection is concurrent again.
 	conn := c.c
@@ -193,10 +207,14 @@ func TestCommitInlineOnlyOnASequentialConnection(t *testing.T) {
 		}
 	}
 	before = e.srv.CommitsLater()
-	commit()
+	later := rawCommit()
 	if got := e.srv.CommitsLater(); got != before+1 {
 		t.Fatalf("COMMIT after calls in flight at once: answered later %d times, want 1", got-before)
 	}
+	if !bytes.Equal(inline, later) {
+		t.Fatalf("inline COMMIT reply differs from commitLater's:\n%x\n%x", inline, later)
+	}
+	commit()
 }
 
 // heldWrites keeps what is written to it, to be sent in one write later.
