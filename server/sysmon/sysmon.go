@@ -12,9 +12,10 @@
 // COMMIT with its fsync) woke it and kept it polling through the fsync, a
 // context switch every 20 µs on the cores the client and the serving thread
 // need. Measured on a 2-vCPU VM (integration/bench/nfs/ab.sh, same-run A/B,
-// 7 rounds; BENCHMARKS.md, "The runtime's monitor"): 2,000 creates took 0.90×
-// the wall time and 0.80× the daemon's CPU with the hold, the median GETATTR
-// latency 0.41×; perf showed 14 % of the daemon's CPU in sysmon alone.
+// 7 rounds; BENCHMARKS.md, "The runtime's monitor"): 2,000 NFS creates took
+// 0.87× the wall time and 0.77× the daemon's CPU with the hold, the median
+// GETATTR latency went from 66 to 26 µs; perf had shown 14 % of the daemon's
+// CPU in sysmon alone (1.4 % with the hold).
 //
 // How: while the process is busy (its CPU time over the last Window is at
 // least Busy of one CPU), a goroutine waits in ppoll made as a raw system call,

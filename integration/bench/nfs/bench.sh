@@ -18,12 +18,16 @@
 # server, and the ratio to ganesha as the median of the per-round ratios with
 # their spread (min-max). Server CPU (user+system) comes from /proc.
 #
-# After each read test the 256 MiB file is truncated in the backing directory:
-# the kernel's write(2) into the page cache costs several times more system CPU
-# once earlier files' pages fill it (measured: ganesha and semfs alike go from
-# 0.5 to 2.9 ms of system CPU per MiB written after three earlier 256 MiB
-# files), so without it every round's write row measured how much earlier rows
-# had left in memory, not the server.
+# Every 256 MiB file is truncated in the backing directory as soon as its run
+# is over: the kernel's write(2) into the page cache costs several times more
+# system CPU while earlier files' pages fill it (measured: ganesha and semfs
+# alike go from 0.5 to 2.9 ms of system CPU per MiB written after three earlier
+# 256 MiB files), so without it a row measured how much the runs before had
+# left in memory, not the server. The write run's file goes at once (until
+# 2026-12-01 it stayed for the read row, and the second writer of each round
+# found the first one's 256 MiB cached: 0.24-0.34 s first, 0.54-0.94 s second,
+# the write row decided by the order); the read row writes its own file first,
+# untimed, and truncates it after reading.
 #
 # Needs root, Debian 12 packages nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-dev
 # gcc, and loopback only. rpcbind (ganesha will not start without it) binds
@@ -33,7 +37,7 @@
 # threads) and the load drivers alike, to tell a server's cost from where the
 # scheduler happens to place it against the client (the GETATTR row's rounds
 # are bimodal unpinned: same CPU as the client or not).
-# ("read" needs "write" before it, "list" needs "create", "getattr" "write").
+# ("list" needs "create" before it, "getattr" "write").
 # Two more rows, not in the default set, measure GETATTR latency with each
 # server pinned in turn (all its threads, taskset) and the driver on CPU 0:
 # "getattr-near" puts the server on CPU 0 too, "getattr-apart" on CPU 1; both
@@ -138,11 +142,15 @@ TCK=$(getconf CLK_TCK)
 # run SERVER TEST ROUND: prints "SERVER TEST ROUND wall_s srv_cpu_s [median_us]"
 run() {
   local s=$1 t=$2 r=$3 u; u=$(url $s); local p; p=$(pid $s)
+  # Untimed: the file the read row reads, then the earlier runs' dirty data
+  # to the disk.
+  [ $t = read ] && "${CLIENT[@]}" $W/nfsload "$u" write rd$r 256 >/dev/null
+  sync
   local c0; c0=$(cpu $p); local t0; t0=$(date +%s.%N)
   local out
   case $t in
-  write)  out=$("${CLIENT[@]}" $W/nfsload "$u" write big$r 256) ;;
-  read)   out=$("${CLIENT[@]}" $W/nfsload "$u" read big$r); truncate -s 0 "$(dir $s)/big$r" ;;
+  write)  out=$("${CLIENT[@]}" $W/nfsload "$u" write big$r 256); truncate -s 0 "$(dir $s)/big$r" ;;
+  read)   out=$("${CLIENT[@]}" $W/nfsload "$u" read rd$r); truncate -s 0 "$(dir $s)/rd$r" ;;
   create) out=$("${CLIENT[@]}" $W/nfsload "$u" create many$r 2000) ;;
   list)   out=$("${CLIENT[@]}" $W/nfsload "$u" list many$r) ;;
   getattr) out=$("${CLIENT[@]}" $W/nfsload "$u" stat big$r $GETATTR_N) ;;
