@@ -34,9 +34,6 @@ func (h *connHandler) commitLater(ctx context.Context, r *request, p string, id 
 	if h.commits == nil {
 		h.commits = make(chan struct{}, maxCommitsLater)
 	}
-	if len(h.commits) > 0 {
-		h.c.concurrentAt = h.c.calls
-	}
 	select {
 	case h.commits <- struct{}{}:
 	default:
@@ -78,8 +75,10 @@ func (h *connHandler) commitLater(ctx context.Context, r *request, p string, id 
 
 // commitInline says whether a COMMIT is answered on the connection's reading
 // goroutine rather than by commitLater: when nothing else of the connection is
-// in progress or waiting to be read, and it has shown no calls in flight at
-// once for sequentialCalls calls. A client that waits for each reply before
+// in progress (a call on a worker or a COMMIT goroutine, which counts as calls
+// in flight at once), and it has shown no calls in flight at once for
+// sequentialCalls calls (nextRecord counts a call read with another behind
+// it, as this COMMIT's would have been). A client that waits for each reply before
 // its next call (one process creating files: CREATE, WRITE, COMMIT, again)
 // then saves the hand-off of every COMMIT to another goroutine, and the
 // scheduler's waking of another thread for it (same-run A/B, 2,000 creates:
@@ -89,8 +88,11 @@ func (h *connHandler) commitLater(ctx context.Context, r *request, p string, id 
 // commitLater again for the next sequentialCalls calls.
 func (h *connHandler) commitInline() bool {
 	c := h.c
-	return h.workers.busy.Load() == 0 && len(h.commits) == 0 && c.rd.Buffered() == 0 &&
-		c.calls-c.concurrentAt > sequentialCalls
+	if h.workers.busy.Load() > 0 || len(h.commits) > 0 {
+		c.concurrentAt = c.calls
+		return false
+	}
+	return c.calls-c.concurrentAt > sequentialCalls
 }
 
 // commitReply builds a whole COMMIT reply record (RFC 1813 COMMIT3res) into out:

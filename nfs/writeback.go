@@ -5,12 +5,12 @@ package nfs
 const writebackMax = 64 << 10
 
 // writebackKick is a range of a file (by core path and inode) whose pages the
-// reading goroutine starts writing once the WRITE's reply is out.
+// reading goroutine starts writing once the WRITE's reply is out; n == 0:
+// none.
 type writebackKick struct {
-	path    string
-	ino     uint64
-	off, n  int64
-	pending bool
+	path   string
+	ino    uint64
+	off, n int64
 }
 
 // noteWriteback marks the data of the UNSTABLE WRITE being answered for
@@ -30,7 +30,7 @@ func (h *connHandler) noteWriteback(p string, ino uint64, off, n, size int64) {
 	if n <= 0 || off+n != size || size > writebackMax {
 		return
 	}
-	h.writeback = writebackKick{path: p, ino: ino, off: off, n: n, pending: true}
+	h.writeback = writebackKick{path: p, ino: ino, off: off, n: n}
 }
 
 // afterReply runs on the connection's reading goroutine after a reply of the
@@ -38,7 +38,7 @@ func (h *connHandler) noteWriteback(p string, ino uint64, off, n, size int64) {
 // descriptor the fd cache still holds (none: nothing to do). A hint only:
 // durability is still COMMIT's fsync, and an error here changes no reply.
 func (h *connHandler) afterReply() {
-	if !h.writeback.pending {
+	if h.writeback.n == 0 {
 		return
 	}
 	k := h.writeback
