@@ -284,30 +284,47 @@ func setSync(db *buntdb.DB, p buntdb.SyncPolicy) error {
 	return db.SetConfig(cfg)
 }
 
-// openVectors opens vectors.db. A file buntdb cannot parse is moved aside
-// (vectors.db.damaged-<time>) and a new one started: no record is lost with
-// it, in-process vectors are re-embedded in the background, and the start-up
+// openVectors opens vectors.db. A file buntdb cannot parse is set aside
+// (openOrSetAside) and a new one started: no record is lost with it,
+// in-process vectors are re-embedded in the background, and the start-up
 // reconcile restores client vectors from the files' durable records.
 func (x *Index) openVectors() (*buntdb.DB, error) {
-	p := filepath.Join(x.dir, vectorsFile)
-	db, err := buntdb.Open(p)
-	var pe *os.PathError
-	if err != nil && !errors.As(err, &pe) {
-		to := p + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
-		if rerr := os.Rename(p, to); rerr != nil {
-			return nil, fmt.Errorf("vectors.db is unreadable (%v) and could not be moved aside: %w", err, rerr)
-		}
-		x.log.Error("index: vectors.db unreadable; moved aside, vectors are re-embedded and restored from durable records", "err", err, "movedTo", to)
-		db, err = buntdb.Open(p)
-	}
+	db, aside, err := openOrSetAside(filepath.Join(x.dir, vectorsFile))
 	if err != nil {
 		return nil, err
+	}
+	if aside != nil {
+		x.log.Error("index: vectors.db unreadable; moved aside, vectors are re-embedded and restored from durable records", "err", aside.cause, "movedTo", aside.to)
 	}
 	if err := setSync(db, buntdb.Always); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// setAside is a buntdb file openOrSetAside could not parse: the error, and
+// where the file went.
+type setAside struct {
+	cause error
+	to    string
+}
+
+// openOrSetAside opens the buntdb file p. One buntdb cannot parse is renamed
+// to p.damaged-<time> and a new one opened in its place (aside says so); a
+// failure of the file system itself is returned as it is.
+func openOrSetAside(p string) (*buntdb.DB, *setAside, error) {
+	db, err := buntdb.Open(p)
+	var pe *os.PathError
+	if err == nil || errors.As(err, &pe) {
+		return db, nil, err
+	}
+	to := p + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+	if rerr := os.Rename(p, to); rerr != nil {
+		return nil, nil, fmt.Errorf("%s is unreadable (%v) and could not be moved aside: %w", filepath.Base(p), err, rerr)
+	}
+	db, err2 := buntdb.Open(p)
+	return db, &setAside{cause: err, to: to}, err2
 }
 
 // migrateVectors moves the vectors of a layout-1 index from records.db to
@@ -373,21 +390,12 @@ func (x *Index) openRecords() (*buntdb.DB, error) {
 	case fi.Size() == 0:
 		x.damage.Records = "empty"
 	}
-	db, err := buntdb.Open(p)
-	if err == nil {
-		return db, nil
+	db, aside, err := openOrSetAside(p)
+	if aside != nil {
+		x.damage.Records = fmt.Sprintf("unreadable (%v), moved aside to %s", aside.cause, aside.to)
+		x.log.Error("index: records.db unreadable; moved aside, rebuilding", "err", aside.cause, "movedTo", aside.to)
 	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return nil, err // the file system failed, not the file's content
-	}
-	to := p + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
-	if rerr := os.Rename(p, to); rerr != nil {
-		return nil, fmt.Errorf("records.db is unreadable (%v) and could not be moved aside: %w", err, rerr)
-	}
-	x.damage.Records = fmt.Sprintf("unreadable (%v), moved aside to %s", err, to)
-	x.log.Error("index: records.db unreadable; moved aside, rebuilding", "err", err, "movedTo", to)
-	return buntdb.Open(p)
+	return db, err
 }
 
 func newIndex(dir string, opts Options) (*Index, error) {
