@@ -47,7 +47,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -82,7 +81,6 @@ type Hold struct {
 	quit    chan struct{}
 	done    chan struct{}
 	stopped atomic.Bool
-	once    sync.Once
 
 	engaged    atomic.Bool
 	engagedN   atomic.Uint64 // times the hold engaged
@@ -129,15 +127,15 @@ func (h *Hold) Stop() {
 	if h == nil {
 		return
 	}
-	h.once.Do(func() {
-		h.stopped.Store(true)
-		close(h.quit)
-		one := uint64(1)
-		unix.Write(h.efd, (*[8]byte)(unsafe.Pointer(&one))[:])
-		<-h.done
-		unix.Close(h.efd)
-		runtime.GOMAXPROCS(h.procs)
-	})
+	if !h.stopped.CompareAndSwap(false, true) {
+		return
+	}
+	close(h.quit)
+	one := uint64(1)
+	unix.Write(h.efd, (*[8]byte)(unsafe.Pointer(&one))[:])
+	<-h.done
+	unix.Close(h.efd)
+	runtime.GOMAXPROCS(h.procs)
 }
 
 // Engaged reports whether the hold holds its P now.
