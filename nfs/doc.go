@@ -82,6 +82,15 @@
 // and page-cache read), which keeps the Go runtime's monitor thread asleep
 // between a lone client's calls; a large READ the page cache cannot serve
 // goes to a worker, a small one is read there with a plain pread as before.
+// A READ of 16 KiB or more whose pages are all in the page cache (cachestat)
+// goes out by sendfile behind its header, on either goroutine, without the
+// copies into and out of a reply buffer (rpcConn.replyFile). Its bytes are
+// the same as a copy's, with two differences only a write or truncate racing
+// the READ can show: the data is the file's as the socket takes it, so a
+// WRITE answered just after the READ's reply may show in it (the reply's
+// attributes are from before); and a truncation between the count's choice
+// and the send fills the missing tail with zeros (logged) where a copy would
+// have answered a shorter count.
 //
 // Options.NoFastPath (semfs serve --fast-path=off or nfs-off) leaves those calls
 // to go-nfs too. TestFastPathAnswersAsGoNFS serves one tree both ways and

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/sockio"
 )
 
@@ -221,11 +222,13 @@ func (c *rpcConn) nextRecord() error {
 					c.rstore = c.takeSpare() // buf is the worker's now
 					continue
 				}
-				if rec != nil {
+				if len(rec) > 0 {
 					if err := c.replyNow(rec); err != nil {
 						return err
 					}
-					continue
+				}
+				if rec != nil {
+					continue // empty: answered already (a READ sent by sendfile)
 				}
 			}
 			if rec := c.fast(r, body); rec != nil {
@@ -478,6 +481,40 @@ func (c *rpcConn) replyNow(rec []byte) error {
 	}
 	c.obs.reply(rec[4:])
 	return c.writeAll(rec)
+}
+
+// replyFile sends a READ reply whose data comes from the file f, from off
+// for n bytes: hdr is the record up to and including the data's length word
+// (its record mark counting the data and pad zero bytes after it), sent
+// with the data by sendfile (server.File.SendCached), between go-nfs's
+// records as replyNow's. ok=false, nothing sent, when the data is not all in
+// the page cache (or cannot be sent so): the caller then reads it into a
+// reply of its own. A send that fails or is cut short by a truncation closes
+// the connection's write side as writeAll's failures do, or completes the
+// record with zeros (short), which the caller logs.
+func (c *rpcConn) replyFile(hdr []byte, f *server.File, off int64, n, pad int) (ok, short bool, err error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	for !c.atBoundaryLocked() && c.werr == nil {
+		c.wcond.Wait()
+	}
+	if c.werr != nil {
+		return true, false, c.werr // closed: as if sent (the reply is dropped)
+	}
+	if c.body > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.body))
+	}
+	var zeros [3]byte
+	ok, short, err = f.SendCached(c.sio, hdr, off, n, zeros[:pad])
+	if !ok {
+		return false, false, nil
+	}
+	c.obs.reply(hdr[4:])
+	if err != nil {
+		c.werr = err
+		c.Conn.Close()
+	}
+	return true, short, err
 }
 
 // writeAll writes b fully (go-nfs's writer panics on a short write without

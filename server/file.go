@@ -8,8 +8,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/semfs/semfs/server/sockio"
 )
 
 // File is an open regular file. ReadAt and WriteAt may be called concurrently.
@@ -154,6 +157,54 @@ func (fl *File) ReadAtCached(b []byte, off int64) (n int, ok bool, err error) {
 		return n, true, io.EOF
 	}
 	return n, true, nil
+}
+
+// SendCached sends hdr, then n bytes of the file from off, then trailer, on
+// the socket s with sockio.SendFile (no copy through a user buffer), when the
+// page cache holds all n bytes; ok=false, nothing sent, when it does not, when
+// the kernel cannot tell (cachestat(2) is Linux 6.5+), for a virtual file, and
+// on a socket without a descriptor: the caller then reads with ReadAt or
+// ReadAtCached and writes what it read. Like ReadAtCached, it never waits for
+// the disk, short of pages evicted between the check and the send.
+//
+// Once ok is true the bytes promised in hdr are all sent, or err is set and
+// the connection must be closed (see sockio.SendFile); short says the file
+// ended before off+n and zeros stood in for the rest (a truncation racing
+// the read).
+func (fl *File) SendCached(s *sockio.Conn, hdr []byte, off int64, n int, trailer []byte) (ok, short bool, err error) {
+	if n <= 0 || off < 0 || fl.v != nil || !s.CanSendFile() {
+		return false, false, nil
+	}
+	if fl.gone("read") != nil {
+		return false, false, nil // ReadAt gives the caller the error
+	}
+	rc, cerr := fl.f.SyscallConn()
+	if cerr != nil {
+		return false, false, nil
+	}
+	// Control holds the descriptor open for the send (a concurrent Close waits).
+	cerr = rc.Control(func(fd uintptr) {
+		if !cached(int(fd), off, n) {
+			return
+		}
+		ok = true
+		short, err = s.SendFile(hdr, int(fd), off, n, trailer)
+	})
+	if cerr != nil && !ok {
+		return false, false, nil
+	}
+	return ok, short, err
+}
+
+// cached says the page cache holds every page of the file fd from off for n
+// bytes (cachestat(2), made raw: it never waits).
+func cached(fd int, off int64, n int) bool {
+	page := int64(os.Getpagesize())
+	first, last := off/page, (off+int64(n)-1)/page
+	r := unix.CachestatRange{Off: uint64(off), Len: uint64(n)}
+	var st unix.Cachestat_t
+	_, _, e := unix.RawSyscall6(unix.SYS_CACHESTAT, uintptr(fd), uintptr(unsafe.Pointer(&r)), uintptr(unsafe.Pointer(&st)), 0, 0, 0)
+	return e == 0 && int64(st.Cache) >= last-first+1
 }
 
 // WriteAt writes b at off. The data is in the page cache when it returns; Sync

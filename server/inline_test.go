@@ -1,12 +1,18 @@
 package server_test
 
 import (
+	"bytes"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/servertest"
+	"github.com/semfs/semfs/server/sockio"
 )
 
 // TestInlineCallsMatchTheirTwins: LstatInline, File.StatInline and
@@ -140,4 +146,80 @@ func TestTryWriteAtMatchesWriteAt(t *testing.T) {
 		}
 	}
 	f.checkOutside(t)
+}
+
+// TestSendCached: File.SendCached sends the file's bytes behind the header
+// when the page cache holds them all, and sends nothing, ok=false, when it
+// does not (dropped pages: the caller then reads them where it may wait), on
+// a closed file, or for an empty range.
+func TestSendCached(t *testing.T) {
+	f := newFixture(t)
+	ctx := as("t")
+	data := make([]byte, 1<<20+5)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	p := filepath.Join(f.dir, "big")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fl, err := f.fs.Open(ctx, "big", os.O_RDONLY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			defer c.Close()
+			_, _ = io.Copy(c, c) // echo
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := sockio.New(c)
+	send := func(off int64, n int) (bool, []byte) {
+		t.Helper()
+		ok, short, err := fl.SendCached(s, []byte("hd"), off, n, nil)
+		if err != nil || short {
+			t.Fatalf("SendCached(%d, %d): short %v, %v", off, n, short, err)
+		}
+		if !ok {
+			return false, nil
+		}
+		got := make([]byte, 2+n)
+		_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // failure bound only
+		if _, err := io.ReadFull(c, got); err != nil {
+			t.Fatal(err)
+		}
+		return true, got
+	}
+	// Drop the pages (clean: written back first). Before any send: pages
+	// sent stay referenced by the TCP send queue until acknowledged.
+	if !servertest.Evict(t, p) {
+		t.Log("the pages of big could not be dropped; the uncached case is not checked")
+	} else if ok, _ := send(4096, 64<<10); ok {
+		t.Fatal("SendCached sent a range the page cache did not hold")
+	}
+	if _, err := fl.ReadAt(make([]byte, len(data)), 0); err != nil {
+		t.Fatal(err)
+	}
+	if ok, got := send(5, 1<<20); !ok || string(got[:2]) != "hd" || !bytes.Equal(got[2:], data[5:5+1<<20]) {
+		t.Fatalf("SendCached of a cached range: ok %v, equal %v", ok, ok && bytes.Equal(got[2:], data[5:5+1<<20]))
+	}
+	if ok, _ := send(0, 0); ok {
+		t.Fatal("SendCached sent an empty range")
+	}
+	fl.Close()
+	if ok, _ := send(0, 10); ok {
+		t.Fatal("SendCached sent from a closed file")
+	}
 }

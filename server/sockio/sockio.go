@@ -4,6 +4,7 @@
 package sockio
 
 import (
+	"errors"
 	"io"
 	"net"
 	"syscall"
@@ -65,6 +66,12 @@ type Conn struct {
 	werrno  syscall.Errno
 	readFn  func(fd uintptr) bool
 	writeFn func(fd uintptr) bool
+	sf      sendState // SendFile's call in progress
+	sendFn  func(fd uintptr) bool
+	// copyOnly makes SendFile read and write as it does when sendfile
+	// refuses a file: for tests of that path, which no file of a test's
+	// file system takes.
+	copyOnly bool
 }
 
 // New returns nc's reads and writes as raw system calls on its descriptor, or
@@ -76,7 +83,7 @@ func New(nc net.Conn) *Conn {
 			s.rc = rc
 		}
 	}
-	s.readFn, s.writeFn = s.readOnce, s.writeOnce
+	s.readFn, s.writeFn, s.sendFn = s.readOnce, s.writeOnce, s.sendOnce
 	return s
 }
 
@@ -186,3 +193,158 @@ func (s *Conn) writeOnce(fd uintptr) bool {
 	}
 	return true
 }
+
+// ErrNoDescriptor: SendFile needs the socket's descriptor, and this
+// connection has none (net.Pipe); nothing was written.
+var ErrNoDescriptor = errors.New("sockio: connection has no descriptor to send a file on")
+
+// SendFile writes hdr, then n bytes of the regular file open as fd from off,
+// then trailer, as one stream with no other write between (the caller
+// serialises writes, as for Write). The file's bytes go from the page cache
+// to the socket by sendfile(2), without the two copies through a user buffer
+// (pread, then write) that Write of the same bytes costs. The header is sent
+// with MSG_MORE so that it leaves in the same segment as the data's start.
+//
+// The caller has promised n bytes in hdr, so n bytes are sent whatever the
+// file does meanwhile: if it ends early (truncated after the caller looked at
+// its size), the rest is zeros and short is true. An error after hdr was
+// written leaves the stream mid-record: the caller must close the connection.
+// A file sendfile refuses (EINVAL, ENOSYS: a file system without splice
+// support) is read with pread into a buffer instead.
+//
+// sendfile and pread are raw system calls, as Write's are: the caller makes
+// sure the data is in the page cache (server.File.SendCached), or accepts
+// that the disk read holds its thread.
+func (s *Conn) SendFile(hdr []byte, fd int, off int64, n int, trailer []byte) (short bool, err error) {
+	if s.rc == nil {
+		return false, ErrNoDescriptor
+	}
+	s.sf = sendState{hdr: hdr, src: fd, off: off, left: n, trailer: trailer, copy: s.copyOnly}
+	werr := s.rc.Write(s.sendFn)
+	st := s.sf
+	s.sf = sendState{}
+	if werr != nil {
+		return st.zeros, werr
+	}
+	if st.errno != 0 {
+		return st.zeros, &net.OpError{Op: "sendfile", Net: s.net, Err: st.errno}
+	}
+	return st.zeros, nil
+}
+
+// sendState is SendFile's call in progress, for sendOnce.
+type sendState struct {
+	hdr     []byte
+	src     int
+	off     int64
+	left    int
+	trailer []byte
+	copy    bool // sendfile refused the file: pread and write instead
+	zeros   bool // the file ended early: zeros sent in its place
+	errno   syscall.Errno
+	buf     []byte // copy's and zeros' buffer
+}
+
+// sendOnce sends what it can of s.sf; false: the socket is full.
+func (s *Conn) sendOnce(fd uintptr) bool {
+	st := &s.sf
+	for len(st.hdr) > 0 {
+		flags := uintptr(unix.MSG_MORE | unix.MSG_NOSIGNAL)
+		if st.left == 0 && len(st.trailer) == 0 {
+			flags = unix.MSG_NOSIGNAL
+		}
+		r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&st.hdr[0])), uintptr(len(st.hdr)), flags, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return s.stop(e)
+		}
+		st.hdr = st.hdr[r:]
+	}
+	for st.left > 0 {
+		var r uintptr
+		var e syscall.Errno
+		switch {
+		case st.zeros:
+			r, e = s.writeBuf(fd, st.left)
+		case st.copy:
+			k := min(st.left, sendCopyBuf)
+			if len(st.buf) < k {
+				st.buf = make([]byte, sendCopyBuf)
+			}
+			got, _, pe := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(st.src), uintptr(unsafe.Pointer(&st.buf[0])), uintptr(k), uintptr(st.off), 0, 0)
+			switch {
+			case pe == unix.EINTR:
+				continue
+			case pe != 0:
+				st.errno = pe
+				return true
+			case got == 0:
+				st.zeros = true
+				clear(st.buf)
+				continue
+			}
+			r, e = s.writeBuf(fd, int(got))
+		default:
+			off := st.off
+			r, _, e = unix.RawSyscall6(unix.SYS_SENDFILE, fd, uintptr(st.src), uintptr(unsafe.Pointer(&off)), uintptr(st.left), 0, 0)
+			switch {
+			case e == unix.EINVAL || e == unix.ENOSYS || e == unix.EOPNOTSUPP:
+				st.copy = true
+				continue
+			case e == 0 && r == 0:
+				st.zeros = true // the file ended before off+left
+				if st.buf == nil {
+					st.buf = make([]byte, sendCopyBuf)
+				}
+				clear(st.buf)
+				continue
+			}
+		}
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return s.stop(e)
+		}
+		st.off += int64(r)
+		st.left -= int(r)
+	}
+	for len(st.trailer) > 0 {
+		r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&st.trailer[0])), uintptr(len(st.trailer)), unix.MSG_NOSIGNAL, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return s.stop(e)
+		}
+		st.trailer = st.trailer[r:]
+	}
+	return true
+}
+
+// writeBuf writes the first k (at most len) bytes of s.sf.buf, for the copy
+// and the zeros of sendOnce.
+func (s *Conn) writeBuf(fd uintptr, k int) (uintptr, syscall.Errno) {
+	k = min(k, len(s.sf.buf))
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&s.sf.buf[0])), uintptr(k), unix.MSG_NOSIGNAL, 0, 0)
+	return r, e
+}
+
+// stop ends sendOnce on a failed send (e, not EINTR): false to wait for room
+// on EAGAIN, else true with the failure recorded.
+func (s *Conn) stop(e syscall.Errno) bool {
+	if e == unix.EAGAIN {
+		return false
+	}
+	s.sf.errno = e
+	return true
+}
+
+// sendCopyBuf is the buffer SendFile reads through when sendfile refuses the
+// file, and sends zeros from when the file ends early.
+const sendCopyBuf = 64 << 10
+
+// CanSendFile says SendFile can send on this connection (it has a descriptor).
+func (s *Conn) CanSendFile() bool { return s.rc != nil }
