@@ -51,3 +51,6 @@ func (s *Server) CommitsLater() uint64 { return s.commitsLater.Load() }
 
 // SequentialCalls is commitInline's threshold.
 const SequentialCalls = sequentialCalls
+
+// SendFileMin is sendFileMin, for tests of which READs go out by sendfile.
+const SendFileMin = sendFileMin

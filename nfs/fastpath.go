@@ -299,6 +299,7 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 		binary.BigEndian.PutUint32(head, uint32(len(head)-4+n+pad)|lastFragment)
 		ok, short, err := h.c.replyFile(head, e.f, int64(off), n, pad)
 		if ok {
+			h.s.maybeHold("read sent")
 			if short {
 				h.s.log.Warn("READ: the file was cut short while it was sent; zeros sent for the rest", "path", p, "offset", off, "count", n)
 			} else if err != nil {

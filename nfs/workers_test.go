@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/semfs/semfs/nfs"
 	"github.com/semfs/semfs/server/servertest"
 )
 
@@ -92,7 +93,9 @@ func TestReadDoesNotHoldTheConnection(t *testing.T) {
 // progress, a large READ whose data is in the page cache is answered by the
 // connection's reading goroutine (no hand-off to a worker, see workers.go);
 // once the file's pages are dropped, the same READ goes to a worker, which may
-// wait for the disk. Both answers carry the same data.
+// wait for the disk. Both answers carry the same data. A cached READ of
+// sendFileMin or more goes out by sendfile ("read sent"), a smaller one and
+// one from the disk are copied.
 func TestCachedReadIsAnsweredInline(t *testing.T) {
 	e := newEnv(t)
 	data := make([]byte, 3<<20)
@@ -108,19 +111,23 @@ func TestCachedReadIsAnsweredInline(t *testing.T) {
 	if st != sOK {
 		t.Fatalf("lookup: %d", st)
 	}
-	var inline, handed atomic.Int32
+	var inline, handed, sent atomic.Int32
 	e.srv.SetHold(func(op string) {
 		switch op {
 		case "read inline":
 			inline.Add(1)
 		case "read":
 			handed.Add(1)
+		case "read sent":
+			sent.Add(1)
 		}
 	})
-	check := func(what string, off uint64, n uint32, wantInline bool) {
+	const either = -1
+	check := func(what string, off uint64, n uint32, wantInline bool, wantSent int32) {
 		t.Helper()
 		inline.Store(0)
 		handed.Store(0)
+		sent.Store(0)
 		st, got, eof := c.read(fh, off, n)
 		end := min(int(off)+int(n), len(data))
 		if st != sOK || !bytes.Equal(got, data[off:end]) || eof != (end == len(data)) {
@@ -129,11 +136,18 @@ func TestCachedReadIsAnsweredInline(t *testing.T) {
 		if i, h := inline.Load(), handed.Load(); wantInline && (i != 1 || h != 0) || !wantInline && h != 1 {
 			t.Fatalf("%s: read inline %d times, by a worker %d times; want inline %v", what, i, h, wantInline)
 		}
+		if s := sent.Load(); wantSent != either && s != wantSent {
+			t.Fatalf("%s: sent by sendfile %d times; want %d", what, s, wantSent)
+		}
 	}
-	check("cached 1 MiB READ", 0, 1<<20, true)
-	check("cached READ to the end", 2<<20+12345, 1<<20, true)
+	check("cached 1 MiB READ", 0, 1<<20, true, 1)
+	check("cached READ to the end (count not a multiple of 4)", 2<<20+12345, 1<<20, true, 1)
+	check("cached READ just below SendFileMin", 4096, nfs.SendFileMin-1, true, 0)
+	check("cached READ of SendFileMin", 4097, nfs.SendFileMin, true, 1)
 	if !servertest.Evict(t, p) {
 		t.Skip("the file's pages could not be dropped from the page cache")
 	}
-	check("1 MiB READ from the disk", 1<<20, 1<<20, false)
+	// The inline try's RWF_NOWAIT read starts the kernel's readahead, so the
+	// worker may find the pages cached and send them.
+	check("1 MiB READ from the disk", 1<<20, 1<<20, false, either)
 }
