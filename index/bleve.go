@@ -270,13 +270,20 @@ func (x *Index) flushBleve() {
 // for the one in flight. Precondition: blMu held, x.mu not held.
 func (x *Index) flushBleveBlLocked() {
 	x.mu.Lock()
-	docs, gen, ok := x.takeBleveLocked()
+	docs, gen, sync, ok := x.takeBleveLocked()
 	x.mu.Unlock()
 	if !ok {
 		return
 	}
-	if err := x.sendBleve(docs, gen); err != nil {
+	err := x.syncForBleve(sync)
+	if err == nil {
+		err = x.sendBleve(docs, gen)
+	}
+	if err != nil {
 		x.mu.Lock()
+		if sync {
+			x.unsynced = true
+		}
 		x.degrade(err)
 		x.mu.Unlock()
 	}
@@ -285,35 +292,51 @@ func (x *Index) flushBleveBlLocked() {
 // flushBleveLocked is flushBleveBlLocked for a caller holding x.mu (Close,
 // which holds blMu too).
 func (x *Index) flushBleveLocked() {
-	docs, gen, ok := x.takeBleveLocked()
+	docs, gen, sync, ok := x.takeBleveLocked()
 	if !ok {
 		return
 	}
-	if err := x.sendBleve(docs, gen); err != nil {
+	err := x.syncForBleve(sync)
+	if err == nil {
+		err = x.sendBleve(docs, gen)
+	}
+	if err != nil {
+		if sync {
+			x.unsynced = true
+		}
 		x.degrade(err)
 	}
 }
 
-// takeBleveLocked takes the pending changes for a Bleve batch; false when there
-// is nothing to send. A failure leaves Bleve behind buntdb: the index is marked
-// degraded (queries fall back to the exhaustive scan) and the next Open
-// rebuilds Bleve because the generations differ. Precondition: x.mu held for
-// writing.
-func (x *Index) takeBleveLocked() (map[string]*stored, uint64, bool) {
-	docs, gen := x.pending, x.pendingGen
+// takeBleveLocked takes the pending changes for a Bleve batch; ok=false when
+// there is nothing to send. sync says records.db holds commits not yet synced,
+// which syncForBleve must make durable before Bleve is told their generation
+// (so that Open's "records.db behind Bleve" still means records.db lost
+// commits); the caller syncs without x.mu. A failure leaves Bleve behind
+// buntdb: the index is marked degraded (queries fall back to the exhaustive
+// scan) and the next Open rebuilds Bleve because the generations differ.
+// Precondition: x.mu held for writing, and blMu (the caller's sync and batch
+// come before any other batch's).
+func (x *Index) takeBleveLocked() (docs map[string]*stored, gen uint64, sync, ok bool) {
+	docs, gen = x.pending, x.pendingGen
 	x.pending = nil
 	x.hasPending.Store(false)
 	x.bleveKicked = false // a forced batch still waiting for blMu finds less, or nothing
 	if len(docs) == 0 || x.degraded != nil || x.closed {
-		return nil, 0, false
+		return nil, 0, false, false
 	}
-	// Bleve learns a generation only once records.db holds it on disk, so that
-	// Open's "records.db behind Bleve" still means records.db lost commits.
-	if err := x.syncRecordsLocked(); err != nil {
-		x.degrade(err)
-		return nil, 0, false
+	sync = x.unsynced
+	x.unsynced = false // the caller syncs every commit up to here; later ones set it again
+	return docs, gen, sync, true
+}
+
+// syncForBleve makes records.db durable before a Bleve batch, if takeBleveLocked
+// said it must (sync). Precondition: blMu held.
+func (x *Index) syncForBleve(sync bool) error {
+	if !sync {
+		return nil
 	}
-	return docs, gen, true
+	return x.syncRecordsFile()
 }
 
 // sendBleve applies one taken set of changes to Bleve. Bleve is safe for

@@ -76,11 +76,12 @@ type Index struct {
 	// is sent to Bleve without mu (bleve.go). bleveKicked: a batch forced by
 	// bleveBatchMax is on its way and has not taken the pending changes yet
 	// (mu); bleveFlushes counts those goroutines.
-	blMu         sync.Mutex
-	bleveKicked  bool
-	bleveFlushes atomic.Int32
-	onBleveBatch func()             // tests: called as a batch is sent to Bleve
-	vecs         map[string]*vecSet // by model name
+	blMu          sync.Mutex
+	bleveKicked   bool
+	bleveFlushes  atomic.Int32
+	onBleveBatch  func()             // tests: called as a batch is sent to Bleve
+	onRecordsSync func()             // tests: called after syncRecordsFile's fsync
+	vecs          map[string]*vecSet // by model name
 	// hay holds each record's folded keyword fields, so that checking Bleve's
 	// candidates against the exact rule costs a few strings.Contains, not a
 	// record decode each. Records are read from buntdb only for the results.
@@ -96,7 +97,10 @@ type Index struct {
 	bleveSeen  uint64 // the generation Bleve held at Open (0: none)
 	prevDamage string // damage recorded by an earlier Open and not yet cleared
 	unsynced   bool   // records.db holds commits not yet synced (apply.go)
-	syncs      int    // syncRecordsLocked's flushes; tests only
+	// recFile is records.db opened once more, read-only, for the syncs a
+	// Bleve batch needs (syncRecordsFile); guarded by blMu. nil: not open yet.
+	recFile *os.File
+	syncs   atomic.Int64 // records.db syncs (syncRecordsLocked, syncRecordsFile); tests only
 
 	re     *reembedder
 	stopBg context.CancelFunc
@@ -863,6 +867,9 @@ func (x *Index) Close() error {
 				errs = append(errs, errors.New("Bleve did not persist within a minute; it will be rebuilt at the next open"))
 			}
 		}
+	}
+	if x.recFile != nil {
+		errs = append(errs, x.recFile.Close())
 	}
 	errs = append(errs, x.bl.Close(), x.vdb.Close(), x.db.Close(), x.lock.Close())
 	if err := errors.Join(errs...); err != nil {

@@ -2,7 +2,11 @@ package index
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,8 +32,8 @@ func TestApplyDefersSyncUntilBleveLearnsTheGeneration(t *testing.T) {
 	}
 	apply := func(paths ...string) { applyCreates(t, x, 1, paths...) }
 	apply("a/one.md", "a/two.md")
-	if !x.unsynced || x.syncs != 0 {
-		t.Fatalf("after Apply: unsynced %v, syncs %d; want an unsynced commit", x.unsynced, x.syncs)
+	if !x.unsynced || x.syncs.Load() != 0 {
+		t.Fatalf("after Apply: unsynced %v, syncs %d; want an unsynced commit", x.unsynced, x.syncs.Load())
 	}
 	if p := policy(); p != buntdb.Always {
 		t.Fatalf("sync policy after Apply: %v, want Always for every other write", p)
@@ -46,8 +50,8 @@ func TestApplyDefersSyncUntilBleveLearnsTheGeneration(t *testing.T) {
 	if err != nil || len(res) != 1 {
 		t.Fatalf("query: %v %v", res, err)
 	}
-	if x.unsynced || x.syncs != 1 {
-		t.Fatalf("after the Bleve batch: unsynced %v, syncs %d; want one sync first", x.unsynced, x.syncs)
+	if x.unsynced || x.syncs.Load() != 1 {
+		t.Fatalf("after the Bleve batch: unsynced %v, syncs %d; want one sync first", x.unsynced, x.syncs.Load())
 	}
 	v, err := x.bl.GetInternal([]byte(bleveGen))
 	if err != nil || string(v) != strconv.FormatUint(x.gen, 10) {
@@ -82,5 +86,91 @@ func applyCreates(t testing.TB, x *Index, ino uint64, paths ...string) {
 	}
 	if _, err := x.Apply(cs); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBleveBatchSyncLeavesTheIndexOpen: the records.db sync a Bleve batch
+// needs first is made without the index's lock, so writes (an NFS COMMIT's
+// apply of its create) and reads go on while it runs, and the batch still
+// tells Bleve the generation only after the sync. After buntdb's shrink has
+// put a new file in records.db's place, the sync is of the new file.
+func TestBleveBatchSyncLeavesTheIndexOpen(t *testing.T) {
+	x, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	applyCreates(t, x, 1, "a/one.md")
+	inSync, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	defer letGo() // before Close (deferred earlier), which waits for the flush
+	var calls atomic.Int32
+	x.onRecordsSync = func() {
+		if calls.Add(1) == 1 { // the first sync only; Close's own goes through
+			inSync <- struct{}{}
+			<-release
+		}
+	}
+	flushed := make(chan struct{})
+	go func() {
+		x.flushBleve()
+		close(flushed)
+	}()
+	select {
+	case <-inSync:
+	case <-time.After(time.Minute): // failure bound only
+		t.Fatal("the Bleve flush never synced records.db")
+	}
+	// Mid-sync: Bleve has not been told the generation yet.
+	if v, _ := x.bl.GetInternal([]byte(bleveGen)); string(v) == strconv.FormatUint(x.gen, 10) {
+		t.Fatalf("Bleve holds generation %s before records.db was synced", v)
+	}
+	applied := make(chan error, 1)
+	go func() {
+		_, err := x.Apply([]Change{{Op: OpCreate, Path: "a/two.md", CreatedBy: "editor", Ino: 2, At: time.Unix(2, 0)}})
+		if err == nil {
+			_, err = x.Get("a/one.md")
+		}
+		applied <- err
+	}()
+	select {
+	case err := <-applied:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // failure bound only
+		t.Fatal("an Apply waited for the Bleve batch's records.db sync")
+	}
+	letGo()
+	<-flushed
+	x.onRecordsSync = nil
+	if x.syncs.Load() != 1 {
+		t.Fatalf("records.db synced %d times, want 1", x.syncs.Load())
+	}
+	if !x.unsynced {
+		t.Fatal("the Apply made during the sync left records.db marked synced")
+	}
+
+	// buntdb's shrink renames a rewritten file over records.db: the next
+	// sync must be of that file, not of the descriptor's old one.
+	if err := x.db.Shrink(); err != nil {
+		t.Fatal(err)
+	}
+	applyCreates(t, x, 3, "a/three.md")
+	x.flushBleve()
+	have, err := x.recFile.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := os.Stat(filepath.Join(x.dir, recordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(have, cur) {
+		t.Fatal("after a shrink, the sync was of the replaced records.db")
+	}
+	if v, err := x.bl.GetInternal([]byte(bleveGen)); err != nil || string(v) != strconv.FormatUint(x.gen, 10) {
+		t.Fatalf("Bleve's generation %q (%v), records.db's %d", v, err, x.gen)
 	}
 }
