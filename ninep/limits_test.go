@@ -15,6 +15,7 @@ import (
 
 	"github.com/semfs/semfs/ninep"
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // limited serves e's core with a second server under lim on its own TCP and
@@ -39,20 +40,6 @@ func limited(t *testing.T, e *env, lim server.Limits) (tcp, unix string, logs *l
 	}
 	t.Cleanup(func() { srv.Close(); wg.Wait() })
 	return tl.Addr().String(), unix, logs
-}
-
-// waitFor polls cond until it holds, failing after a generous bound: the
-// events waited for (a timer firing, goroutines ending) have no signal a test
-// can select on.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestTimeouts: a connection that never attaches is closed after the idle
@@ -158,7 +145,7 @@ func TestMaxConns(t *testing.T) {
 			a.c.Close()
 			// The server notices a's hang-up by itself; until then a new
 			// connection may still be refused.
-			waitFor(t, "a freed place", func() bool {
+			servertest.WaitFor(t, "a freed place", func() bool {
 				c, err := net.Dial(s.network, s.addr)
 				if err != nil {
 					return false
@@ -203,7 +190,7 @@ func TestHostileHangupsLeakNothing(t *testing.T) {
 	warm := attachFast(t, e)
 	warm.mustCall(twalk(1, 2, "f"))
 	warm.c.Close()
-	waitFor(t, "the warm-up connection to end", func() bool { return e.srv != nil && countConns(e) == 0 })
+	servertest.WaitFor(t, "the warm-up connection to end", func() bool { return e.srv != nil && countConns(e) == 0 })
 	baseG, baseFD := runtime.NumGoroutine(), fds()
 
 	cuts := [][]byte{
@@ -241,9 +228,9 @@ func TestHostileHangupsLeakNothing(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, "every hostile connection to end", func() bool { return countConns(e) == 0 })
-	waitFor(t, fmt.Sprintf("goroutines back to %d", baseG), func() bool { return runtime.NumGoroutine() <= baseG })
-	waitFor(t, fmt.Sprintf("descriptors back to %d", baseFD), func() bool { return fds() <= baseFD })
+	servertest.WaitFor(t, "every hostile connection to end", func() bool { return countConns(e) == 0 })
+	servertest.WaitFor(t, fmt.Sprintf("goroutines back to %d", baseG), func() bool { return runtime.NumGoroutine() <= baseG })
+	servertest.WaitFor(t, fmt.Sprintf("descriptors back to %d", baseFD), func() bool { return fds() <= baseFD })
 	if _, err := os.Stat(filepath.Join(e.export, "hang")); err != nil {
 		t.Fatalf("the create before the hang-up: %v", err)
 	}

@@ -178,15 +178,3 @@ func (e *env) activeConns() int64 {
 	}
 	return -1
 }
-
-// waitFor polls cond until it holds; the bound only turns a hang into a failure.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // readUntilClosed reads everything c sends until the server closes it; the
@@ -84,7 +85,7 @@ func TestDribblingClientIsCutOff(t *testing.T) {
 	}()
 	readUntilClosed(t, h)
 
-	waitFor(t, "both connections to be given back", func() bool { return e.activeConns() == 0 })
+	servertest.WaitFor(t, "both connections to be given back", func() bool { return e.activeConns() == 0 })
 	if e.state(t) != before {
 		t.Fatal("a request cut off by the body timeout changed the index or the backing directory")
 	}
@@ -116,14 +117,14 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Fatalf("an idle keep-alive connection was not closed: %v", err)
 	}
-	waitFor(t, "the idle connection to be given back", func() bool { return e.activeConns() == 0 })
+	servertest.WaitFor(t, "the idle connection to be given back", func() bool { return e.activeConns() == 0 })
 
 	e2 := newEnv(t, envOptions{limits: server.Limits{BodyTimeout: 200 * time.Millisecond, IdleTimeout: time.Hour, MaxConns: 8}})
 	silent := e2.dial(t)
 	if got := readUntilClosed(t, silent); got != "" {
 		t.Fatalf("a silent connection was sent %q", got)
 	}
-	waitFor(t, "the silent connection to be given back", func() bool { return e2.activeConns() == 0 })
+	servertest.WaitFor(t, "the silent connection to be given back", func() bool { return e2.activeConns() == 0 })
 }
 
 // TestOverCapConnectionRefused: with MaxConns connections held open, one more is
@@ -163,7 +164,7 @@ func TestOverCapConnectionRefused(t *testing.T) {
 	}
 
 	held[0].Close()
-	waitFor(t, "the closed connection's slot", func() bool { return e.activeConns() == max-1 })
+	servertest.WaitFor(t, "the closed connection's slot", func() bool { return e.activeConns() == max-1 })
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", e.sock)
@@ -178,7 +179,7 @@ func TestOverCapConnectionRefused(t *testing.T) {
 		c.Close()
 	}
 	hc.CloseIdleConnections()
-	waitFor(t, "every connection to be given back", func() bool { return e.activeConns() == 0 })
+	servertest.WaitFor(t, "every connection to be given back", func() bool { return e.activeConns() == 0 })
 }
 
 // TestSlowAnswerIsNotCutByBodyTimeout: the body timeout bounds the request's

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // TestMalformedRequestsChangeNothing sends hostile and broken requests over the
@@ -147,5 +148,5 @@ func TestRawMalformedBytes(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "every connection to be given back", func() bool { return e.activeConns() == 0 })
+	servertest.WaitFor(t, "every connection to be given back", func() bool { return e.activeConns() == 0 })
 }

@@ -7,20 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// waitFor polls cond until it holds; a hold that never gets there fails the
-// test at the deadline (a correctness bound, far above any expected time).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+	"github.com/semfs/semfs/server/servertest"
+)
 
 func TestHoldEngagesUnderLoadAndLetsGoWhenQuiet(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
@@ -40,9 +29,9 @@ func TestHoldEngagesUnderLoadAndLetsGoWhenQuiet(t *testing.T) {
 			x++
 		}
 	}()
-	waitFor(t, "the hold engages under load", h.Engaged)
+	servertest.WaitFor(t, "the hold to engage under load", h.Engaged)
 	burn.Store(false)
-	waitFor(t, "the hold lets go of its P once quiet", func() bool { return !h.Engaged() })
+	servertest.WaitFor(t, "the hold to let go of its P once quiet", func() bool { return !h.Engaged() })
 	if n := h.engagedN.Load(); n == 0 {
 		t.Fatalf("engaged %d times", n)
 	}
@@ -60,7 +49,7 @@ func TestHoldEngagesUnderLoadAndLetsGoWhenQuiet(t *testing.T) {
 // timeout.
 func TestStopTheWorldDoesNotWaitForThePoll(t *testing.T) {
 	h := startHeld(t, Options{Window: time.Hour, Linger: time.Hour})
-	waitFor(t, "the hold engages", h.Engaged)
+	servertest.WaitFor(t, "the hold to engage", h.Engaged)
 	for range 3 {
 		runtime.GC()
 	}
@@ -79,7 +68,7 @@ func TestStopTheWorldDoesNotWaitForThePoll(t *testing.T) {
 // TestStopEndsAnEngagedHold: Stop's eventfd ends an hour-long ppoll.
 func TestStopEndsAnEngagedHold(t *testing.T) {
 	h := startHeld(t, Options{Window: time.Hour, Linger: time.Hour})
-	waitFor(t, "the hold engages", h.Engaged)
+	servertest.WaitFor(t, "the hold to engage", h.Engaged)
 	h.Stop() // would wait an hour without the eventfd
 }
 
