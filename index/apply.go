@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/tidwall/buntdb"
@@ -111,10 +110,10 @@ func applyOne(tx txn, e *effects, c Change) error {
 // stay synced.
 //
 // What stays exact: Bleve is told a generation only after records.db holds it
-// on disk (syncRecordsFile before each Bleve batch, syncRecordsLocked at
-// Close), so Open's "records.db behind Bleve" still means records.db lost
-// synced commits, and a power cut after unsynced applies is seen as Bleve out
-// of step (rebuilt), not as damage.
+// on disk (syncRecordsFile, before each Bleve batch and at Close), so Open's
+// "records.db behind Bleve" still means records.db lost synced commits, and a
+// power cut after unsynced applies is seen as Bleve out of step (rebuilt), not
+// as damage.
 const noSync = false
 
 // syncPolicy sets the sync policy of records.db and vectors.db. Precondition:
@@ -124,22 +123,16 @@ func (x *Index) syncPolicy(p buntdb.SyncPolicy) error {
 	return errors.Join(setSync(x.db, p), setSync(x.vdb, p))
 }
 
-// syncRecordsLocked makes records.db durable if an Apply left it unsynced: a
-// synced rewrite of the generation key flushes the file (buntdb keeps its
-// descriptor to itself). Precondition: x.mu held, policy Always.
+// syncRecordsLocked makes records.db durable if an Apply left it unsynced
+// (Close). Precondition: x.mu and blMu held.
 func (x *Index) syncRecordsLocked() error {
 	if !x.unsynced {
 		return nil
 	}
-	err := x.db.Update(func(tx *buntdb.Tx) error {
-		_, _, err := tx.Set(genKey, strconv.FormatUint(x.gen, 10), nil)
+	if err := x.syncRecordsFile(); err != nil {
 		return err
-	})
-	if err != nil {
-		return ioErr("sync", x.dir, err)
 	}
 	x.unsynced = false
-	x.syncs.Add(1)
 	return nil
 }
 

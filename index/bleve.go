@@ -275,16 +275,9 @@ func (x *Index) flushBleveBlLocked() {
 	if !ok {
 		return
 	}
-	err := x.syncForBleve(sync)
-	if err == nil {
-		err = x.sendBleve(docs, gen)
-	}
-	if err != nil {
+	if err := x.syncAndSend(docs, gen, sync); err != nil {
 		x.mu.Lock()
-		if sync {
-			x.unsynced = true
-		}
-		x.degrade(err)
+		x.failBleveLocked(err, sync)
 		x.mu.Unlock()
 	}
 }
@@ -296,27 +289,17 @@ func (x *Index) flushBleveLocked() {
 	if !ok {
 		return
 	}
-	err := x.syncForBleve(sync)
-	if err == nil {
-		err = x.sendBleve(docs, gen)
-	}
-	if err != nil {
-		if sync {
-			x.unsynced = true
-		}
-		x.degrade(err)
+	if err := x.syncAndSend(docs, gen, sync); err != nil {
+		x.failBleveLocked(err, sync)
 	}
 }
 
 // takeBleveLocked takes the pending changes for a Bleve batch; ok=false when
 // there is nothing to send. sync says records.db holds commits not yet synced,
-// which syncForBleve must make durable before Bleve is told their generation
-// (so that Open's "records.db behind Bleve" still means records.db lost
-// commits); the caller syncs without x.mu. A failure leaves Bleve behind
-// buntdb: the index is marked degraded (queries fall back to the exhaustive
-// scan) and the next Open rebuilds Bleve because the generations differ.
-// Precondition: x.mu held for writing, and blMu (the caller's sync and batch
-// come before any other batch's).
+// which syncAndSend makes durable before Bleve is told their generation (so
+// that Open's "records.db behind Bleve" still means records.db lost commits);
+// the caller needs no x.mu for it. Precondition: x.mu held for writing, and
+// blMu (the caller's sync and batch come before any other batch's).
 func (x *Index) takeBleveLocked() (docs map[string]*stored, gen uint64, sync, ok bool) {
 	docs, gen = x.pending, x.pendingGen
 	x.pending = nil
@@ -330,13 +313,26 @@ func (x *Index) takeBleveLocked() (docs map[string]*stored, gen uint64, sync, ok
 	return docs, gen, sync, true
 }
 
-// syncForBleve makes records.db durable before a Bleve batch, if takeBleveLocked
-// said it must (sync). Precondition: blMu held.
-func (x *Index) syncForBleve(sync bool) error {
-	if !sync {
-		return nil
+// syncAndSend sends a taken batch to Bleve, records.db synced first if
+// takeBleveLocked said so. Precondition: blMu held.
+func (x *Index) syncAndSend(docs map[string]*stored, gen uint64, sync bool) error {
+	if sync {
+		if err := x.syncRecordsFile(); err != nil {
+			return err
+		}
 	}
-	return x.syncRecordsFile()
+	return x.sendBleve(docs, gen)
+}
+
+// failBleveLocked records a failed batch: Bleve is left behind buntdb, the
+// index is marked degraded (queries fall back to the exhaustive scan), and
+// the next Open rebuilds Bleve because the generations differ; records.db is
+// marked unsynced again if this batch was to sync it. Precondition: x.mu held.
+func (x *Index) failBleveLocked(err error, sync bool) {
+	if sync {
+		x.unsynced = true
+	}
+	x.degrade(err)
 }
 
 // sendBleve applies one taken set of changes to Bleve. Bleve is safe for

@@ -98,9 +98,10 @@ type Index struct {
 	prevDamage string // damage recorded by an earlier Open and not yet cleared
 	unsynced   bool   // records.db holds commits not yet synced (apply.go)
 	// recFile is records.db opened once more, read-only, for the syncs a
-	// Bleve batch needs (syncRecordsFile); guarded by blMu. nil: not open yet.
+	// Bleve batch and Close need (syncRecordsFile); guarded by blMu. nil: not
+	// open yet.
 	recFile *os.File
-	syncs   atomic.Int64 // records.db syncs (syncRecordsLocked, syncRecordsFile); tests only
+	syncs   atomic.Int64 // records.db syncs (syncRecordsFile); tests only
 
 	re     *reembedder
 	stopBg context.CancelFunc
