@@ -248,32 +248,24 @@ type sendState struct {
 // sendOnce sends what it can of s.sf; false: the socket is full.
 func (s *Conn) sendOnce(fd uintptr) bool {
 	st := &s.sf
-	for len(st.hdr) > 0 {
-		flags := uintptr(unix.MSG_MORE | unix.MSG_NOSIGNAL)
-		if st.left == 0 && len(st.trailer) == 0 {
-			flags = unix.MSG_NOSIGNAL
-		}
-		r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&st.hdr[0])), uintptr(len(st.hdr)), flags, 0, 0)
-		if e == unix.EINTR {
-			continue
-		}
-		if e != 0 {
-			return s.stop(e)
-		}
-		st.hdr = st.hdr[r:]
+	more := uintptr(unix.MSG_MORE) // the header leaves with the data's start
+	if st.left == 0 && len(st.trailer) == 0 {
+		more = 0
+	}
+	if done, ok := s.sendBytes(fd, &st.hdr, more); done {
+		return ok
 	}
 	for st.left > 0 {
 		var r uintptr
 		var e syscall.Errno
 		switch {
 		case st.zeros:
-			r, e = s.writeBuf(fd, st.left)
+			r, e = send(fd, st.buf[:min(st.left, len(st.buf))], 0)
 		case st.copy:
-			k := min(st.left, sendCopyBuf)
-			if len(st.buf) < k {
+			if st.buf == nil {
 				st.buf = make([]byte, sendCopyBuf)
 			}
-			got, _, pe := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(st.src), uintptr(unsafe.Pointer(&st.buf[0])), uintptr(k), uintptr(st.off), 0, 0)
+			got, _, pe := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(st.src), uintptr(unsafe.Pointer(&st.buf[0])), uintptr(min(st.left, len(st.buf))), uintptr(st.off), 0, 0)
 			switch {
 			case pe == unix.EINTR:
 				continue
@@ -281,11 +273,10 @@ func (s *Conn) sendOnce(fd uintptr) bool {
 				st.errno = pe
 				return true
 			case got == 0:
-				st.zeros = true
-				clear(st.buf)
+				st.zeroFill()
 				continue
 			}
-			r, e = s.writeBuf(fd, int(got))
+			r, e = send(fd, st.buf[:got], 0)
 		default:
 			off := st.off
 			r, _, e = unix.RawSyscall6(unix.SYS_SENDFILE, fd, uintptr(st.src), uintptr(unsafe.Pointer(&off)), uintptr(st.left), 0, 0)
@@ -294,11 +285,7 @@ func (s *Conn) sendOnce(fd uintptr) bool {
 				st.copy = true
 				continue
 			case e == 0 && r == 0:
-				st.zeros = true // the file ended before off+left
-				if st.buf == nil {
-					st.buf = make([]byte, sendCopyBuf)
-				}
-				clear(st.buf)
+				st.zeroFill() // the file ended before off+left
 				continue
 			}
 		}
@@ -311,24 +298,38 @@ func (s *Conn) sendOnce(fd uintptr) bool {
 		st.off += int64(r)
 		st.left -= int(r)
 	}
-	for len(st.trailer) > 0 {
-		r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&st.trailer[0])), uintptr(len(st.trailer)), unix.MSG_NOSIGNAL, 0, 0)
+	done, ok := s.sendBytes(fd, &st.trailer, 0)
+	return !done || ok
+}
+
+// zeroFill switches the send to zeros for the rest of the promised bytes.
+func (st *sendState) zeroFill() {
+	st.zeros = true
+	if st.buf == nil {
+		st.buf = make([]byte, sendCopyBuf)
+	}
+	clear(st.buf)
+}
+
+// sendBytes sends what it can of *b, dropping what went. done: sendOnce stops
+// now and returns ok (see stop); else all of *b went.
+func (s *Conn) sendBytes(fd uintptr, b *[]byte, flags uintptr) (done, ok bool) {
+	for len(*b) > 0 {
+		r, e := send(fd, *b, flags)
 		if e == unix.EINTR {
 			continue
 		}
 		if e != 0 {
-			return s.stop(e)
+			return true, s.stop(e)
 		}
-		st.trailer = st.trailer[r:]
+		*b = (*b)[r:]
 	}
-	return true
+	return false, false
 }
 
-// writeBuf writes the first k (at most len) bytes of s.sf.buf, for the copy
-// and the zeros of sendOnce.
-func (s *Conn) writeBuf(fd uintptr, k int) (uintptr, syscall.Errno) {
-	k = min(k, len(s.sf.buf))
-	r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&s.sf.buf[0])), uintptr(k), unix.MSG_NOSIGNAL, 0, 0)
+// send is one raw send(2) of b (non-empty) with flags and MSG_NOSIGNAL.
+func send(fd uintptr, b []byte, flags uintptr) (uintptr, syscall.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), flags|unix.MSG_NOSIGNAL, 0, 0)
 	return r, e
 }
 
