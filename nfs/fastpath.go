@@ -287,14 +287,8 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 		// Most of a large READ's cost was copying: the page cache into the
 		// reply, the reply into the socket. Sent from the page cache by
 		// sendfile when it is all there (replyFile), it costs neither.
-		eof := off+uint64(n) >= uint64(a.Size)
-		head := append(out, make([]byte, 12)...)
+		head := putReadHead(append(out, make([]byte, 12)...), hdr, n, off+uint64(n) >= uint64(a.Size))
 		h.out = head
-		binary.BigEndian.PutUint32(head[hdr:], uint32(n))
-		if eof {
-			binary.BigEndian.PutUint32(head[hdr+4:], 1)
-		}
-		binary.BigEndian.PutUint32(head[hdr+8:], uint32(n))
 		pad := int(pad4(uint32(n))) - n
 		binary.BigEndian.PutUint32(head, uint32(len(head)-4+n+pad)|lastFragment)
 		ok, short, err := h.c.replyFile(head, e.f, int64(off), n, pad)
@@ -331,18 +325,24 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 	if off+uint64(got) >= uint64(a.Size) {
 		eof = true
 	}
-	binary.BigEndian.PutUint32(out[hdr:], uint32(got))
-	if eof {
-		binary.BigEndian.PutUint32(out[hdr+4:], 1)
-	} else {
-		binary.BigEndian.PutUint32(out[hdr+4:], 0)
-	}
-	binary.BigEndian.PutUint32(out[hdr+8:], uint32(got))
-	out = out[:hdr+12+got]
+	out = putReadHead(out, hdr, got, eof)[:hdr+12+got]
 	for len(out)%4 != 0 {
 		out = append(out, 0)
 	}
 	return h.replyEnd(out)
+}
+
+// putReadHead fills READ3resok's count, eof and the data's length word at
+// out[hdr:hdr+12], for n bytes of data, and returns out.
+func putReadHead(out []byte, hdr, n int, eof bool) []byte {
+	binary.BigEndian.PutUint32(out[hdr:], uint32(n))
+	var e uint32
+	if eof {
+		e = 1
+	}
+	binary.BigEndian.PutUint32(out[hdr+4:], e)
+	binary.BigEndian.PutUint32(out[hdr+8:], uint32(n))
+	return out
 }
 
 func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32, data []byte) []byte {

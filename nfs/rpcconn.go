@@ -453,8 +453,7 @@ func (c *rpcConn) contain(op string, n *int, err *error) {
 		// As for a failed write (see Write): drop this and later replies
 		// but report them written, so go-nfs's writer goroutine lives until
 		// its serving goroutine sees the closed connection. c.wmu is held.
-		c.werr = errors.New("nfs: internal error; connection closed")
-		c.Conn.Close()
+		c.failWriteLocked(errors.New("nfs: internal error; connection closed"))
 		*err = nil
 		return
 	}
@@ -473,14 +472,21 @@ func (c *rpcConn) atBoundaryLocked() bool {
 func (c *rpcConn) replyNow(rec []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	for !c.atBoundaryLocked() && c.werr == nil {
-		c.wcond.Wait()
-	}
-	if c.werr != nil {
-		return c.werr
+	if err := c.awaitBoundaryLocked(); err != nil {
+		return err
 	}
 	c.obs.reply(rec[4:])
 	return c.writeAll(rec)
+}
+
+// awaitBoundaryLocked waits until no reply record is half written (go-nfs's
+// writer may be in the middle of one); the connection's write failure, if
+// it failed. Precondition: c.wmu held.
+func (c *rpcConn) awaitBoundaryLocked() error {
+	for !c.atBoundaryLocked() && c.werr == nil {
+		c.wcond.Wait()
+	}
+	return c.werr
 }
 
 // replyFile sends a READ reply whose data comes from the file f, from off
@@ -495,15 +501,10 @@ func (c *rpcConn) replyNow(rec []byte) error {
 func (c *rpcConn) replyFile(hdr []byte, f *server.File, off int64, n, pad int) (ok, short bool, err error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	for !c.atBoundaryLocked() && c.werr == nil {
-		c.wcond.Wait()
+	if err := c.awaitBoundaryLocked(); err != nil {
+		return true, false, err // closed: as if sent (the reply is dropped)
 	}
-	if c.werr != nil {
-		return true, false, c.werr // closed: as if sent (the reply is dropped)
-	}
-	if c.body > 0 {
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.body))
-	}
+	c.armWriteLocked()
 	var zeros [3]byte
 	ok, short, err = f.SendCached(c.sio, hdr, off, n, zeros[:pad])
 	if !ok {
@@ -511,10 +512,25 @@ func (c *rpcConn) replyFile(hdr []byte, f *server.File, off int64, n, pad int) (
 	}
 	c.obs.reply(hdr[4:])
 	if err != nil {
-		c.werr = err
-		c.Conn.Close()
+		c.failWriteLocked(err)
 	}
 	return true, short, err
+}
+
+// armWriteLocked bounds the next writes by the body timeout. Precondition:
+// c.wmu held.
+func (c *rpcConn) armWriteLocked() {
+	if c.body > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.body))
+	}
+}
+
+// failWriteLocked records a failed write and closes the connection, which
+// ends the read side too; later replies are dropped (see Write).
+// Precondition: c.wmu held.
+func (c *rpcConn) failWriteLocked(err error) {
+	c.werr = err
+	c.Conn.Close()
 }
 
 // writeAll writes b fully (go-nfs's writer panics on a short write without
@@ -524,14 +540,11 @@ func (c *rpcConn) writeAll(b []byte) error {
 	if c.werr != nil {
 		return c.werr
 	}
-	if c.body > 0 {
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.body))
-	}
+	c.armWriteLocked()
 	for len(b) > 0 {
 		n, err := c.sio.Write(b)
 		if err != nil {
-			c.werr = err
-			c.Conn.Close()
+			c.failWriteLocked(err)
 			return err
 		}
 		b = b[n:]
