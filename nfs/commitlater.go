@@ -39,7 +39,7 @@ func (h *connHandler) commitLater(ctx context.Context, r *request, p string, id 
 	default:
 		return false
 	}
-	h.s.commitsLater.Add(1)
+	h.s.maybeHold("commit later")
 	xid, s, c, slots := r.xid, h.s, h.c, h.commits
 	// The connection's goroutine holds a count of s.wg while it runs, so this
 	// Add never races Close's Wait from zero; Close waits for the reply.

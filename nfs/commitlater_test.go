@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,10 +162,18 @@ func TestCommitInlineOnlyOnASequentialConnection(t *testing.T) {
 			t.Fatalf("commit: %d", st)
 		}
 	}
+	// commitLater marks each COMMIT it takes off the reading goroutine.
+	var commitsLater atomic.Uint64
+	e.srv.SetHold(func(op string) {
+		if op == "commit later" {
+			commitsLater.Add(1)
+		}
+	})
+	defer e.srv.SetHold(nil)
 	// A new connection has shown nothing yet: COMMIT goes off the goroutine.
-	before := e.srv.CommitsLater()
+	before := commitsLater.Load()
 	commit()
-	if got := e.srv.CommitsLater(); got != before+1 {
+	if got := commitsLater.Load(); got != before+1 {
 		t.Fatalf("first COMMIT of a new connection: answered later %d times, want 1", got-before)
 	}
 	for range nfs.SequentialCalls {
@@ -172,9 +181,9 @@ func TestCommitInlineOnlyOnASequentialConnection(t *testing.T) {
 			t.Fatalf("getattr: %d", st)
 		}
 	}
-	before = e.srv.CommitsLater()
+	before = commitsLater.Load()
 	commit()
-	if got := e.srv.CommitsLater(); got != before {
+	if got := commitsLater.Load(); got != before {
 		t.Fatalf("COMMIT after %d sequential calls: answered later %d times, want inline", nfs.SequentialCalls, got-before)
 	}
 	// The inline reply is commitLater's, byte for byte (which the differential
@@ -206,9 +215,9 @@ func TestCommitInlineOnlyOnASequentialConnection(t *testing.T) {
 			t.Fatal("pipelined getattr failed")
 		}
 	}
-	before = e.srv.CommitsLater()
+	before = commitsLater.Load()
 	later := rawCommit()
-	if got := e.srv.CommitsLater(); got != before+1 {
+	if got := commitsLater.Load(); got != before+1 {
 		t.Fatalf("COMMIT after calls in flight at once: answered later %d times, want 1", got-before)
 	}
 	if !bytes.Equal(inline, later) {

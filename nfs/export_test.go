@@ -46,9 +46,6 @@ func (s *Server) waitConns(n int, d time.Duration) int {
 	return len(s.conns)
 }
 
-// CommitsLater is how many COMMITs were answered off the reading goroutine.
-func (s *Server) CommitsLater() uint64 { return s.commitsLater.Load() }
-
 // SequentialCalls is commitInline's threshold.
 const SequentialCalls = sequentialCalls
 

@@ -54,14 +54,11 @@ type Server struct {
 	wg          sync.WaitGroup
 
 	panicOp atomic.Value // string; tests make this billy operation panic
-	hold    atomic.Value // func(op string); tests hold a fast-path call here
-	// commitsLater counts the COMMITs answered off the reading goroutine
-	// (commitLater), for tests of when that happens.
-	commitsLater atomic.Uint64
-	observe      ObserveFunc
-	track        TrackFunc
-	noFast       bool   // Options.NoFastPath
-	fsid         uint64 // the backing directory's file system, in every fattr3 (attrs.go)
+	hold    atomic.Value // func(op string); tests hold, or count, a fast-path call here
+	observe ObserveFunc
+	track   TrackFunc
+	noFast  bool   // Options.NoFastPath
+	fsid    uint64 // the backing directory's file system, in every fattr3 (attrs.go)
 }
 
 // NewServer opens the handle map in opts.StateDir and prepares to serve fsys.
