@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/semfs/semfs/server/policy"
 )
 
 // Options configure an FS.
@@ -33,6 +35,8 @@ type Options struct {
 	// name only, so that find, du and backups of a mount never walk into it).
 	Virtual     Virtual
 	ListVirtual bool
+	// Policy, when set, limits what each app sees and changes (policy.go).
+	Policy *policy.Live
 }
 
 // FS is the containment-safe view of the backing directory shared by every front
@@ -67,6 +71,7 @@ type FS struct {
 
 	virt        Virtual // nil: none (virtual.go)
 	listVirtual bool
+	pol         *policy.Live // nil: no policy (policy.go)
 
 	// ownChanges is the inotify Watcher's record of the files the core
 	// created itself and the states its closes left written files in
@@ -87,7 +92,7 @@ func New(dir string, opts Options) (*FS, error) {
 	}
 	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
 		root: os.Geteuid() == 0, grants: newGrantCache(4096),
-		virt: opts.Virtual, listVirtual: opts.ListVirtual}
+		virt: opts.Virtual, listVirtual: opts.ListVirtual, pol: opts.Policy}
 	if f.log == nil {
 		f.log = slog.Default()
 	}

@@ -128,6 +128,9 @@ func (p *Policy) For(app string) *App {
 	return p.def
 }
 
+// Default returns the rules of every app the file does not name.
+func (p *Policy) Default() *App { return p.def }
+
 // Apps lists the apps the file names, sorted ("" first when named).
 func (p *Policy) Apps() []string { return append([]string(nil), p.names...) }
 
