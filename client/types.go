@@ -101,7 +101,7 @@ type Health struct {
 	Index         IndexStats        `json:"index"`
 	Registered    map[string]string `json:"registered"` // uid -> app
 	LastReconcile string            `json:"lastReconcile,omitempty"`
-	Watch         string            `json:"watch,omitempty"` // how host changes to the backing directory are followed
+	Watch         string            `json:"watch,omitempty"`  // how host changes to the backing directory are followed
 	Policy        *PolicyStatus     `json:"policy,omitempty"` // the --policy file's state; nil without one
 	// Error says why the daemon is unhealthy (e.g. its backing directory was
 	// moved or removed); nil when Status is "ok".

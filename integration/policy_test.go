@@ -142,13 +142,13 @@ func errorOf(b []byte) control.ErrorDetail {
 //	mail/m.txt         by mail    "launch party"
 //	secrets/s.txt      by mail    "launch codes"      hidden from agent
 //	notes/id.key       by mail    "launch key"        hidden from agent
-func policyFixture(t *testing.T, policy string) (*semfstest.Daemon, string) {
+func policyFixture(t *testing.T, policy string, args ...string) (*semfstest.Daemon, string) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "policy.json")
 	if err := os.WriteFile(file, []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := semfstest.Start(t, semfstest.Options{ModelDir: "off", Args: []string{"--policy", file}})
+	d := semfstest.Start(t, semfstest.Options{ModelDir: "off", Args: append([]string{"--policy", file}, args...)})
 	mk := func(app, dir, name, body string) {
 		root := d.Attach9P(t, "@"+app, 0)
 		_, dd, err := root.Walk([]string{dir})

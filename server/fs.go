@@ -139,8 +139,10 @@ func (f *FS) flushSink(ctx context.Context) error {
 
 // App resolves the acting app for ctx: the mount's app, else the app registered for
 // the caller's uid, else "" (unattributed; never guessed).
-func (f *FS) App(ctx context.Context) string {
-	id := IdentityFrom(ctx)
+func (f *FS) App(ctx context.Context) string { return f.appOf(IdentityFrom(ctx)) }
+
+// appOf is App for an identity.
+func (f *FS) appOf(id Identity) string {
 	if id.MountApp != "" {
 		return id.MountApp
 	}
@@ -188,6 +190,9 @@ func (f *FS) lstat(ctx context.Context, p string, raw bool) (a Attr, err error) 
 	if f.virtual(p) {
 		return f.virt.Lstat(ctx, p)
 	}
+	if err := f.viewSee(ctx, "lstat", p); err != nil {
+		return Attr{}, err
+	}
 	if p == "" {
 		// The root's own attributes: no directory is searched.
 		if err := f.gone("lstat", p); err != nil {
@@ -226,6 +231,9 @@ func (f *FS) LstatIn(ctx context.Context, p string, inline bool) (dir, a Attr, e
 		a, err = f.virt.Lstat(ctx, p)
 		return dir, a, err
 	}
+	if err := f.viewSee(ctx, "lstat", p); err != nil {
+		return Attr{}, Attr{}, err
+	}
 	err = f.as(ctx, "lstat", p, func() error {
 		d, name, err := f.parentAt("lstat", p, inline)
 		if err != nil {
@@ -248,7 +256,11 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 	if f.virtual(p) {
 		return f.virt.ReadDir(ctx, p)
 	}
+	if err := f.viewRead(ctx, "readdir", p); err != nil {
+		return nil, err
+	}
 	out, err := f.readDir(ctx, p)
+	out = f.viewFilter(ctx, p, out)
 	if err == nil && p == "" {
 		out = f.withVirtualRoot(ctx, out)
 	}
@@ -304,6 +316,9 @@ func (f *FS) readDir(ctx context.Context, p string) ([]DirEntry, error) {
 func (f *FS) Readlink(ctx context.Context, p string) (target string, err error) {
 	if f.virtual(p) {
 		return f.virt.Readlink(ctx, p)
+	}
+	if err := f.viewSee(ctx, "readlink", p); err != nil {
+		return "", err
 	}
 	err = f.as(ctx, "readlink", p, func() error {
 		d, name, err := f.parent("readlink", p)

@@ -77,6 +77,10 @@ func (a *App) May(fl Field, p, createdBy string) bool {
 	return rs.match(p) >= 0 || rs.own && a.owns(createdBy)
 }
 
+// UsesOwn says whether fl's list holds "own": only then does a refusal by
+// the patterns need the path's created_by to be final.
+func (a *App) UsesOwn(fl Field) bool { return a.fields[fl].own }
+
 // owns: "own" never matches for the unattributed caller, whose files carry
 // no creator.
 func (a *App) owns(createdBy string) bool { return a.name != "" && createdBy == a.name }
