@@ -281,6 +281,13 @@ func TestPolicyControlSocket(t *testing.T) {
 		}
 	})
 
+	t.Run("explain asks the daemon without --policy", func(t *testing.T) {
+		out, errs, code := d.Run("policy", "explain", "agent", "agent/mine.txt")
+		if code != 0 || !strings.Contains(out, `tag   yes  apps.agent.tag "own" (created_by is "agent")`) {
+			t.Errorf("explain: %d\n%s%s", code, out, errs)
+		}
+	})
+
 	t.Run("health shows the policy", func(t *testing.T) {
 		h, err := d.Client.Health(d.Context())
 		if err != nil || h.Policy == nil || h.Policy.Loaded.IsZero() || h.Policy.Error != "" {
@@ -372,8 +379,13 @@ func waitPolicy(t *testing.T, d *semfstest.Daemon, what string, ok func(*client.
 
 func TestPolicyReload(t *testing.T) {
 	d, file := policyFixture(t, policyExample)
-	agent := newAppConn(t, d, uidAgent) // one client, kept connected throughout
+	// One client of each door, kept connected throughout.
+	agent := newAppConn(t, d, uidAgent)
 	root := d.Attach9P(t, "@agent", uidAgent)
+	v := d.MountNFS(t, "/@agent", 0)
+	if _, _, err := v.Lookup("secrets/s.txt"); nfsStatus(err) != "NFS3ERR_NOENT" {
+		t.Fatalf("NFS LOOKUP of a hidden file before the reload: %v", err)
+	}
 	if got := sorted(agent.query("launch", 0)); got != "agent/mine.txt,mail/m.txt" {
 		t.Fatalf("before: %s", got)
 	}
@@ -397,6 +409,9 @@ func TestPolicyReload(t *testing.T) {
 	if _, _, err := root.Walk([]string{".semfs", "tags", "secrets"}); !errors.Is(err, linux.ENOENT) {
 		t.Errorf("after an invalid reload, .semfs/tags/secrets: %v", err)
 	}
+	if _, _, err := v.Lookup("secrets/s.txt"); nfsStatus(err) != "NFS3ERR_NOENT" {
+		t.Errorf("after an invalid reload, NFS LOOKUP of a hidden file: %v", err)
+	}
 
 	// A valid file replaces it at once for connected clients.
 	if err := os.WriteFile(file, []byte(`{"apps": {"agent": {"hide": ["mail/"]}}}`), 0o644); err != nil {
@@ -407,6 +422,13 @@ func TestPolicyReload(t *testing.T) {
 		t.Errorf("after the reload: %s", got)
 	}
 	walk9P(t, root, ".semfs/tags/secrets/s.txt")
+	walk9P(t, root, "secrets/s.txt")
+	if _, _, err := v.Lookup("secrets/s.txt"); err != nil {
+		t.Errorf("NFS LOOKUP after the reload: %v", err)
+	}
+	if _, _, err := root.Walk([]string{"mail", "m.txt"}); !errors.Is(err, linux.ENOENT) {
+		t.Errorf("9P walk of a path the new policy hides: %v", err)
+	}
 
 	// SIGHUP reloads too.
 	before := waitPolicy(t, d, "loaded", func(*client.Health) bool { return true }).Policy.Loaded

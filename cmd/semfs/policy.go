@@ -16,18 +16,21 @@ type policyArgs struct {
 	json      bool   // print the explanation as JSON
 }
 
-// runPolicy is `semfs policy check FILE` and `semfs policy explain --policy
-// FILE APP PATH`. Both read the file as the daemon does (the same parser);
-// an invalid file is exit 2 with its line and column.
-func runPolicy(_ context.Context, env *cliEnv, args []string) int {
+// runPolicy is `semfs policy check FILE` and `semfs policy explain [--policy
+// FILE] APP PATH`. Both read the file as the daemon does (the same parser);
+// an invalid file is exit 2 with its line and column. Without --policy,
+// explain asks the running daemon which file it serves and who created PATH.
+func runPolicy(ctx context.Context, env *cliEnv, args []string) int {
 	if len(args) == 0 || (args[0] != "check" && args[0] != "explain") {
-		fmt.Fprintln(env.stderr, "usage: semfs policy check FILE\n       semfs policy explain --policy FILE [--created-by APP] [--json] APP PATH")
+		fmt.Fprintln(env.stderr, "usage: semfs policy check FILE\n       semfs policy explain [--policy FILE] [--created-by APP] [--json] APP PATH")
 		return exitUsage
 	}
 	var a policyArgs
-	fs := newFlagSet(env, "policy "+args[0], map[string]string{"check": "FILE", "explain": "--policy FILE [--created-by APP] [--json] APP PATH"}[args[0]])
+	fs := newFlagSet(env, "policy "+args[0], map[string]string{"check": "FILE", "explain": "[--policy FILE] [--created-by APP] [--json] APP PATH"}[args[0]])
+	var cf clientFlags
 	if args[0] == "explain" {
-		fs.StringVar(&a.file, "policy", "", "the policy file")
+		fs.StringVar(&cf.socket, "socket", "", "control socket (env "+envSocket+"), asked without --policy")
+		fs.StringVar(&a.file, "policy", "", "the policy file (default: the one the daemon serves)")
 		fs.StringVar(&a.createdBy, "created-by", "", `the app that created PATH (decides "own" in write and tag)`)
 		fs.BoolVar(&a.json, "json", false, "print JSON for scripts")
 	}
@@ -45,9 +48,26 @@ func runPolicy(_ context.Context, env *cliEnv, args []string) int {
 		}
 		return policyCheck(env, pos[0])
 	}
-	if len(pos) != 2 || a.file == "" {
+	if len(pos) != 2 {
 		fs.Usage()
 		return exitUsage
+	}
+	if a.file == "" {
+		c := cf.client()
+		h, err := c.Health(ctx)
+		if err != nil {
+			return exitFor(env, err)
+		}
+		if h.Policy == nil {
+			fmt.Fprintln(env.stderr, "semfs: the daemon runs without --policy: every app may do everything (name a file with --policy)")
+			return exitUsage
+		}
+		a.file = h.Policy.File
+		if a.createdBy == "" {
+			if rec, err := c.File(ctx, policy.Clean(pos[1])); err == nil {
+				a.createdBy = rec.CreatedBy
+			}
+		}
 	}
 	p, err := policy.Load(a.file)
 	if err != nil {
