@@ -164,6 +164,18 @@ func policyNFS(t *testing.T, d *semfstest.Daemon) {
 	if got := nfsRead(t, reader, "mail/m.txt"); string(got) != "party\n" {
 		t.Errorf("reader reads mail/m.txt: %q", got)
 	}
+	// ACCESS (answered where the daemon checks its callers: as root, for a
+	// uid other than 0) leaves out what the policy forbids, as nfsd leaves
+	// out what an export's options forbid.
+	if os.Geteuid() == 0 {
+		rd := d.MountNFS(t, "/@reader", uidNobody)
+		if got, err := rd.Access("agent/mine.txt", 0x3f); err != nil || got&0x01 != 0 {
+			t.Errorf("reader ACCESS outside read: %#x %v, want no READ bit", got, err)
+		}
+		if got, err := rd.Access("mail/m.txt", 0x3f); err != nil || got&0x01 == 0 {
+			t.Errorf("reader ACCESS inside read: %#x %v, want the READ bit", got, err)
+		}
+	}
 }
 
 func policy9P(t *testing.T, d *semfstest.Daemon) {
