@@ -400,6 +400,9 @@ func TestPolicyReload(t *testing.T) {
 	if !strings.Contains(h.Policy.Error, "2:31:") || !h.Policy.Loaded.Equal(first) {
 		t.Errorf("health after an invalid reload: %+v", h.Policy)
 	}
+	if out, _, _ := d.Run("status"); !strings.Contains(out, "the last reload failed") {
+		t.Errorf("semfs status does not show the failed reload:\n%s", out)
+	}
 	if !d.WaitLog("policy reload failed", 10*time.Second) {
 		t.Error("the failed reload was not logged")
 	}
