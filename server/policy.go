@@ -20,10 +20,11 @@ func (f *FS) Rules(ctx context.Context) (app string, rules *policy.App) {
 	if pol == nil {
 		return "", nil
 	}
-	if _, ok := identityOf(ctx); !ok {
+	id, ok := identityOf(ctx)
+	if !ok {
 		return "", nil
 	}
-	app = f.App(ctx)
+	app = f.appOf(id)
 	return app, pol.For(app)
 }
 
