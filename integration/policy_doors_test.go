@@ -118,6 +118,16 @@ func policyNFS(t *testing.T, d *semfstest.Daemon) {
 	_, err = d.MountNFS(t, "/", uidAgent).GetAttr(fh)
 	want("GETATTR of a handle hidden from the caller", nfsStatus(err), "NFS3ERR_STALE")
 
+	// The unattributed caller hides "**": an empty export, the root itself
+	// and .semfs (which filters itself) still there.
+	anon := d.MountNFS(t, "/", uidNobody)
+	if got := nfsNames(t, anon, "."); len(got) != 0 {
+		t.Errorf("the unattributed caller lists %v", got)
+	}
+	if got := nfsNames(t, anon, ".semfs"); strings.Join(got, ",") != "query,tags" {
+		t.Errorf("the unattributed caller's .semfs lists %v", got)
+	}
+
 	// Write rights.
 	_, err = agent.Create("agent/new.txt", 0o644)
 	want("CREATE inside agent/**", nfsStatus(err), "NFS3_OK")
@@ -209,6 +219,9 @@ func policy9P(t *testing.T, d *semfstest.Daemon) {
 		want("mkdir notes/"+name, err, linux.EACCES)
 		agentDir := walk9P(t, agent, "agent")
 		want("rename onto notes/"+name, agentDir.RenameAt("mine.txt", notes, name), linux.EACCES)
+	}
+	if got := names9P(t, d.Attach9P(t, "", uidNobody)); len(got) != 0 {
+		t.Errorf("the unattributed caller lists %v over 9P", got)
 	}
 	// Write rights.
 	mail := walk9P(t, agent, "mail")

@@ -28,10 +28,12 @@ func (h *connHandler) setView(r *request, app string) {
 	h.view = callView{r: r, rules: h.s.fsys.RulesFor(identity(r, app))}
 }
 
-// hidden says whether p is hidden from the current call.
+// hidden says whether p is hidden from the current call. The virtual tree
+// (.semfs) is not the policy's: it filters itself, as the core leaves it to
+// (server.FS.Inline is false for its paths).
 func (h *connHandler) hidden(p string) bool {
 	v := h.view
-	return v.rules != nil && v.r == h.current() && v.rules.Hidden(p)
+	return v.rules != nil && v.r == h.current() && v.rules.Hidden(p) && h.s.fsys.Inline(p)
 }
 
 // errHidden is a hidden path's answer: that of a missing one.
@@ -46,7 +48,7 @@ func (h *connHandler) viewInfos(p string, infos []fs.FileInfo) []fs.FileInfo {
 	}
 	out := make([]fs.FileInfo, 0, len(infos))
 	for _, fi := range infos {
-		if !v.rules.Hidden(server.Join(p, fi.Name())) {
+		if cp := server.Join(p, fi.Name()); !v.rules.Hidden(cp) || !h.s.fsys.Inline(cp) {
 			out = append(out, fi)
 		}
 	}
