@@ -24,8 +24,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/semfs/semfs/client"
+	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/integration/semfstest"
 	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/server/snapshot"
 )
 
 // Per-app views and rights (issue 26) through the real daemon: the control
@@ -262,9 +264,30 @@ func TestPolicyControlSocket(t *testing.T) {
 		}
 	})
 
-	t.Run("snapshots are the operator's when the app hides paths", func(t *testing.T) {
-		if st, b := agent.call("POST", "/v1/snapshot", nil); st != 403 {
-			t.Errorf("agent's snapshot: %d %.200s", st, b)
+	t.Run("an app's snapshot holds what it sees", func(t *testing.T) {
+		st, b := agent.call("POST", "/v1/snapshot", nil)
+		if st != 200 {
+			t.Fatalf("agent's snapshot: %d %.200s", st, b)
+		}
+		base := t.TempDir()
+		data, idxDir := filepath.Join(base, "data"), filepath.Join(base, "index")
+		if err := snapshot.Restore(bytes.NewReader(b), data, idxDir, index.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for p, want := range map[string]bool{"agent/mine.txt": true, "mail/m.txt": true, "secrets": false, "notes/id.key": false, "notes": true} {
+			if _, err := os.Lstat(filepath.Join(data, p)); (err == nil) != want {
+				t.Errorf("restored %s: %v, want present=%v", p, err, want)
+			}
+		}
+		idx, err := index.Open(idxDir, index.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer idx.Close()
+		for p, want := range map[string]bool{"agent/mine.txt": true, "secrets/s.txt": false, "notes/id.key": false} {
+			if _, err := idx.Get(p); (err == nil) != want {
+				t.Errorf("restored index record of %s: %v, want present=%v", p, err, want)
+			}
 		}
 	})
 

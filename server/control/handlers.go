@@ -13,6 +13,7 @@ import (
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/snapshot"
 )
 
 // MaxTagText bounds task and related-app text so that a tag stays a tag.
@@ -291,12 +292,10 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "snapshots are not available")
 		return
 	}
-	if app, rules := s.rules(r); rules != nil && rules.HidesAny() {
-		// A snapshot holds the whole tree and index; it is not cut down to
-		// an app's view, so an app with hidden paths may not take one.
-		s.opt.Policy.Deny(app, "snapshot", "", "the app has hidden paths")
-		writeError(w, http.StatusForbidden, CodeForbidden, fmt.Sprintf("app %q has hidden paths under the policy: snapshots are the operator's (the daemon's uid or root)", app))
-		return
+	ctx := r.Context()
+	if _, rules := s.rules(r); rules != nil && rules.HidesAny() {
+		// The app's snapshot holds what it sees (policy.go).
+		ctx = snapshot.WithView(ctx, rules.Hidden)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".semfs-snapshot-*")
 	if err != nil {
@@ -308,7 +307,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	if err := s.opt.Snapshot(r.Context(), tmp, nil); err != nil {
+	if err := s.opt.Snapshot(ctx, tmp, nil); err != nil {
 		writeErr(w, fmt.Errorf("snapshot: %w", err))
 		return
 	}
