@@ -36,7 +36,7 @@ import (
 // Cases:
 //
 //   - files=N,model=off: untagged files, keyword-only (--model-dir off), the
-//     figure earlier BENCHMARKS sections give;
+//     figure earlier sections of docs/benchmarks-history.md give;
 //
 //   - files=N,model=use-lite,tagged: every file tagged (task, related apps,
 //     durable record in its user.semfs attribute) with a 512-d USE-lite
