@@ -29,8 +29,8 @@ import (
 // socket are all listening; semfstest.Start waits for that line) and a query
 // on the control socket has been answered. That is what a user or an agent
 // waits for after `semfs serve`. It does not include the start-up reconcile
-// with the backing directory when that runs in the background (README,
-// Configuration: queries meanwhile answer from the index as persisted);
+// with the backing directory when that runs in the background (docs/durability.md,
+// "Start-up": queries meanwhile answer from the index as persisted);
 // reconcile-after-ready-s reports how much later it finished.
 //
 // Cases:
