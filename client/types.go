@@ -79,7 +79,7 @@ type Result struct {
 	Explain *Explanation `json:"explain,omitempty"` // only when the query asked
 }
 
-// Explanation is why a file matched (see the README's Query section).
+// Explanation is why a file matched (see docs/query.md).
 type Explanation struct {
 	Rank       string              `json:"rank"`
 	Names      []string            `json:"names,omitempty"` // query words equal to a whole name of the file
