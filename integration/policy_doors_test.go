@@ -2,7 +2,10 @@ package integration_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,6 +61,29 @@ func truncateNFS(v *nfsc.Target, p string) error {
 	}
 	_, err = v.SetAttr(fh, nfsc.Sattr3{Size: nfsc.SetSize{SetIt: true, Size: 0}})
 	return err
+}
+
+// makeMany fills dir (host side) with n files, every third one named *.key
+// (hidden from agent), and returns the names agent should list, sorted.
+func makeMany(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var visible []string
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("entry-with-a-longish-name-%05d", i)
+		if i%3 == 0 {
+			name += ".key"
+		} else {
+			visible = append(visible, name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(visible)
+	return visible
 }
 
 func TestPolicyDoors(t *testing.T) {
@@ -126,6 +152,13 @@ func policyNFS(t *testing.T, d *semfstest.Daemon) {
 	}
 	if got := nfsNames(t, anon, ".semfs"); strings.Join(got, ",") != "query,tags" {
 		t.Errorf("the unattributed caller's .semfs lists %v", got)
+	}
+
+	// A listing of many pages: every visible name once, no hidden one
+	// (each page's cookies count what is listed).
+	want2 := makeMany(t, filepath.Join(d.Data, "many-nfs"), 3000)
+	if got := nfsNames(t, agent, "many-nfs"); !slices.Equal(got, want2) {
+		t.Errorf("READDIRPLUS of 3000 entries, 1000 hidden: %d names, want %d", len(got), len(want2))
 	}
 
 	// Write rights.
@@ -223,6 +256,10 @@ func policy9P(t *testing.T, d *semfstest.Daemon) {
 	if got := names9P(t, d.Attach9P(t, "", uidNobody)); len(got) != 0 {
 		t.Errorf("the unattributed caller lists %v over 9P", got)
 	}
+	want2 := makeMany(t, filepath.Join(d.Data, "many-9p"), 3000)
+	if got := names9P(t, walk9P(t, agent, "many-9p")); !slices.Equal(sortedCopy(got), want2) || len(got) != len(want2) {
+		t.Errorf("9P readdir of 3000 entries, 1000 hidden: %d names, want %d", len(got), len(want2))
+	}
 	// Write rights.
 	mail := walk9P(t, agent, "mail")
 	want("create outside write", tryCreate9P(mail, "new.txt", nil), linux.EACCES)
@@ -256,4 +293,10 @@ func policy9P(t *testing.T, d *semfstest.Daemon) {
 	if got := read9P(t, reader, "mail/m.txt"); string(got) != "party\n" {
 		t.Errorf("reader reads mail/m.txt: %q", got)
 	}
+}
+
+func sortedCopy(s []string) []string {
+	c := append([]string(nil), s...)
+	slices.Sort(c)
+	return c
 }
