@@ -54,3 +54,15 @@ func (f *FS) CheckTag(ctx context.Context, op, p, createdBy string) error {
 	f.pol.Deny(app, "tag", p, d.Rule)
 	return E(op, KindPermission, p, fmt.Errorf("app %q may not tag it (policy: %s)", app, d.Rule))
 }
+
+// CreatedBy is p's creator from its durable record, which the core writes
+// before a create returns (so a file just made is known, where the index may
+// not have it yet); "" when p has no record or none is kept. The daemon's
+// own read: no caller is checked.
+func (f *FS) CreatedBy(p string) string {
+	m, src, err := f.ReadMeta(context.Background(), p)
+	if err != nil || src == MetaNone {
+		return ""
+	}
+	return m.CreatedBy
+}

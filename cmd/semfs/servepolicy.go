@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -23,6 +24,10 @@ const policyPoll = time.Second
 func loadPolicy(env *cliEnv, file string, log *slog.Logger) (*policy.Live, int) {
 	if file == "" {
 		return nil, exitOK
+	}
+	// Absolute: a reload reads the same file whatever the working directory.
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
 	}
 	p, err := policy.Load(file)
 	if err != nil {

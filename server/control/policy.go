@@ -49,9 +49,11 @@ func (s *Server) mayTag(app string, rules *policy.App, p string) (msg string) {
 	if rules == nil {
 		return ""
 	}
-	var by string
-	if rec, err := s.opt.Index.Get(p); err == nil {
-		by = rec.CreatedBy
+	by := s.opt.FS.CreatedBy(p) // durable before the create returned
+	if by == "" {               // no durable records kept: the index's
+		if rec, err := s.opt.Index.Get(p); err == nil {
+			by = rec.CreatedBy
+		}
 	}
 	if rules.May(policy.Tag, p, by) {
 		return ""

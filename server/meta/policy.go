@@ -37,9 +37,11 @@ func (t *Tree) readDir(ctx context.Context, rp string) ([]server.DirEntry, error
 
 // checkTag is the caller's tag right on real path rp (EACCES outside it).
 func (t *Tree) checkTag(ctx context.Context, op, rp string) error {
-	var by string
-	if rec, err := t.idx.Get(rp); err == nil {
-		by = rec.CreatedBy
+	by := t.fs.CreatedBy(rp)
+	if by == "" { // no durable records kept: the index's
+		if rec, err := t.idx.Get(rp); err == nil {
+			by = rec.CreatedBy
+		}
 	}
 	return t.fs.CheckTag(ctx, op, rp, by)
 }
