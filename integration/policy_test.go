@@ -382,6 +382,20 @@ func TestPolicyMetaTree(t *testing.T) {
 	if rec := tagsOf(t, d, "agent/mine.txt"); rec.Task != "own again" {
 		t.Errorf("agent/mine.txt: %q", rec.Task)
 	}
+	// A file agent has just made is its own at once: created_by is durable
+	// before the create returns, whether or not the index has it yet.
+	_, dir, err := root.Walk([]string{"agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	for i := 0; i < 20; i++ {
+		name := fmt.Sprintf("fresh-%d.txt", i)
+		create9P(t, dir, name, []byte("x"))
+		if err := r.setxattr("agent/"+name, "user.semfs.task", "just made"); err != nil {
+			t.Fatalf("setfattr right after the create: %v", err)
+		}
+	}
 }
 
 // waitPolicy waits until health's policy state satisfies ok.
