@@ -92,7 +92,8 @@ func New(dir string, opts Options) (*FS, error) {
 	}
 	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
 		root: os.Geteuid() == 0, grants: newGrantCache(4096),
-		virt: opts.Virtual, listVirtual: opts.ListVirtual, pol: opts.Policy}
+		virt: opts.Virtual, listVirtual: opts.ListVirtual}
+	f.pol = opts.Policy // set apart from the literal above, which others edit too
 	if f.log == nil {
 		f.log = slog.Default()
 	}
