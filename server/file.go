@@ -31,6 +31,7 @@ type File struct {
 	lastWrite atomic.Int64
 	v         VirtualFile          // a file of the virtual tree (virtual.go); f is nil then
 	created   atomic.Pointer[Attr] // see Created
+	app       string               // the opener's app, for the change feed's write events (set once, before use)
 }
 
 // Created is the attributes of a file Create made, read by the core after its
@@ -325,7 +326,7 @@ func (fl *File) written() bool { return fl.lastWrite.Load() != 0 }
 
 // touched records a change to the file's data made through it.
 func (fl *File) touched() {
-	at := fl.fs.touches.add(fl.Path()).UnixNano()
+	at := fl.fs.touches.add(fl.Path(), fl.app).UnixNano()
 	// The latest, also when concurrent writes return out of order.
 	for {
 		old := fl.lastWrite.Load()
@@ -531,8 +532,8 @@ func (fl *File) TryClose() (ok bool, err error) {
 	}
 	p, err := fl.release(true)
 	// applyTouch's work, under the namespace lock this call already holds.
-	for p, at := range f.touches.take(func(k string, _ time.Time) bool { return k == p }) {
-		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})
+	for p, t := range f.touches.take(func(k string, _ time.Time) bool { return k == p }) {
+		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
 	}
 	return true, err
 }
