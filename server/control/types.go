@@ -71,6 +71,8 @@ type Health struct {
 	// Watch says how changes made directly in the backing directory are
 	// followed: the mode (inotify, or scan after a fallback) and what it did.
 	Watch string `json:"watch,omitempty"`
+	// Changes is the change feed's history (GET /v1/changes); nil without one.
+	Changes *ChangesStats `json:"changes,omitempty"`
 }
 
 // ErrorBody is the JSON shape of every error response.
