@@ -113,7 +113,7 @@ func writeChanges(w http.ResponseWriter, p feed.Page) {
 // the daemon stops.
 func (s *Server) streamChanges(ctx context.Context, w http.ResponseWriter, since feed.Cursor, limit int, heartbeat time.Duration, keep func(feed.Event) (feed.Event, bool)) {
 	l := s.opt.Changes
-	fl, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w) // reaches the connection through observe's writer
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -131,8 +131,8 @@ func (s *Server) streamChanges(ctx context.Context, w http.ResponseWriter, since
 			b, _ := json.Marshal(e)
 			fmt.Fprintf(w, "id: %s\ndata: %s\n\n", feed.Cursor{Epoch: p.Cursor.Epoch, Rev: e.Rev}, b)
 		}
-		if fl != nil {
-			fl.Flush()
+		if err := rc.Flush(); err != nil {
+			return
 		}
 		since = p.Cursor
 		if p.More {
@@ -148,8 +148,8 @@ func (s *Server) streamChanges(ctx context.Context, w http.ResponseWriter, since
 			if _, err := fmt.Fprintf(w, ": %s\n\n", since); err != nil {
 				return
 			}
-			if fl != nil {
-				fl.Flush()
+			if err := rc.Flush(); err != nil {
+				return
 			}
 		}
 	}

@@ -22,6 +22,7 @@ type ChangesFunc func(ctx context.Context, n int) (content []byte, newest time.T
 // changesAttr is the changes file's attributes: its size now and the newest
 // event's time.
 func (t *Tree) changesAttr(ctx context.Context, p string) server.Attr {
+	_ = t.flush(ctx, p) // every change made before the look is in the history (best effort)
 	b, newest := t.changes(ctx, ChangesFileEvents)
 	a := t.attr(p, roMode, int64(len(b)))
 	if newest.After(a.Mtime) {
@@ -34,6 +35,9 @@ func (t *Tree) changesAttr(ctx context.Context, p string) server.Attr {
 // NFS READ), so that a reader reading it in pieces gets one consistent
 // text while events keep coming. Precondition: f is the changes file.
 func (f *file) changes() []byte {
-	f.snapOnce.Do(func() { f.snap, _ = f.t.changes(f.ctx, ChangesFileEvents) })
+	f.snapOnce.Do(func() {
+		_ = f.t.flush(f.ctx, f.p)
+		f.snap, _ = f.t.changes(f.ctx, ChangesFileEvents)
+	})
 	return f.snap
 }
