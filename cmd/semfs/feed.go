@@ -25,7 +25,7 @@ func (d *daemon) openFeed() error {
 	dmg := d.idx.Damage()
 	fresh := d.args.rebuildIndex || dmg.New || dmg.RecordsDamaged()
 	l, err := feed.Open(feed.Options{Path: feed.PathIn(d.paths.Index), Keep: d.args.changesKeep,
-		KeepFor: d.args.changesKeepFor, Fresh: fresh, Logger: d.log})
+		KeepFor: d.args.changesKeepFor, Fresh: fresh, Logger: d.log, Fill: d.fillEvent})
 	if err != nil {
 		return err
 	}
@@ -33,8 +33,10 @@ func (d *daemon) openFeed() error {
 	return nil
 }
 
-// recordChanges appends a batch of the core's change stream. Write events
-// get the file's size now (one statx each, on the Batcher's goroutine).
+// recordChanges records a batch of the core's change stream. It runs where
+// the Batcher applies the batch, which may be a COMMIT's own goroutine
+// (FlushHere): it only converts and enqueues; the log's goroutine does the
+// rest (fillEvent, numbering, the write).
 func (d *daemon) recordChanges(cs []server.Change) {
 	if d.feed == nil {
 		return
@@ -42,13 +44,24 @@ func (d *daemon) recordChanges(cs []server.Change) {
 	evs := make([]feed.Event, len(cs))
 	for i, c := range cs {
 		evs[i] = feed.FromChange(c)
-		if c.Op == server.ChangeWrite {
-			if a, err := d.fs.Lstat(context.Background(), c.Path); err == nil {
-				evs[i].Size = a.Size
-			}
+	}
+	d.feed.Enqueue(evs)
+}
+
+// fillEvent is the log's Fill: the size of a file written or tagged, as it
+// is now (one statx, as the daemon, on the log's goroutine).
+func (d *daemon) fillEvent(e *feed.Event) {
+	switch e.Op {
+	case feed.OpWrite, feed.OpTruncate, feed.OpTag:
+	default:
+		return
+	}
+	if a, err := d.fs.Lstat(context.Background(), e.Path); err == nil {
+		e.Size = a.Size
+		if a.IsSymlink() {
+			e.Type = server.TypeSymlink
 		}
 	}
-	d.feed.Append(evs...)
 }
 
 // recordTags is the index's Tagged hook: one tag event per file, attributed
@@ -69,14 +82,8 @@ func (d *daemon) recordTags(ctx context.Context, paths []string) {
 	evs := make([]feed.Event, len(paths))
 	for i, p := range paths {
 		evs[i] = feed.Event{Op: feed.OpTag, Path: p, Type: server.TypeFile, App: app, At: now}
-		if a, err := d.fs.Lstat(context.Background(), p); err == nil {
-			evs[i].Size = a.Size
-			if a.IsSymlink() {
-				evs[i].Type = server.TypeSymlink
-			}
-		}
 	}
-	d.feed.Append(evs...)
+	d.feed.Enqueue(evs)
 }
 
 // recordHost appends what the index took in of host processes' changes (a
@@ -123,7 +130,7 @@ func (d *daemon) recordHost(rep index.ReconcileReport, files []index.FileState) 
 	for _, p := range rep.Updated {
 		evs = append(evs, ev(feed.OpWrite, p, "", server.TypeFile))
 	}
-	d.feed.Append(evs...)
+	d.feed.Enqueue(evs)
 }
 
 // recentChanges is .semfs/changes (meta.ChangesFunc): the last n events the
@@ -132,6 +139,7 @@ func (d *daemon) recentChanges(ctx context.Context, n int) ([]byte, time.Time) {
 	if d.feed == nil {
 		return nil, time.Time{}
 	}
+	_ = d.feed.Settle(ctx) // the changes made before the look are in it
 	var newest time.Time
 	if last := d.feed.Last(1, nil); len(last) == 1 {
 		newest = last[0].At

@@ -63,6 +63,12 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request) {
 	} else {
 		since = l.Head()
 	}
+	// The changes made before the request are in the history (method's
+	// Sync has applied them; the log writes them on its own goroutine).
+	if err := l.Settle(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "waiting for the change log: "+err.Error())
+		return
+	}
 	view := feed.SearchView(s.callerContext(r), s.opt.FS)
 	keep := func(e feed.Event) (feed.Event, bool) {
 		e, ok := feed.See(view, e)

@@ -44,7 +44,16 @@ type Options struct {
 	// sets it to stand for a reboot.
 	BootID string
 	Logger *slog.Logger
+	// Fill, when set, completes an event handed to Enqueue on the log's own
+	// goroutine, before it is numbered: what the recorder could not know
+	// cheaply where it stood (a write's size needs a stat).
+	Fill func(e *Event)
 }
+
+// maxQueued bounds the events Enqueue holds before the writer has taken
+// them; beyond it Enqueue waits, so a stalled disk slows recorders instead of
+// growing memory without bound.
+const maxQueued = 1 << 16
 
 // Log is the change history. Append and Read may be called concurrently from
 // any goroutine.
@@ -61,6 +70,16 @@ type Log struct {
 	inFile    int      // events in the file, for compaction
 	buf       bytes.Buffer
 	fileStart uint64 // the rev before the file's first event (its header's base)
+
+	// The queue between Enqueue and the writer goroutine (run).
+	qmu      sync.Mutex
+	qcond    *sync.Cond
+	queue    [][]Event
+	queued   int    // events in queue
+	enqueued uint64 // batches ever enqueued
+	written  uint64 // batches ever appended
+	qclosed  bool
+	done     chan struct{}
 
 	mu     sync.Mutex
 	epoch  uint64
@@ -84,14 +103,20 @@ type header struct {
 const headerSize = 256
 
 // Open opens (or starts) the history at opt.Path.
-func Open(opt Options) (*Log, error) {
+func Open(opt Options) (_ *Log, err error) {
 	if opt.Keep <= 0 {
 		opt.Keep = DefaultKeep
 	}
 	if opt.KeepFor <= 0 {
 		opt.KeepFor = DefaultKeepFor
 	}
-	l := &Log{opt: opt, log: opt.Logger, boot: opt.BootID, wake: make(chan struct{})}
+	l := &Log{opt: opt, log: opt.Logger, boot: opt.BootID, wake: make(chan struct{}), done: make(chan struct{})}
+	l.qcond = sync.NewCond(&l.qmu)
+	defer func() {
+		if err == nil {
+			go l.run()
+		}
+	}()
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -282,8 +307,91 @@ func (l *Log) fail(err error) {
 	os.Remove(l.opt.Path)
 }
 
-// Append numbers evs (in place) and records them, in order. The events are
-// in the file (unsynced) before any reader sees them.
+// Enqueue hands evs to the log's writer goroutine, which fills (Options.Fill),
+// numbers and appends them after everything enqueued before, and returns at
+// once (unless maxQueued events wait already). The caller gives up evs.
+// This is how recorders on a reply path record: the numbering, encoding and
+// write happen elsewhere. Safe for concurrent use; batches keep the order of
+// the Enqueue calls.
+func (l *Log) Enqueue(evs []Event) {
+	if len(evs) == 0 {
+		return
+	}
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	for l.queued >= maxQueued && !l.qclosed {
+		l.qcond.Wait()
+	}
+	if l.qclosed {
+		return
+	}
+	l.queue = append(l.queue, evs)
+	l.queued += len(evs)
+	l.enqueued++
+	l.qcond.Broadcast()
+}
+
+// Settle waits until every batch enqueued before the call is in the
+// history (readers call it first, so that they see the changes made before
+// they asked).
+func (l *Log) Settle(ctx context.Context) error {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	target := l.enqueued
+	if l.written >= target {
+		return nil
+	}
+	stop := context.AfterFunc(ctx, func() {
+		l.qmu.Lock()
+		l.qcond.Broadcast()
+		l.qmu.Unlock()
+	})
+	defer stop()
+	for l.written < target && !l.qclosed {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l.qcond.Wait()
+	}
+	return nil
+}
+
+// run is the writer goroutine: it appends enqueued batches in order until
+// Close, then what is left.
+func (l *Log) run() {
+	defer close(l.done)
+	for {
+		l.qmu.Lock()
+		for len(l.queue) == 0 && !l.qclosed {
+			l.qcond.Wait()
+		}
+		batches := l.queue
+		l.queue = nil
+		closed := l.qclosed
+		l.qmu.Unlock()
+		var all []Event
+		for _, b := range batches {
+			all = append(all, b...)
+		}
+		if l.opt.Fill != nil {
+			for i := range all {
+				l.opt.Fill(&all[i])
+			}
+		}
+		l.Append(all...)
+		l.qmu.Lock()
+		l.queued -= len(all)
+		l.written += uint64(len(batches))
+		l.qcond.Broadcast()
+		l.qmu.Unlock()
+		if closed && len(batches) == 0 {
+			return
+		}
+	}
+}
+
+// Append numbers evs (in place) and records them, in order, at once. The
+// events are in the file (unsynced) before any reader sees them.
 func (l *Log) Append(evs ...Event) {
 	if len(evs) == 0 {
 		return
@@ -468,9 +576,15 @@ func (l *Log) Wait(ctx context.Context, since Cursor) bool {
 	}
 }
 
-// Close syncs the log and marks it closed cleanly, so that a start after a
-// reboot continues it. Appends after Close are dropped; waiting readers wake.
+// Close appends what is enqueued, syncs the log and marks it closed cleanly,
+// so that a start after a reboot continues it. Events recorded after Close
+// are dropped; waiting readers wake.
 func (l *Log) Close() error {
+	l.qmu.Lock()
+	l.qclosed = true
+	l.qcond.Broadcast()
+	l.qmu.Unlock()
+	<-l.done
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	l.mu.Lock()

@@ -214,3 +214,36 @@ func TestCursorText(t *testing.T) {
 		}
 	}
 }
+
+// Enqueued batches are filled, numbered and appended in order on the log's
+// goroutine; Settle returns once those enqueued before it are readable, and
+// Close appends what is still queued.
+func TestEnqueueKeepsOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), feed.FileName)
+	l := open(t, feed.Options{Path: path, Fill: func(e *feed.Event) { e.Size = int64(len(e.Path)) }})
+	start := l.Head()
+	for i := 0; i < 500; i++ {
+		l.Enqueue([]feed.Event{{Op: feed.OpCreate, Path: fmt.Sprintf("f%05d", i)}, {Op: feed.OpWrite, Path: fmt.Sprintf("f%05d", i)}})
+	}
+	if err := l.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := readAll(t, l, start, 0)
+	if len(evs) != 1000 {
+		t.Fatalf("%d events after Settle", len(evs))
+	}
+	for i, e := range evs {
+		if e.Path != fmt.Sprintf("f%05d", i/2) || e.Size != 6 {
+			t.Fatalf("event %d: %+v", i, e)
+		}
+	}
+	l.Enqueue([]feed.Event{{Op: feed.OpRemove, Path: "last"}})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2 := open(t, feed.Options{Path: path})
+	defer l2.Close()
+	if evs, _ := readAll(t, l2, start, 0); len(evs) != 1001 || evs[1000].Path != "last" {
+		t.Fatalf("after Close and reopen: %d events", len(evs))
+	}
+}
