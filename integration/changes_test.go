@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -399,6 +400,44 @@ func TestChangesOverflowAnswersReset(t *testing.T) {
 	if code != 6 || out != "" {
 		t.Fatalf("semfs changes from an overflowed cursor: exit %d, %q", code, out)
 	}
+
+	// The Go client's loop hands the reset to its handler with the fresh
+	// cursor, then goes on from it: the next change reaches onChanges.
+	var resets []string
+	var got []string
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	next := make(chan struct{})
+	done := make(chan error, 1)
+	var last string
+	go func() {
+		var err error
+		last, err = d.Client.Changes(ctx, client.ChangesRequest{Since: f.cursor, Timeout: time.Minute},
+			func(cs []client.Change, cursor string) error {
+				for _, c := range cs {
+					got = append(got, line(c))
+				}
+				return client.ErrStop
+			},
+			func(cursor string) error {
+				resets = append(resets, cursor)
+				close(next)
+				return nil
+			})
+		done <- err
+	}()
+	<-next
+	create9P(t, root9, "after-reset", nil)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(resets) != 1 || resets[0] != r.Cursor || strings.Join(got, ",") != "create many after-reset" || last == r.Cursor {
+		t.Fatalf("Changes: resets %v (want [%s]), changes %v, last cursor %s", resets, r.Cursor, got, last)
+	}
+	// Without a reset handler a reset is an error.
+	if _, err := d.Client.Changes(ctx, client.ChangesRequest{Since: f.cursor}, func([]client.Change, string) error { return nil }, nil); err == nil {
+		t.Fatal("Changes without a reset handler took a reset quietly")
+	}
 }
 
 // A clean restart continues the cursor exactly; after SIGKILL between a
@@ -442,6 +481,55 @@ func TestChangesAcrossRestartsAndKill(t *testing.T) {
 		root9 = d.Attach9P(t, "@keeper", 0)
 		create9P(t, root9, "after-kill.txt", nil)
 		f.expect("create keeper after-kill.txt")
+	}
+
+	// A rebuilt index starts a new history: the old cursor answers reset.
+	d.RestartWith("--rebuild-index")
+	r, err = d.Client.ChangesOnce(d.Context(), client.ChangesRequest{Since: f.cursor})
+	if err != nil || !r.Reset || r.Cursor == f.cursor {
+		t.Fatalf("after --rebuild-index: %+v %v", r, err)
+	}
+}
+
+// semfs changes --follow prints changes as they happen.
+func TestChangesFollowCLI(t *testing.T) {
+	d := semfstest.Start(t, semfstest.Options{ModelDir: "off", NFS: "off"})
+	f := newFeedReader(t, d)
+	cmd := exec.Command(semfstest.Binary(t), "changes", "--follow", "--since", f.cursor, "--socket", d.Socket, "watched/**")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	root9 := d.Attach9P(t, "@follower", 0)
+	create9P(t, root9, "ignored.txt", nil)
+	_, dir, err := root9.Walk(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dir.Mkdir("watched", 0o755, p9.NoUID, p9.NoGID); err != nil {
+		t.Fatal(err)
+	}
+	dir.Close()
+	_, w9, err := root9.Walk([]string{"watched"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create9P(t, w9, "x.txt", nil)
+	w9.Close()
+	// "watched/**" matches the directory itself too (doublestar's ** is zero
+	// or more segments); ignored.txt (rev 1) is left out.
+	sc := bufio.NewScanner(stdout)
+	for _, want := range []string{fmt.Sprintf("%d mkdir follower watched", f.last+2), fmt.Sprintf("%d create follower watched/x.txt", f.last+3)} {
+		if !sc.Scan() {
+			t.Fatalf("semfs changes --follow stopped before %q: %v", want, sc.Err())
+		}
+		if got := sc.Text(); got != want {
+			t.Fatalf("semfs changes --follow printed %q, want %q", got, want)
+		}
 	}
 }
 

@@ -36,8 +36,10 @@
 //     boot_id, kept in the log's header, tells the two apart).
 //   - History is bounded by count and age (Options.Keep, KeepFor); what the
 //     bound drops turns old cursors into resets.
-//   - Recording costs an append to an in-memory slice under a short lock and
-//     one buffered write per batch; readers copy nothing under the lock.
+//   - Recording (Enqueue) costs an append to a queue under a short lock; the
+//     log's own goroutine fills, numbers, encodes and writes each batch with
+//     one write(2), then publishes it. Readers copy nothing under the lock,
+//     and call Settle first to see everything recorded before they asked.
 //
 // Per-caller view: a reader sees only events on paths it may see (View). In
 // root mode that is every path whose directories the caller could search
