@@ -130,7 +130,9 @@ func Open(opt Options) (_ *Log, err error) {
 		return l, nil
 	}
 	why := "asked to start afresh (the index was rebuilt or is new)"
-	if !opt.Fresh {
+	if _, err := os.Stat(opt.Path); errors.Is(err, os.ErrNotExist) {
+		why = "no log yet"
+	} else if !opt.Fresh {
 		why = l.load()
 	}
 	if why != "" {

@@ -881,6 +881,13 @@ Over 9P, the extended attributes user.semfs.task and
 user.semfs.related_apps (comma-separated) read and set the same tags;
 user.semfs.created_by, created_at and updated_at are read-only.
 
+Changes: ` + name + `/changes holds the last 1000 changes you may see
+(creates, writes, renames, removes, tags...), one JSON object per line,
+newest last; each names the app that made it ("host" for the backing
+directory's own processes).
+
+    tail -n 20 ` + name + `/changes
+
 Everything else here is read-only. Answers follow the index: mount with
 actimeo=0 (NFS) or cache=none (9P) to see each change at once.
 `
