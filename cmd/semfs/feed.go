@@ -144,13 +144,20 @@ func (d *daemon) recentChanges(ctx context.Context, n int) ([]byte, time.Time) {
 	if last := d.feed.Last(1, nil); len(last) == 1 {
 		newest = last[0].At
 	}
-	view := feed.SearchView(ctx, d.fs)
+	view := d.changesView(ctx)
 	var out []byte
 	for _, e := range d.feed.Last(n, func(e feed.Event) (feed.Event, bool) { return feed.See(view, e) }) {
 		b, _ := json.Marshal(e)
 		out = append(append(out, b...), '\n')
 	}
 	return out, newest
+}
+
+// changesView is what the caller in ctx sees of the feed, through the
+// control socket and .semfs/changes alike: today root mode's rule
+// (feed.SearchView); a policy of per-app rights replaces it here.
+func (d *daemon) changesView(ctx context.Context) feed.View {
+	return feed.SearchView(ctx, d.fs)
 }
 
 // feedStats is the health report's part on the history.

@@ -276,7 +276,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		Sync:    d.queue.Flush,
 		Metrics: d.metrics.Handler(),
 		Observe: d.observeControl,
-		Changes: d.feed,
+		Changes: d.feed, ChangesView: d.changesView,
 		Snapshot: func(ctx context.Context, w io.Writer, _ func(int64)) error {
 			return snapshot.Write(ctx, w, d.fs, d.idx, d.reg)
 		},

@@ -69,7 +69,12 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "waiting for the change log: "+err.Error())
 		return
 	}
-	view := feed.SearchView(s.callerContext(r), s.opt.FS)
+	var view feed.View
+	if s.opt.ChangesView != nil {
+		view = s.opt.ChangesView(s.callerContext(r))
+	} else {
+		view = feed.SearchView(s.callerContext(r), s.opt.FS)
+	}
 	keep := func(e feed.Event) (feed.Event, bool) {
 		e, ok := feed.See(view, e)
 		return e, ok && globs.Match(e)

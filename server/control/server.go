@@ -48,6 +48,10 @@ type Options struct {
 	Observe func(route string, status int, d time.Duration)
 	// Changes, when set, is served at GET /v1/changes (changes.go).
 	Changes *feed.Log
+	// ChangesView decides what the caller in ctx (its Identity: the socket
+	// peer) sees of the feed; nil: feed.SearchView (root mode's rule). A
+	// policy of per-app rights plugs in here.
+	ChangesView func(ctx context.Context) feed.View
 }
 
 // Server serves the control API.
