@@ -150,6 +150,22 @@ func TestChangesThroughEveryDoor(t *testing.T) {
 	nf.Write([]byte("one two"))
 	nf.Close()
 	f.expect("mkdir editor dir", "rename editor dir/a.txt <- a.txt", "create editor dir/b.txt", "write editor dir/b.txt")
+	// A size set is a truncating burst (reported after --write-quiet).
+	if err := v.Setattr("dir/b.txt", nfsc.Sattr3{Size: nfsc.SetSize{SetIt: true, Size: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.expect("truncate editor dir/b.txt"); got[0].Size != 3 {
+		t.Errorf("truncate: %+v, want size 3", got[0])
+	}
+	// Another app's WRITE to the same (shared, cached) open file is its own.
+	ov := d.MountNFS(t, "/@reviewer", 0)
+	of, err := ov.OpenFile("dir/b.txt", 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	of.Write([]byte("reviewed"))
+	of.Close()
+	f.expect("write reviewer dir/b.txt")
 
 	// The socket: a tag, attributed to the app registered for the caller's uid.
 	if _, err := d.Client.Tag(ctx, client.TagRequest{Path: "dir/a.txt", Task: "greeting"}); err != nil {
@@ -195,7 +211,7 @@ func TestChangesThroughEveryDoor(t *testing.T) {
 
 	// .semfs/changes: the same events, newest last, through both protocols.
 	want := []string{"create notes a.txt", "write notes a.txt", "setattr notes a.txt", "mkdir editor dir",
-		"rename editor dir/a.txt <- a.txt", "create editor dir/b.txt", "write editor dir/b.txt", "tag tagger dir/a.txt",
+		"rename editor dir/a.txt <- a.txt", "create editor dir/b.txt", "write editor dir/b.txt", "truncate editor dir/b.txt", "write reviewer dir/b.txt", "tag tagger dir/a.txt",
 		"create host dir/host.txt", "remove host dir/host.txt", "link editor dir/b-link.txt", "symlink notes dir/a-link", "remove notes dir/b.txt"}
 	for name, text := range map[string][]byte{"nfs": nfsRead(t, v, ".semfs/changes"), "9p": read9P(t, root9, ".semfs/changes")} {
 		var lines []string

@@ -71,6 +71,9 @@ func (c *fdCache) acquire(ctx context.Context, p string, ino uint64, write bool)
 		c.release(e)
 		return nil, err
 	}
+	if write {
+		e.f.Attribute(ctx) // the change feed names this WRITE's app, not the opener's
+	}
 	return e, nil
 }
 

@@ -213,7 +213,7 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 				return wrap("create", p, err)
 			}
 			file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
-			file.app = f.App(ctx)
+			file.setApp(f.App(ctx))
 			return nil
 		}
 		if err != nil {
@@ -250,7 +250,7 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 			}
 		}
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
-		file.app = app
+		file.setApp(app)
 		file.created.Store(&a)
 		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: TypeFile, Size: a.Size})
 	}
@@ -285,10 +285,10 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 		return nil, err
 	}
 	if write {
-		file.app = f.App(ctx)
+		file.setApp(f.App(ctx))
 	}
 	if trunc {
-		f.touches.addTrunc(p, file.app)
+		f.touches.addTrunc(p, file.appName())
 	}
 	return file, nil
 }
