@@ -28,12 +28,12 @@
 //     them, and the watcher's and start-up reconcile's host changes after the
 //     index took them.
 //   - An event is written to the log file (a write(2), no fsync) before any
-//     reader can see it. A process crash or SIGKILL keeps what was written
-//     (the page cache survives the process), so after a restart on the same
-//     boot every event a client read is still there. The log is fsynced only
-//     at a clean close; a log reopened after a reboot that was not closed
-//     cleanly may have lost its tail, so it starts a new epoch (the kernel's
-//     boot_id, kept in the log's header, tells the two apart).
+//     reader can see it. Recording happens after the change committed (off
+//     every reply path), so a crash can fall between a change and its event;
+//     the log therefore continues only after a clean close, which syncs it
+//     and marks its header. A log found not closed cleanly (a crash, SIGKILL,
+//     a power cut) starts a new epoch: every cursor resets, none skips a
+//     change.
 //   - History is bounded by count and age (Options.Keep, KeepFor); what the
 //     bound drops turns old cursors into resets.
 //   - Recording (Enqueue) costs an append to a queue under a short lock; the

@@ -39,10 +39,7 @@ type Options struct {
 	// Fresh starts a new epoch whatever the file holds: the index was
 	// rebuilt, so what a client built from the old history is to be listed
 	// again.
-	Fresh bool
-	// BootID names this boot of the machine; "" reads the kernel's. A test
-	// sets it to stand for a reboot.
-	BootID string
+	Fresh  bool
 	Logger *slog.Logger
 	// Fill, when set, completes an event handed to Enqueue on the log's own
 	// goroutine, before it is numbered: what the recorder could not know
@@ -58,9 +55,8 @@ const maxQueued = 1 << 16
 // Log is the change history. Append and Read may be called concurrently from
 // any goroutine.
 type Log struct {
-	opt  Options
-	log  *slog.Logger
-	boot string
+	opt Options
+	log *slog.Logger
 
 	// wmu is held by an appender from numbering its events until they are
 	// published: appends are numbered, written and published one at a time,
@@ -96,7 +92,6 @@ type header struct {
 	Format int    `json:"semfsChanges"`
 	Epoch  string `json:"epoch"`
 	Base   uint64 `json:"base"`   // the rev before the file's first event
-	Boot   string `json:"boot"`   // the boot the file was last written in
 	Synced bool   `json:"synced"` // closed cleanly: every event is on disk
 }
 
@@ -110,7 +105,7 @@ func Open(opt Options) (_ *Log, err error) {
 	if opt.KeepFor <= 0 {
 		opt.KeepFor = DefaultKeepFor
 	}
-	l := &Log{opt: opt, log: opt.Logger, boot: opt.BootID, wake: make(chan struct{}), done: make(chan struct{})}
+	l := &Log{opt: opt, log: opt.Logger, wake: make(chan struct{}), done: make(chan struct{})}
 	l.qcond = sync.NewCond(&l.qmu)
 	defer func() {
 		if err == nil {
@@ -119,10 +114,6 @@ func Open(opt Options) (_ *Log, err error) {
 	}()
 	if l.log == nil {
 		l.log = slog.Default()
-	}
-	if l.boot == "" {
-		b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-		l.boot = strings.TrimSpace(string(b))
 	}
 	if opt.Path == "" {
 		l.epoch = newEpoch()
@@ -185,9 +176,12 @@ func (l *Log) load() string {
 		f.Close()
 		return "the log's header is unreadable"
 	}
-	if !h.Synced && (h.Boot == "" || h.Boot != l.boot) {
+	if !h.Synced {
+		// Recording runs after the commit (off the reply path), so a crash
+		// can fall between a change and its event: the log cannot prove it
+		// holds every change, and a silent gap is what must never happen.
 		f.Close()
-		return "the machine restarted since the daemon last wrote the log without closing it, so its newest events may be lost"
+		return "the daemon stopped without closing the log (a crash or SIGKILL), so changes it committed just before may be missing from it"
 	}
 	cut := time.Now().Add(-l.opt.KeepFor)
 	var ring []Event
@@ -253,7 +247,7 @@ func (l *Log) writeHeader(synced bool) error {
 }
 
 func (l *Log) headerBytes(synced bool) []byte {
-	h := header{Format: 1, Epoch: fmt.Sprintf("%x", l.epoch), Base: l.fileStart, Boot: l.boot, Synced: synced}
+	h := header{Format: 1, Epoch: fmt.Sprintf("%x", l.epoch), Base: l.fileStart, Synced: synced}
 	b, _ := json.Marshal(h)
 	out := bytes.Repeat([]byte{' '}, headerSize)
 	copy(out, b)
@@ -263,7 +257,7 @@ func (l *Log) headerBytes(synced bool) []byte {
 
 // rewrite replaces the file with one holding the ring (compaction, a new
 // epoch), by a rename, so that a crash leaves the old file or the new one.
-// Not synced: a reboot before Close is a new epoch anyway (header.Synced).
+// Not synced: a stop without Close is a new epoch anyway (header.Synced).
 // Precondition: wmu held, or no other user yet.
 func (l *Log) rewrite() error {
 	l.mu.Lock()
@@ -579,7 +573,7 @@ func (l *Log) Wait(ctx context.Context, since Cursor) bool {
 }
 
 // Close appends what is enqueued, syncs the log and marks it closed cleanly,
-// so that a start after a reboot continues it. Events recorded after Close
+// so that the next start continues it (also after a reboot). Events recorded after Close
 // are dropped; waiting readers wake.
 func (l *Log) Close() error {
 	l.qmu.Lock()
