@@ -101,8 +101,9 @@ type Health struct {
 	Index         IndexStats        `json:"index"`
 	Registered    map[string]string `json:"registered"` // uid -> app
 	LastReconcile string            `json:"lastReconcile,omitempty"`
-	Watch         string            `json:"watch,omitempty"`  // how host changes to the backing directory are followed
-	Policy        *PolicyStatus     `json:"policy,omitempty"` // the --policy file's state; nil without one
+	Watch         string            `json:"watch,omitempty"`   // how host changes to the backing directory are followed
+	Policy        *PolicyStatus     `json:"policy,omitempty"`  // the --policy file's state; nil without one
+	Changes       *ChangesStats     `json:"changes,omitempty"` // the change feed's history
 	// Error says why the daemon is unhealthy (e.g. its backing directory was
 	// moved or removed); nil when Status is "ok".
 	Error *ErrorDetail `json:"error,omitempty"`

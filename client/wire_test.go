@@ -33,6 +33,9 @@ func TestWireTypesMatchServer(t *testing.T) {
 		{"Health", client.Health{}, control.Health{}},
 		{"IndexStats", client.IndexStats{}, index.Stats{}},
 		{"ErrorBody", client.ErrorBody{}, control.ErrorBody{}},
+		{"Change", client.Change{}, control.Change{}},
+		{"ChangesResponse", client.ChangesResponse{}, control.ChangesResponse{}},
+		{"ChangesStats", client.ChangesStats{}, control.ChangesStats{}},
 	}
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -536,5 +537,68 @@ func TestPolicyCommands(t *testing.T) {
 	}
 	if _, errs, code := run("policy", "explain", "--policy", bad, "agent", "x"); code != 2 || !strings.Contains(errs, "1:30:") {
 		t.Errorf("explain with an invalid file: %d %s", code, errs)
+	}
+}
+
+// TestPolicyChanges: the change feed leaves out what the policy hides from
+// the reader, on the control socket (the peer's registered app) and in
+// .semfs/changes (the mount's app), while the operator sees everything; a
+// rename out of the reader's view reads as a remove.
+func TestPolicyChanges(t *testing.T) {
+	d, _ := policyFixture(t, policyExample)
+	agent := newAppConn(t, d, uidAgent)
+	changes := func(st int, b []byte) client.ChangesResponse {
+		t.Helper()
+		var resp client.ChangesResponse
+		if st != 200 || json.Unmarshal(b, &resp) != nil {
+			t.Fatalf("changes: %d %s", st, b)
+		}
+		return resp
+	}
+	lines := func(r client.ChangesResponse) string {
+		var ls []string
+		for _, c := range r.Changes {
+			ls = append(ls, c.Op+" "+c.Path)
+		}
+		return strings.Join(ls, ",")
+	}
+	agentFrom := changes(agent.call("GET", "/v1/changes", nil)).Cursor
+	opFrom, err := d.Client.ChangesOnce(d.Context(), client.ChangesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mail := d.Attach9P(t, "@mail", 0)
+	for _, dir := range []string{"secrets", "mail"} {
+		_, dd, err := mail.Walk([]string{dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		create9P(t, dd, "new.txt", []byte("x"))
+		dd.Close()
+	}
+	_, md, err1 := mail.Walk([]string{"mail"})
+	_, sd, err2 := mail.Walk([]string{"secrets"})
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	defer md.Close()
+	defer sd.Close()
+	if err := md.RenameAt("new.txt", sd, "moved.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lines(changes(agent.call("GET", "/v1/changes?since="+url.QueryEscape(agentFrom), nil))),
+		"create mail/new.txt,write mail/new.txt,remove mail/new.txt"; got != want {
+		t.Errorf("agent's feed: %q, want %q", got, want)
+	}
+	op, err := d.Client.ChangesOnce(d.Context(), client.ChangesRequest{Since: opFrom.Cursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lines(op), "create secrets/new.txt,write secrets/new.txt,create mail/new.txt,write mail/new.txt,rename secrets/moved.txt"; got != want {
+		t.Errorf("the operator's feed: %q, want %q", got, want)
+	}
+	recent := read9P(t, d.Attach9P(t, "@agent", 0), ".semfs/changes")
+	if bytes.Contains(recent, []byte("secrets")) || bytes.Contains(recent, []byte("id.key")) || !bytes.Contains(recent, []byte("mail/m.txt")) {
+		t.Errorf(".semfs/changes as agent: %s", recent)
 	}
 }

@@ -11,16 +11,23 @@ import (
 // NFSv3 has no close, so without it every 1 MiB WRITE would rewrite the index.
 type touchQueue struct {
 	quiet time.Duration
-	apply func(p string, at time.Time)
+	apply func(p string, t touch)
 
 	mu      sync.Mutex
-	pending map[string]time.Time // path -> last write
+	pending map[string]touch // path -> its burst
 	stop    chan struct{}
 	done    chan struct{}
 }
 
-func newTouchQueue(quiet time.Duration, apply func(string, time.Time)) *touchQueue {
-	q := &touchQueue{quiet: quiet, apply: apply, pending: map[string]time.Time{},
+// touch is one path's pending burst of writes.
+type touch struct {
+	at    time.Time // the last write
+	trunc bool      // the burst truncated the file (the change feed says so)
+	app   string    // the app of the last write ("" unattributed), for the feed
+}
+
+func newTouchQueue(quiet time.Duration, apply func(string, touch)) *touchQueue {
+	q := &touchQueue{quiet: quiet, apply: apply, pending: map[string]touch{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go q.run()
 	return q
@@ -43,10 +50,21 @@ func (q *touchQueue) run() {
 // add notes a write to p made now, and returns the time it will send (at the
 // latest with the next flush; the clock is read under mu, so that a path's
 // pending time is the latest of its writes').
-func (q *touchQueue) add(p string) time.Time {
+func (q *touchQueue) add(p, app string) time.Time {
 	q.mu.Lock()
 	now := time.Now()
-	q.pending[p] = now
+	t, ok := q.pending[p]
+	q.pending[p] = touch{at: now, trunc: ok && t.trunc, app: app}
+	q.mu.Unlock()
+	return now
+}
+
+// addTrunc is add for a truncation (O_TRUNC, a size set): the burst it
+// belongs to is reported with Change.Trunc.
+func (q *touchQueue) addTrunc(p, app string) time.Time {
+	q.mu.Lock()
+	now := time.Now()
+	q.pending[p] = touch{at: now, trunc: true, app: app}
 	q.mu.Unlock()
 	return now
 }
@@ -75,12 +93,12 @@ func (q *touchQueue) rename(oldPath, newPath string) {
 	q.mu.Unlock()
 }
 
-func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]time.Time {
+func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]touch {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := map[string]time.Time{}
+	out := map[string]touch{}
 	for k, v := range q.pending {
-		if keep(k, v) {
+		if keep(k, v.at) {
 			out[k] = v
 			delete(q.pending, k)
 		}
@@ -89,20 +107,20 @@ func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]tim
 }
 
 func (q *touchQueue) flushOlder(before time.Time) {
-	for p, at := range q.take(func(_ string, at time.Time) bool { return at.Before(before) }) {
-		q.apply(p, at)
+	for p, t := range q.take(func(_ string, at time.Time) bool { return at.Before(before) }) {
+		q.apply(p, t)
 	}
 }
 
 func (q *touchQueue) flushPath(p string) {
-	for p, at := range q.take(func(k string, _ time.Time) bool { return k == p }) {
-		q.apply(p, at)
+	for p, t := range q.take(func(k string, _ time.Time) bool { return k == p }) {
+		q.apply(p, t)
 	}
 }
 
 func (q *touchQueue) flush() {
-	for p, at := range q.take(func(string, time.Time) bool { return true }) {
-		q.apply(p, at)
+	for p, t := range q.take(func(string, time.Time) bool { return true }) {
+		q.apply(p, t)
 	}
 }
 
@@ -114,8 +132,8 @@ func (q *touchQueue) close() {
 
 // applyTouch sends a coalesced ChangeWrite. It takes the namespace lock so that it
 // is ordered with renames and removes of the same path.
-func (f *FS) applyTouch(p string, at time.Time) {
+func (f *FS) applyTouch(p string, t touch) {
 	f.ns.Lock()
 	defer f.ns.Unlock()
-	f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})
+	f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
 }

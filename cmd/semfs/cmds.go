@@ -167,6 +167,12 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 			fmt.Fprintf(w, "policy:     the last reload failed, the policy loaded before stays: %s\n", p.Error)
 		}
 	}
+	if c := h.Changes; c != nil {
+		fmt.Fprintf(w, "changes:    %d events kept (of at most %d, for %s), cursor %s\n", c.Events, c.Keep, c.KeepFor, c.Cursor)
+		if c.Fresh != "" {
+			fmt.Fprintf(w, "            history began at this start: %s\n", c.Fresh)
+		}
+	}
 	return exitOK
 }
 

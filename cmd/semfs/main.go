@@ -25,6 +25,7 @@ const (
 	exitUnreachable = 3
 	exitRefused     = 4
 	exitFailed      = 5
+	exitReset       = 6 // semfs changes: the cursor is no longer in the daemon's history
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -49,6 +50,7 @@ func commands() []command {
 		{"query", "find files by meaning and keywords", runQuery},
 		{"get", "show one file's record", runGet},
 		{"status", "show the daemon's state", runStatus},
+		{"changes", "print what changed since a cursor (--follow: as it happens)", runChanges},
 		{"snapshot", "write an archive of the backing directory and index", runSnapshot},
 		{"restore", "unpack a snapshot into an empty location", runRestore},
 		{"policy", "check a --policy file, or explain what an app may do to a path", runPolicy},

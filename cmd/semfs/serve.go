@@ -24,6 +24,7 @@ import (
 	"github.com/semfs/semfs/ninep"
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/server/feed"
 	"github.com/semfs/semfs/server/meta"
 	"github.com/semfs/semfs/server/policy"
 	"github.com/semfs/semfs/server/snapshot"
@@ -47,6 +48,8 @@ type serveArgs struct {
 	watch               server.WatchOptions // --watch, --watch-rescan, --watch-max (follow.go)
 	fastPath            string              // --fast-path: which protocols answer their hot requests in front of the library
 	policy              string              // --policy: per-app views and rights (servepolicy.go); "" = none
+	changesKeep         int                 // --changes-keep: events the change feed keeps (feed.go)
+	changesKeepFor      time.Duration       // --changes-keep-for: and for how long at most
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -74,6 +77,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")
 	fs.IntVar(&a.watch.MaxWatches, "watch-max", 0, "at most this many inotify watches (one per directory), then fall back to rescans; 0: the kernel's limit")
 	fs.StringVar(&a.policy, "policy", "", "per-app views and rights: a JSON policy file (docs/policy.md), reloaded on SIGHUP or when it changes")
+	fs.IntVar(&a.changesKeep, "changes-keep", feed.DefaultKeep, "the change feed (GET /v1/changes) keeps at most this many events; older cursors answer reset")
+	fs.DurationVar(&a.changesKeepFor, "changes-keep-for", feed.DefaultKeepFor, "and none older than this")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -164,6 +169,7 @@ type daemon struct {
 	queue *server.Batcher // the change stream into the index
 	fs    *server.FS
 	watch *server.Watcher // changes host processes make in the backing directory (follow.go)
+	feed  *feed.Log       // the change feed's history (feed.go)
 	ctl   *control.Server
 	nfs   *nfs.Server
 	ninep *ninep.Server
@@ -222,20 +228,28 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	opts := indexOptions(nil, thresholds, d.log)
 	opts.Saver = (*recordSaver)(d)
 	opts.EmbedderFrom = func() embed.Embedder { return <-model }
+	opts.Tagged = d.recordTags
 	if d.idx, err = index.Open(d.paths.Index, opts); err != nil {
 		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
+	}
+	if err := d.openFeed(); err != nil {
+		return err
 	}
 	var tree *meta.Tree
 	var virt server.Virtual
 	if d.args.metaDir != "off" {
 		// Sync: d.queue is made just below, before any call can reach the tree.
 		sync := func(ctx context.Context) error { return d.queue.Flush(ctx) }
-		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync}); err != nil {
+		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync, Changes: d.recentChanges}); err != nil {
 			return fmt.Errorf("--meta-dir: %w", err)
 		}
 		virt = tree
 	}
-	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error { return applyChanges(d.idx, d.log, cs) }, 4096, d.log)
+	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error {
+		err := applyChanges(d.idx, d.log, cs)
+		d.recordChanges(cs) // the changes happened, whatever the index made of them
+		return err
+	}, 4096, d.log)
 	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: (*changeSink)(d), Registry: d.reg, Logger: d.log,
 		WriteQuiet: d.args.writeQuiet, Journal: journalPath(d.paths.Index),
 		Virtual: virt, ListVirtual: d.args.listMetaDir, Policy: d.pol}); err != nil {
@@ -274,6 +288,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		Sync:    d.queue.Flush,
 		Metrics: d.metrics.Handler(),
 		Observe: d.observeControl,
+		Changes: d.feed, ChangesView: d.changesView,
 		Snapshot: func(ctx context.Context, w io.Writer, _ func(int64)) error {
 			return snapshot.Write(ctx, w, d.fs, d.idx, d.reg)
 		},
@@ -402,6 +417,11 @@ func (d *daemon) stop() {
 	if d.queue != nil {
 		d.queue.Close()
 	}
+	if d.feed != nil {
+		if err := d.feed.Close(); err != nil {
+			d.log.Error("closing the change log", "err", err)
+		}
+	}
 	if d.idx != nil {
 		if err := d.idx.Close(); err != nil {
 			d.log.Error("closing the index", "err", err)
@@ -506,6 +526,11 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 		return fmt.Errorf("reconciling the index: %w", err)
 	}
 	d.logRecovery(rep, scan, time.Since(t0))
+	if d.feed != nil && d.feed.Fresh() == "" {
+		// A new history has no cursor to continue: clients list the tree
+		// anyway, and a rebuilt index would make every file a "create".
+		d.recordHost(rep, files)
+	}
 	if err := d.saveUnsaved(ctx, rep, scan, guard == nil); err != nil {
 		return err
 	}
@@ -568,6 +593,7 @@ func (d *daemon) health() control.Health {
 	return control.Health{
 		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
 		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(),
+		Changes: d.feedStats(),
 	}
 }
 
@@ -610,10 +636,15 @@ func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error 
 			ic.Op = index.OpRename
 		case server.ChangeRemove:
 			ic.Op = index.OpRemove
+		case server.ChangeMkdir, server.ChangeSetMode:
+			continue // the index keeps no record of either (the change feed does)
 		default:
 			return fmt.Errorf("unknown change %v", c.Op)
 		}
 		batch = append(batch, ic)
+	}
+	if len(batch) == 0 {
+		return nil
 	}
 	// Skipped changes are expected: a write to a file removed while still open
 	// has no record left to touch.

@@ -76,6 +76,8 @@ type Health struct {
 	// last loaded whole and why the last reload failed, if it did; the
 	// policy in force is the last one loaded.
 	Policy *policy.Status `json:"policy,omitempty"`
+	// Changes is the change feed's history (GET /v1/changes); nil without one.
+	Changes *ChangesStats `json:"changes,omitempty"`
 }
 
 // ErrorBody is the JSON shape of every error response.

@@ -10,6 +10,8 @@
 //	  NN-<basename>               a symlink per result, in rank order, to
 //	                              ../../../<path>
 //	  .results.json               the API's answer, {"results": [...]}
+//	.semfs/changes                the last 1,000 changes the caller may see,
+//	                              as JSON lines, newest last (changes.go)
 //	.semfs/tags/<path>            the file's record as JSON; writing
 //	                              {"task": ..., "relatedApps": [...]} retags it
 //	                              as POST /v1/tag does
@@ -84,6 +86,7 @@ type Tree struct {
 	cache   map[queryKey]cached
 	seen    map[seenKey]seenView // per caller, see results
 	pending map[string][]byte    // tags files written but not yet whole JSON
+	changes ChangesFunc          // Options.Changes
 }
 
 type queryKey struct {
@@ -105,6 +108,8 @@ type Options struct {
 	// written before it was looked at, as POST /v1/query does. Nil: nothing
 	// to wait for.
 	Sync func(context.Context) error
+	// Changes, when set, gives .semfs/changes its content (changes.go).
+	Changes ChangesFunc
 }
 
 // New returns the tree. It checks the name as the core checks any name.
@@ -120,7 +125,8 @@ func New(opt Options) (*Tree, error) {
 		return nil, server.E("meta-dir", server.KindInvalid, name, errors.New("not a name"))
 	}
 	return &Tree{name: name, idx: opt.Index, sync: opt.Sync, uid: uint32(os.Getuid()), gid: uint32(os.Getgid()),
-		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{}}, nil
+		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{},
+		changes: opt.Changes}, nil
 }
 
 // flush brings the index up to the file changes made so far.
@@ -164,6 +170,7 @@ const (
 	kindResults // .results.json
 	kindResult  // NN-name symlink
 	kindTagsDir // a tags directory or file: the real path's type says which
+	kindChanges // changes (changes.go)
 )
 
 const resultsName = ".results.json"
@@ -211,6 +218,13 @@ func (t *Tree) parse(op, p string) (node, error) {
 		return node{kind: kindResult, query: q, rank: rank}, nil
 	case "tags":
 		return node{kind: kindTagsDir, real: rest}, nil // file or dir: the real one says
+	case changesName:
+		if t.changes != nil {
+			if rest != "" {
+				return node{}, server.E(op, server.KindNotDir, p, nil)
+			}
+			return node{kind: kindChanges}, nil
+		}
 	}
 	return node{}, server.E(op, server.KindNotFound, p, nil)
 }
@@ -288,6 +302,8 @@ func (t *Tree) Lstat(ctx context.Context, p string) (server.Attr, error) {
 		return t.attr(p, dirMode, 0), nil
 	case kindReadme:
 		return t.attr(p, roMode, int64(len(readme(t.name)))), nil
+	case kindChanges:
+		return t.changesAttr(ctx, p), nil
 	case kindResults:
 		b, err := t.resultsJSON(ctx, p, n.query)
 		if err != nil {
@@ -352,6 +368,9 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 	switch n.kind {
 	case kindRoot:
 		names = []string{"query", "tags"}
+		if t.changes != nil {
+			names = append(names, changesName)
+		}
 	case kindQueryRoot:
 		names = []string{"README"}
 	case kindQueryDir:
@@ -638,6 +657,9 @@ type file struct {
 	p     string
 	n     node
 	write bool
+
+	snapOnce sync.Once
+	snap     []byte // changes: the content as first read through this open file
 }
 
 // content is the file's bytes now.
@@ -645,6 +667,8 @@ func (f *file) content() ([]byte, error) {
 	switch f.n.kind {
 	case kindReadme:
 		return []byte(readme(f.t.name)), nil
+	case kindChanges:
+		return f.changes(), nil
 	case kindResults:
 		return f.t.resultsJSON(f.ctx, f.p, f.n.query)
 	}
@@ -862,6 +886,13 @@ Malformed JSON or unknown fields fail the write and change nothing.
 Over 9P, the extended attributes user.semfs.task and
 user.semfs.related_apps (comma-separated) read and set the same tags;
 user.semfs.created_by, created_at and updated_at are read-only.
+
+Changes: ` + name + `/changes holds the last 1000 changes you may see
+(creates, writes, renames, removes, tags...), one JSON object per line,
+newest last; each names the app that made it ("host" for the backing
+directory's own processes).
+
+    tail -n 20 ` + name + `/changes
 
 Everything else here is read-only. Answers follow the index: mount with
 actimeo=0 (NFS) or cache=none (9P) to see each change at once.
