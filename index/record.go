@@ -70,7 +70,14 @@ type Query struct {
 	Rank string
 	// Explain adds to each result why it matched (Result.Explain).
 	Explain bool
+	// Fusion overrides the best rank's weights of meaning; nil (what every
+	// client gets) means the calibrated ones. For calibration (index/eval).
+	Fusion *Fusion
 }
+
+// Fusion is the weight of meaning in the best rank (best.go): Tie when some
+// file matches the query's words fully, Tie + Rescue when no file matches any.
+type Fusion struct{ Tie, Rescue float64 }
 
 // The ranking rules a Query can ask for.
 const (
