@@ -381,22 +381,29 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 	// its tokens' whole share to a file that holds it as written (a
 	// case-insensitive substring of a field, the seed's test) and half of
 	// what its tokens earn to one that holds them apart ("v2.1.1").
-	for _, g := range qt.groups {
-		apart := map[int]float64{}
+	// Every group's files first, so that the literal test below sees each
+	// candidate whichever group brought it.
+	aparts := make([]map[int]float64, len(qt.groups))
+	for gi, g := range qt.groups {
+		aparts[gi] = map[int]float64{}
+		for _, t := range g.terms {
+			contrib(t, func(slot int, v float64) { aparts[gi][slot] += v })
+		}
+		for slot := range aparts[gi] {
+			get(slot)
+		}
+	}
+	for gi, g := range qt.groups {
 		var whole float64
 		for _, t := range g.terms {
 			whole += per[t].idf / sumIDF
-			contrib(t, func(slot int, v float64) { apart[slot] += v })
-		}
-		for slot, v := range apart {
-			c := get(slot) // a candidate now, so the pass below sees it
-			if !strings.Contains(x.hay.entries[slot].joined, g.literal) {
-				c.kw += scattered * v
-			}
 		}
 		for i := range cands.list {
-			if c := &cands.list[i]; strings.Contains(x.hay.entries[c.slot].joined, g.literal) {
+			c := &cands.list[i]
+			if strings.Contains(x.hay.entries[c.slot].joined, g.literal) {
 				c.kw += whole
+			} else {
+				c.kw += scattered * aparts[gi][c.slot]
 			}
 		}
 	}
