@@ -33,9 +33,10 @@ type Result struct {
 // Explanation is why a file matched a query.
 type Explanation struct {
 	Rank string `json:"rank"`
-	// Names are the query words equal to a whole name of the file (its path, a
-	// path segment, its basename without extension, its creator or a related
-	// app); each ranks the file above every file with fewer (best only).
+	// Names are the query words equal to a name of the file (its full path,
+	// its basename with or without extension, its creator or a related app;
+	// never a directory): each lifts the file above every file matched by
+	// meaning or stop words alone (best only; see docs/query.md).
 	Names []string `json:"names,omitempty"`
 	// Words are the analysed query words found in each field ("path", "task",
 	// "apps"; seed: "any", the words that are substrings of some field).
