@@ -30,8 +30,9 @@ import (
 //	         raised to λ + μ + ε·score(f) when apps(f) + paths(f) > 0 and it is below
 //
 // bm25(t,f) is Bleve's BM25 score of term t (exact token, or token prefix when t
-// has prefixMin runes or more) over the path, task and apps fields with their
-// boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
+// has prefixMin runes or more, or for a month's name its abbreviation or
+// two-digit number, as dated paths write it) over the path, task and apps
+// fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
 // the rarest. With p = 0.9, kw is first the IDF-weighted coverage of the
 // query's informative words, and only then how strongly each matches. A word of
 // W that analyses to several terms ("v2.2.1", "invoice_8841") is one unit: a
@@ -435,6 +436,14 @@ func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, 
 			}
 		}
 	}
+	for _, alt := range monthForms(t) {
+		for _, f := range wordFields {
+			aq := bleve.NewTermQuery(alt)
+			aq.SetField(f.field)
+			aq.SetBoost(f.boost * prefixBoost)
+			qs = append(qs, aq)
+		}
+	}
 	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), kwMax, 0, false)
 	return x.bl.SearchInContext(ctx, req)
 }
@@ -541,7 +550,7 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		}
 		for _, t := range qt.terms {
 			for _, tok := range toks {
-				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) {
+				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || slices.Contains(monthForms(t), tok) {
 					if e.Words == nil {
 						e.Words = map[string][]string{}
 					}
@@ -615,4 +624,36 @@ func recoverTo(err *error) {
 	if v := recover(); v != nil {
 		*err = fmt.Errorf("panic: %v", v)
 	}
+}
+
+// monthForms returns the other forms a month's name takes in dated paths
+// and tags ("2026-02-19", "feb_budget", "oct25"): its abbreviation and its
+// two-digit number, for t the analysed (stemmed) name of a month; nil for any
+// other t.
+func monthForms(t string) []string {
+	switch t {
+	case "januari":
+		return []string{"jan", "01"}
+	case "februari":
+		return []string{"feb", "02"}
+	case "march":
+		return []string{"mar", "03"}
+	case "april":
+		return []string{"apr", "04"}
+	case "june":
+		return []string{"jun", "06"}
+	case "juli":
+		return []string{"jul", "07"}
+	case "august":
+		return []string{"aug", "08"}
+	case "septemb":
+		return []string{"sep", "sept", "09"}
+	case "octob":
+		return []string{"oct", "10"}
+	case "novemb":
+		return []string{"nov", "11"}
+	case "decemb":
+		return []string{"dec", "12"}
+	}
+	return nil
 }

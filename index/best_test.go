@@ -52,6 +52,7 @@ func TestBestWords(t *testing.T) {
 		{"notes/go-tips.md", "notes", "language tricks"},
 		{"notes/the-end.md", "notes", "last chapter"},
 		{"notes/ﬁle-cabinet.md", "notes", "paper storage"}, // "ﬁ" ligature: NFKC gives "fi"
+		{"journal/2026-02-11.md", "notes", "diary"},
 	}
 	for i, f := range files {
 		mustCreate(t, x, f.path, f.by, uint64(i+1))
@@ -74,6 +75,7 @@ func TestBestWords(t *testing.T) {
 		{"the lisbon", []string{"notes/lisbon.md"}, []string{"notes/the-end.md"}}, // stop word: no evidence
 		{"the", []string{"notes/the-end.md"}, nil},                                // ...unless alone
 		{"FILE cabinet", []string{"notes/ﬁle-cabinet.md"}, nil},                   // NFKC
+		{"February", []string{"journal/2026-02-11.md"}, nil},                      // a month's number
 		{"calendar widgets", []string{"src/ui/DatePicker.tsx"}, []string{"notes/lisbon.md"}},
 	} {
 		got := paths(best(t, x, index.Query{Text: tc.q}))
