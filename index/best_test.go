@@ -171,8 +171,15 @@ func TestBestMeaningBreaksTies(t *testing.T) {
 	// Threshold 0.5 for test-4d: a query at cosine ~0.45 from its closest file,
 	// far from every other, still gets that file.
 	res = best(t, x, index.Query{Text: "zzzz qqqq", Vector: vec4(0.45, 0, 0.89, 0), Limit: 3})
-	if len(res) == 0 || res[0].Path != "notes/restaurants.md" {
-		t.Errorf("no empty answer when the closest file stands out: %v", scores(res))
+	if len(res) == 0 || res[0].Path != "notes/restaurants.md" || res[0].Score < 0.001 {
+		t.Errorf("no empty answer (nor a score of 0) when the closest file stands out: %v", scores(res))
+	}
+	// A lone file found by meaning: no spread to scale by, still not 0.
+	lone := openIndex(t, t.TempDir(), index.Options{})
+	mustCreate(t, lone, "notes/only.md", "notes", 1)
+	mustTag(t, lone, "notes/only.md", "tascas", nil, vec4(1, 0, 0, 0))
+	if res := best(t, lone, index.Query{Vector: vec4(1, 0.2, 0, 0)}); len(res) != 1 || res[0].Score < 0.001 {
+		t.Errorf("lone file by meaning: %v", scores(res))
 	}
 	// The seed's rule gives nothing there: no word hits, nothing over the threshold.
 	if res := query(t, x, index.Query{Text: "zzzz qqqq", Vector: vec4(0.45, 0, 0.89, 0), Rank: index.RankSeed}); len(res) != 0 {
