@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -462,6 +461,7 @@ type hayEntry struct {
 	path   string
 	joined string   // folded path, creator, task and apps joined by fieldSep
 	names  []string // the record's whole names (names()), for hayTable.byName
+	own    int      // names[:own] are the path's (full path, basename), the rest its apps'
 	tagged bool
 }
 
@@ -469,14 +469,15 @@ func newHay(path string, s *stored) hayEntry {
 	if e, ok := newHayASCII(path, s); ok {
 		return e
 	}
-	return hayEntry{path: path, joined: joinHay(haystack(path, s)), names: names(path, s.CreatedBy, s.RelatedApps), tagged: s.tagged()}
+	ns, own := nameParts(path, s.CreatedBy, s.RelatedApps)
+	return hayEntry{path: path, joined: joinHay(haystack(path, s)), names: ns, own: own, tagged: s.tagged()}
 }
 
 // newHayASCII is newHay for a record whose path, creator, task and apps are
 // all ASCII (nearly every record), built with one allocation for the joined
 // haystack and one for the names, which are substrings of it: for ASCII, NFKC
-// changes nothing and folding is upper-casing, so the folded path's segments
-// are the folded segments. Open builds 100k of these; the general path cost
+// changes nothing and folding is upper-casing, so the folded path's basename
+// is the folded basename. Open builds 100k of these; the general path cost
 // about 5 µs of CPU each. ok is false for any other record.
 func newHayASCII(p string, s *stored) (e hayEntry, ok bool) {
 	fields := make([]string, 0, 3+len(s.RelatedApps))
@@ -518,28 +519,23 @@ func newHayASCII(p string, s *stored) (e hayEntry, ok bool) {
 	}
 	joined := unsafe.String(unsafe.SliceData(b), len(b)) // b is not used after
 	field := func(i int) string { return joined[at[i] : at[i]+len(fields[i])] }
-	// The names, in names()'s order, each once.
+	// The names, in names()'s order, each once in its group.
 	out := make([]string, 0, 8+len(s.RelatedApps))
+	from := 0 // where the current group starts
 	add := func(x string) {
-		if x != "" && !slices.Contains(out, x) {
+		if x != "" && !slices.Contains(out[from:], x) {
 			out = append(out, x)
 		}
 	}
 	fp := field(0)
 	add(fp)
-	for rest := fp; ; {
-		i := strings.IndexByte(rest, '/')
-		if i < 0 {
-			add(rest)
-			break
-		}
-		add(rest[:i])
-		rest = rest[i+1:]
-	}
 	base := path.Base(fp)
+	add(base)
 	if ext := path.Ext(base); ext != "" && ext != base {
 		add(base[:len(base)-len(ext)])
 	}
+	own := len(out)
+	from = own
 	i := 1
 	if s.CreatedBy != "" {
 		add(field(i))
@@ -554,7 +550,7 @@ func newHayASCII(p string, s *stored) (e hayEntry, ok bool) {
 			i++
 		}
 	}
-	return hayEntry{path: p, joined: joined, names: out, tagged: s.tagged()}, true
+	return hayEntry{path: p, joined: joined, names: out, own: own, tagged: s.tagged()}, true
 }
 
 // hayTable is every record's hayEntry in one slice (a scan walks memory in
