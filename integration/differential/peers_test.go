@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -22,6 +23,11 @@ func requirePeers(t *testing.T, tools ...string) {
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			why = append(why, tool+" not found")
+		}
+	}
+	if slices.Contains(tools, "ganesha.nfsd") {
+		if m, _ := filepath.Glob("/usr/lib/*/ganesha/libfsalvfs.so"); len(m) == 0 {
+			why = append(why, "ganesha's VFS back end (libfsalvfs.so) not found")
 		}
 	}
 	if os.Geteuid() != 0 {
