@@ -46,28 +46,28 @@ func TestNFSAgainstGanesha(t *testing.T) {
 	nfsAddr, mountAddr := startGanesha(t, dir, export)
 	d := semfstest.Start(t, semfstest.Options{ModelDir: "off"})
 
-	sc := dialNFS(t, d.NFS)
+	sc, su := dialNFS(t, d.NFS, 0), dialNFS(t, d.NFS, differential.User)
 	sroot, err := sc.Mount("/")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := dialNFS(t, mountAddr)
+	mc := dialNFS(t, mountAddr, 0)
 	proot, err := mc.Mount(export)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc := dialNFS(t, nfsAddr)
+	pc, pu := dialNFS(t, nfsAddr, 0), dialNFS(t, nfsAddr, differential.User)
 	pair := differential.Pair{
 		Proto: "nfs",
-		Semfs: func(base string) (differential.Target, error) { return differential.NewNFSTarget(sc, sroot, base) },
-		Peer:  func(base string) (differential.Target, error) { return differential.NewNFSTarget(pc, proot, base) },
+		Semfs: func(base string) (differential.Target, error) { return differential.NewNFSTarget(sc, su, sroot, base) },
+		Peer:  func(base string) (differential.Target, error) { return differential.NewNFSTarget(pc, pu, proot, base) },
 	}
 	runSeeds(t, pair)
 }
 
-func dialNFS(t *testing.T, addr string) *differential.NFSClient {
+func dialNFS(t *testing.T, addr string, uid uint32) *differential.NFSClient {
 	t.Helper()
-	c, err := differential.DialNFS(addr, 0, 0)
+	c, err := differential.DialNFS(addr, uid, uid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,27 +82,34 @@ func TestNinePAgainstDiod(t *testing.T) {
 	if err := os.Mkdir(export, 0o777); err != nil {
 		t.Fatal(err)
 	}
+	// diod resolves paths from / as the caller: User must be able to
+	// search the directories above the export (t.TempDir makes them 0700).
+	for _, p := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	diodAddr := startDiod(t, dir, export)
 	d := semfstest.Start(t, semfstest.Options{ModelDir: "off"})
-	sroot := attach9P(t, d.NineP, "/")
-	proot := attach9P(t, diodAddr, export)
+	sroot, suser := attach9P(t, d.NineP, "/", 0), attach9P(t, d.NineP, "/", differential.User)
+	proot, puser := attach9P(t, diodAddr, export, 0), attach9P(t, diodAddr, export, differential.User)
 	pair := differential.Pair{
 		Proto: "9p",
-		Semfs: func(base string) (differential.Target, error) { return differential.NewNinePTarget(sroot, base) },
-		Peer:  func(base string) (differential.Target, error) { return differential.NewNinePTarget(proot, base) },
+		Semfs: func(base string) (differential.Target, error) { return differential.NewNinePTarget(sroot, suser, base) },
+		Peer:  func(base string) (differential.Target, error) { return differential.NewNinePTarget(proot, puser, base) },
 	}
 	runSeeds(t, pair)
 }
 
-// attach9P attaches aname as uid 0 with p9's client speaking plain
-// 9P2000.L, as Linux's v9fs does (v9fsconn).
-func attach9P(t *testing.T, addr, aname string) p9.File {
+// attach9P attaches aname as uid with p9's client speaking plain 9P2000.L,
+// as Linux's v9fs does (v9fsconn).
+func attach9P(t *testing.T, addr, aname string, uid uint32) p9.File {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := p9.NewClient(v9fsconn.Wrap(conn, 0), p9.WithMessageSize(64<<10)) // diod answers EIO to larger reads
+	cl, err := p9.NewClient(v9fsconn.Wrap(conn, uid), p9.WithMessageSize(64<<10)) // diod answers EIO to larger reads
 	if err != nil {
 		conn.Close()
 		t.Fatalf("9P version with %s: %v", addr, err)

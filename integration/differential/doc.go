@@ -5,10 +5,15 @@
 // every step.
 //
 //   - NFSv3: semfs and nfs-ganesha (VFS back end), through NFSClient, a raw
-//     ONC RPC client written here (AUTH_UNIX root).
+//     ONC RPC client written here (AUTH_UNIX).
 //   - 9P2000.L: semfs and diod, through github.com/hugelgupf/p9's client
-//     speaking plain 9P2000.L as Linux's v9fs does (ninep/v9fsconn, n_uname
-//     0).
+//     speaking plain 9P2000.L as Linux's v9fs does (ninep/v9fsconn, the uid
+//     in Tattach's n_uname).
+//
+// Both servers run as root. Three steps in four are made as root, one in
+// four as User (uid and gid 1, Debian's "daemon"), through a connection of
+// its own, so permissions are compared too: EACCES, EPERM, sticky
+// directories, files root made 0000.
 //
 // Nothing here is shared with the daemon's implementation: the oracle is
 // the peer, and the driver only speaks the public protocols. The tests
@@ -61,6 +66,12 @@
 //     first when the new name exists, as link(2)); ganesha NFS3ERR_BADTYPE.
 //   - NFS SETATTR of a size on a directory: semfs NFS3ERR_ISDIR, as nfsd;
 //     ganesha NFS3ERR_BADTYPE.
+//   - NFS READ or WRITE of a directory the caller may not read or write:
+//     semfs answers NFS3ERR_ISDIR (type before permission, as nfsd's
+//     fh_verify); ganesha NFS3ERR_ACCES.
+//   - A directory renamed into itself by a caller who may not search it:
+//     semfs answers EACCES (the target directory's permission first, as
+//     nfsd and rename(2)); the peers EINVAL.
 //   - NFS READ of no bytes at or past the end: semfs sets eof, as nfsd;
 //     ganesha does not for a count of 0.
 //   - chmod of a symlink: semfs answers NFS3ERR_NOTSUPP / EOPNOTSUPP, since
@@ -81,6 +92,9 @@
 //     and sends none of these; the steps are left out.
 //   - 9P: an empty name in Twalk: diod walks it as the directory itself,
 //     semfs refuses it (EINVAL); Linux never sends one. Left out.
+//   - 9P: "." or ".." in Twalk: p9's server library refuses them on the
+//     wire (EINVAL), diod walks them; Linux's VFS resolves both itself and
+//     never sends them. Left out.
 //
 // And one client-side adaptation: diod 1.0.24 answers Tunlinkat and
 // Trenameat with EOPNOTSUPP, so the 9P target falls back to Tremove and

@@ -162,6 +162,17 @@ func KnownFailures() []Exception {
 		},
 		{
 			Proto:     "nfs",
+			Signature: "nfs chmod status: semfs OK, peer NFS3ERR_PERM",
+			Finding: "SETATTR of a mode by a caller who does not own the file answers OK when the mode " +
+				"does not change; ganesha answers NFS3ERR_PERM, as chmod(2) says EPERM",
+			Skip: func(op Op, peer Tree) bool {
+				n, ok := peer[pathKey(op.Path)]
+				return op.Kind == Chmod && op.As == User && ok && n.UID != User && n.Mode == op.Mode
+			},
+			Repro: []Op{{Kind: Mkdir, Path: []string{"a"}, Mode: 0o755}, {Kind: Chmod, Path: []string{"a"}, Mode: 0o755, As: User}},
+		},
+		{
+			Proto:     "nfs",
 			Signature: "nfs create tree mode (peer→semfs 0644→0755)",
 			Finding: "UNCHECKED CREATE of an existing file applies the mode sent to it (0644 becomes 0755); " +
 				"ganesha leaves it, and Linux's nfsd applies only a size",
@@ -198,6 +209,11 @@ func AcceptedSkips(proto string) func(Op, Tree) bool {
 		case (op.Kind == Read || op.Kind == Write || op.Kind == Readdir) && node.Type == "symlink":
 			// Tlopen of a symlink: diod opens its target; semfs refuses
 			// (EINVAL). A kernel client follows symlinks itself.
+			return true
+		case slices.ContainsFunc(op.Path, isDot) || slices.ContainsFunc(op.Path2, isDot):
+			// "." or ".." in Twalk: p9's server library refuses them on the
+			// wire (EINVAL); diod walks them. Linux's VFS resolves both
+			// itself and never sends them.
 			return true
 		case slices.Contains(op.Path, "") || slices.Contains(op.Path2, ""):
 			// An empty name in Twalk: diod walks it as the directory itself;
@@ -264,13 +280,13 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// A name with a "/" in it: semfs refuses it as a name (EINVAL);
 			// the peers look it up and answer NOENT, NOTDIR or ACCES (Linux's
 			// nfsd). Refused either way; a success would still differ.
-			r.Status = "refused"
+			r.Status, r.Detail = "refused", ""
 		}
 		if proto == "9p" && r.Status != "OK" && (slices.Contains(op.Path, nameTooLong) || slices.Contains(op.Path2, nameTooLong)) {
 			// A name too long with another error (the source missing): semfs
 			// checks the names first (ENAMETOOLONG), diod and rename(2) the
 			// source first (ENOENT). Refused either way.
-			r.Status = "refused"
+			r.Status, r.Detail = "refused", ""
 		}
 		if last, last2 := lastName(op.Path), lastName(op.Path2); (last == "." || last == ".." || last2 == "." || last2 == "..") &&
 			r.Status != "OK" && op.Kind != Stat && op.Kind != Read && op.Kind != Write && op.Kind != Readdir && op.Kind != Readlink {
@@ -278,6 +294,19 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// semfs refuses them as names (EINVAL, server/name.go); the peers
 			// refuse with EEXIST, EISDIR, EACCES or ENOTEMPTY depending on
 			// the call. Refused either way; a success would still differ.
+			r.Status, r.Detail = "refused", ""
+		}
+		if proto == "nfs" && (op.Kind == Read || op.Kind == Write) && r.Status == "NFS3ERR_ACCES" && t[pathKey(op.Path)].Type == "dir" {
+			// READ or WRITE of a directory the caller may not read or
+			// write: semfs checks the type first (NFS3ERR_ISDIR), as Linux's
+			// nfsd does (fh_verify); ganesha the permission.
+			r.Status = "NFS3ERR_ISDIR"
+		}
+		if op.Kind == Rename && len(op.Path2) > len(op.Path) && slices.Equal(op.Path2[:len(op.Path)], op.Path) &&
+			(r.Status == "NFS3ERR_INVAL" || r.Status == "NFS3ERR_ACCES" || r.Status == "EINVAL" || r.Status == "EACCES") {
+			// A directory renamed into itself by a caller who may not search
+			// it: semfs checks the target directory's permission first
+			// (EACCES, as nfsd and rename(2)), the peers the loop (EINVAL).
 			r.Status = "refused"
 		}
 		if proto == "nfs" && op.Kind == Truncate && r.Status == "NFS3ERR_BADTYPE" {
@@ -301,6 +330,8 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 
 // pathKey is a path's key in a Tree.
 func pathKey(p []string) string { return path.Join(p...) }
+
+func isDot(n string) bool { return n == "." || n == ".." }
 
 func slashName(n string) bool { return strings.Contains(n, "/") }
 

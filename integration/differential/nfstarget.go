@@ -6,17 +6,20 @@ import (
 	"path"
 )
 
-// NFSTarget runs steps through NFSClient below one base directory.
+// NFSTarget runs steps through NFSClient below one base directory: as
+// root, or as User through a client of its own for the steps that say so.
 type NFSTarget struct {
-	c    *NFSClient
-	base []byte
+	root, user *NFSClient
+	base       []byte
 }
 
-// NewNFSTarget makes a directory named base in the export's root (whose
-// handle is root) and acts below it.
-func NewNFSTarget(c *NFSClient, root []byte, base string) (*NFSTarget, error) {
-	mode := uint32(0o755)
-	st, d, err := c.nfs3(pMkdir, (&xenc{}).dirop(root, base).sattr(sattr{mode: &mode}))
+// NewNFSTarget makes a directory named base, mode 0777, in the export's
+// root (whose handle is rootFH) and acts below it; root and user send
+// AUTH_UNIX 0 and User.
+func NewNFSTarget(root, user *NFSClient, rootFH []byte, base string) (*NFSTarget, error) {
+	c := root
+	mode := uint32(0o777)
+	st, d, err := c.nfs3(pMkdir, (&xenc{}).dirop(rootFH, base).sattr(sattr{mode: &mode}))
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +30,11 @@ func NewNFSTarget(c *NFSClient, root []byte, base string) (*NFSTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &NFSTarget{c: c, base: fh}, nil
+	// Set the mode again: a server may apply a umask to MKDIR's.
+	if st, _, err := c.nfs3(pSetattr, (&xenc{}).opaque(fh).sattr(sattr{mode: &mode}).u32(0)); err != nil || st != 0 {
+		return nil, fmt.Errorf("chmod %s: %s %v", base, nfsStatus(st), err)
+	}
+	return &NFSTarget{root: root, user: user, base: fh}, nil
 }
 
 // newHandle reads a post_op_fh3 that must hold a handle.
@@ -49,8 +56,8 @@ type stepErr struct{ status string }
 func (e stepErr) Error() string { return e.status }
 
 // lookup returns name's handle and attributes in dir.
-func (t *NFSTarget) lookup(dir []byte, name string) ([]byte, fattr3, error) {
-	st, d, err := t.c.nfs3(pLookup, (&xenc{}).dirop(dir, name))
+func (t *NFSTarget) lookup(c *NFSClient, dir []byte, name string) ([]byte, fattr3, error) {
+	st, d, err := c.nfs3(pLookup, (&xenc{}).dirop(dir, name))
 	if err != nil {
 		return nil, fattr3{}, err
 	}
@@ -63,15 +70,15 @@ func (t *NFSTarget) lookup(dir []byte, name string) ([]byte, fattr3, error) {
 		return nil, fattr3{}, d.err
 	}
 	if !ok {
-		if a, err = t.getattr(fh); err != nil {
+		if a, err = t.getattr(c, fh); err != nil {
 			return nil, fattr3{}, err
 		}
 	}
 	return fh, a, nil
 }
 
-func (t *NFSTarget) getattr(fh []byte) (fattr3, error) {
-	st, d, err := t.c.nfs3(pGetattr, (&xenc{}).opaque(fh))
+func (t *NFSTarget) getattr(c *NFSClient, fh []byte) (fattr3, error) {
+	st, d, err := c.nfs3(pGetattr, (&xenc{}).opaque(fh))
 	if err != nil {
 		return fattr3{}, err
 	}
@@ -84,11 +91,11 @@ func (t *NFSTarget) getattr(fh []byte) (fattr3, error) {
 
 // dir resolves every component but the last, as a kernel client does, one
 // LOOKUP each.
-func (t *NFSTarget) dir(p []string) ([]byte, error) {
+func (t *NFSTarget) dir(c *NFSClient, p []string) ([]byte, error) {
 	fh := t.base
 	for _, n := range p[:len(p)-1] {
 		var err error
-		if fh, _, err = t.lookup(fh, n); err != nil {
+		if fh, _, err = t.lookup(c, fh, n); err != nil {
 			return nil, err
 		}
 	}
@@ -96,20 +103,24 @@ func (t *NFSTarget) dir(p []string) ([]byte, error) {
 }
 
 // object resolves the whole path; an empty path is the base.
-func (t *NFSTarget) object(p []string) ([]byte, error) {
+func (t *NFSTarget) object(c *NFSClient, p []string) ([]byte, error) {
 	if len(p) == 0 {
 		return t.base, nil
 	}
-	dir, err := t.dir(p)
+	dir, err := t.dir(c, p)
 	if err != nil {
 		return nil, err
 	}
-	fh, _, err := t.lookup(dir, p[len(p)-1])
+	fh, _, err := t.lookup(c, dir, p[len(p)-1])
 	return fh, err
 }
 
 func (t *NFSTarget) Do(op Op) (Result, error) {
-	r, err := t.do(op)
+	c := t.root
+	if op.As == User {
+		c = t.user
+	}
+	r, err := t.do(c, op)
 	var se stepErr
 	var re rpcErr
 	switch {
@@ -128,14 +139,14 @@ func status(st uint32, d *xdec) (Result, error) {
 	return Result{Status: nfsStatus(st)}, nil
 }
 
-func (t *NFSTarget) do(op Op) (Result, error) {
+func (t *NFSTarget) do(c *NFSClient, op Op) (Result, error) {
 	last := ""
 	if len(op.Path) > 0 {
 		last = op.Path[len(op.Path)-1]
 	}
 	switch op.Kind {
 	case Create, CreateExcl, Mkdir, Symlink, Remove, Rmdir:
-		dir, err := t.dir(op.Path)
+		dir, err := t.dir(c, op.Path)
 		if err != nil {
 			return Result{}, err
 		}
@@ -153,7 +164,7 @@ func (t *NFSTarget) do(op Op) (Result, error) {
 		case Symlink:
 			e.sattr(sattr{}).str(op.Target)
 		}
-		st, d, err := t.c.nfs3(proc, e)
+		st, d, err := c.nfs3(proc, e)
 		if err != nil {
 			return Result{}, err
 		}
@@ -162,14 +173,14 @@ func (t *NFSTarget) do(op Op) (Result, error) {
 		var from []byte
 		var err error
 		if op.Kind == Rename {
-			from, err = t.dir(op.Path)
+			from, err = t.dir(c, op.Path)
 		} else {
-			from, err = t.object(op.Path)
+			from, err = t.object(c, op.Path)
 		}
 		if err != nil {
 			return Result{}, err
 		}
-		to, err := t.dir(op.Path2)
+		to, err := t.dir(c, op.Path2)
 		if err != nil {
 			return Result{}, err
 		}
@@ -181,20 +192,20 @@ func (t *NFSTarget) do(op Op) (Result, error) {
 		} else {
 			e = (&xenc{}).opaque(from).dirop(to, op.Path2[len(op.Path2)-1])
 		}
-		st, d, err := t.c.nfs3(proc, e)
+		st, d, err := c.nfs3(proc, e)
 		if err != nil {
 			return Result{}, err
 		}
 		return status(st, d)
 	}
-	fh, err := t.object(op.Path)
+	fh, err := t.object(c, op.Path)
 	if err != nil {
 		return Result{}, err
 	}
 	switch op.Kind {
 	case Write:
 		e := (&xenc{}).opaque(fh).u64(op.Off).u32(op.Len).u32(2).opaque(op.Data()) // FILE_SYNC
-		st, d, err := t.c.nfs3(pWrite, e)
+		st, d, err := c.nfs3(pWrite, e)
 		if err != nil || st != 0 {
 			return Result{Status: nfsStatus(st)}, err
 		}
@@ -205,7 +216,7 @@ func (t *NFSTarget) do(op Op) (Result, error) {
 		n := d.u32()
 		return Result{Status: "OK", Detail: fmt.Sprintf("count=%d", n)}, d.err
 	case Read:
-		st, d, err := t.c.nfs3(pRead, (&xenc{}).opaque(fh).u64(op.Off).u32(op.Len))
+		st, d, err := c.nfs3(pRead, (&xenc{}).opaque(fh).u64(op.Off).u32(op.Len))
 		if err != nil || st != 0 {
 			return Result{Status: nfsStatus(st)}, err
 		}
@@ -226,7 +237,7 @@ func (t *NFSTarget) do(op Op) (Result, error) {
 			times = [2]uint32{op.Sec, op.Nsec}
 			s.times = &times
 		}
-		st, d, err := t.c.nfs3(pSetattr, (&xenc{}).opaque(fh).sattr(s).u32(0))
+		st, d, err := c.nfs3(pSetattr, (&xenc{}).opaque(fh).sattr(s).u32(0))
 		if err != nil || st != 0 {
 			return Result{Status: nfsStatus(st)}, err
 		}
@@ -237,26 +248,26 @@ func (t *NFSTarget) do(op Op) (Result, error) {
 			return Result{Status: "OK"}, nil
 		}
 		// The times set are the only ones two servers can agree on.
-		a, err := t.getattr(fh)
+		a, err := t.getattr(c, fh)
 		if err != nil {
 			return Result{}, err
 		}
 		return Result{Status: "OK", Detail: fmt.Sprintf("atime=%d.%09d mtime=%d.%09d", a.atime[0], a.atime[1], a.mtime[0], a.mtime[1])}, nil
 	case Readdir:
-		names, st, err := t.readdir(fh, op.Count)
+		names, st, err := t.readdir(c, fh, op.Count)
 		if err != nil || st != 0 {
 			return Result{Status: nfsStatus(st)}, err
 		}
 		return Result{Status: "OK", Detail: sortedNames(names)}, nil
 	case Stat:
-		a, err := t.getattr(fh)
+		a, err := t.getattr(c, fh)
 		if err != nil {
 			return Result{}, err
 		}
 		n := nodeOf(a)
 		return Result{Status: "OK", Detail: n.String()}, nil
 	case Readlink:
-		st, d, err := t.c.nfs3(pReadlink, (&xenc{}).opaque(fh))
+		st, d, err := c.nfs3(pReadlink, (&xenc{}).opaque(fh))
 		if err != nil || st != 0 {
 			return Result{Status: nfsStatus(st)}, err
 		}
@@ -270,7 +281,7 @@ func (t *NFSTarget) do(op Op) (Result, error) {
 // readdir lists dir in rounds of count bytes (READDIR), following cookies
 // and the cookie verifier, and returns every name but "." and "..". A
 // listing that does not end in 10,000 rounds is an error.
-func (t *NFSTarget) readdir(dir []byte, count uint32) ([]string, uint32, error) {
+func (t *NFSTarget) readdir(c *NFSClient, dir []byte, count uint32) ([]string, uint32, error) {
 	var names []string
 	var cookie uint64
 	var verf []byte = make([]byte, 8)
@@ -278,7 +289,7 @@ func (t *NFSTarget) readdir(dir []byte, count uint32) ([]string, uint32, error) 
 		e := (&xenc{}).opaque(dir).u64(cookie)
 		e.b = append(e.b, verf...)
 		e.u32(count)
-		st, d, err := t.c.nfs3(pReaddir, e)
+		st, d, err := c.nfs3(pReaddir, e)
 		if err != nil || st != 0 {
 			return nil, st, err
 		}
@@ -319,17 +330,18 @@ func nodeOf(a fattr3) Node {
 }
 
 func (t *NFSTarget) Snapshot() (Tree, error) {
+	c := t.root
 	tree := Tree{}
-	a, err := t.getattr(t.base)
+	a, err := t.getattr(c, t.base)
 	if err != nil {
 		return nil, err
 	}
 	tree[""] = nodeOf(a)
-	return tree, t.walk(t.base, "", tree)
+	return tree, t.walk(c, t.base, "", tree)
 }
 
-func (t *NFSTarget) walk(dir []byte, at string, tree Tree) error {
-	names, st, err := t.readdir(dir, 8192)
+func (t *NFSTarget) walk(c *NFSClient, dir []byte, at string, tree Tree) error {
+	names, st, err := t.readdir(c, dir, 8192)
 	if err != nil {
 		return err
 	}
@@ -338,20 +350,20 @@ func (t *NFSTarget) walk(dir []byte, at string, tree Tree) error {
 	}
 	for _, n := range names {
 		p := path.Join(at, n)
-		fh, a, err := t.lookup(dir, n)
+		fh, a, err := t.lookup(c, dir, n)
 		if err != nil {
 			return fmt.Errorf("nfs: listed %q: lookup: %w", p, err)
 		}
 		node := nodeOf(a)
 		switch node.Type {
 		case "file":
-			data, err := t.readAll(fh)
+			data, err := t.readAll(c, fh)
 			if err != nil {
 				return fmt.Errorf("nfs: read %q: %w", p, err)
 			}
 			node.Data = digest(data)
 		case "symlink":
-			st, d, err := t.c.nfs3(pReadlink, (&xenc{}).opaque(fh))
+			st, d, err := c.nfs3(pReadlink, (&xenc{}).opaque(fh))
 			if err != nil {
 				return err
 			}
@@ -362,7 +374,7 @@ func (t *NFSTarget) walk(dir []byte, at string, tree Tree) error {
 				node.Data = "readlink " + nfsStatus(st)
 			}
 		case "dir":
-			if err := t.walk(fh, p, tree); err != nil {
+			if err := t.walk(c, fh, p, tree); err != nil {
 				return err
 			}
 		}
@@ -371,10 +383,10 @@ func (t *NFSTarget) walk(dir []byte, at string, tree Tree) error {
 	return nil
 }
 
-func (t *NFSTarget) readAll(fh []byte) ([]byte, error) {
+func (t *NFSTarget) readAll(c *NFSClient, fh []byte) ([]byte, error) {
 	var out []byte
 	for len(out) < 16<<20 {
-		st, d, err := t.c.nfs3(pRead, (&xenc{}).opaque(fh).u64(uint64(len(out))).u32(65536))
+		st, d, err := c.nfs3(pRead, (&xenc{}).opaque(fh).u64(uint64(len(out))).u32(65536))
 		if err != nil {
 			return nil, err
 		}

@@ -13,9 +13,10 @@ import (
 // NinePTarget runs steps through github.com/hugelgupf/p9's client below one
 // base directory, walking one name per Twalk from the base for every step
 // (so the first name that fails is the answer) and clunking every fid it
-// made before the step returns.
+// made before the step returns. A step of User's walks from the base as
+// reached through User's own attach.
 type NinePTarget struct {
-	base p9.File
+	base, ubase p9.File
 }
 
 // Linux's O_EXCL and AT_REMOVEDIR as 9P2000.L carries them.
@@ -24,16 +25,25 @@ const (
 	atRemoveDir = 0x200
 )
 
-// NewNinePTarget makes a directory named base in root and acts below it.
-func NewNinePTarget(root p9.File, base string) (*NinePTarget, error) {
-	if _, err := root.Mkdir(base, 0o755, 0, 0); err != nil {
+// NewNinePTarget makes a directory named base, mode 0777, in root (attached
+// as uid 0) and acts below it; user is the same export attached as User.
+func NewNinePTarget(root, user p9.File, base string) (*NinePTarget, error) {
+	if _, err := root.Mkdir(base, 0o777, 0, 0); err != nil {
 		return nil, fmt.Errorf("mkdir %s: %w", base, err)
 	}
 	_, f, err := root.Walk([]string{base})
 	if err != nil {
 		return nil, fmt.Errorf("walk %s: %w", base, err)
 	}
-	return &NinePTarget{base: f}, nil
+	// Set the mode again: a server may apply a umask to Tmkdir's.
+	if err := f.SetAttr(p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: 0o777}); err != nil {
+		return nil, fmt.Errorf("chmod %s: %w", base, err)
+	}
+	_, u, err := user.Walk([]string{base})
+	if err != nil {
+		return nil, fmt.Errorf("walk %s as %d: %w", base, User, err)
+	}
+	return &NinePTarget{base: f, ubase: u}, nil
 }
 
 // errnoOf names err's errno, or says it is not one (a transport failure).
@@ -74,8 +84,8 @@ func answer(err error, detail string) (Result, error) {
 
 // walk clones the base and walks p on the clone, one name at a time; the
 // caller closes what it returns.
-func (t *NinePTarget) walk(p []string) (p9.File, error) {
-	_, f, err := t.base.Walk(nil)
+func (t *NinePTarget) walk(base p9.File, p []string) (p9.File, error) {
+	_, f, err := base.Walk(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +101,11 @@ func (t *NinePTarget) walk(p []string) (p9.File, error) {
 }
 
 func (t *NinePTarget) Do(op Op) (Result, error) {
-	r, err := t.do(op)
+	b := t.base
+	if op.As == User {
+		b = t.ubase
+	}
+	r, err := t.do(b, op)
 	if err != nil {
 		if n, ok := errnoOf(err); ok {
 			return Result{Status: n, Detail: "(walk)"}, nil
@@ -100,14 +114,14 @@ func (t *NinePTarget) Do(op Op) (Result, error) {
 	return r, err
 }
 
-func (t *NinePTarget) do(op Op) (Result, error) {
+func (t *NinePTarget) do(b p9.File, op Op) (Result, error) {
 	last := ""
 	if len(op.Path) > 0 {
 		last = op.Path[len(op.Path)-1]
 	}
 	switch op.Kind {
 	case Create, CreateExcl, Mkdir, Symlink, Remove, Rmdir, Rename, Link:
-		dir, err := t.walk(op.Path[:len(op.Path)-1])
+		dir, err := t.walk(b, op.Path[:len(op.Path)-1])
 		if err != nil {
 			return Result{}, err
 		}
@@ -136,27 +150,27 @@ func (t *NinePTarget) do(op Op) (Result, error) {
 			}
 			err := dir.UnlinkAt(last, flags)
 			if isNotSupported(err) {
-				err = t.removeFallback(op)
+				err = t.removeFallback(b, op)
 			}
 			return answer(err, "")
 		case Rename:
-			to, err := t.walk(op.Path2[:len(op.Path2)-1])
+			to, err := t.walk(b, op.Path2[:len(op.Path2)-1])
 			if err != nil {
 				return Result{}, err
 			}
 			defer to.Close()
 			err = dir.RenameAt(last, to, op.Path2[len(op.Path2)-1])
 			if isNotSupported(err) {
-				err = t.renameFallback(op, to)
+				err = t.renameFallback(b, op, to)
 			}
 			return answer(err, "")
 		case Link:
-			obj, err := t.walk(op.Path)
+			obj, err := t.walk(b, op.Path)
 			if err != nil {
 				return Result{}, err
 			}
 			defer obj.Close()
-			to, err := t.walk(op.Path2[:len(op.Path2)-1])
+			to, err := t.walk(b, op.Path2[:len(op.Path2)-1])
 			if err != nil {
 				return Result{}, err
 			}
@@ -164,7 +178,7 @@ func (t *NinePTarget) do(op Op) (Result, error) {
 			return answer(to.Link(obj, op.Path2[len(op.Path2)-1]), "")
 		}
 	}
-	f, err := t.walk(op.Path)
+	f, err := t.walk(b, op.Path)
 	if err != nil {
 		return Result{}, err
 	}
@@ -253,7 +267,7 @@ func attrNode(a p9.Attr) Node {
 
 func (t *NinePTarget) Snapshot() (Tree, error) {
 	tree := Tree{}
-	f, err := t.walk(nil)
+	f, err := t.walk(t.base, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +281,7 @@ func (t *NinePTarget) Snapshot() (Tree, error) {
 }
 
 func (t *NinePTarget) walkTree(at []string, tree Tree) error {
-	d, err := t.walk(at)
+	d, err := t.walk(t.base, at)
 	if err != nil {
 		return fmt.Errorf("9p: walk %q: %w", path.Join(at...), err)
 	}
@@ -287,7 +301,7 @@ func (t *NinePTarget) walkTree(at []string, tree Tree) error {
 
 func (t *NinePTarget) node(p []string, tree Tree) error {
 	key := path.Join(p...)
-	f, err := t.walk(p)
+	f, err := t.walk(t.base, p)
 	if err != nil {
 		return fmt.Errorf("9p: listed %q: walk: %w", key, err)
 	}
@@ -350,8 +364,8 @@ func isNotSupported(err error) bool {
 // has already refused, from the type it knows, rmdir of a non-directory
 // (ENOTDIR) and unlink of a directory (EISDIR); Tremove itself cannot tell
 // the two apart, so the fallback checks the type first as the kernel does.
-func (t *NinePTarget) removeFallback(op Op) error {
-	f, err := t.walk(op.Path)
+func (t *NinePTarget) removeFallback(b p9.File, op Op) error {
+	f, err := t.walk(b, op.Path)
 	if err != nil {
 		return err
 	}
@@ -380,8 +394,8 @@ func (t *NinePTarget) removeFallback(op Op) error {
 
 // renameFallback renames as v9fs does when a server does not know
 // Trenameat: Trename of a fid walked to the old name.
-func (t *NinePTarget) renameFallback(op Op, to p9.File) error {
-	f, err := t.walk(op.Path)
+func (t *NinePTarget) renameFallback(b p9.File, op Op, to p9.File) error {
+	f, err := t.walk(b, op.Path)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,13 @@ type Op struct {
 	Count  uint32   // readdir: the reply size asked for
 	Sec    uint32   // utimes
 	Nsec   uint32
+	As     uint32 // the caller: 0 (root) or User
 }
+
+// User is the uid (and gid) of the unprivileged caller a quarter of the
+// steps run as: Debian's "daemon", which both servers find in the user
+// database (9P's Tattach carries only a uid).
+const User = 1
 
 // Special names: the longest valid name, one byte too long, and names no
 // server may create.
@@ -86,6 +92,11 @@ func (o Op) Data() []byte {
 }
 
 func (o Op) String() string {
+	if o.As != 0 {
+		r := o
+		r.As = 0
+		return fmt.Sprintf("as %d: %s", o.As, r)
+	}
 	p := showPath(o.Path)
 	switch o.Kind {
 	case Create, CreateExcl, Mkdir, Chmod:
@@ -154,6 +165,9 @@ func genOp(r *rand.Rand) Op {
 		x -= w.w
 	}
 	o := Op{Kind: k, Path: genPath(r)}
+	if r.IntN(4) == 0 {
+		o.As = User
+	}
 	switch k {
 	case Create, CreateExcl:
 		o.Mode = pick[uint32](r, 0o644, 0o600, 0o755, 0o444, 0o000, 0o4755, 0o666)
