@@ -102,9 +102,9 @@ func KnownFailures() []Exception {
 			Signature: "9p mkdir tree mode (peer→semfs 0777→0755)",
 			Also: []string{"9p create tree mode (peer→semfs 0666→0644)", "9p create-excl tree mode (peer→semfs 0666→0644)",
 				"9p mkdir tree mode (peer→semfs 1777→1755)"},
-			Finding:   "Tmkdir and Tlcreate apply the daemon's umask to the mode: mkdir 0777 makes 0755 (diod 0777)",
-			Skip:      umaskSkip,
-			Repro:     []Op{{Kind: Mkdir, Path: []string{"a"}, Mode: 0o777}},
+			Finding: "Tmkdir and Tlcreate apply the daemon's umask to the mode: mkdir 0777 makes 0755 (diod 0777)",
+			Skip:    umaskSkip,
+			Repro:   []Op{{Kind: Mkdir, Path: []string{"a"}, Mode: 0o777}},
 		},
 		{
 			Proto:     "nfs",
