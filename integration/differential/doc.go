@@ -62,8 +62,13 @@
 //
 //   - NFS CREATE (UNCHECKED) over a directory: semfs NFS3ERR_EXIST, as
 //     Linux's nfsd answers; ganesha NFS3ERR_ISDIR.
-//   - NFS LINK of a directory: semfs NFS3ERR_ISDIR, as nfsd (NFS3ERR_EXIST
-//     first when the new name exists, as link(2)); ganesha NFS3ERR_BADTYPE.
+//   - NFS LINK of a directory: semfs NFS3ERR_ISDIR, as nfsd (first
+//     NFS3ERR_EXIST when the new name exists, as link(2), or NFS3ERR_ACCES
+//     for a target directory the caller may not write, as nfsd); ganesha
+//     NFS3ERR_BADTYPE.
+//   - NFS LINK by a caller who does not own the file: semfs makes the call
+//     as the caller, so the host's fs.protected_hardlinks applies (EPERM,
+//     as link(2) and diod); ganesha links as root. Left out.
 //   - NFS SETATTR of a size on a directory: semfs NFS3ERR_ISDIR, as nfsd;
 //     ganesha NFS3ERR_BADTYPE.
 //   - NFS READ or WRITE of a directory the caller may not read or write:
@@ -76,7 +81,8 @@
 //     ganesha does not for a count of 0.
 //   - chmod of a symlink: semfs answers NFS3ERR_NOTSUPP / EOPNOTSUPP, since
 //     it never acts on a symlink's target and Linux has no lchmod (server's
-//     doc); ganesha answers OK and changes nothing.
+//     doc); ganesha answers OK and changes nothing, or NFS3ERR_PERM to a
+//     caller who does not own the link.
 //   - NFS times set on a symlink: semfs sets the link's own, as nfsd;
 //     ganesha answers OK and sets the time of the call.
 //   - "." or ".." as the name a step creates, removes or renames, and a

@@ -173,6 +173,22 @@ func KnownFailures() []Exception {
 		},
 		{
 			Proto:     "nfs",
+			Signature: "nfs create-excl status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
+			Finding: "GUARDED CREATE by a caller who may not search the directory answers NFS3ERR_EXIST " +
+				"when the name exists, telling the caller what it may not see; ganesha answers " +
+				"NFS3ERR_ACCES, as open(2) with O_CREAT|O_EXCL does",
+			Skip: func(op Op, peer Tree) bool {
+				if op.Kind != CreateExcl || op.As != User {
+					return false
+				}
+				dir, ok := peer[pathKey(op.Path[:len(op.Path)-1])]
+				return ok && !userMay(dir, 0o1)
+			},
+			Repro: []Op{{Kind: Mkdir, Path: []string{"b"}, Mode: 0o755}, {Kind: Create, Path: []string{"b", "a"}, Mode: 0o644},
+				{Kind: Chmod, Path: []string{"b"}, Mode: 0o700}, {Kind: CreateExcl, Path: []string{"b", "a"}, Mode: 0o600, As: User}},
+		},
+		{
+			Proto:     "nfs",
 			Signature: "nfs create tree mode (peer→semfs 0644→0755)",
 			Finding: "UNCHECKED CREATE of an existing file applies the mode sent to it (0644 becomes 0755); " +
 				"ganesha leaves it, and Linux's nfsd applies only a size",
@@ -190,10 +206,13 @@ func KnownFailures() []Exception {
 // refuses (the package doc gives each reason).
 func AcceptedSkips(proto string) func(Op, Tree) bool {
 	return func(op Op, peer Tree) bool {
-		if proto != "9p" {
-			return false
-		}
 		node := peer[pathKey(op.Path)]
+		if proto == "nfs" {
+			// LINK by a caller who does not own the file: semfs links as the
+			// caller, so the host's fs.protected_hardlinks applies (EPERM,
+			// as link(2) by that user, and as diod); ganesha links as root.
+			return op.Kind == Link && op.As == User && node.UID != User
+		}
 		switch {
 		case (op.Kind == Create || op.Kind == CreateExcl) && node.Type == "symlink":
 			// Tlcreate over a symlink: diod follows it (open(2) with O_CREAT
@@ -258,12 +277,13 @@ func SkipKnown(proto string) func(Op, Tree) bool {
 // its reason).
 func Accepted(proto string) func(op Op, r *Result, t Tree) {
 	return func(op Op, r *Result, t Tree) {
-		if proto == "nfs" && op.Kind == Link && (r.Status == "NFS3ERR_BADTYPE" || r.Status == "NFS3ERR_EXIST") &&
-			t[pathKey(op.Path)].Type == "dir" {
+		if proto == "nfs" && op.Kind == Link && r.Status != "OK" && t[pathKey(op.Path)].Type == "dir" {
 			// LINK of a directory: semfs answers NFS3ERR_ISDIR, as Linux's
-			// nfsd does, ganesha NFS3ERR_BADTYPE; over an existing name semfs
-			// answers NFS3ERR_EXIST first, as link(2) does.
-			r.Status = "NFS3ERR_ISDIR"
+			// nfsd does, or first NFS3ERR_EXIST over an existing name (as
+			// link(2)) or NFS3ERR_ACCES for a target directory the caller
+			// may not write (as nfsd); ganesha NFS3ERR_BADTYPE. Refused
+			// either way; a success would still differ.
+			r.Status = "refused"
 		}
 		if op.Kind == Utimes && t[pathKey(op.Path)].Type == "symlink" {
 			// Times set on a symlink: semfs sets the link's own, as Linux's
@@ -314,10 +334,11 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// as Linux's nfsd does, ganesha NFS3ERR_BADTYPE.
 			r.Status = "NFS3ERR_ISDIR"
 		}
-		if op.Kind == Chmod && r.Status == "OK" && t[pathKey(op.Path)].Type == "symlink" {
+		if op.Kind == Chmod && t[pathKey(op.Path)].Type == "symlink" {
 			// chmod of a symlink: semfs never acts on a symlink's target
 			// and Linux has no lchmod, so it answers NFS3ERR_NOTSUPP /
-			// EOPNOTSUPP; the peers answer OK and change nothing.
+			// EOPNOTSUPP; the peers answer OK and change nothing (or
+			// NFS3ERR_PERM to a caller who does not own the link).
 			r.Status = map[string]string{"nfs": "NFS3ERR_NOTSUPP", "9p": "EOPNOTSUPP"}[proto]
 		}
 		if proto == "nfs" && (op.Kind == Create || op.Kind == CreateExcl) && r.Status == "NFS3ERR_ISDIR" {
@@ -353,4 +374,16 @@ func throughNonDir(op Op, peer Tree) bool {
 		}
 	}
 	return false
+}
+
+// userMay says whether User has the permission bits want (0o4 read, 0o2
+// write, 0o1 search) on n by its mode, as owner, group or other.
+func userMay(n Node, want uint32) bool {
+	switch {
+	case n.UID == User:
+		return n.Mode>>6&want == want
+	case n.GID == User:
+		return n.Mode>>3&want == want
+	}
+	return n.Mode&want == want
 }
