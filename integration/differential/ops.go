@@ -192,7 +192,7 @@ func genOp(r *rand.Rand) Op {
 		o.Sec = pick[uint32](r, 0, 1, 1_000_000_000, 1_700_000_000)
 		o.Nsec = pick[uint32](r, 0, 123_456_789)
 	case Readdir:
-		o.Count = pick[uint32](r, 64, 128, 256, 512, 4096)
+		o.Count = pick[uint32](r, 64, 128, 256, 512, 1024, 2048, 4096)
 		if r.IntN(2) == 0 {
 			o.Path = o.Path[:len(o.Path)-1] // the base or a directory above the name drawn
 		}
