@@ -77,6 +77,10 @@
 //   - A directory renamed into itself by a caller who may not search it:
 //     semfs answers EACCES (the target directory's permission first, as
 //     nfsd and rename(2)); the peers EINVAL.
+//   - remove or rmdir of the wrong type of file from a directory the
+//     caller may not write: semfs answers EACCES (permission first, as
+//     unlink(2), rmdir(2) and nfsd); ganesha and diod (through the Tremove
+//     fallback) ENOTDIR or EISDIR.
 //   - NFS READ of no bytes at or past the end: semfs sets eof, as nfsd;
 //     ganesha does not for a count of 0.
 //   - chmod of a symlink: semfs answers NFS3ERR_NOTSUPP / EOPNOTSUPP, since

@@ -174,14 +174,25 @@ func KnownFailures() []Exception {
 		{
 			Proto:     "nfs",
 			Signature: "nfs create-excl status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
-			Finding: "GUARDED CREATE by a caller who may not search the directory answers NFS3ERR_EXIST " +
-				"when the name exists, telling the caller what it may not see; ganesha answers " +
-				"NFS3ERR_ACCES, as open(2) with O_CREAT|O_EXCL does",
+			Also: []string{"nfs symlink status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
+				"nfs mkdir status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
+				"nfs link status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES"},
+			Finding: "GUARDED CREATE (and SYMLINK, MKDIR, LINK) by a caller who may not search the " +
+				"directory answers NFS3ERR_EXIST when the name exists, telling the caller what it may " +
+				"not see; ganesha answers NFS3ERR_ACCES, as open(2) with O_CREAT|O_EXCL and symlink(2) do",
 			Skip: func(op Op, peer Tree) bool {
-				if op.Kind != CreateExcl || op.As != User {
+				if op.As != User {
 					return false
 				}
-				dir, ok := peer[pathKey(op.Path[:len(op.Path)-1])]
+				p := op.Path
+				switch op.Kind {
+				case CreateExcl, Symlink, Mkdir:
+				case Link:
+					p = op.Path2
+				default:
+					return false
+				}
+				dir, ok := peer[pathKey(p[:len(p)-1])]
 				return ok && !userMay(dir, 0o1)
 			},
 			Repro: []Op{{Kind: Mkdir, Path: []string{"b"}, Mode: 0o755}, {Kind: Create, Path: []string{"b", "a"}, Mode: 0o644},
@@ -321,6 +332,14 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// write: semfs checks the type first (NFS3ERR_ISDIR), as Linux's
 			// nfsd does (fh_verify); ganesha the permission.
 			r.Status = "NFS3ERR_ISDIR"
+		}
+		if (op.Kind == Remove || op.Kind == Rmdir) && op.As == User && slices.Contains([]string{
+			"NFS3ERR_ACCES", "NFS3ERR_NOTDIR", "NFS3ERR_ISDIR", "EACCES", "ENOTDIR", "EISDIR"}, r.Status) {
+			// Removing the wrong type of file from a directory the caller
+			// may not write: semfs checks the permission first (EACCES), as
+			// rmdir(2) and unlink(2) (may_delete) and Linux's nfsd do; ganesha
+			// and the 9P client's Tremove fallback (for diod) the type.
+			r.Status, r.Detail = "refused", ""
 		}
 		if op.Kind == Rename && len(op.Path2) > len(op.Path) && slices.Equal(op.Path2[:len(op.Path)], op.Path) &&
 			(r.Status == "NFS3ERR_INVAL" || r.Status == "NFS3ERR_ACCES" || r.Status == "EINVAL" || r.Status == "EACCES") {
