@@ -101,7 +101,8 @@ type Health struct {
 	Index         IndexStats        `json:"index"`
 	Registered    map[string]string `json:"registered"` // uid -> app
 	LastReconcile string            `json:"lastReconcile,omitempty"`
-	Watch         string            `json:"watch,omitempty"` // how host changes to the backing directory are followed
+	Watch         string            `json:"watch,omitempty"`   // how host changes to the backing directory are followed
+	Content       *ContentStats     `json:"content,omitempty"` // grep's content index
 	// Error says why the daemon is unhealthy (e.g. its backing directory was
 	// moved or removed); nil when Status is "ok".
 	Error *ErrorDetail `json:"error,omitempty"`

@@ -19,6 +19,7 @@ import (
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/metrics"
 	"github.com/semfs/semfs/nfs"
 	"github.com/semfs/semfs/ninep"
@@ -45,6 +46,7 @@ type serveArgs struct {
 	listMetaDir         bool                // list it in the root's listing too
 	watch               server.WatchOptions // --watch, --watch-rescan, --watch-max (follow.go)
 	fastPath            string              // --fast-path: which protocols answer their hot requests in front of the library
+	contentMax          int64               // --content-max: bigger files are not content-indexed (content.go)
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -70,6 +72,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&a.listMetaDir, "list-meta-dir", false, "list the --meta-dir directory in the root's listing (by default it is reachable by name only, so find, du and backups skip it)")
 	fs.StringVar(&a.watch.Mode, "watch", server.WatchInotify, "follow changes host processes make in the backing directory: inotify (rescans when it cannot), scan (rescan every --watch-rescan) or off (next start only)")
 	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")
+	fs.Int64Var(&a.contentMax, "content-max", content.DefaultMax, "files bigger than this many bytes are not content-indexed (grep reads them with all)")
 	fs.IntVar(&a.watch.MaxWatches, "watch-max", 0, "at most this many inotify watches (one per directory), then fall back to rescans; 0: the kernel's limit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -152,14 +155,15 @@ type daemon struct {
 	bgCancel context.CancelFunc // stops the background start-up reconcile
 	bgDone   sync.WaitGroup     // the background start-up reconcile
 
-	reg   *server.Registry
-	idx   *index.Index
-	queue *server.Batcher // the change stream into the index
-	fs    *server.FS
-	watch *server.Watcher // changes host processes make in the backing directory (follow.go)
-	ctl   *control.Server
-	nfs   *nfs.Server
-	ninep *ninep.Server
+	reg     *server.Registry
+	idx     *index.Index
+	content *content.Index  // grep's trigram index (content.go)
+	queue   *server.Batcher // the change stream into the index
+	fs      *server.FS
+	watch   *server.Watcher // changes host processes make in the backing directory (follow.go)
+	ctl     *control.Server
+	nfs     *nfs.Server
+	ninep   *ninep.Server
 
 	metrics    *metrics.Metrics // this daemon's registry (metrics.go)
 	metricsSrv *http.Server     // --metrics; nil without it
@@ -213,6 +217,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if d.idx, err = index.Open(d.paths.Index, opts); err != nil {
 		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
 	}
+	if err := d.openContent(); err != nil {
+		return err
+	}
 	var tree *meta.Tree
 	var virt server.Virtual
 	if d.args.metaDir != "off" {
@@ -223,7 +230,10 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		}
 		virt = tree
 	}
-	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error { return applyChanges(d.idx, d.log, cs) }, 4096, d.log)
+	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error {
+		d.contentChanges(cs)
+		return applyChanges(d.idx, d.log, cs)
+	}, 4096, d.log)
 	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: (*changeSink)(d), Registry: d.reg, Logger: d.log,
 		WriteQuiet: d.args.writeQuiet, Journal: journalPath(d.paths.Index),
 		Virtual: virt, ListVirtual: d.args.listMetaDir}); err != nil {
@@ -259,6 +269,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	d.ctl = control.New(control.Options{
 		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits,
 		Health:  d.health,
+		Grep:    d.grep,
 		Sync:    d.queue.Flush,
 		Metrics: d.metrics.Handler(),
 		Observe: d.observeControl,
@@ -386,6 +397,11 @@ func (d *daemon) stop() {
 	if d.queue != nil {
 		d.queue.Close()
 	}
+	if d.content != nil {
+		if err := d.content.Close(); err != nil {
+			d.log.Error("closing the content index", "err", err)
+		}
+	}
 	if d.idx != nil {
 		if err := d.idx.Close(); err != nil {
 			d.log.Error("closing the index", "err", err)
@@ -445,9 +461,14 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	t0 := time.Now()
 	var files []index.FileState
 	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
+	since := d.content.Begin()
+	var texts []content.FileStat
 	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
 		if a.IsDir() {
 			return nil
+		}
+		if fs, ok := contentStat(p, a); ok {
+			texts = append(texts, fs)
 		}
 		scan.live[a.FileID()] = true
 		if !a.Mode.IsRegular() && !a.IsSymlink() {
@@ -476,6 +497,7 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	if err != nil {
 		return fmt.Errorf("walking the backing directory: %w", err)
 	}
+	d.content.Reconcile(since, nil, texts)
 	if err := d.checkRecoverable(scan); err != nil {
 		return err
 	}
@@ -552,6 +574,7 @@ func (d *daemon) health() control.Health {
 	return control.Health{
 		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
 		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(),
+		Content: d.contentStats(),
 	}
 }
 

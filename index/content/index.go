@@ -88,6 +88,7 @@ type Change struct {
 	Op      ChangeOp
 	Path    string
 	NewPath string
+	IsDir   bool // Renamed: a directory moved
 }
 
 type entry struct {
@@ -211,6 +212,13 @@ func (x *Index) Apply(cs []Change) {
 					delete(x.dirty, p)
 					x.markLocked(c.NewPath + p[len(c.Path):])
 				}
+			}
+			if !c.IsDir {
+				// Read again under its new name: a write to the old name
+				// may still be on its way (the core's debounce sends it
+				// under the name it had), and must not leave the moved
+				// entry's older bytes standing.
+				x.markLocked(c.NewPath)
 			}
 		case Removed:
 			x.pending = append(x.pending, c)

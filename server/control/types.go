@@ -1,6 +1,7 @@
 package control
 
 import (
+	"github.com/semfs/semfs/index/content"
 	"time"
 
 	"github.com/semfs/semfs/index"
@@ -71,7 +72,17 @@ type Health struct {
 	// Watch says how changes made directly in the backing directory are
 	// followed: the mode (inotify, or scan after a fallback) and what it did.
 	Watch string `json:"watch,omitempty"`
+	// Content is the content index's state (grep): files and bytes indexed,
+	// files skipped by reason, paths pending.
+	Content *content.IndexStats `json:"content,omitempty"`
 }
+
+// GrepRequest is POST /v1/grep's body; GrepResponse its answer (docs/grep.md).
+type (
+	GrepRequest  = content.Request
+	GrepResponse = content.Answer
+	GrepMatch    = content.Match
+)
 
 // ErrorBody is the JSON shape of every error response.
 type ErrorBody struct {
