@@ -47,6 +47,7 @@ func commands() []command {
 		{"register", "bind an app name to your uid", runRegister},
 		{"tag", "set a file's task and related apps", runTag},
 		{"query", "find files by meaning and keywords", runQuery},
+		{"grep", "find lines in the export's files (GNU grep's output and exit codes)", runGrep},
 		{"get", "show one file's record", runGet},
 		{"status", "show the daemon's state", runStatus},
 		{"snapshot", "write an archive of the backing directory and index", runSnapshot},
