@@ -10,6 +10,9 @@
 //	  NN-<basename>               a symlink per result, in rank order, to
 //	                              ../../../<path>
 //	  .results.json               the API's answer, {"results": [...]}
+//	.semfs/grep/<pattern>[@iF]/   POST /v1/grep for the pattern (grep.go):
+//	  NN-<basename>               a symlink per matching file, most matches first
+//	  .results.json, matches      the API's answer; GNU grep's path:line:text
 //	.semfs/tags/<path>            the file's record as JSON; writing
 //	                              {"task": ..., "relatedApps": [...]} retags it
 //	                              as POST /v1/tag does
@@ -43,6 +46,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/control"
 )
@@ -84,6 +88,8 @@ type Tree struct {
 	cache   map[queryKey]cached
 	seen    map[seenKey]seenView // per caller, see results
 	pending map[string][]byte    // tags files written but not yet whole JSON
+	grep    func(context.Context, content.Request) (content.Answer, error)
+	greps   map[grepSeenKey]grepView // per caller, see grepAnswer (grep.go)
 }
 
 type queryKey struct {
@@ -105,6 +111,9 @@ type Options struct {
 	// written before it was looked at, as POST /v1/query does. Nil: nothing
 	// to wait for.
 	Sync func(context.Context) error
+	// Grep answers the grep/ directories (grep.go) as POST /v1/grep does,
+	// for the caller of ctx. Nil: grep/ is empty.
+	Grep func(ctx context.Context, req content.Request) (content.Answer, error)
 }
 
 // New returns the tree. It checks the name as the core checks any name.
@@ -120,7 +129,8 @@ func New(opt Options) (*Tree, error) {
 		return nil, server.E("meta-dir", server.KindInvalid, name, errors.New("not a name"))
 	}
 	return &Tree{name: name, idx: opt.Index, sync: opt.Sync, uid: uint32(os.Getuid()), gid: uint32(os.Getgid()),
-		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{}}, nil
+		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{},
+		grep: opt.Grep, greps: map[grepSeenKey]grepView{}}, nil
 }
 
 // flush brings the index up to the file changes made so far.
@@ -152,6 +162,7 @@ type node struct {
 	query queryKey // kindQueryDir and below
 	rank  int      // kindResult: 1-based
 	real  string   // kindTagsDir: the real path ("" = root)
+	grep  grepKey  // the grep kinds
 }
 
 type nodeKind int
@@ -164,6 +175,11 @@ const (
 	kindResults // .results.json
 	kindResult  // NN-name symlink
 	kindTagsDir // a tags directory or file: the real path's type says which
+	kindGrepRoot
+	kindGrepDir
+	kindGrepResults // grep/<pattern>/.results.json
+	kindGrepMatches // grep/<pattern>/matches
+	kindGrepResult  // grep/<pattern>/NN-name symlink
 )
 
 const resultsName = ".results.json"
@@ -211,6 +227,8 @@ func (t *Tree) parse(op, p string) (node, error) {
 		return node{kind: kindResult, query: q, rank: rank}, nil
 	case "tags":
 		return node{kind: kindTagsDir, real: rest}, nil // file or dir: the real one says
+	case "grep":
+		return t.parseGrep(op, p, rest)
 	}
 	return node{}, server.E(op, server.KindNotFound, p, nil)
 }
@@ -275,6 +293,9 @@ func (t *Tree) Lstat(ctx context.Context, p string) (server.Attr, error) {
 	n, err := t.parse("lstat", p)
 	if err != nil {
 		return server.Attr{}, err
+	}
+	if a, ok, err := t.grepLstat(ctx, p, n); ok {
+		return a, err
 	}
 	switch n.kind {
 	case kindQueryDir:
@@ -350,8 +371,10 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 	}
 	var names []string
 	switch n.kind {
+	case kindGrepRoot, kindGrepDir:
+		return t.grepReadDir(ctx, p, n)
 	case kindRoot:
-		names = []string{"query", "tags"}
+		names = []string{"query", "grep", "tags"}
 	case kindQueryRoot:
 		names = []string{"README"}
 	case kindQueryDir:
@@ -423,10 +446,14 @@ func (t *Tree) Readlink(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n.kind != kindResult {
+	if n.kind != kindResult && n.kind != kindGrepResult {
 		return "", server.E("readlink", server.KindInvalid, p, errors.New("not a symlink"))
 	}
-	name, target, err := t.result(ctx, p, n)
+	result := t.result
+	if n.kind == kindGrepResult {
+		result = t.grepResult
+	}
+	name, target, err := result(ctx, p, n)
 	if err != nil {
 		return "", err
 	}
@@ -647,6 +674,8 @@ func (f *file) content() ([]byte, error) {
 		return []byte(readme(f.t.name)), nil
 	case kindResults:
 		return f.t.resultsJSON(f.ctx, f.p, f.n.query)
+	case kindGrepResults, kindGrepMatches:
+		return f.t.grepFile(f.ctx, f.p, f.n)
 	}
 	return f.t.record(f.n.real), nil
 }
@@ -856,6 +885,17 @@ Malformed JSON or unknown fields fail the write and change nothing.
 Over 9P, the extended attributes user.semfs.task and
 user.semfs.related_apps (comma-separated) read and set the same tags;
 user.semfs.created_by, created_at and updated_at are read-only.
+
+Grep: list a directory named after a pattern (Go RE2 syntax) to find the
+lines that match it, as grep -r would, without reading the whole tree:
+
+    cat "` + name + `/grep/timeout/matches"          # path:line:text, as GNU grep -rn
+    ls "` + name + `/grep/payment.*failed@i/"        # @i: ignore case
+    cat "` + name + `/grep/a%2Fb@F/.results.json"    # @F: a literal; %2F is "/"
+
+Each matching file is a symlink NN-<name> (most matching lines first);
+.results.json holds the POST /v1/grep answer. In the name, write "/" as %2F,
+"%" as %25 and "@" as %40. At most 1000 matching lines are listed.
 
 Everything else here is read-only. Answers follow the index: mount with
 actimeo=0 (NFS) or cache=none (9P) to see each change at once.
