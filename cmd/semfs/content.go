@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/server"
@@ -63,12 +64,36 @@ func contentStat(p string, a server.Attr) (content.FileStat, bool) {
 // grepEnv is what a grep needs for the caller of ctx: the dirty paths the core
 // holds back, the change stream flushed, and files opened only where the
 // caller may read them (a daemon in root mode acts as its caller).
+//
+// A file is the caller's to search when grep -r run as that caller would read
+// it: it may read the file, and list and search every directory above it
+// (the export's root included). Directory answers are kept for the one grep.
 func (d *daemon) grepEnv() content.Env {
+	var mu sync.Mutex
+	dirs := map[string]bool{}
+	dirOK := func(ctx context.Context, dir string) bool {
+		mu.Lock()
+		ok, seen := dirs[dir]
+		mu.Unlock()
+		if !seen {
+			ok = d.fs.CheckAccess(ctx, "grep", dir, server.MayRead|server.MayExec) == nil
+			mu.Lock()
+			dirs[dir] = ok
+			mu.Unlock()
+		}
+		return ok
+	}
 	return content.Env{
 		Unsettled: d.fs.Unsettled,
 		Sync:      d.queue.Flush,
 		Open: func(ctx context.Context, p string) (*os.File, error) {
 			if d.fs.ChecksPermissions(ctx) {
+				for dir := p; dir != ""; {
+					dir, _ = server.Split(dir)
+					if !dirOK(ctx, dir) {
+						return nil, server.E("grep", server.KindPermission, dir, nil)
+					}
+				}
 				if err := d.fs.CheckAccess(ctx, "grep", p, server.MayRead); err != nil {
 					return nil, err
 				}

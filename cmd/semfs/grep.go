@@ -181,3 +181,12 @@ func globQuote(p string) string {
 	}
 	return sb.String()
 }
+
+// printContent is `semfs status`'s content-index line.
+func printContent(w io.Writer, c *client.ContentStats) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "contents:   %d files, %d bytes indexed; %d pending; not indexed: %d too big, %d binary, %d not UTF-8\n",
+		c.Files, c.Bytes, c.Pending, c.Skipped["too big"], c.Skipped["binary"], c.Skipped["not UTF-8"])
+}
