@@ -11,7 +11,7 @@ type GrepRequest struct {
 	Pattern    string   `json:"pattern"`
 	Fixed      bool     `json:"fixed,omitempty"`
 	IgnoreCase bool     `json:"ignoreCase,omitempty"`
-	Paths      []string `json:"paths,omitempty"`   // globs on the file path or one of its directories
+	Paths      []string `json:"paths,omitempty"`   // globs: with a "/" (a leading one anchors at the root) on the path or a directory of it, without on any one name in it
 	Limit      int      `json:"limit,omitempty"`   // matching lines; 0 = 1,000; at most 1,000,000
 	Context    int      `json:"context,omitempty"` // lines before and after each match
 	All        bool     `json:"all,omitempty"`     // also files not content-indexed (too big, binary, not UTF-8)

@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,5 +152,37 @@ func waitGrep(t *testing.T, c *client.Client, pattern string, want []string) {
 			t.Fatalf("grep %q: %v, want %v", pattern, got, want)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Bad requests are refused with 400 and say why; the default limit is 1,000
+// lines, with truncated set.
+func TestGrepRequestsAreChecked(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	writeFiles(t, data, map[string]string{"many.txt": strings.Repeat("x marks\n", 1500)})
+	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off", NineP: "off", NFS: "off"})
+	ctx := d.Context()
+	for _, body := range []any{
+		map[string]any{"pattern": "a(b"},
+		map[string]any{"pattern": "x", "limit": -1},
+		map[string]any{"pattern": "x", "limit": 1_000_001},
+		map[string]any{"pattern": "x", "context": 101},
+		map[string]any{"pattern": "x", "paths": []string{"[a"}},
+		map[string]any{"pattern": "x", "bogus": true},
+		map[string]any{"pattern": 7},
+	} {
+		_, err := d.Client.Post(ctx, "/v1/grep", body)
+		var ae *client.APIError
+		if !errors.As(err, &ae) || ae.Status != 400 || ae.Message == "" {
+			t.Errorf("%v: %v, want a 400 with a message", body, err)
+		}
+	}
+	ans, err := d.Client.Grep(ctx, client.GrepRequest{Pattern: "marks"})
+	if err != nil || len(ans.Matches) != 1000 || !ans.Truncated || ans.Files != 1 {
+		t.Fatalf("default limit: %d matches, truncated %v, %v", len(ans.Matches), ans.Truncated, err)
+	}
+	ans, err = d.Client.Grep(ctx, client.GrepRequest{Pattern: "marks", Limit: 1500})
+	if err != nil || len(ans.Matches) != 1500 || ans.Truncated {
+		t.Fatalf("limit 1500: %d matches, truncated %v, %v", len(ans.Matches), ans.Truncated, err)
 	}
 }

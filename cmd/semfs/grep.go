@@ -49,7 +49,7 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 		if p == "." {
 			p = ""
 		}
-		req.Paths = append(req.Paths, globQuote(p))
+		req.Paths = append(req.Paths, "/"+globQuote(p)) // anchored at the export's root, as GNU grep's operands are at its working directory
 	}
 	if list || count {
 		req.Context = 0

@@ -274,3 +274,37 @@ func TestIndexLifecycle(t *testing.T) {
 		t.Fatalf("rebuilt: %v", got)
 	}
 }
+
+func TestPathsGlobs(t *testing.T) {
+	for _, tc := range []struct {
+		globs []string
+		path  string
+		want  bool
+	}{
+		{nil, "a/b.md", true},
+		{[]string{"*.md"}, "a/b.md", true},
+		{[]string{"*.md"}, "a/b.txt", false},
+		{[]string{"a"}, "a/b.txt", true},
+		{[]string{"b"}, "a/b/c.txt", true},
+		{[]string{"/b"}, "a/b/c.txt", false},
+		{[]string{"/b"}, "b/c.txt", true},
+		{[]string{"/"}, "b/c.txt", true},
+		{[]string{"a/b"}, "a/b/c.txt", true},
+		{[]string{"a/b"}, "x/a/b/c.txt", false},
+		{[]string{"a/*.txt"}, "a/c.txt", true},
+		{[]string{"a/*.txt"}, "a/b/c.txt", false},
+		{[]string{`a\*`}, "a*/c.txt", true},
+		{[]string{`a\*`}, "ab/c.txt", false},
+	} {
+		c, err := Compile(Request{Pattern: "x", Paths: tc.globs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.selected(tc.path); got != tc.want {
+			t.Errorf("globs %q on %q: %v, want %v", tc.globs, tc.path, got, tc.want)
+		}
+	}
+	if _, err := Compile(Request{Pattern: "x", Paths: []string{"[a"}}); err == nil {
+		t.Error("a malformed glob was taken")
+	}
+}

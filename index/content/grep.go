@@ -31,7 +31,7 @@ type Request struct {
 	Pattern    string   `json:"pattern"`
 	Fixed      bool     `json:"fixed,omitempty"`      // Pattern is a literal string
 	IgnoreCase bool     `json:"ignoreCase,omitempty"` // Go's simple case folding
-	Paths      []string `json:"paths,omitempty"`      // globs (path.Match) on the file path or one of its directories
+	Paths      []string `json:"paths,omitempty"`      // globs (path.Match): with a "/" (a leading one anchors at the root), on the file's path or one of its directories; without, on any one name in it
 	Limit      int      `json:"limit,omitempty"`      // matching lines; 0 = DefaultLimit
 	Context    int      `json:"context,omitempty"`    // lines before and after each match
 	All        bool     `json:"all,omitempty"`        // also files not content-indexed (too big, binary, not UTF-8)
@@ -113,7 +113,11 @@ func Compile(req Request) (*Compiled, error) {
 		c.limit = DefaultLimit
 	}
 	for _, g := range req.Paths {
+		anchored := strings.HasPrefix(g, "/")
 		g = strings.Trim(g, "/")
+		if anchored && g != "" {
+			g = "/" + g // kept: matched from the root (selected)
+		}
 		if _, err := path.Match(g, ""); err != nil {
 			return nil, fmt.Errorf("%w: paths: %q: %v", ErrInvalid, g, err)
 		}
@@ -168,6 +172,17 @@ func (c *Compiled) selected(p string) bool {
 	for _, g := range c.globs {
 		if g == "" {
 			return true
+		}
+		g, anchored := strings.CutPrefix(g, "/")
+		if !anchored && !strings.Contains(g, "/") {
+			// A glob of one name matches any name in the path, as
+			// .gitignore's do: "*.md" is every Markdown file.
+			for name := range strings.SplitSeq(p, "/") {
+				if ok, _ := path.Match(g, name); ok {
+					return true
+				}
+			}
+			continue
 		}
 		for q := p; ; {
 			if ok, _ := path.Match(g, q); ok {
