@@ -121,6 +121,7 @@ type Index struct {
 	dmu     sync.Mutex
 	dirty   map[string]uint64 // path -> generation of its latest change
 	queue   []string
+	queued  map[string]bool // in queue: a path written while being read is queued again
 	pending []Change
 	gen     uint64
 	wake    chan struct{}
@@ -143,7 +144,7 @@ func Open(opt Options) (*Index, error) {
 	if opt.Files == nil {
 		return nil, errors.New("content index: no Files")
 	}
-	x := &Index{opt: opt, log: opt.Log, dirty: map[string]uint64{}, wake: make(chan struct{}, 1),
+	x := &Index{opt: opt, log: opt.Log, dirty: map[string]uint64{}, queued: map[string]bool{}, wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if x.log == nil {
 		x.log = slog.Default()
@@ -234,7 +235,8 @@ func (x *Index) Apply(cs []Change) {
 
 func (x *Index) markLocked(p string) {
 	x.gen++
-	if _, ok := x.dirty[p]; !ok {
+	if !x.queued[p] {
+		x.queued[p] = true
 		x.queue = append(x.queue, p)
 	}
 	x.dirty[p] = x.gen
@@ -389,7 +391,17 @@ func (x *Index) Settle(ctx context.Context) error {
 	return nil
 }
 
-// run is the indexer: one file at a time, off every protocol's reply path.
+// Batch bounds: the indexer reads up to batchFiles queued files, or until
+// their trigrams reach batchPairs, then installs them at once, one posting at
+// a time (install): adding each file's trigrams to the postings one by one
+// touched a different bitmap at every step, a cache miss each, and was most
+// of the indexer's CPU.
+const (
+	batchFiles = 256
+	batchPairs = 2 << 20
+)
+
+// run is the indexer: off every protocol's reply path, a batch at a time.
 func (x *Index) run() {
 	defer close(x.done)
 	ix := newIndexer(x.opt.Max)
@@ -416,60 +428,94 @@ func (x *Index) run() {
 			}
 			continue
 		}
-		p := x.queue[0]
-		x.queue = x.queue[1:]
-		g, ok := x.dirty[p]
 		x.busy = true
 		x.dmu.Unlock()
-		if !ok {
-			continue
+		ix.reset()
+		for len(ix.batch) < batchFiles && len(ix.pairs) < batchPairs {
+			x.dmu.Lock()
+			if len(x.queue) == 0 {
+				x.dmu.Unlock()
+				break
+			}
+			p := x.queue[0]
+			x.queue = x.queue[1:]
+			delete(x.queued, p)
+			g, ok := x.dirty[p]
+			x.dmu.Unlock()
+			if ok {
+				ix.add(x.opt.Files, p, g)
+			}
 		}
 		select {
 		case <-x.stop:
 			return
 		default:
 		}
-		x.indexOne(ix, p, g)
+		x.install(ix)
 	}
 }
 
-// indexOne reads p and installs its trigrams if no change came meanwhile.
-func (x *Index) indexOne(ix *indexer, p string, g uint64) {
-	e, tris, err := ix.read(x.opt.Files, p)
+// install puts a batch read by the indexer into the postings: each file still
+// at the generation it was read at gets a new id, then every trigram's new ids
+// are added to its posting at once.
+func (x *Index) install(ix *indexer) {
+	ids := ix.ids[:0]
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.drainLocked()
-	x.dmu.Lock()
-	cur, ok := x.dirty[p]
-	if !ok || cur != g {
+	for i := range ix.batch {
+		f := &ix.batch[i]
+		ids = append(ids, 0)
+		x.dmu.Lock()
+		cur, ok := x.dirty[f.path]
+		current := ok && cur == f.gen
+		if current {
+			delete(x.dirty, f.path)
+		}
 		x.dmu.Unlock()
-		return // renamed, removed or written again: queued anew if it still matters
-	}
-	delete(x.dirty, p)
-	x.dmu.Unlock()
-	x.dropLocked(p)
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			x.log.Debug("content index: file unreadable", "path", p, "err", err)
+		if !current {
+			continue // renamed, removed or written again: queued anew if it still matters
 		}
-		return
-	}
-	e.gen = g
-	if e.state == Indexed {
-		e.id = x.newIDLocked(p)
-		for _, t := range tris {
-			b := x.post[t]
-			if b == nil {
-				b = roaring.New()
-				x.post[t] = b
+		x.dropLocked(f.path)
+		if f.err != nil {
+			if !errors.Is(f.err, os.ErrNotExist) {
+				x.log.Debug("content index: file unreadable", "path", f.path, "err", f.err)
 			}
-			b.Add(e.id)
+			continue
 		}
-		x.live.Add(e.id)
-		x.bytes += e.size
+		e := f.e
+		e.gen = f.gen
+		if e.state == Indexed {
+			e.id = x.newIDLocked(f.path)
+			ids[i] = e.id
+			x.live.Add(e.id)
+			x.bytes += e.size
+		}
+		x.files[f.path] = &e
+		x.changed = true
 	}
-	x.files[p] = &e
-	x.changed = true
+	ix.ids = ids
+	pairs := ix.sortPairs()
+	buf := ix.idbuf[:0]
+	for k := 0; k < len(pairs); {
+		t := uint32(pairs[k] >> 32)
+		buf = buf[:0]
+		for ; k < len(pairs) && uint32(pairs[k]>>32) == t; k++ {
+			if id := ids[uint32(pairs[k])]; id != 0 {
+				buf = append(buf, id)
+			}
+		}
+		if len(buf) == 0 {
+			continue
+		}
+		b := x.post[t]
+		if b == nil {
+			b = roaring.New()
+			x.post[t] = b
+		}
+		b.AddMany(buf)
+	}
+	ix.idbuf = buf
 	x.maybeCompactLocked()
 }
 
@@ -513,12 +559,69 @@ func (x *Index) compactLocked() {
 	x.dead.Clear()
 }
 
-// indexer holds one reader's reusable buffers.
+// indexer holds the indexer goroutine's batch and reusable buffers.
 type indexer struct {
-	max  int64
-	buf  []byte
-	seen []uint64 // a bitset of every trigram, 2 MiB
-	tris []uint32
+	max   int64
+	buf   []byte
+	seen  []uint64 // a bitset of every trigram, 2 MiB
+	tris  []uint32
+	batch []readFile
+	pairs []uint64 // trigram<<32 | index in batch
+	tmp   []uint64 // sortPairs' scratch
+	ids   []uint32 // per batch index: the id given, 0 for none
+	idbuf []uint32
+}
+
+// readFile is one file of a batch as the indexer read it.
+type readFile struct {
+	path string
+	gen  uint64
+	e    entry
+	err  error
+}
+
+func (ix *indexer) reset() {
+	ix.batch = ix.batch[:0]
+	ix.pairs = ix.pairs[:0]
+}
+
+// add reads p (dirty at generation g) into the batch.
+func (ix *indexer) add(files Files, p string, g uint64) {
+	e, tris, err := ix.read(files, p)
+	n := uint64(len(ix.batch))
+	ix.batch = append(ix.batch, readFile{path: p, gen: g, e: e, err: err})
+	for _, t := range tris {
+		ix.pairs = append(ix.pairs, uint64(t)<<32|n)
+	}
+}
+
+// sortPairs sorts the batch's pairs by trigram, stably (files stay in batch
+// order within a trigram, so ids mostly come in increasing order): an LSD
+// radix sort on the trigram's three bytes.
+func (ix *indexer) sortPairs() []uint64 {
+	src := ix.pairs
+	if cap(ix.tmp) < len(src) {
+		ix.tmp = make([]uint64, len(src))
+	}
+	dst := ix.tmp[:len(src)]
+	for shift := uint(32); shift < 56; shift += 8 {
+		var count [257]int
+		for _, v := range src {
+			count[(v>>shift)&0xff+1]++
+		}
+		for i := 1; i < 257; i++ {
+			count[i] += count[i-1]
+		}
+		for _, v := range src {
+			b := (v >> shift) & 0xff
+			dst[count[b]] = v
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	// Three passes: the sorted pairs are in what was tmp; keep both buffers.
+	ix.pairs, ix.tmp = dst, src
+	return src
 }
 
 func newIndexer(max int64) *indexer {
