@@ -1,6 +1,7 @@
 package content
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -306,5 +307,38 @@ func TestPathsGlobs(t *testing.T) {
 	}
 	if _, err := Compile(Request{Pattern: "x", Paths: []string{"[a"}}); err == nil {
 		t.Error("a malformed glob was taken")
+	}
+}
+
+// matchStream (files over the cap, with all) answers as matchText does.
+func TestMatchStreamEqualsMatchText(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for range 400 {
+		var sb strings.Builder
+		for range r.IntN(40) {
+			sb.WriteString(genLine(r))
+			sb.WriteByte('\n')
+		}
+		if r.IntN(2) == 0 {
+			sb.WriteString(genLine(r))
+		}
+		if r.IntN(100) == 0 { // a line over matchStream's 1 MiB buffer
+			sb.WriteString(strings.Repeat("long payment line ", 70000) + "\n")
+		}
+		data := []byte(sb.String())
+		c, err := Compile(Request{Pattern: genPattern(r), Context: r.IntN(3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.matchText("f", data)
+		got := c.matchStream("f", bytes.NewReader(data))
+		if len(want) != len(got) {
+			t.Fatalf("pattern %q: stream %d matches, text %d", c.req.Pattern, len(got), len(want))
+		}
+		for i := range want {
+			if fmt.Sprint(want[i]) != fmt.Sprint(got[i]) {
+				t.Fatalf("pattern %q match %d:\nstream %v\ntext   %v", c.req.Pattern, i, got[i], want[i])
+			}
+		}
 	}
 }

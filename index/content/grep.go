@@ -1,10 +1,12 @@
 package content
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"regexp"
@@ -343,11 +345,11 @@ func (x *Index) scanFile(ctx context.Context, c *Compiled, env Env, p string, bu
 	if fi.Size() > x.opt.Max && !c.req.All {
 		return nil, false
 	}
-	limit := x.opt.Max
-	if c.req.All {
-		limit = 1 << 40
+	if fi.Size() > x.opt.Max {
+		// With all: read a line at a time, never the whole file at once.
+		return c.matchStream(p, f), true
 	}
-	data, err := readAll(f, *buf, limit)
+	data, err := readAll(f, *buf, x.opt.Max)
 	*buf = data
 	if err != nil || int64(len(data)) > x.opt.Max && !c.req.All {
 		return nil, err == nil
@@ -415,6 +417,9 @@ func (c *Compiled) matchText(p string, data []byte) []Match {
 				m.After = linesAfter(data, next, c.req.Context)
 			}
 			ms = append(ms, m)
+			if len(ms) > c.limit {
+				break // one more than the answer can hold: enough to say it is truncated
+			}
 		}
 		pos = next
 		lineNo++
@@ -450,4 +455,76 @@ func linesAfter(data []byte, next, n int) []string {
 		next += e + 1
 	}
 	return out
+}
+
+// matchStream is matchText and matchBinary for a file read a line at a time
+// (over the size cap, searched with all): memory stays bounded by the longest
+// line and the context kept, whatever the file's size.
+func (c *Compiled) matchStream(p string, f io.Reader) []Match {
+	r := bufio.NewReaderSize(f, 1<<20)
+	var ms []Match
+	var before []string // the last Context lines
+	var waiting []int   // indexes in ms of matches still taking after-context
+	binary, matched := false, false
+	var long []byte
+	for lineNo := 1; ; lineNo++ {
+		chunk, err := r.ReadSlice('\n')
+		line := chunk
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], chunk...)
+			for err == bufio.ErrBufferFull {
+				chunk, err = r.ReadSlice('\n')
+				long = append(long, chunk...)
+			}
+			line = long
+		}
+		if len(line) == 0 && err != nil {
+			break
+		}
+		line = bytes.TrimSuffix(line, newline)
+		if !binary && (bytes.IndexByte(line, 0) >= 0 || !utf8.Valid(line)) {
+			binary = true
+		}
+		if binary {
+			if !matched {
+				for part := range bytes.SplitSeq(line, []byte{0}) {
+					if c.re.Match(part) {
+						matched = true
+						break
+					}
+				}
+			}
+		} else if len(ms) <= c.limit {
+			for len(waiting) > 0 && len(ms[waiting[0]].After) >= c.req.Context {
+				waiting = waiting[1:]
+			}
+			for _, i := range waiting {
+				ms[i].After = append(ms[i].After, string(line))
+			}
+			if loc := c.re.FindIndex(line); loc != nil {
+				m := Match{Path: p, Line: lineNo, Column: loc[0] + 1, Text: string(line)}
+				if c.req.Context > 0 {
+					m.Before = slices.Clone(before)
+					waiting = append(waiting, len(ms))
+				}
+				ms = append(ms, m)
+			}
+			if c.req.Context > 0 {
+				if len(before) == c.req.Context {
+					before = before[1:]
+				}
+				before = append(before, string(line))
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if binary {
+		if matched || len(ms) > 0 {
+			return []Match{{Path: p, Binary: true}}
+		}
+		return nil
+	}
+	return ms
 }
