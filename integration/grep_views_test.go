@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,10 +122,22 @@ func TestGrepFollowsHostChangesAndRestarts(t *testing.T) {
 	if got := grepPairs(t, c, client.GrepRequest{Pattern: "three|four"}); !slices.Equal(got, []string{"b/c.txt:2", "host.txt:1"}) {
 		t.Fatalf("after restart: %v", got)
 	}
+	// The metrics count the same.
+	body, err := c.Get(context.Background(), "/v1/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(body)
+	body.Close()
+	for _, want := range []string{"semfs_content_files 2", "semfs_content_pending_files 0", `semfs_content_skipped_files{reason="binary"} 0`} {
+		if !strings.Contains(string(raw), want+"\n") {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
 	// A damaged index file is set aside and rebuilt from the files.
 	d.Stop()
 	idx := filepath.Join(d.Index, "content.idx")
-	raw, err := os.ReadFile(idx)
+	raw, err = os.ReadFile(idx)
 	if err != nil {
 		t.Fatal(err)
 	}
