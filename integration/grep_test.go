@@ -90,7 +90,7 @@ func genGrepText(r *rand.Rand, lines int) string {
 
 // genGrepCorpus writes the corpus into dir: text files (ASCII and UTF-8),
 // binary ones, non-UTF-8 ones, files over the cap, empty ones, and symlinks
-// (one out of the export), which neither grep follows.
+// (one out of the export), which neither grep follows, and a hard link.
 func genGrepCorpus(t *testing.T, r *rand.Rand, dir string) {
 	t.Helper()
 	dirs := []string{"", "src", "src/deep/er", "docs", "logs", "ünï-cødé"}
@@ -115,6 +115,10 @@ func genGrepCorpus(t *testing.T, r *rand.Rand, dir string) {
 			body = genGrepText(r, 1+r.IntN(60))
 		}
 		writeFiles(t, dir, map[string]string{name: body})
+	}
+	writeFiles(t, dir, map[string]string{"linked/one.txt": genGrepText(r, 10)})
+	if err := os.Link(filepath.Join(dir, "linked/one.txt"), filepath.Join(dir, "linked/two.txt")); err != nil {
+		t.Fatal(err)
 	}
 	os.Symlink("src/f001.txt", filepath.Join(dir, "link-in"))
 	os.Symlink("/etc/passwd", filepath.Join(dir, "link-out"))
@@ -352,6 +356,20 @@ func TestGrepMatchesGNUGrep(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+	// A hard-linked file overwritten through one of its names, left open.
+	{
+		_, f, err := root9.Walk([]string{"linked", "one.txt"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.Open(p9.ReadWrite); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte(genGrepText(r, 12)), 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
 	}
 	c := d.Client
 	check := func(req client.GrepRequest, flags []string) {

@@ -342,3 +342,33 @@ func TestMatchStreamEqualsMatchText(t *testing.T) {
 		}
 	}
 }
+
+// A write through one name of a hard-linked file changes every name's bytes:
+// grep reads linked files directly, and re-reads the other names.
+func TestHardLinksAreNeverStale(t *testing.T) {
+	data, idx := t.TempDir(), t.TempDir()
+	write(t, data, "a.txt", "old words\n")
+	x := open(t, data, idx)
+	defer x.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	x.Reconcile(x.Begin(), nil, walk(t, data))
+	x.Settle(ctx)
+	if err := os.Link(filepath.Join(data, "a.txt"), filepath.Join(data, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	x.Apply([]Change{{Op: Written, Path: "b.txt"}})
+	x.Settle(ctx)
+	write(t, data, "a.txt", "new needle\n") // same inode: os.WriteFile truncates
+	x.Apply([]Change{{Op: Written, Path: "a.txt"}})
+	if got := grepPaths(t, x, data, Request{Pattern: "needle"}); !slices.Equal(got, []string{"a.txt:1", "b.txt:1"}) {
+		t.Fatalf("at once: %v", got)
+	}
+	x.Settle(ctx)
+	if got := grepPaths(t, x, data, Request{Pattern: "needle"}); !slices.Equal(got, []string{"a.txt:1", "b.txt:1"}) {
+		t.Fatalf("settled: %v", got)
+	}
+	if got := grepPaths(t, x, data, Request{Pattern: "old"}); len(got) != 0 {
+		t.Fatalf("old bytes: %v", got)
+	}
+}

@@ -214,6 +214,11 @@ func (x *Index) candidates(c *Compiled, unsettled []string) (paths []string, ind
 			set[p] = struct{}{}
 		}
 	}
+	for p := range x.linked {
+		if c.selected(p) {
+			set[p] = struct{}{} // read directly: see entry.links
+		}
+	}
 	if c.req.All {
 		for p, e := range x.files {
 			if (e.state == TooBig || e.state == Binary || e.state == NotUTF8) && c.selected(p) {

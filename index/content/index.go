@@ -7,8 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -97,6 +99,8 @@ type entry struct {
 	size  int64
 	mtime int64  // UnixNano
 	gen   uint64 // the dirty generation it was indexed at (Reconcile)
+	ino   uint64 // inode number when read
+	links bool   // it had other hard links when read: grep reads it directly, since a write through another name changes it unseen
 }
 
 // Index is the content index. Its methods are safe for concurrent use.
@@ -112,8 +116,10 @@ type Index struct {
 	live    *roaring.Bitmap
 	dead    *roaring.Bitmap
 	free    []uint32
-	bytes   int64 // text bytes of the indexed files
-	changed bool  // since the last Save
+	bytes   int64               // text bytes of the indexed files
+	byIno   map[uint64][]string // inode -> paths of entries with it (hard links)
+	linked  map[string]bool     // paths of entries with links set
+	changed bool                // since the last Save
 
 	// dmu guards the dirty set, the work queue and the structural changes
 	// not yet applied to files (pending). Apply takes only dmu, so the
@@ -174,6 +180,8 @@ func (x *Index) reset() {
 	x.dead = roaring.New()
 	x.free = nil
 	x.bytes = 0
+	x.byIno = map[uint64][]string{}
+	x.linked = map[string]bool{}
 }
 
 // Damaged is why the saved index was not used at Open ("" when it was,
@@ -281,8 +289,10 @@ func (x *Index) drainLocked() {
 			for _, p := range moved {
 				e := x.files[p]
 				delete(x.files, p)
+				x.unlinkLocked(p, e)
 				np := c.NewPath + p[len(c.Path):]
 				x.files[np] = e
+				x.linkLocked(np, e)
 				if e.state == Indexed {
 					x.paths[e.id] = np
 				}
@@ -305,6 +315,7 @@ func (x *Index) dropLocked(p string) {
 		return
 	}
 	delete(x.files, p)
+	x.unlinkLocked(p, e)
 	if e.state == Indexed {
 		x.live.Remove(e.id)
 		x.dead.Add(e.id)
@@ -492,6 +503,20 @@ func (x *Index) install(ix *indexer) {
 			x.bytes += e.size
 		}
 		x.files[f.path] = &e
+		x.linkLocked(f.path, &e)
+		if e.links {
+			// Other names of this inode hold these bytes too: read them
+			// again (a write through this name changed them unseen).
+			x.dmu.Lock()
+			for _, q := range x.byIno[e.ino] {
+				if q != f.path {
+					if o := x.files[q]; o != nil && (o.size != e.size || o.mtime != e.mtime || !o.links) {
+						x.markLocked(q)
+					}
+				}
+			}
+			x.dmu.Unlock()
+		}
 		x.changed = true
 	}
 	ix.ids = ids
@@ -641,6 +666,9 @@ func (ix *indexer) read(files Files, p string) (e entry, tris []uint32, err erro
 		return e, nil, err
 	}
 	e.size, e.mtime = fi.Size(), fi.ModTime().UnixNano()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		e.ino, e.links = st.Ino, st.Nlink > 1
+	}
 	if !fi.Mode().IsRegular() {
 		e.state = NotRegular
 		return e, nil, nil
@@ -716,4 +744,26 @@ func (ix *indexer) trigrams(data []byte) []uint32 {
 	}
 	ix.tris = tris
 	return tris
+}
+
+// linkLocked and unlinkLocked keep byIno and linked in step with files.
+func (x *Index) linkLocked(p string, e *entry) {
+	if e.ino != 0 {
+		x.byIno[e.ino] = append(x.byIno[e.ino], p)
+	}
+	if e.links {
+		x.linked[p] = true
+	}
+}
+
+func (x *Index) unlinkLocked(p string, e *entry) {
+	if ps := x.byIno[e.ino]; len(ps) > 0 {
+		ps = slices.DeleteFunc(ps, func(q string) bool { return q == p })
+		if len(ps) == 0 {
+			delete(x.byIno, e.ino)
+		} else {
+			x.byIno[e.ino] = ps
+		}
+	}
+	delete(x.linked, p)
 }

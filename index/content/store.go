@@ -16,7 +16,7 @@ import (
 // File is the content index's file name in the index directory.
 const File = "content.idx"
 
-const magic = "SEMFSCT1"
+const magic = "SEMFSCT2"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -88,6 +88,12 @@ func (x *Index) encodeLocked(w *bytes.Buffer) error {
 		uv(uint64(e.id))
 		sv(e.size)
 		sv(e.mtime)
+		uv(e.ino)
+		if e.links {
+			w.WriteByte(1)
+		} else {
+			w.WriteByte(0)
+		}
 	}
 	uv(uint64(len(x.post)))
 	for t, b := range x.post {
@@ -123,7 +129,7 @@ func (x *Index) load() error {
 	used := roaring.New()
 	for i := uint64(0); i < nf && r.err == nil; i++ {
 		p := string(r.bytes(r.uv()))
-		e := &entry{state: State(r.byte()), id: uint32(r.uv()), size: r.sv(), mtime: r.sv()}
+		e := &entry{state: State(r.byte()), id: uint32(r.uv()), size: r.sv(), mtime: r.sv(), ino: r.uv(), links: r.byte() == 1}
 		if r.err != nil {
 			break
 		}
@@ -139,6 +145,7 @@ func (x *Index) load() error {
 			x.bytes += e.size
 		}
 		x.files[p] = e
+		x.linkLocked(p, e)
 	}
 	np := r.uv()
 	for i := uint64(0); i < np && r.err == nil; i++ {
