@@ -372,3 +372,52 @@ func TestHardLinksAreNeverStale(t *testing.T) {
 		t.Fatalf("old bytes: %v", got)
 	}
 }
+
+// Writes, renames, removals, greps, saves and the indexer at once (run with
+// -race); after the writers stop, grep answers what the files hold.
+func TestConcurrentChangesAndGreps(t *testing.T) {
+	data, idx := t.TempDir(), t.TempDir()
+	x := open(t, data, idx)
+	defer x.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 300 {
+			p := fmt.Sprintf("d%d/f%d.txt", i%3, i%17)
+			write(t, data, p, fmt.Sprintf("round %d token%d\n", i, i%17))
+			x.Apply([]Change{{Op: Written, Path: p}})
+			if i%50 == 49 {
+				os.Rename(filepath.Join(data, "d0"), filepath.Join(data, "e0"))
+				x.Apply([]Change{{Op: Renamed, Path: "d0", NewPath: "e0", IsDir: true}})
+				os.RemoveAll(filepath.Join(data, "e0"))
+				x.Apply([]Change{{Op: Removed, Path: "e0"}})
+			}
+		}
+	}()
+	for range 50 {
+		grepPaths(t, x, data, Request{Pattern: "token1[0-9]"})
+		x.Save()
+	}
+	<-done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	x.Settle(ctx)
+	var want []string
+	filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			b, _ := os.ReadFile(p)
+			if regexp.MustCompile("token1[0-9]").Match(b) {
+				rel, _ := filepath.Rel(data, p)
+				want = append(want, rel+":1")
+			}
+		}
+		return nil
+	})
+	slices.Sort(want)
+	if got := grepPaths(t, x, data, Request{Pattern: "token1[0-9]"}); !slices.Equal(got, want) {
+		t.Fatalf("got %v want %v", got, want)
+	}
+	if st := x.Stats(); st.Pending != 0 {
+		t.Fatalf("pending %d after settling", st.Pending)
+	}
+}
