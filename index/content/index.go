@@ -109,17 +109,18 @@ type Index struct {
 	log *slog.Logger
 
 	// mu guards the postings and entries. Never held while a file is read.
-	mu      sync.RWMutex
-	files   map[string]*entry
-	paths   []string // id -> path, "" for a free or dead id
-	post    map[uint32]*roaring.Bitmap
-	live    *roaring.Bitmap
-	dead    *roaring.Bitmap
-	free    []uint32
-	bytes   int64               // text bytes of the indexed files
-	byIno   map[uint64][]string // inode -> paths of entries with it (hard links)
-	linked  map[string]bool     // paths of entries with links set
-	changed bool                // since the last Save
+	mu         sync.RWMutex
+	files      map[string]*entry
+	paths      []string // id -> path, "" for a free or dead id
+	post       map[uint32]*roaring.Bitmap
+	live       *roaring.Bitmap
+	dead       *roaring.Bitmap
+	free       []uint32
+	bytes      int64               // text bytes of the indexed files
+	byIno      map[uint64][]string // inode -> paths of entries with it (hard links)
+	linked     map[string]bool     // paths of entries with links set
+	changed    bool                // since the last Save
+	lastChange time.Time           // of the entries (dueForSave)
 
 	// dmu guards the dirty set, the work queue and the structural changes
 	// not yet applied to files (pending). Apply takes only dmu, so the
@@ -412,12 +413,28 @@ const (
 	batchPairs = 2 << 20
 )
 
+// A Save holds the postings for as long as encoding them takes (greps wait),
+// so the index is saved when its changes have stopped for saveQuiet, or at
+// the latest saveEvery after the last save while they go on; and at Close.
+// A crash loses nothing but indexing work: the start-up reconcile reads again
+// what changed since the file was written.
+const (
+	saveQuiet = 10 * time.Second
+	saveEvery = 5 * time.Minute
+)
+
+func (x *Index) dueForSave(saved time.Time) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.changed && (time.Since(x.lastChange) >= saveQuiet || time.Since(saved) >= saveEvery)
+}
+
 // run is the indexer: off every protocol's reply path, a batch at a time.
 func (x *Index) run() {
 	defer close(x.done)
 	ix := newIndexer(x.opt.Max)
 	saved := time.Now()
-	tick := time.NewTicker(30 * time.Second)
+	tick := time.NewTicker(saveQuiet)
 	defer tick.Stop()
 	for {
 		x.dmu.Lock()
@@ -430,7 +447,7 @@ func (x *Index) run() {
 				return
 			case <-x.wake:
 			case <-tick.C:
-				if x.opt.Dir != "" && time.Since(saved) > 30*time.Second {
+				if x.opt.Dir != "" && x.dueForSave(saved) {
 					if err := x.Save(); err != nil {
 						x.log.Warn("saving the content index", "err", err)
 					}
@@ -503,6 +520,7 @@ func (x *Index) install(ix *indexer) {
 			x.bytes += e.size
 		}
 		x.files[f.path] = &e
+		x.lastChange = time.Now()
 		x.linkLocked(f.path, &e)
 		if e.links {
 			// Other names of this inode hold these bytes too: read them
