@@ -188,9 +188,9 @@ func ereQuote(s string) string {
 
 // gnuGrep runs GNU grep -rn in dir and returns its "path:line" lines and
 // "path:binary" for each "binary file matches".
-func gnuGrep(t *testing.T, gnu, dir string, flags []string, pattern string) []string {
+func gnuGrep(t *testing.T, gnu, dir string, flags []string, pattern string, operands ...string) []string {
 	t.Helper()
-	args := append(append([]string{"-rn"}, flags...), "-e", pattern)
+	args := append(append(append([]string{"-rn"}, flags...), "-e", pattern), operands...)
 	cmd := exec.Command(gnu, args...)
 	cmd.Args[0] = "grep" // its messages start "grep: "
 	cmd.Dir = dir
@@ -374,7 +374,11 @@ func TestGrepMatchesGNUGrep(t *testing.T) {
 	c := d.Client
 	check := func(req client.GrepRequest, flags []string) {
 		t.Helper()
-		want := gnuGrep(t, gnu, data, flags, req.Pattern)
+		var operands []string
+		for _, p := range req.Paths {
+			operands = append(operands, strings.TrimPrefix(p, "/"))
+		}
+		want := gnuGrep(t, gnu, data, flags, req.Pattern, operands...)
 		if !req.All {
 			ok := indexable(t, data)
 			want = slices.DeleteFunc(want, func(s string) bool {
@@ -395,6 +399,9 @@ func TestGrepMatchesGNUGrep(t *testing.T) {
 			flags = append(flags, "-i")
 		}
 		check(client.GrepRequest{Pattern: pat, IgnoreCase: icase}, flags)
+		if i%7 == 3 { // a PATH operand of GNU grep's is a root-anchored glob
+			check(client.GrepRequest{Pattern: pat, IgnoreCase: icase, Paths: []string{"/src", "/docs"}}, flags)
+		}
 		if i%5 == 0 {
 			lit := grepWords[r.IntN(len(grepWords))]
 			check(client.GrepRequest{Pattern: lit, Fixed: true, IgnoreCase: icase}, append([]string{"-F"}, flags[1:]...))

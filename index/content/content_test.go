@@ -53,7 +53,7 @@ func holds(q *Query, tris map[uint32]bool) bool {
 	return false
 }
 
-var words = []string{"timeout", "payment", "webhook", "Error", "ERROR", "café", "Ñandú", "日本語", "Δέλτα", "данные", "x", "ab", "abc", "42", "foo_bar", "a.b", "(", ")", "[x]", "\t"}
+var words = []string{"ДАННЫЕ", "данные", "abcdefgh", "timeout", "payment", "webhook", "Error", "ERROR", "café", "Ñandú", "日本語", "Δέλτα", "данные", "x", "ab", "abc", "42", "foo_bar", "a.b", "(", ")", "[x]", "\t"}
 
 func genLine(r *rand.Rand) string {
 	var sb strings.Builder
@@ -79,7 +79,7 @@ func genPattern(r *rand.Rand) string {
 		case 4:
 			return "[^x ]+"
 		case 5:
-			return "(" + regexp.QuoteMeta(w) + ")+"
+			return "(" + regexp.QuoteMeta(w) + ")" + []string{"+", "{2}", "{1,3}"}[r.IntN(3)]
 		default:
 			return regexp.QuoteMeta(w)
 		}
@@ -419,5 +419,31 @@ func TestConcurrentChangesAndGreps(t *testing.T) {
 	}
 	if st := x.Stats(); st.Pending != 0 {
 		t.Fatalf("pending %d after settling", st.Pending)
+	}
+}
+
+// Found by the GNU grep oracle: a case-folded literal too long to expand
+// whole (Д folds with д and U+1C81), repeated. A sequence cut while analysed
+// must not claim its tail as the whole match's strings.
+func TestAnalyzeLongFoldedLiteralRepeated(t *testing.T) {
+	ix := newIndexer(1 << 20)
+	for _, tc := range []struct{ pat, line string }{
+		{"(?i)(ДАННЫЕ){2}", "данныеДАННЫЕ"},
+		{"(?i)(ДАННЫЕ)+x", "ДАННЫЕданныеx"},
+		{"(?i)ДАННЫЕ ДАННЫЕ", "данные ДАННЫЕ"},
+		{"(?i)(abcdefgh){2}", "ABCDEFGHabcdefgh"},
+	} {
+		re := regexp.MustCompile(tc.pat)
+		if !re.MatchString(tc.line) {
+			t.Fatalf("%q does not match %q", tc.pat, tc.line)
+		}
+		q := Analyze(mustParse(t, tc.pat))
+		tris := map[uint32]bool{}
+		for _, tr := range ix.trigrams([]byte(tc.line)) {
+			tris[tr] = true
+		}
+		if !holds(q, tris) {
+			t.Errorf("%q matches %q but its query %s does not hold", tc.pat, tc.line, q)
+		}
 	}
 }

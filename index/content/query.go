@@ -261,10 +261,13 @@ func analyze(re *syntax.Regexp) info {
 // concat analyses a sequence: exact strings are crossed while the set stays
 // small; when it would not, what is known so far becomes part of the match
 // query and the analysis starts afresh (losing only the trigrams that span the
-// cut, which keeps the query necessary).
+// cut, which keeps the query necessary). The sequence is exact only when no
+// cut was made and every element was exact: after a cut, the strings known
+// are the tail's only, never the whole match's.
 func concat(subs []*syntax.Regexp) info {
 	match := allQuery
 	cur := []string{""}
+	whole := true
 	for _, s := range subs {
 		in := analyze(s)
 		match = and(match, in.match)
@@ -272,7 +275,7 @@ func concat(subs []*syntax.Regexp) info {
 			if cur != nil {
 				match = and(match, setQuery(cur))
 			}
-			cur = nil
+			cur, whole = nil, false
 			continue
 		}
 		if cur == nil {
@@ -282,10 +285,16 @@ func concat(subs []*syntax.Regexp) info {
 		next := cross(cur, in.exact)
 		if next == nil {
 			match = and(match, setQuery(cur))
-			cur = slices.Clone(in.exact)
+			cur, whole = slices.Clone(in.exact), false
 			continue
 		}
 		cur = next
+	}
+	if !whole {
+		if cur != nil {
+			match = and(match, setQuery(cur))
+		}
+		return info{match: match}
 	}
 	return info{exact: cur, match: match}
 }
