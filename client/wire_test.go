@@ -37,6 +37,9 @@ func TestWireTypesMatchServer(t *testing.T) {
 		{"GrepRequest", client.GrepRequest{}, control.GrepRequest{}},
 		{"GrepResponse", client.GrepResponse{}, control.GrepResponse{}},
 		{"ContentStats", client.ContentStats{}, content.IndexStats{}},
+		{"Change", client.Change{}, control.Change{}},
+		{"ChangesResponse", client.ChangesResponse{}, control.ChangesResponse{}},
+		{"ChangesStats", client.ChangesStats{}, control.ChangesStats{}},
 	}
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {

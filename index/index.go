@@ -39,6 +39,11 @@ type Options struct {
 	// Saver, when set, receives every tag (with the file's creator) before the
 	// index commits it, so that the index can be rebuilt without its files.
 	Saver Saver
+	// Tagged, when set, is told of every tag write once it has committed:
+	// ctx is the Tag or TagMany call's, paths the tagged files in request
+	// order. It runs on the caller's goroutine, after the index lock is
+	// released (the daemon's change feed records them, server/feed).
+	Tagged func(ctx context.Context, paths []string)
 	// EmbedderFrom, when set (and Embedder nil), gives the in-process
 	// embedder: Open calls it once, after loading records, vectors and Bleve,
 	// so that a model can load on another goroutine meanwhile. nil from it
@@ -92,11 +97,12 @@ type Index struct {
 
 	keywordOnly string // why queries without a vector are keyword-only; "" if not
 
-	saver      Saver  // durable records outside the index; nil: none
-	damage     Damage // what Open found wrong; set before x is shared
-	bleveSeen  uint64 // the generation Bleve held at Open (0: none)
-	prevDamage string // damage recorded by an earlier Open and not yet cleared
-	unsynced   bool   // records.db holds commits not yet synced (apply.go)
+	saver      Saver                           // durable records outside the index; nil: none
+	tagged     func(context.Context, []string) // Options.Tagged
+	damage     Damage                          // what Open found wrong; set before x is shared
+	bleveSeen  uint64                          // the generation Bleve held at Open (0: none)
+	prevDamage string                          // damage recorded by an earlier Open and not yet cleared
+	unsynced   bool                            // records.db holds commits not yet synced (apply.go)
 	// recFile is records.db opened once more, read-only, for the syncs a
 	// Bleve batch and Close need (syncRecordsFile); guarded by blMu. nil: not
 	// open yet.
@@ -408,7 +414,7 @@ func newIndex(dir string, opts Options) (*Index, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &Index{dir: dir, log: log, emb: opts.Embedder, saver: opts.Saver, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}, hay: hayTable{pos: map[string]int{}}}
+	x := &Index{dir: dir, log: log, emb: opts.Embedder, saver: opts.Saver, tagged: opts.Tagged, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}, hay: hayTable{pos: map[string]int{}}}
 	models := opts.Models
 	if models == nil {
 		models = embed.KnownModels()

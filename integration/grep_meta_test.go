@@ -95,10 +95,10 @@ func TestGrepDirectoryThroughNFSAnd9P(t *testing.T) {
 			wantNames = append(wantNames, fmt.Sprintf("%0*d-%s", max(2, len(fmt.Sprint(len(order)))), i+1, filepath.Base(p)))
 		}
 		slices.Sort(wantNames)
-		if names := names9P(t, walk9P(t, root9, dir)); !slices.Equal(sorted(names), wantNames) {
+		if names := names9P(t, walk9P(t, root9, dir)); !slices.Equal(sortedCopy(names), wantNames) {
 			t.Fatalf("9P listing of %s: %v, want %v", dir, names, wantNames)
 		}
-		if names := nfsNames(t, v, dir); !slices.Equal(sorted(names), wantNames) {
+		if names := nfsNames(t, v, dir); !slices.Equal(sortedCopy(names), wantNames) {
 			t.Fatalf("NFS listing of %s: %v, want %v", dir, names, wantNames)
 		}
 		if len(order) > 0 {
@@ -123,10 +123,4 @@ func TestGrepDirectoryThroughNFSAnd9P(t *testing.T) {
 
 func wantLinkName(order []string, i int) string {
 	return fmt.Sprintf("%0*d-%s", max(2, len(fmt.Sprint(len(order)))), i+1, filepath.Base(order[i]))
-}
-
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
 }

@@ -52,6 +52,17 @@ func newFDCache(fsys *server.FS, max int) *fdCache {
 // call, as Linux's nfsd checks each READ and WRITE (server.File.CheckIO). The
 // caller releases the entry.
 func (c *fdCache) acquire(ctx context.Context, p string, ino uint64, write bool) (*fdEntry, error) {
+	if !write && !c.fsys.Inline(p) {
+		// A file of the virtual tree answers for its caller (a query's
+		// results, .semfs/changes): opened for this call by its caller and
+		// never shared. Writes (tags files) keep the shared open: their
+		// pending bytes must outlive one WRITE.
+		f, err := c.fsys.Open(ctx, p, os.O_RDONLY)
+		if err != nil {
+			return nil, err
+		}
+		return &fdEntry{path: p, ino: ino, f: f, refs: 1, gone: true}, nil
+	}
 	e, err := c.get(p, ino, write)
 	if err != nil {
 		return nil, err
@@ -59,6 +70,9 @@ func (c *fdCache) acquire(ctx context.Context, p string, ino uint64, write bool)
 	if err := e.f.CheckIO(ctx, write); err != nil {
 		c.release(e)
 		return nil, err
+	}
+	if write {
+		e.f.Attribute(ctx) // the change feed names this WRITE's app, not the opener's
 	}
 	return e, nil
 }

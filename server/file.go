@@ -29,8 +29,31 @@ type File struct {
 	// its close tells the Watcher's record that the core's writes explain an
 	// mtime up to it.
 	lastWrite atomic.Int64
-	v         VirtualFile          // a file of the virtual tree (virtual.go); f is nil then
-	created   atomic.Pointer[Attr] // see Created
+	v         VirtualFile            // a file of the virtual tree (virtual.go); f is nil then
+	created   atomic.Pointer[Attr]   // see Created
+	app       atomic.Pointer[string] // the app of writes through the file, for the change feed (Attribute)
+}
+
+// Attribute makes ctx's caller the app of the writes made through fl from now
+// on (the change feed's write events name it). A door sharing one open file
+// between callers (NFS's descriptor cache) calls it for each WRITE; the
+// string is stored again only when the app changes.
+func (fl *File) Attribute(ctx context.Context) {
+	fl.setApp(fl.fs.App(ctx))
+}
+
+func (fl *File) setApp(app string) {
+	if cur := fl.app.Load(); cur == nil || *cur != app {
+		fl.app.Store(&app)
+	}
+}
+
+// appName is the app of the file's writes ("" unattributed).
+func (fl *File) appName() string {
+	if p := fl.app.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Created is the attributes of a file Create made, read by the core after its
@@ -316,7 +339,7 @@ func (fl *File) Truncate(size int64) error {
 	if err != nil {
 		return wrap("truncate", fl.Path(), err)
 	}
-	fl.touched()
+	fl.touchedBy(true)
 	return nil
 }
 
@@ -324,8 +347,16 @@ func (fl *File) Truncate(size int64) error {
 func (fl *File) written() bool { return fl.lastWrite.Load() != 0 }
 
 // touched records a change to the file's data made through it.
-func (fl *File) touched() {
-	at := fl.fs.touches.add(fl.Path()).UnixNano()
+func (fl *File) touched() { fl.touchedBy(false) }
+
+// touchedBy is touched; trunc says the change truncated the file.
+func (fl *File) touchedBy(trunc bool) {
+	var at int64
+	if trunc {
+		at = fl.fs.touches.addTrunc(fl.Path(), fl.appName()).UnixNano()
+	} else {
+		at = fl.fs.touches.add(fl.Path(), fl.appName()).UnixNano()
+	}
 	// The latest, also when concurrent writes return out of order.
 	for {
 		old := fl.lastWrite.Load()
@@ -345,7 +376,7 @@ func (fl *File) touched() {
 // index's work (CPU, and writes into the page cache: no sync of its own per
 // batch) is done before the fsync instead of beside it, where it competed on
 // a two-core machine with the kernel worker and the wake-ups each of the
-// fsync's disk writes needs (BENCHMARKS.md, "NFS create: COMMIT's fsync").
+// fsync's disk writes needs (docs/benchmarks-history.md, "NFS create: COMMIT's fsync").
 // With the file's data already on its way (File.StartWriteback),
 // apply-then-fsync answered a libnfs COMMIT sooner than fsync-then-apply and
 // than both at once.
@@ -532,8 +563,8 @@ func (fl *File) TryClose() (ok bool, err error) {
 	p, err := fl.release(true)
 	// applyTouch's work, under the namespace lock this call already holds.
 	taken := f.touches.take(func(k string, _ time.Time) bool { return k == p })
-	for p, at := range taken {
-		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})
+	for p, t := range taken {
+		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
 	}
 	f.touches.sent(taken)
 	return true, err

@@ -174,7 +174,11 @@ func (f *FS) recordNew(ctx context.Context, p string, a Attr) error {
 		f.undo(p)
 		return err
 	}
-	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
+	typ := TypeFIFO
+	if a.IsSymlink() {
+		typ = TypeSymlink
+	}
+	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: typ, Size: a.Size})
 	return nil
 }
 
@@ -190,6 +194,9 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		return nil, false, refuseVirtual("create", p)
 	}
 	if err := CheckNewPath("create", p); err != nil {
+		return nil, false, err
+	}
+	if err := f.viewCreate(ctx, "create", p); err != nil {
 		return nil, false, err
 	}
 	var a Attr
@@ -209,6 +216,7 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 				return wrap("create", p, err)
 			}
 			file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
+			file.setApp(f.App(ctx))
 			return nil
 		}
 		if err != nil {
@@ -245,8 +253,9 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 			}
 		}
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
+		file.setApp(app)
 		file.created.Store(&a)
-		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
+		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: TypeFile, Size: a.Size})
 	}
 	return file, created, nil
 }
@@ -265,6 +274,9 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	if f.virtual(p) {
 		return f.openVirtual(ctx, p, write, trunc)
 	}
+	if err := f.viewOpen(ctx, p, write); err != nil {
+		return nil, err
+	}
 	if trunc {
 		// Truncation changes the backing directory: not while a snapshot runs.
 		f.gate.RLock()
@@ -278,8 +290,11 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if write {
+		file.setApp(f.App(ctx))
+	}
 	if trunc {
-		f.touches.add(p)
+		f.touches.addTrunc(p, file.appName())
 	}
 	return file, nil
 }
@@ -324,8 +339,11 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 	if err := CheckNewPath("mkdir", p); err != nil {
 		return Attr{}, err
 	}
+	if err := f.viewCreate(ctx, "mkdir", p); err != nil {
+		return Attr{}, err
+	}
 	err = f.mutate(func() error {
-		return f.as(ctx, "mkdir", p, func() error {
+		err := f.as(ctx, "mkdir", p, func() error {
 			d, name, err := f.parent("mkdir", p)
 			if err != nil {
 				return err
@@ -338,6 +356,10 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 			a, err = fstatat(d, name, "mkdir", p)
 			return err
 		})
+		if err == nil {
+			f.emit(ctx, Change{Op: ChangeMkdir, Path: p, App: f.App(ctx), IsDir: true, Type: TypeDir, Size: a.Size})
+		}
+		return err
 	})
 	return a, err
 }
@@ -353,6 +375,9 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) 
 		return Attr{}, E("symlink", KindInvalid, p, constError("symlink target is empty or too long"))
 	}
 	if err := CheckNewPath("symlink", p); err != nil {
+		return Attr{}, err
+	}
+	if err := f.viewCreate(ctx, "symlink", p); err != nil {
 		return Attr{}, err
 	}
 	err = f.mutate(func() error {
@@ -384,6 +409,9 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, er
 		return Attr{}, refuseVirtual("mknod", p)
 	}
 	if err := CheckNewPath("mknod", p); err != nil {
+		return Attr{}, err
+	}
+	if err := f.viewCreate(ctx, "mknod", p); err != nil {
 		return Attr{}, err
 	}
 	err = f.mutate(func() error {
@@ -419,6 +447,9 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 	if err := CheckNewPath("link", newPath); err != nil {
 		return Attr{}, err
 	}
+	if err := f.viewTwo(ctx, "link", oldPath, newPath); err != nil {
+		return Attr{}, err
+	}
 	err = f.mutate(func() error {
 		err := f.as(ctx, "link", newPath, func() error {
 			od, oname, err := f.parent("link", oldPath)
@@ -451,7 +482,7 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 			f.undo(newPath)
 			return err
 		}
-		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at})
+		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at, Type: typeOf(a), Link: true, Size: a.Size})
 		return nil
 	})
 	return a, err
@@ -463,6 +494,9 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
 	if f.virtual(p) {
 		return refuseVirtual("remove", p)
+	}
+	if err := f.viewWrite(ctx, "remove", p); err != nil {
+		return err
 	}
 	return f.mutate(func() error {
 		err := f.as(ctx, "remove", p, func() error {
@@ -495,7 +529,13 @@ func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
 			return err
 		}
 		f.touches.drop(p)
-		f.emit(ctx, Change{Op: ChangeRemove, Path: p, App: f.App(ctx), IsDir: dir})
+		// A non-directory's type is not looked up: a stat before every
+		// unlink only for the feed's sake (it says "" for unknown).
+		typ := ""
+		if dir {
+			typ = TypeDir
+		}
+		f.emit(ctx, Change{Op: ChangeRemove, Path: p, App: f.App(ctx), IsDir: dir, Type: typ})
 		return nil
 	})
 }
@@ -509,6 +549,9 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 	}
 	if f.virtual(newPath) {
 		return refuseVirtual("rename", newPath)
+	}
+	if err := f.viewTwo(ctx, "rename", oldPath, newPath); err != nil {
+		return err
 	}
 	if oldPath == newPath {
 		_, err := f.Lstat(ctx, oldPath)
@@ -561,7 +604,7 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 		f.res.dirs.drop(newPath)
 		f.touches.rename(oldPath, newPath)
 		f.renameOpen(oldPath, newPath)
-		f.emit(ctx, Change{Op: ChangeRename, Path: oldPath, NewPath: newPath, App: f.App(ctx), IsDir: st.IsDir()})
+		f.emit(ctx, Change{Op: ChangeRename, Path: oldPath, NewPath: newPath, App: f.App(ctx), IsDir: st.IsDir(), Type: typeOf(st), Size: st.Size})
 		return nil
 	})
 }
@@ -573,18 +616,41 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 	if f.virtual(p) {
 		return f.setAttrVirtual(ctx, p, s)
 	}
+	if err := f.viewWrite(ctx, "setattr", p); err != nil {
+		return Attr{}, err
+	}
 	f.gate.RLock()
 	defer f.gate.RUnlock()
 	err = f.as(ctx, "setattr", p, func() (err error) {
-		a, err = f.setAttr(p, s)
+		a, err = f.setAttr(ctx, p, s)
 		return err
 	})
+	if err == nil && s.Mode != nil {
+		// Reported under the namespace lock, as every change is, so that it
+		// is ordered with renames and removes of the same path.
+		f.ns.Lock()
+		f.emit(ctx, Change{Op: ChangeSetMode, Path: p, App: f.App(ctx), IsDir: a.IsDir(), Type: typeOf(a), Size: a.Size})
+		f.ns.Unlock()
+	}
 	return a, err
+}
+
+// typeOf is a's Change.Type.
+func typeOf(a Attr) string {
+	switch {
+	case a.IsDir():
+		return TypeDir
+	case a.IsSymlink():
+		return TypeSymlink
+	case a.Mode.IsRegular():
+		return TypeFile
+	}
+	return TypeFIFO
 }
 
 // setAttr is SetAttr's work, with the caller's credentials set.
 // Precondition: f.gate held shared.
-func (f *FS) setAttr(p string, s SetAttr) (Attr, error) {
+func (f *FS) setAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 	var d dirRef
 	var name string
 	if p == "" {
@@ -636,7 +702,7 @@ func (f *FS) setAttr(p string, s SetAttr) (Attr, error) {
 		if err != nil {
 			return Attr{}, wrap("setattr", p, err)
 		}
-		f.touches.add(p)
+		f.touches.addTrunc(p, f.App(ctx))
 	}
 	if s.UID != nil || s.GID != nil {
 		uid, gid := -1, -1

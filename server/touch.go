@@ -11,10 +11,10 @@ import (
 // NFSv3 has no close, so without it every 1 MiB WRITE would rewrite the index.
 type touchQueue struct {
 	quiet time.Duration
-	apply func(p string, at time.Time)
+	apply func(p string, t touch)
 
 	mu      sync.Mutex
-	pending map[string]time.Time // path -> last write
+	pending map[string]touch // path -> its burst
 	// inflight counts, per path, touches taken from pending whose ChangeWrite
 	// is being sent: Unsettled reports them too, so that a path is never
 	// in neither place between take and the sink (see FS.Unsettled).
@@ -23,8 +23,15 @@ type touchQueue struct {
 	done     chan struct{}
 }
 
-func newTouchQueue(quiet time.Duration, apply func(string, time.Time)) *touchQueue {
-	q := &touchQueue{quiet: quiet, apply: apply, pending: map[string]time.Time{},
+// touch is one path's pending burst of writes.
+type touch struct {
+	at    time.Time // the last write
+	trunc bool      // the burst truncated the file (the change feed says so)
+	app   string    // the app of the last write ("" unattributed), for the feed
+}
+
+func newTouchQueue(quiet time.Duration, apply func(string, touch)) *touchQueue {
+	q := &touchQueue{quiet: quiet, apply: apply, pending: map[string]touch{},
 		inflight: map[string]int{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go q.run()
 	return q
@@ -47,10 +54,21 @@ func (q *touchQueue) run() {
 // add notes a write to p made now, and returns the time it will send (at the
 // latest with the next flush; the clock is read under mu, so that a path's
 // pending time is the latest of its writes').
-func (q *touchQueue) add(p string) time.Time {
+func (q *touchQueue) add(p, app string) time.Time {
 	q.mu.Lock()
 	now := time.Now()
-	q.pending[p] = now
+	t, ok := q.pending[p]
+	q.pending[p] = touch{at: now, trunc: ok && t.trunc, app: app}
+	q.mu.Unlock()
+	return now
+}
+
+// addTrunc is add for a truncation (O_TRUNC, a size set): the burst it
+// belongs to is reported with Change.Trunc.
+func (q *touchQueue) addTrunc(p, app string) time.Time {
+	q.mu.Lock()
+	now := time.Now()
+	q.pending[p] = touch{at: now, trunc: true, app: app}
 	q.mu.Unlock()
 	return now
 }
@@ -79,12 +97,12 @@ func (q *touchQueue) rename(oldPath, newPath string) {
 	q.mu.Unlock()
 }
 
-func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]time.Time {
+func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]touch {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := map[string]time.Time{}
+	out := map[string]touch{}
 	for k, v := range q.pending {
-		if keep(k, v) {
+		if keep(k, v.at) {
 			out[k] = v
 			delete(q.pending, k)
 			q.inflight[k]++
@@ -95,7 +113,7 @@ func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]tim
 
 // sent ends the inflight state of touches taken (take) once their
 // ChangeWrite is in the sink.
-func (q *touchQueue) sent(taken map[string]time.Time) {
+func (q *touchQueue) sent(taken map[string]touch) {
 	q.mu.Lock()
 	for k := range taken {
 		if q.inflight[k]--; q.inflight[k] <= 0 {
@@ -133,10 +151,10 @@ func (q *touchQueue) flush() {
 	q.applyAll(q.take(func(string, time.Time) bool { return true }))
 }
 
-func (q *touchQueue) applyAll(taken map[string]time.Time) {
+func (q *touchQueue) applyAll(taken map[string]touch) {
 	defer q.sent(taken)
-	for p, at := range taken {
-		q.apply(p, at)
+	for p, t := range taken {
+		q.apply(p, t)
 	}
 }
 
@@ -148,10 +166,10 @@ func (q *touchQueue) close() {
 
 // applyTouch sends a coalesced ChangeWrite. It takes the namespace lock so that it
 // is ordered with renames and removes of the same path.
-func (f *FS) applyTouch(p string, at time.Time) {
+func (f *FS) applyTouch(p string, t touch) {
 	f.ns.Lock()
 	defer f.ns.Unlock()
-	f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})
+	f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
 }
 
 // Unsettled lists the paths written through the core whose ChangeWrite has not

@@ -92,6 +92,11 @@ export class SemanticFsClient {
   query(text: string, limit?: number, options?: QueryOptions): Promise<FileRecord[]>;
   /** Lines matching pattern (Go RE2; a literal with fixed) in the files this uid may read, by path then line; throws SemanticFsError. */
   grep(pattern: string, options?: GrepOptions): Promise<GrepResult>;
+  /**
+   * Every change after `since` (none: from now), in order, as it happens, until
+   * `signal` aborts; a cursor the daemon no longer holds yields one ChangeReset.
+   */
+  changes(options?: ChangesOptions): AsyncGenerator<Change | ChangeReset, void, undefined>;
 }
 
 export interface GrepOptions {
@@ -129,6 +134,42 @@ export interface GrepResult {
   /** More lines matched than limit. */
   truncated: boolean;
   stats: { candidates: number; scanned: number; indexed: number; ms: number };
+}
+
+export interface ChangesOptions {
+  /** A cursor from an earlier change (or reset); absent: start from now. */
+  since?: string;
+  /** Ends the iteration quietly when aborted. */
+  signal?: AbortSignal;
+  /** Doublestar globs on the path (or a rename's old path), e.g. "src/**". */
+  paths?: string[];
+  /** How long each long poll waits; default 30000. */
+  pollMs?: number;
+  /** Changes per request; default the daemon's (1000). */
+  limit?: number;
+}
+
+/** One change of the feed (GET /v1/changes). */
+export interface Change {
+  rev: number;
+  op: "create" | "write" | "truncate" | "mkdir" | "remove" | "rename" | "symlink" | "link" | "setattr" | "tag" | (string & {});
+  path: string;
+  /** A rename's old path. */
+  from?: string;
+  type: "file" | "dir" | "symlink" | "fifo" | "";
+  /** The attributed app; "" unattributed; "host" for the backing directory's own changes. */
+  app: string;
+  size: number;
+  at: string;
+  /** Resume here and nothing after this change is lost. */
+  cursor: string;
+  reset?: undefined;
+}
+
+/** The cursor was no longer in the daemon's history: list again, then go on. */
+export interface ChangeReset {
+  reset: true;
+  cursor: string;
 }
 
 /** The daemon's default control socket for this user. */

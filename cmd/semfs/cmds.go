@@ -162,6 +162,18 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 	if h.LastReconcile != "" {
 		fmt.Fprintf(w, "reconcile:  %s\n", h.LastReconcile)
 	}
+	if p := h.Policy; p != nil {
+		fmt.Fprintf(w, "policy:     %s (loaded %s)\n", p.File, p.Loaded.Local().Format("2006-01-02 15:04:05"))
+		if p.Error != "" {
+			fmt.Fprintf(w, "policy:     the last reload failed, the policy loaded before stays: %s\n", p.Error)
+		}
+	}
+	if c := h.Changes; c != nil {
+		fmt.Fprintf(w, "changes:    %d events kept (of at most %d, for %s), cursor %s\n", c.Events, c.Keep, c.KeepFor, c.Cursor)
+		if c.Fresh != "" {
+			fmt.Fprintf(w, "            history began at this start: %s\n", c.Fresh)
+		}
+	}
 	return exitOK
 }
 

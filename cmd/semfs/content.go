@@ -10,6 +10,7 @@ import (
 
 	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/policy"
 )
 
 // openContent opens the content index beside the tag index. Its files are
@@ -65,7 +66,8 @@ func contentStat(p string, a server.Attr) (content.FileStat, bool) {
 // holds back, the change stream flushed, and files opened only where the
 // caller may read them (a daemon in root mode acts as its caller).
 //
-// A file is the caller's to search when grep -r run as that caller would read
+// Under a --policy file, only what the caller's app may read and see. A file
+// is the caller's to search when grep -r run as that caller would read
 // it: it may read the file, and list and search every directory above it
 // (the export's root included). Directory answers are kept for the one grep.
 func (d *daemon) grepEnv() content.Env {
@@ -87,6 +89,12 @@ func (d *daemon) grepEnv() content.Env {
 		Unsettled: d.fs.Unsettled,
 		Sync:      d.queue.Flush,
 		Open: func(ctx context.Context, p string) (*os.File, error) {
+			// The --policy file first: a hidden path does not exist for
+			// the caller, and one outside its read patterns is not read
+			// (as the core's own open decides).
+			if _, rules := d.fs.Rules(ctx); rules != nil && (rules.Hidden(p) || !rules.May(policy.Read, p, "")) {
+				return nil, server.E("grep", server.KindPermission, p, nil)
+			}
 			if d.fs.ChecksPermissions(ctx) {
 				for dir := p; dir != ""; {
 					dir, _ = server.Split(dir)

@@ -65,6 +65,7 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	if err != nil {
 		return err
 	}
+	d.recordHost(rep, files)
 	if rep.Changed() || len(rep.RecoveredCreators)+len(rep.RecoveredTags) > 0 {
 		d.log.Info("index followed changes made in the backing directory", "report", rep.String(),
 			"scopes", len(kept), "files", len(files), "took", time.Since(t0).Round(time.Microsecond))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/semfs/semfs/index/content"
@@ -36,10 +37,15 @@ func (s *Server) serveGrep(w http.ResponseWriter, r *http.Request) {
 }
 
 // callerContext is r's context carrying the socket peer's identity, so that
-// the core checks file access as that user. A peer whose credentials could not
-// be read is nobody.
+// the core checks file access (and the --policy file) as that user. The
+// operator (root, or the daemon's own uid) is the daemon, which nothing
+// limits, as everywhere on the control socket (rules). A peer whose
+// credentials could not be read is nobody.
 func callerContext(r *http.Request) context.Context {
 	p, _ := r.Context().Value(peerKey{}).(peer)
+	if p.ok && (p.uid == 0 || p.uid == uint32(os.Getuid())) {
+		return r.Context()
+	}
 	id := server.Identity{Proto: "control"}
 	if p.ok {
 		id.UID, id.HasUID = p.uid, true

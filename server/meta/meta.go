@@ -13,6 +13,8 @@
 //	.semfs/grep/<pattern>[@iF]/   POST /v1/grep for the pattern (grep.go):
 //	  NN-<basename>               a symlink per matching file, most matches first
 //	  .results.json, matches      the API's answer; GNU grep's path:line:text
+//	.semfs/changes                the last 1,000 changes the caller may see,
+//	                              as JSON lines, newest last (changes.go)
 //	.semfs/tags/<path>            the file's record as JSON; writing
 //	                              {"task": ..., "relatedApps": [...]} retags it
 //	                              as POST /v1/tag does
@@ -90,6 +92,7 @@ type Tree struct {
 	pending map[string][]byte    // tags files written but not yet whole JSON
 	grep    func(context.Context, content.Request) (content.Answer, error)
 	greps   map[grepSeenKey]grepView // per caller, see grepAnswer (grep.go)
+	changes ChangesFunc              // Options.Changes
 }
 
 type queryKey struct {
@@ -114,6 +117,8 @@ type Options struct {
 	// Grep answers the grep/ directories (grep.go) as POST /v1/grep does,
 	// for the caller of ctx. Nil: grep/ is empty.
 	Grep func(ctx context.Context, req content.Request) (content.Answer, error)
+	// Changes, when set, gives .semfs/changes its content (changes.go).
+	Changes ChangesFunc
 }
 
 // New returns the tree. It checks the name as the core checks any name.
@@ -130,7 +135,7 @@ func New(opt Options) (*Tree, error) {
 	}
 	return &Tree{name: name, idx: opt.Index, sync: opt.Sync, uid: uint32(os.Getuid()), gid: uint32(os.Getgid()),
 		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{},
-		grep: opt.Grep, greps: map[grepSeenKey]grepView{}}, nil
+		grep: opt.Grep, greps: map[grepSeenKey]grepView{}, changes: opt.Changes}, nil
 }
 
 // flush brings the index up to the file changes made so far.
@@ -180,6 +185,7 @@ const (
 	kindGrepResults // grep/<pattern>/.results.json
 	kindGrepMatches // grep/<pattern>/matches
 	kindGrepResult  // grep/<pattern>/NN-name symlink
+	kindChanges     // changes (changes.go)
 )
 
 const resultsName = ".results.json"
@@ -229,6 +235,13 @@ func (t *Tree) parse(op, p string) (node, error) {
 		return node{kind: kindTagsDir, real: rest}, nil // file or dir: the real one says
 	case "grep":
 		return t.parseGrep(op, p, rest)
+	case changesName:
+		if t.changes != nil {
+			if rest != "" {
+				return node{}, server.E(op, server.KindNotDir, p, nil)
+			}
+			return node{kind: kindChanges}, nil
+		}
 	}
 	return node{}, server.E(op, server.KindNotFound, p, nil)
 }
@@ -309,6 +322,8 @@ func (t *Tree) Lstat(ctx context.Context, p string) (server.Attr, error) {
 		return t.attr(p, dirMode, 0), nil
 	case kindReadme:
 		return t.attr(p, roMode, int64(len(readme(t.name)))), nil
+	case kindChanges:
+		return t.changesAttr(ctx, p), nil
 	case kindResults:
 		b, err := t.resultsJSON(ctx, p, n.query)
 		if err != nil {
@@ -336,7 +351,7 @@ func (t *Tree) tagsAttr(ctx context.Context, op, p, rp string) (server.Attr, err
 	if t.inTree(rp) {
 		return server.Attr{}, server.E(op, server.KindNotFound, p, nil)
 	}
-	a, err := t.fs.Lstat(ctx, rp)
+	a, err := t.lstat(ctx, op, rp)
 	if err != nil {
 		return server.Attr{}, rebase(err, p)
 	}
@@ -375,6 +390,9 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 		return t.grepReadDir(ctx, p, n)
 	case kindRoot:
 		names = []string{"query", "grep", "tags"}
+		if t.changes != nil {
+			names = append(names, changesName)
+		}
 	case kindQueryRoot:
 		names = []string{"README"}
 	case kindQueryDir:
@@ -398,7 +416,7 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 		return out, nil
 	case kindTagsDir:
 		if n.real != "" {
-			if a, err := t.fs.Lstat(ctx, n.real); err != nil {
+			if a, err := t.lstat(ctx, "readdir", n.real); err != nil {
 				return nil, rebase(err, p)
 			} else if !a.IsDir() {
 				return nil, server.E("readdir", server.KindNotDir, p, nil)
@@ -407,7 +425,7 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 		if t.inTree(n.real) {
 			return nil, server.E("readdir", server.KindNotFound, p, nil)
 		}
-		ents, err := t.fs.ReadDir(ctx, n.real)
+		ents, err := t.readDir(ctx, n.real)
 		if err != nil {
 			return nil, rebase(err, p)
 		}
@@ -545,7 +563,7 @@ func (t *Tree) results(ctx context.Context, p string, q queryKey) ([]index.Resul
 		if t.inTree(r.Path) {
 			continue
 		}
-		if _, err := t.fs.Lstat(ctx, r.Path); err != nil {
+		if _, err := t.lstat(ctx, "query", r.Path); err != nil {
 			continue
 		}
 		out = append(out, r)
@@ -665,6 +683,9 @@ type file struct {
 	p     string
 	n     node
 	write bool
+
+	snapOnce sync.Once
+	snap     []byte // changes: the content as first read through this open file
 }
 
 // content is the file's bytes now.
@@ -672,6 +693,8 @@ func (f *file) content() ([]byte, error) {
 	switch f.n.kind {
 	case kindReadme:
 		return []byte(readme(f.t.name)), nil
+	case kindChanges:
+		return f.changes(), nil
 	case kindResults:
 		return f.t.resultsJSON(f.ctx, f.p, f.n.query)
 	case kindGrepResults, kindGrepMatches:
@@ -751,6 +774,9 @@ func (f *file) WriteAt(b []byte, off int64) (int, error) {
 func (f *file) CheckIO(ctx context.Context, write bool) error {
 	if !write || f.n.kind != kindTagsDir {
 		return nil
+	}
+	if err := f.t.checkTag(ctx, "tag", f.n.real); err != nil {
+		return rebase(err, f.p)
 	}
 	return rebase(f.t.fs.CheckAccess(ctx, "tag", f.n.real, server.MayWrite), f.p)
 }
@@ -835,8 +861,11 @@ func (t *Tree) tag(ctx context.Context, p, rp string, req tagsWrite) error {
 // permissions (root), to write it: a file's tags are changed by those who
 // may change the file, as Linux asks of user.* extended attributes.
 func (t *Tree) retag(ctx context.Context, op, p, rp, task string, apps []string) error {
-	a, err := t.fs.Lstat(ctx, rp)
+	a, err := t.lstat(ctx, op, rp)
 	if err != nil {
+		return rebase(err, p)
+	}
+	if err := t.checkTag(ctx, op, rp); err != nil {
 		return rebase(err, p)
 	}
 	if err := t.fs.CheckAccess(ctx, op, rp, server.MayWrite); err != nil {
@@ -896,6 +925,12 @@ lines that match it, as grep -r would, without reading the whole tree:
 Each matching file is a symlink NN-<name> (most matching lines first);
 .results.json holds the POST /v1/grep answer. In the name, write "/" as %2F,
 "%" as %25 and "@" as %40. At most 1000 matching lines are listed.
+Changes: ` + name + `/changes holds the last 1000 changes you may see
+(creates, writes, renames, removes, tags...), one JSON object per line,
+newest last; each names the app that made it ("host" for the backing
+directory's own processes).
+
+    tail -n 20 ` + name + `/changes
 
 Everything else here is read-only. Answers follow the index: mount with
 actimeo=0 (NFS) or cache=none (9P) to see each change at once.
