@@ -58,15 +58,45 @@ func parseGrepName(op, p, name string) (grepKey, error) {
 // as that caller), reused for seenFor by the same caller, so that a listing
 // and the lookups and reads that follow it agree.
 func (t *Tree) grepAnswer(ctx context.Context, p string, k grepKey) (grepView, error) {
+	if noCaller(ctx) {
+		// Contents for no known caller are nobody's (world-readable
+		// files only), never the daemon's.
+		ctx = server.WithIdentity(ctx, server.Identity{Proto: "meta"})
+	}
+	return t.grepAs(ctx, p, k)
+}
+
+// noCaller reports whether ctx names no caller: the daemon's own call.
+func noCaller(ctx context.Context) bool {
+	id := server.IdentityFrom(ctx)
+	return !id.HasUID && id.MountApp == "" && id.Proto == ""
+}
+
+// grepSize is the size of a grep directory's file for Lstat. The NFS door
+// asks a file's attributes with no caller (its handle's, shared by every
+// caller), then reads with the caller's identity; a size smaller than the
+// caller's answer would cut it short, so a call with no caller is given the
+// daemon's answer's size, the largest of all (a reader whose answer is
+// smaller meets the end of the file sooner).
+func (t *Tree) grepSize(ctx context.Context, p string, n node) (int64, error) {
+	if !noCaller(ctx) {
+		b, err := t.grepFile(ctx, p, n)
+		return int64(len(b)), err
+	}
+	v, err := t.grepAs(ctx, parentOf(p), n.grep)
+	if err != nil {
+		return 0, err
+	}
+	if n.kind == kindGrepMatches {
+		return int64(len(v.matches)), nil
+	}
+	return int64(len(v.json)), nil
+}
+
+// grepAs is grepAnswer for ctx as it is.
+func (t *Tree) grepAs(ctx context.Context, p string, k grepKey) (grepView, error) {
 	if t.grep == nil {
 		return grepView{}, server.E("grep", server.KindNotFound, p, errors.New("grep is not available"))
-	}
-	if id := server.IdentityFrom(ctx); !id.HasUID && id.MountApp == "" && id.Proto == "" {
-		// No caller known: the NFS door reads a virtual file through a
-		// descriptor it opened as the daemon and shares between callers.
-		// A daemon in root mode then answers as nobody (world-readable
-		// files only), never as itself.
-		ctx = server.WithIdentity(ctx, server.Identity{Proto: "meta"})
 	}
 	who := fmt.Sprintf("%+v", server.IdentityFrom(ctx))
 	gk := grepSeenKey{k: k, who: who}
@@ -165,11 +195,11 @@ func (t *Tree) grepLstat(ctx context.Context, p string, n node) (a server.Attr, 
 		}
 		return t.attr(p, dirMode, 0), true, nil
 	case kindGrepResults, kindGrepMatches:
-		b, err := t.grepFile(ctx, p, n)
+		size, err := t.grepSize(ctx, p, n)
 		if err != nil {
 			return a, true, err
 		}
-		return t.attr(p, roMode, int64(len(b))), true, nil
+		return t.attr(p, roMode, size), true, nil
 	case kindGrepResult:
 		name, target, err := t.grepResult(ctx, p, n)
 		if err != nil {
