@@ -184,7 +184,14 @@ test("grep finds lines by content, as the API answers them", async (t) => {
   fs.writeFileSync(path.join(d.data, "logs", "b.log"), "Payment WEBHOOK retried\n");
   fs.writeFileSync(path.join(d.data, "notes.md"), "nothing (here)\n");
   const c = new SemanticFsClient({ socketPath: d.socket, root: d.data });
-  const r = await c.grep("payment webhook", { ignoreCase: true, context: 1 });
+  // Written on the host: grep finds them once the daemon's watcher has seen them.
+  let r;
+  for (const deadline = Date.now() + 20000; ; ) {
+    r = await c.grep("payment webhook|nothing", { ignoreCase: true });
+    if (r.files === 3 || Date.now() > deadline) break;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  r = await c.grep("payment webhook", { ignoreCase: true, context: 1 });
   assert.deepEqual(r.matches.map((m) => `${m.path}:${m.line}`), ["logs/a.log:2", "logs/b.log:1"]);
   assert.deepEqual(r.matches[0].before, ["ok"]);
   assert.deepEqual(r.matches[0].after, ["ok"]);
