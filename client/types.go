@@ -102,6 +102,7 @@ type Health struct {
 	Registered    map[string]string `json:"registered"` // uid -> app
 	LastReconcile string            `json:"lastReconcile,omitempty"`
 	Watch         string            `json:"watch,omitempty"`   // how host changes to the backing directory are followed
+	Content       *ContentStats     `json:"content,omitempty"` // grep's content index
 	Policy        *PolicyStatus     `json:"policy,omitempty"`  // the --policy file's state; nil without one
 	Changes       *ChangesStats     `json:"changes,omitempty"` // the change feed's history
 	// Error says why the daemon is unhealthy (e.g. its backing directory was

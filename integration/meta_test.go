@@ -243,7 +243,7 @@ func TestMetaQueryDirectoryThroughNFSAnd9P(t *testing.T) {
 			t.Errorf("the 9P root lists .semfs")
 		}
 	}
-	if got := nfsNames(t, v, ".semfs"); !equal(got, []string{"changes", "query", "tags"}) {
+	if got := nfsNames(t, v, ".semfs"); !equal(got, []string{"changes", "grep", "query", "tags"}) {
 		t.Errorf(".semfs lists %q", got)
 	}
 	for _, q := range []string{"query", "README", "semfs", "results"} {
@@ -862,7 +862,7 @@ func TestMetaShadowedRealFile(t *testing.T) {
 		t.Errorf("the shadowed real file was indexed: %s", p)
 	}
 	v := d.MountNFS(t, "/", 0)
-	if got := nfsNames(t, v, ".semfs"); !equal(got, []string{"changes", "query", "tags"}) {
+	if got := nfsNames(t, v, ".semfs"); !equal(got, []string{"changes", "grep", "query", "tags"}) {
 		t.Errorf(".semfs lists %q", got)
 	}
 }

@@ -150,7 +150,7 @@ func policyNFS(t *testing.T, d *semfstest.Daemon) {
 	if got := nfsNames(t, anon, "."); len(got) != 0 {
 		t.Errorf("the unattributed caller lists %v", got)
 	}
-	if got := nfsNames(t, anon, ".semfs"); strings.Join(got, ",") != "query,tags" {
+	if got := nfsNames(t, anon, ".semfs"); strings.Join(got, ",") != "changes,grep,query,tags" {
 		t.Errorf("the unattributed caller's .semfs lists %v", got)
 	}
 

@@ -562,8 +562,10 @@ func (fl *File) TryClose() (ok bool, err error) {
 	}
 	p, err := fl.release(true)
 	// applyTouch's work, under the namespace lock this call already holds.
-	for p, t := range f.touches.take(func(k string, _ time.Time) bool { return k == p }) {
+	taken := f.touches.take(func(k string, _ time.Time) bool { return k == p })
+	for p, t := range taken {
 		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
 	}
+	f.touches.sent(taken)
 	return true, err
 }

@@ -15,8 +15,12 @@ type touchQueue struct {
 
 	mu      sync.Mutex
 	pending map[string]touch // path -> its burst
-	stop    chan struct{}
-	done    chan struct{}
+	// inflight counts, per path, touches taken from pending whose ChangeWrite
+	// is being sent: Unsettled reports them too, so that a path is never
+	// in neither place between take and the sink (see FS.Unsettled).
+	inflight map[string]int
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // touch is one path's pending burst of writes.
@@ -28,7 +32,7 @@ type touch struct {
 
 func newTouchQueue(quiet time.Duration, apply func(string, touch)) *touchQueue {
 	q := &touchQueue{quiet: quiet, apply: apply, pending: map[string]touch{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+		inflight: map[string]int{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go q.run()
 	return q
 }
@@ -101,25 +105,55 @@ func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]tou
 		if keep(k, v.at) {
 			out[k] = v
 			delete(q.pending, k)
+			q.inflight[k]++
+		}
+	}
+	return out
+}
+
+// sent ends the inflight state of touches taken (take) once their
+// ChangeWrite is in the sink.
+func (q *touchQueue) sent(taken map[string]touch) {
+	q.mu.Lock()
+	for k := range taken {
+		if q.inflight[k]--; q.inflight[k] <= 0 {
+			delete(q.inflight, k)
+		}
+	}
+	q.mu.Unlock()
+}
+
+// unsettled lists the paths written whose ChangeWrite is not in the sink yet.
+func (q *touchQueue) unsettled() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]string, 0, len(q.pending)+len(q.inflight))
+	for k := range q.pending {
+		out = append(out, k)
+	}
+	for k := range q.inflight {
+		if _, ok := q.pending[k]; !ok {
+			out = append(out, k)
 		}
 	}
 	return out
 }
 
 func (q *touchQueue) flushOlder(before time.Time) {
-	for p, t := range q.take(func(_ string, at time.Time) bool { return at.Before(before) }) {
-		q.apply(p, t)
-	}
+	q.applyAll(q.take(func(_ string, at time.Time) bool { return at.Before(before) }))
 }
 
 func (q *touchQueue) flushPath(p string) {
-	for p, t := range q.take(func(k string, _ time.Time) bool { return k == p }) {
-		q.apply(p, t)
-	}
+	q.applyAll(q.take(func(k string, _ time.Time) bool { return k == p }))
 }
 
 func (q *touchQueue) flush() {
-	for p, t := range q.take(func(string, time.Time) bool { return true }) {
+	q.applyAll(q.take(func(string, time.Time) bool { return true }))
+}
+
+func (q *touchQueue) applyAll(taken map[string]touch) {
+	defer q.sent(taken)
+	for p, t := range taken {
 		q.apply(p, t)
 	}
 }
@@ -137,3 +171,10 @@ func (f *FS) applyTouch(p string, t touch) {
 	defer f.ns.Unlock()
 	f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
 }
+
+// Unsettled lists the paths written through the core whose ChangeWrite has not
+// reached the sink yet (the write-quiet debounce holds it): with the sink
+// flushed after this call, every write that returned before it is either
+// here or in what the sink has applied. The content index reads these paths
+// directly, so grep never answers from bytes older than a write it followed.
+func (f *FS) Unsettled() []string { return f.touches.unsettled() }

@@ -90,11 +90,50 @@ export class SemanticFsClient {
   tag(path: string, tags?: { task?: string; relatedApps?: string[] }): Promise<FileRecord>;
   /** Files matching text, best first; no limit (or <= 0) returns every match; throws SemanticFsError. */
   query(text: string, limit?: number, options?: QueryOptions): Promise<FileRecord[]>;
+  /** Lines matching pattern (Go RE2; a literal with fixed) in the files this uid may read, by path then line; throws SemanticFsError. */
+  grep(pattern: string, options?: GrepOptions): Promise<GrepResult>;
   /**
    * Every change after `since` (none: from now), in order, as it happens, until
    * `signal` aborts; a cursor the daemon no longer holds yields one ChangeReset.
    */
   changes(options?: ChangesOptions): AsyncGenerator<Change | ChangeReset, void, undefined>;
+}
+
+export interface GrepOptions {
+  /** The pattern is a literal string. */
+  fixed?: boolean;
+  /** Match case-insensitively (Go's simple case folding). */
+  ignoreCase?: boolean;
+  /** Globs on a file's path or one of its directories, e.g. ["src", "*.md"]. */
+  paths?: string[];
+  /** Matching lines to return; default 1000, at most 1000000. */
+  limit?: number;
+  /** Lines of context before and after each match. */
+  context?: number;
+  /** Also search files not content-indexed (too big, binary, not UTF-8). */
+  all?: boolean;
+}
+
+export interface GrepMatch {
+  path: string;
+  /** 1-based; 0 for a binary match. */
+  line: number;
+  /** 1-based byte offset of the first match in the line; 0 for a binary match. */
+  column: number;
+  text: string;
+  before?: string[];
+  after?: string[];
+  /** The file holds binary data and matches (GNU grep: "binary file matches"). */
+  binary?: boolean;
+}
+
+export interface GrepResult {
+  matches: GrepMatch[];
+  /** Files with a match in matches. */
+  files: number;
+  /** More lines matched than limit. */
+  truncated: boolean;
+  stats: { candidates: number; scanned: number; indexed: number; ms: number };
 }
 
 export interface ChangesOptions {

@@ -140,6 +140,29 @@ export class SemanticFsClient {
   }
 
   /**
+   * Lines of the export's files matching pattern (Go RE2 syntax; a literal with
+   * fixed), sorted by path then line, among the files this process's uid may
+   * read: POST /v1/grep. Paths given as absolute paths under root are sent
+   * relative. Throws SemanticFsError (code "invalid" for a bad pattern).
+   * @param {string} pattern
+   * @param {{fixed?: boolean, ignoreCase?: boolean, paths?: string[], limit?: number, context?: number, all?: boolean}} [options]
+   */
+  async grep(pattern, { fixed, ignoreCase, paths, limit, context, all } = {}) {
+    const body = { pattern: String(pattern) };
+    if (fixed) body.fixed = true;
+    if (ignoreCase) body.ignoreCase = true;
+    if (paths && paths.length) body.paths = paths.map((p) => this.#relative(p));
+    if (limit !== undefined && limit !== null) body.limit = limit;
+    if (context) body.context = context;
+    if (all) body.all = true;
+    const out = await this.#request("POST", "/v1/grep", body);
+    if (!out || !Array.isArray(out.matches)) {
+      throw new SemanticFsError("bad_response", "the daemon's grep answer has no matches list", { socketPath: this.socketPath });
+    }
+    return out;
+  }
+
+  /**
    * The change feed as an async iterator: every change after `since`, in
    * order, as it happens (long polls of `pollMs`, 30 s by default), until
    * `signal` aborts (the loop then ends quietly) or the caller breaks out.

@@ -145,6 +145,7 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(w, "%-11s %s\n", k+":", h.Listeners[k])
 	}
 	printStats(w, h.Index)
+	printContent(w, h.Content)
 	if len(h.Registered) > 0 {
 		uids := make([]string, 0, len(h.Registered))
 		for u := range h.Registered {

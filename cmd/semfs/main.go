@@ -48,6 +48,7 @@ func commands() []command {
 		{"register", "bind an app name to your uid", runRegister},
 		{"tag", "set a file's task and related apps", runTag},
 		{"query", "find files by meaning and keywords", runQuery},
+		{"grep", "find lines in the export's files (GNU grep's output and exit codes)", runGrep},
 		{"get", "show one file's record", runGet},
 		{"status", "show the daemon's state", runStatus},
 		{"changes", "print what changed since a cursor (--follow: as it happens)", runChanges},

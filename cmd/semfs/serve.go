@@ -19,6 +19,7 @@ import (
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/metrics"
 	"github.com/semfs/semfs/nfs"
 	"github.com/semfs/semfs/ninep"
@@ -50,6 +51,7 @@ type serveArgs struct {
 	policy              string              // --policy: per-app views and rights (servepolicy.go); "" = none
 	changesKeep         int                 // --changes-keep: events the change feed keeps (feed.go)
 	changesKeepFor      time.Duration       // --changes-keep-for: and for how long at most
+	contentMax          int64               // --content-max: bigger files are not content-indexed (content.go)
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -75,6 +77,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&a.listMetaDir, "list-meta-dir", false, "list the --meta-dir directory in the root's listing (by default it is reachable by name only, so find, du and backups skip it)")
 	fs.StringVar(&a.watch.Mode, "watch", server.WatchInotify, "follow changes host processes make in the backing directory: inotify (rescans when it cannot), scan (rescan every --watch-rescan) or off (next start only)")
 	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")
+	fs.Int64Var(&a.contentMax, "content-max", content.DefaultMax, "files bigger than this many bytes are not content-indexed (grep reads them with all)")
 	fs.IntVar(&a.watch.MaxWatches, "watch-max", 0, "at most this many inotify watches (one per directory), then fall back to rescans; 0: the kernel's limit")
 	fs.StringVar(&a.policy, "policy", "", "per-app views and rights: a JSON policy file (docs/policy.md), reloaded on SIGHUP or when it changes")
 	fs.IntVar(&a.changesKeep, "changes-keep", feed.DefaultKeep, "the change feed (GET /v1/changes) keeps at most this many events; older cursors answer reset")
@@ -164,15 +167,16 @@ type daemon struct {
 	bgCancel context.CancelFunc // stops the background start-up reconcile
 	bgDone   sync.WaitGroup     // the background start-up reconcile
 
-	reg   *server.Registry
-	idx   *index.Index
-	queue *server.Batcher // the change stream into the index
-	fs    *server.FS
-	watch *server.Watcher // changes host processes make in the backing directory (follow.go)
-	feed  *feed.Log       // the change feed's history (feed.go)
-	ctl   *control.Server
-	nfs   *nfs.Server
-	ninep *ninep.Server
+	reg     *server.Registry
+	idx     *index.Index
+	queue   *server.Batcher // the change stream into the index
+	fs      *server.FS
+	watch   *server.Watcher // changes host processes make in the backing directory (follow.go)
+	feed    *feed.Log       // the change feed's history (feed.go)
+	content *content.Index  // grep's trigram index (content.go)
+	ctl     *control.Server
+	nfs     *nfs.Server
+	ninep   *ninep.Server
 
 	pol        *policy.Live     // --policy; nil without it
 	stopPolicy func()           // ends the policy's reload watch
@@ -232,6 +236,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if d.idx, err = index.Open(d.paths.Index, opts); err != nil {
 		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
 	}
+	if err := d.openContent(); err != nil {
+		return err
+	}
 	if err := d.openFeed(); err != nil {
 		return err
 	}
@@ -240,12 +247,13 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if d.args.metaDir != "off" {
 		// Sync: d.queue is made just below, before any call can reach the tree.
 		sync := func(ctx context.Context) error { return d.queue.Flush(ctx) }
-		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync, Changes: d.recentChanges}); err != nil {
+		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync, Changes: d.recentChanges, Grep: d.grep}); err != nil {
 			return fmt.Errorf("--meta-dir: %w", err)
 		}
 		virt = tree
 	}
 	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error {
+		d.contentChanges(cs)
 		err := applyChanges(d.idx, d.log, cs)
 		d.recordChanges(cs) // the changes happened, whatever the index made of them
 		return err
@@ -285,6 +293,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	d.ctl = control.New(control.Options{
 		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits, Policy: d.pol,
 		Health:  d.health,
+		Grep:    d.grep,
 		Sync:    d.queue.Flush,
 		Metrics: d.metrics.Handler(),
 		Observe: d.observeControl,
@@ -417,6 +426,11 @@ func (d *daemon) stop() {
 	if d.queue != nil {
 		d.queue.Close()
 	}
+	if d.content != nil {
+		if err := d.content.Close(); err != nil {
+			d.log.Error("closing the content index", "err", err)
+		}
+	}
 	if d.feed != nil {
 		if err := d.feed.Close(); err != nil {
 			d.log.Error("closing the change log", "err", err)
@@ -481,9 +495,14 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	t0 := time.Now()
 	var files []index.FileState
 	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
+	since := d.content.Begin()
+	var texts []content.FileStat
 	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
 		if a.IsDir() {
 			return nil
+		}
+		if fs, ok := contentStat(p, a); ok {
+			texts = append(texts, fs)
 		}
 		scan.live[a.FileID()] = true
 		if !a.Mode.IsRegular() && !a.IsSymlink() {
@@ -512,6 +531,7 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	if err != nil {
 		return fmt.Errorf("walking the backing directory: %w", err)
 	}
+	d.content.Reconcile(since, nil, texts)
 	if err := d.checkRecoverable(scan); err != nil {
 		return err
 	}
@@ -593,6 +613,7 @@ func (d *daemon) health() control.Health {
 	return control.Health{
 		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
 		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(),
+		Content: d.contentStats(),
 		Changes: d.feedStats(),
 	}
 }

@@ -48,6 +48,9 @@ type Options struct {
 	Metrics http.Handler
 	// Observe, when set, is told of every answered request (observe.go).
 	Observe func(route string, status int, d time.Duration)
+	// Grep answers POST /v1/grep for the caller of ctx (grep.go); nil: the
+	// route answers 404.
+	Grep func(ctx context.Context, req GrepRequest) (GrepResponse, error)
 	// Changes, when set, is served at GET /v1/changes (changes.go).
 	Changes *feed.Log
 	// ChangesView decides what the caller in ctx (its Identity: the socket
@@ -91,6 +94,7 @@ func New(opt Options) *Server {
 	mux.HandleFunc("/v1/tag", s.method(http.MethodPost, s.serveTag))
 	mux.HandleFunc("/v1/tags", s.method(http.MethodPost, s.serveTags))
 	mux.HandleFunc("/v1/query", s.method(http.MethodPost, s.serveQuery))
+	mux.HandleFunc("/v1/grep", s.method(http.MethodPost, s.serveGrep))
 	mux.HandleFunc("/v1/files/", s.method(http.MethodGet, s.serveFile))
 	mux.HandleFunc("/v1/files", s.method(http.MethodGet, s.serveFile)) // else the mux would redirect
 	mux.HandleFunc("/v1/health", s.method(http.MethodGet, s.serveHealth))

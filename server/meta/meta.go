@@ -10,6 +10,9 @@
 //	  NN-<basename>               a symlink per result, in rank order, to
 //	                              ../../../<path>
 //	  .results.json               the API's answer, {"results": [...]}
+//	.semfs/grep/<pattern>[@iF]/   POST /v1/grep for the pattern (grep.go):
+//	  NN-<basename>               a symlink per matching file, most matches first
+//	  .results.json, matches      the API's answer; GNU grep's path:line:text
 //	.semfs/changes                the last 1,000 changes the caller may see,
 //	                              as JSON lines, newest last (changes.go)
 //	.semfs/tags/<path>            the file's record as JSON; writing
@@ -45,6 +48,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/control"
 )
@@ -86,7 +90,9 @@ type Tree struct {
 	cache   map[queryKey]cached
 	seen    map[seenKey]seenView // per caller, see results
 	pending map[string][]byte    // tags files written but not yet whole JSON
-	changes ChangesFunc          // Options.Changes
+	grep    func(context.Context, content.Request) (content.Answer, error)
+	greps   map[grepSeenKey]grepView // per caller, see grepAnswer (grep.go)
+	changes ChangesFunc              // Options.Changes
 }
 
 type queryKey struct {
@@ -108,6 +114,9 @@ type Options struct {
 	// written before it was looked at, as POST /v1/query does. Nil: nothing
 	// to wait for.
 	Sync func(context.Context) error
+	// Grep answers the grep/ directories (grep.go) as POST /v1/grep does,
+	// for the caller of ctx. Nil: grep/ is empty.
+	Grep func(ctx context.Context, req content.Request) (content.Answer, error)
 	// Changes, when set, gives .semfs/changes its content (changes.go).
 	Changes ChangesFunc
 }
@@ -126,7 +135,7 @@ func New(opt Options) (*Tree, error) {
 	}
 	return &Tree{name: name, idx: opt.Index, sync: opt.Sync, uid: uint32(os.Getuid()), gid: uint32(os.Getgid()),
 		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{},
-		changes: opt.Changes}, nil
+		grep: opt.Grep, greps: map[grepSeenKey]grepView{}, changes: opt.Changes}, nil
 }
 
 // flush brings the index up to the file changes made so far.
@@ -158,6 +167,7 @@ type node struct {
 	query queryKey // kindQueryDir and below
 	rank  int      // kindResult: 1-based
 	real  string   // kindTagsDir: the real path ("" = root)
+	grep  grepKey  // the grep kinds
 }
 
 type nodeKind int
@@ -170,7 +180,12 @@ const (
 	kindResults // .results.json
 	kindResult  // NN-name symlink
 	kindTagsDir // a tags directory or file: the real path's type says which
-	kindChanges // changes (changes.go)
+	kindGrepRoot
+	kindGrepDir
+	kindGrepResults // grep/<pattern>/.results.json
+	kindGrepMatches // grep/<pattern>/matches
+	kindGrepResult  // grep/<pattern>/NN-name symlink
+	kindChanges     // changes (changes.go)
 )
 
 const resultsName = ".results.json"
@@ -218,6 +233,8 @@ func (t *Tree) parse(op, p string) (node, error) {
 		return node{kind: kindResult, query: q, rank: rank}, nil
 	case "tags":
 		return node{kind: kindTagsDir, real: rest}, nil // file or dir: the real one says
+	case "grep":
+		return t.parseGrep(op, p, rest)
 	case changesName:
 		if t.changes != nil {
 			if rest != "" {
@@ -289,6 +306,9 @@ func (t *Tree) Lstat(ctx context.Context, p string) (server.Attr, error) {
 	n, err := t.parse("lstat", p)
 	if err != nil {
 		return server.Attr{}, err
+	}
+	if a, ok, err := t.grepLstat(ctx, p, n); ok {
+		return a, err
 	}
 	switch n.kind {
 	case kindQueryDir:
@@ -366,8 +386,10 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 	}
 	var names []string
 	switch n.kind {
+	case kindGrepRoot, kindGrepDir:
+		return t.grepReadDir(ctx, p, n)
 	case kindRoot:
-		names = []string{"query", "tags"}
+		names = []string{"query", "grep", "tags"}
 		if t.changes != nil {
 			names = append(names, changesName)
 		}
@@ -442,10 +464,14 @@ func (t *Tree) Readlink(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n.kind != kindResult {
+	if n.kind != kindResult && n.kind != kindGrepResult {
 		return "", server.E("readlink", server.KindInvalid, p, errors.New("not a symlink"))
 	}
-	name, target, err := t.result(ctx, p, n)
+	result := t.result
+	if n.kind == kindGrepResult {
+		result = t.grepResult
+	}
+	name, target, err := result(ctx, p, n)
 	if err != nil {
 		return "", err
 	}
@@ -671,6 +697,8 @@ func (f *file) content() ([]byte, error) {
 		return f.changes(), nil
 	case kindResults:
 		return f.t.resultsJSON(f.ctx, f.p, f.n.query)
+	case kindGrepResults, kindGrepMatches:
+		return f.t.grepFile(f.ctx, f.p, f.n)
 	}
 	return f.t.record(f.n.real), nil
 }
@@ -887,6 +915,16 @@ Over 9P, the extended attributes user.semfs.task and
 user.semfs.related_apps (comma-separated) read and set the same tags;
 user.semfs.created_by, created_at and updated_at are read-only.
 
+Grep: list a directory named after a pattern (Go RE2 syntax) to find the
+lines that match it, as grep -r would, without reading the whole tree:
+
+    cat "` + name + `/grep/timeout/matches"          # path:line:text, as GNU grep -rn
+    ls "` + name + `/grep/payment.*failed@i/"        # @i: ignore case
+    cat "` + name + `/grep/a%2Fb@F/.results.json"    # @F: a literal; %2F is "/"
+
+Each matching file is a symlink NN-<name> (most matching lines first);
+.results.json holds the POST /v1/grep answer. In the name, write "/" as %2F,
+"%" as %25 and "@" as %40. At most 1000 matching lines are listed.
 Changes: ` + name + `/changes holds the last 1000 changes you may see
 (creates, writes, renames, removes, tags...), one JSON object per line,
 newest last; each names the app that made it ("host" for the backing

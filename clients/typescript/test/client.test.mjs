@@ -177,6 +177,34 @@ test("with the daemon's model, a query finds files by meaning", async (t) => {
   assert.ok(!res.includes("notes/pizza.md") || res.indexOf("notes/pizza.md") > res.indexOf("notes/login.md"), `auth problems -> ${res}`);
 });
 
+test("grep finds lines by content, as the API answers them", async (t) => {
+  const d = await startDaemon(t);
+  fs.mkdirSync(path.join(d.data, "logs"));
+  fs.writeFileSync(path.join(d.data, "logs", "a.log"), "ok\npayment webhook timed out\nok\n");
+  fs.writeFileSync(path.join(d.data, "logs", "b.log"), "Payment WEBHOOK retried\n");
+  fs.writeFileSync(path.join(d.data, "notes.md"), "nothing (here)\n");
+  const c = new SemanticFsClient({ socketPath: d.socket, root: d.data });
+  // Written on the host: grep finds them once the daemon's watcher has seen them.
+  let r;
+  for (const deadline = Date.now() + 20000; ; ) {
+    r = await c.grep("payment webhook|nothing", { ignoreCase: true });
+    if (r.files === 3 || Date.now() > deadline) break;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  r = await c.grep("payment webhook", { ignoreCase: true, context: 1 });
+  assert.deepEqual(r.matches.map((m) => `${m.path}:${m.line}`), ["logs/a.log:2", "logs/b.log:1"]);
+  assert.deepEqual(r.matches[0].before, ["ok"]);
+  assert.deepEqual(r.matches[0].after, ["ok"]);
+  assert.equal(r.files, 2);
+  assert.equal(r.truncated, false);
+  const fixed = await c.grep("(here)", { fixed: true, paths: [path.join(d.data, "notes.md")] });
+  assert.deepEqual(fixed.matches.map((m) => [m.path, m.line, m.column]), [["notes.md", 1, 9]]);
+  const limited = await c.grep("o", { limit: 1 });
+  assert.equal(limited.matches.length, 1);
+  assert.equal(limited.truncated, true);
+  await rejectsWith(c.grep("a(b"), "invalid", 400);
+});
+
 test("changes() follows the feed in order, resumes from a cursor, reports a reset and ends on abort", async (t) => {
   const d = await startDaemon(t);
   const c = new SemanticFsClient({ socketPath: d.socket, root: d.data });
