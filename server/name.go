@@ -9,8 +9,15 @@ import (
 // MaxNameLen is the longest component the core accepts (NAME_MAX on Linux).
 const MaxNameLen = 255
 
-// MaxPathLen bounds a whole relative path (PATH_MAX on Linux).
+// MaxPathLen bounds a symlink's target (PATH_MAX on Linux, less the NUL).
 const MaxPathLen = 4095
+
+// MaxTreePathLen bounds a whole core path. It is longer than PATH_MAX: a
+// client's path is relative to its working directory and the core's is from
+// the export's root, so a client may reach deeper than PATH_MAX from the root
+// (a local file system, knfsd and nfs-ganesha have no limit there at all);
+// the resolver opens such paths in steps (openBeneath).
+const MaxTreePathLen = 64 << 10
 
 // CheckName validates one path component as a client sends it in LOOKUP, CREATE,
 // walk and the like. "." and ".." are refused: the core never resolves them, the
@@ -78,7 +85,7 @@ func Split(p string) (dir, name string) {
 // the backing directory, but a ".." anywhere is refused rather than resolved, so that
 // a request can never name something outside by construction.
 func CleanPath(op, p string) (string, error) {
-	if len(p) > MaxPathLen {
+	if len(p) > MaxTreePathLen {
 		return "", E(op, KindNameTooLong, "", nil)
 	}
 	p = strings.TrimLeft(p, "/")
