@@ -305,7 +305,9 @@ func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
 	if b.req().proc == procSymlink {
 		return nil // a symlink's own mode is meaningless on Linux; the create already happened
 	}
-	m := mode & fs.ModePerm
+	// go-nfs passes permission bits only; the fast path's CREATE passes
+	// setuid, setgid and sticky too, as Go's bits (modeFromNFS).
+	m := mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	return b.setAttr("chmod", name, server.SetAttr{Mode: &m})
 }
 
@@ -380,8 +382,8 @@ func (b *billyFS) Mkfifo(name string, mode uint32) (err error) {
 	return b.done("mknod", p, err)
 }
 
-// Mknod and Socket are refused: device nodes would reach host devices through
-// the export, and the core creates no sockets.
+// Mknod and Socket are never called: MKNOD is answered in the record stream
+// (ownMknod, setattr.go), since go-nfs made the handle before the node.
 func (b *billyFS) Mknod(name string, mode, major, minor uint32) error {
 	return b.done("mknod", name, server.E("mknod", server.KindNotSupported, name, nil))
 }

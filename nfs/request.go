@@ -97,7 +97,8 @@ func (r *request) fast() bool {
 		return false
 	}
 	switch r.proc {
-	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddirplus, procCommit, procCreate:
+	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddirplus, procCommit, procCreate,
+		procSetattr, procMknod:
 		return true
 	}
 	return false
