@@ -75,7 +75,16 @@ type FS struct {
 }
 
 // New opens the backing directory dir, which must exist.
+//
+// It sets the process's umask to 0: a file server makes files with the modes
+// its clients send, which their own umask has already shaped (Linux's client
+// applies it before CREATE, MKDIR, MKNOD, Tlcreate...), as knfsd, nfs-ganesha
+// and diod do; the daemon's umask would take bits away a second time (a
+// client's 0666 file became 0644). The umask is the process's, not a
+// thread's, so it is set here once; what the daemon makes for itself names
+// its modes.
 func New(dir string, opts Options) (*FS, error) {
+	unix.Umask(0)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, wrap("open backing directory", "", err)
