@@ -258,7 +258,11 @@ func (b *billyFS) MkdirAll(name string, perm os.FileMode) (err error) {
 	if perm == 755 {
 		perm = 0o755 // go-nfs's default when the client sets no mode is decimal 755
 	}
-	_, err = b.h.s.fsys.Mkdir(b.ctx(), p, perm&fs.ModePerm)
+	perm &= fs.ModePerm
+	if r := b.req(); r.proc == procMkdir && r.hasMode {
+		perm = modeFromNFS(r.mkdirMode) // with the sticky bit go-nfs drops
+	}
+	_, err = b.h.s.fsys.Mkdir(b.ctx(), p, perm)
 	return b.done("mkdir", p, err)
 }
 

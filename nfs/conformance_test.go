@@ -20,7 +20,8 @@ func TestConformance(t *testing.T) {
 		e := newEnvAt(t, backing)
 		c, root := e.client("/@conformance")
 		dial := func() *rawClient { return dialRaw(t, e.addr) }
-		return servertest.Env{Client: &nfsClient{c: c, root: root, dial: dial}, Backing: backing, Outside: outside}
+		return servertest.Env{Client: &nfsClient{c: c, root: root, dial: dial}, Backing: backing, Outside: outside,
+			Seconds32: true}
 	})
 }
 
@@ -144,7 +145,7 @@ func (n *nfsClient) Mkdir(p string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	st, _ := n.c.mkdir(dir, name)
+	st, _ := n.c.call(pMkdir, (&enc{}).dirop(dir, name).sattr(int(servertest.UnixMode(perm))))
 	return status(st)
 }
 

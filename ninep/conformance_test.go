@@ -180,7 +180,7 @@ func (c *p9Client) Mkdir(p string, perm fs.FileMode) error {
 		return err
 	}
 	defer d.Close()
-	_, err = d.Mkdir(name, p9.FileMode(perm.Perm()), p9.NoUID, p9.NoGID)
+	_, err = d.Mkdir(name, p9.FileMode(servertest.UnixMode(perm)), p9.NoUID, p9.NoGID)
 	return fsErr(err)
 }
 

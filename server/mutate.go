@@ -700,7 +700,8 @@ func (f *FS) setAttr(p string, s SetAttr) (Attr, error) {
 			case now:
 				ts[i] = unix.Timespec{Nsec: unix.UTIME_NOW}
 			case t != nil:
-				ts[i] = unix.NsecToTimespec(t.UnixNano())
+				// Seconds and nanoseconds apart: UnixNano overflows past 2262.
+				ts[i] = unix.Timespec{Sec: t.Unix(), Nsec: int64(t.Nanosecond())}
 			}
 		}
 		setTS(0, s.Atime, s.AtimeNow)

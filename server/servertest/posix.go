@@ -195,6 +195,11 @@ func testStickyDirectory(t *testing.T, e Env) {
 			t.Errorf("%s after refused removals: %v", p, err)
 		}
 	}
+	// mkdir(2) keeps a sticky bit it is given.
+	must(t, root.Mkdir("tmp2", 0o777|fs.ModeSticky), "mkdir 01777")
+	if _, _, mode := hostOwner(t, e, "tmp2"); mode&specialBits != 0o777|fs.ModeSticky {
+		t.Errorf("mkdir 01777 stored %v", mode)
+	}
 	// A directory's owner (not root) sets the bit on its own directory.
 	must(t, other.Mkdir("own", 0o755), "mkdir as the other")
 	must(t, other.Chmod("own", 0o700|fs.ModeSticky), "chmod 01700 by the owner")
@@ -282,7 +287,8 @@ func testLongNames(t *testing.T, e Env) {
 // their rights (pjdfstest utimensat/05-09): an explicit time is the owner's to
 // set (EPERM for others, writers included), the server's clock anyone's who
 // may write the file (EACCES for the rest); an omitted time stays; times after
-// 2038 are kept (2100 fits NFSv3's unsigned 32-bit seconds).
+// 2038 are kept (2100 fits NFSv3's unsigned 32-bit seconds; later ones where
+// the protocol carries them, Env.Seconds32).
 func testTimes(t *testing.T, e Env) {
 	needRoot(t)
 	root := e.Client.As(0, 0, nil)
@@ -322,6 +328,19 @@ func testTimes(t *testing.T, e Env) {
 	}
 	if a, _ := host("w"); a.Equal(at) {
 		t.Error("a refused SetTimes changed the atime")
+	}
+	if !e.Seconds32 {
+		// 2^32 seconds and more (pjdfstest utimensat/09's 2106), and past
+		// the range of nanoseconds in an int64 (2262), within ext4's (2446).
+		for _, far := range []time.Time{time.Unix(1<<32, 5), time.Date(2400, 1, 1, 0, 0, 0, 7, time.UTC)} {
+			must(t, root.SetTimes("w", TimeSet{T: far}, TimeSet{T: far}), "times in "+itoa(far.Year()))
+			if a, m := host("w"); !a.Equal(far) || !m.Equal(far) {
+				t.Errorf("on disk atime %v mtime %v, want %v", a, m, far)
+			}
+			if info, err := root.Lstat("w"); err != nil || !info.Mtime.Equal(far) || !info.Atime.Equal(far) {
+				t.Errorf("lstat after times in %d: %v %v, %v", far.Year(), info.Atime, info.Mtime, err)
+			}
+		}
 	}
 }
 

@@ -76,6 +76,9 @@ type Env struct {
 	// server takes a caller's from the host's user and group databases, so
 	// Client.As's gid and groups are not the caller's.
 	HostGroups bool
+	// Seconds32 says the protocol carries a time's seconds in 32 unsigned
+	// bits (NFSv3's nfstime3: 1970 to 2106).
+	Seconds32 bool
 }
 
 // StartFn starts a fresh server on an empty backing directory.
