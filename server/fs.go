@@ -48,6 +48,7 @@ type FS struct {
 	// dcred is what each switch to a caller's credentials restores (root only).
 	dcred  daemonCred
 	grants grantCache // the kernel's answers to access questions (cred.go)
+	umask  uint32     // the process's umask at New (umask.go)
 	log    *slog.Logger
 
 	// gate is held shared by every operation that changes the backing directory
@@ -75,16 +76,7 @@ type FS struct {
 }
 
 // New opens the backing directory dir, which must exist.
-//
-// It sets the process's umask to 0: a file server makes files with the modes
-// its clients send, which their own umask has already shaped (Linux's client
-// applies it before CREATE, MKDIR, MKNOD, Tlcreate...), as knfsd, nfs-ganesha
-// and diod do; the daemon's umask would take bits away a second time (a
-// client's 0666 file became 0644). The umask is the process's, not a
-// thread's, so it is set here once; what the daemon makes for itself names
-// its modes.
 func New(dir string, opts Options) (*FS, error) {
-	unix.Umask(0)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, wrap("open backing directory", "", err)
@@ -95,7 +87,7 @@ func New(dir string, opts Options) (*FS, error) {
 		return nil, wrap("open backing directory", "", err)
 	}
 	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
-		root: os.Geteuid() == 0, grants: newGrantCache(4096),
+		root: os.Geteuid() == 0, grants: newGrantCache(4096), umask: readUmask(),
 		virt: opts.Virtual, listVirtual: opts.ListVirtual}
 	if f.log == nil {
 		f.log = slog.Default()

@@ -214,6 +214,14 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		if err != nil {
 			return wrap("create", p, err)
 		}
+		if f.umasked(unixPerm(perm)) {
+			// The kernel decides the special bits as open(2) did (umask.go).
+			if err := unix.Fchmod(fd, unixPerm(perm)); err != nil {
+				unix.Close(fd)
+				unix.Unlinkat(d.fd, name, 0)
+				return wrap("create", p, err)
+			}
+		}
 		// Still under ns: a Watcher's batch, taken under ns too, finds the
 		// file in its record whenever it has the IN_CREATE the openat made.
 		if oc := f.ownChanges.Load(); oc != nil {
@@ -336,6 +344,9 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 			a, err = fstatat(d, name, "mkdir", p)
+			if err == nil && f.umasked(unixPerm(perm)) {
+				a, err = f.restorePerm(d, name, "mkdir", p, unixPerm(perm), a)
+			}
 			return err
 		})
 	})
@@ -422,6 +433,9 @@ func (f *FS) Mknod(ctx context.Context, p string, mode fs.FileMode) (a Attr, err
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 			a, err = fstatat(d, name, "mknod", p)
+			if err == nil && f.umasked(unixPerm(mode)) {
+				a, err = f.restorePerm(d, name, "mknod", p, unixPerm(mode), a)
+			}
 			return err
 		})
 		if err != nil {

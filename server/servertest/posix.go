@@ -344,6 +344,28 @@ func testTimes(t *testing.T, e Env) {
 	}
 }
 
+// testModesAsSent: a new file, directory, FIFO and socket node get the
+// permission bits the client sent, whatever the daemon's own umask (the
+// client applied its caller's umask already; pjdfstest's modes such as 0777
+// and 0666 lost their group and other write bits under a daemon's 022).
+func testModesAsSent(t *testing.T, e Env) {
+	must(t, e.Client.WriteFile("f", nil, 0o666), "create 0666")
+	must(t, e.Client.Mkdir("d", 0o777), "mkdir 0777")
+	must(t, e.Client.Mkdir("s", 0o777|fs.ModeSticky), "mkdir 01777")
+	want := map[string]fs.FileMode{"f": 0o666, "d": 0o777, "s": 0o777 | fs.ModeSticky}
+	if os.Geteuid() == 0 {
+		// As root, as the suite's other cases that switch callers.
+		must(t, e.Client.As(0, 0, nil).Mknod("p", fs.ModeNamedPipe|0o666), "mkfifo 0666")
+		must(t, e.Client.As(0, 0, nil).Mknod("k", fs.ModeSocket|0o777), "socket 0777")
+		want["p"], want["k"] = 0o666, 0o777
+	}
+	for name, m := range want {
+		if _, _, mode := hostOwner(t, e, name); mode&specialBits != m {
+			t.Errorf("%s on disk: %v, want %v", name, mode&specialBits, m)
+		}
+	}
+}
+
 // The callers the cases act as: nobody, and another unprivileged uid (also
 // used as a group), as pjdfstest's 65534 and 65533.
 const (

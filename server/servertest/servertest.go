@@ -132,6 +132,7 @@ func Run(t *testing.T, start StartFn) {
 		{"SpecialFiles", testSpecialFiles},
 		{"LongNames", testLongNames},
 		{"Times", testTimes},
+		{"ModesAsSent", testModesAsSent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
