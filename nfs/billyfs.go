@@ -55,7 +55,7 @@ func identity(r *request, app string) server.Identity {
 // call's result decides the reply's status (done).
 func (b *billyFS) begin(op, name string) (string, error) {
 	b.h.s.maybePanic(op)
-	p, err := server.CleanPath(op, name)
+	p, err := server.CleanTreePath(op, name)
 	if err != nil {
 		return "", b.done(op, name, err)
 	}
