@@ -380,6 +380,9 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	n, err := e.f.WriteAt(data, int64(off))
 	if n > 0 {
 		e.dirty.Store(true)
+		if pre.Mode&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+			e.f.DropPrivsAfterWrite(b.ctx(), pre) // as nfsd's write as the caller would
+		}
 	}
 	if err != nil {
 		r.override = 0

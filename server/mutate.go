@@ -209,6 +209,15 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 				return wrap("create", p, err)
 			}
 			file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
+			if checked {
+				// A write through it clears setuid (killprivs.go); the
+				// credential switch costs more than this fstat.
+				var st unix.Stat_t
+				if unix.Fstat(fd, &st) == nil && hasPrivs(modeOf(st.Mode)) {
+					file.privs = true
+					file.killPrivs.Store(true)
+				}
+			}
 			return nil
 		}
 		if err != nil {
@@ -286,6 +295,9 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if write && file.privs && f.ChecksPermissions(ctx) {
+		file.killPrivs.Store(true)
+	}
 	if trunc {
 		f.touches.add(p)
 	}
@@ -321,6 +333,7 @@ func (f *FS) openFile(p string, flags, acc int, write bool) (*File, error) {
 	}
 	fl := f.newFile(os.NewFile(uintptr(fd), p), p, write)
 	fl.appends = flags&os.O_APPEND != 0
+	fl.privs = hasPrivs(a.Mode)
 	return fl, nil
 }
 

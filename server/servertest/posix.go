@@ -366,6 +366,27 @@ func testModesAsSent(t *testing.T, e Env) {
 	}
 }
 
+// testWriteClearsSetuid: a write by a caller without CAP_FSETID clears the
+// file's setuid bit, and setgid where group execute is set, as Linux's write
+// does (pjdfstest chmod/12); root's write keeps them.
+func testWriteClearsSetuid(t *testing.T, e Env) {
+	needRoot(t)
+	root := e.Client.As(0, 0, nil)
+	must(t, root.WriteFile("x", []byte("#!"), 0o777), "write")
+	must(t, root.Chmod("x", 0o777|fs.ModeSetuid|fs.ModeSetgid), "chmod 06777")
+	if _, _, mode := hostOwner(t, e, "x"); mode&specialBits != 0o777|fs.ModeSetuid|fs.ModeSetgid {
+		t.Fatalf("after chmod 06777: %v", mode&specialBits)
+	}
+	must(t, root.WriteFile("x", []byte("#!/bin/sh"), 0o777), "root's write")
+	if _, _, mode := hostOwner(t, e, "x"); mode&specialBits != 0o777|fs.ModeSetuid|fs.ModeSetgid {
+		t.Fatalf("after root's write: %v, want setuid and setgid kept", mode&specialBits)
+	}
+	must(t, e.Client.As(NobodyUID, NobodyGID, nil).WriteFile("x", []byte("#!/bin/true"), 0o777), "nobody's write")
+	if _, _, mode := hostOwner(t, e, "x"); mode&specialBits != 0o777 {
+		t.Errorf("after another caller's write: %v, want setuid and setgid cleared (0777)", mode&specialBits)
+	}
+}
+
 // The callers the cases act as: nobody, and another unprivileged uid (also
 // used as a group), as pjdfstest's 65534 and 65533.
 const (

@@ -133,6 +133,7 @@ func Run(t *testing.T, start StartFn) {
 		{"LongNames", testLongNames},
 		{"Times", testTimes},
 		{"ModesAsSent", testModesAsSent},
+		{"WriteClearsSetuid", testWriteClearsSetuid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
