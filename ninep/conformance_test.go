@@ -25,15 +25,37 @@ func TestConformance(t *testing.T) {
 			_, root := dial(t, "tcp", e.tcp, "/", uid, 256<<10)
 			return root
 		}
-		return servertest.Env{Client: &p9Client{root: attach(0), attach: attach}, Backing: e.export,
+		// p9's client sends a mode's permission bits through a mask of
+		// 01777: a mode with setuid or setgid goes as v9fs sends it, raw.
+		rawChmod := func(uid uint32, p string, mode uint32) error {
+			r := dialRaw(t, "tcp", e.tcp)
+			defer r.c.Close()
+			r.version(256 << 10)
+			if err := r.attach(1, 1, "/", uid); err != nil {
+				return fsErr(err)
+			}
+			var names []string
+			if p != "" {
+				names = strings.Split(p, "/")
+			}
+			if err := r.walk(1, 2, names...); err != nil {
+				return fsErr(err)
+			}
+			_, err := r.call(msg(tSetattr, 12, uint32(2), uint32(0x1), mode, uint32(0), uint32(0), uint64(0),
+				uint64(0), uint64(0), uint64(0), uint64(0)))
+			return fsErr(err)
+		}
+		return servertest.Env{Client: &p9Client{root: attach(0), attach: attach, rawChmod: rawChmod}, Backing: e.export,
 			Outside: e.outside, HostGroups: true}
 	})
 }
 
 // p9Client implements servertest.Client over a 9P attach.
 type p9Client struct {
-	root   p9.File
-	attach func(uid uint32) p9.File // a new connection attached as n_uname uid, for As
+	root     p9.File
+	uid      uint32
+	attach   func(uid uint32) p9.File // a new connection attached as n_uname uid, for As
+	rawChmod func(uid uint32, p string, mode uint32) error
 }
 
 // maxWalk is the most names one Twalk carries (MAXWELEM); v9fs walks longer
@@ -305,6 +327,9 @@ func (c *p9Client) Truncate(p string, size int64) error {
 }
 
 func (c *p9Client) Chmod(p string, perm fs.FileMode) error {
+	if m := servertest.UnixMode(perm); m&0o6000 != 0 {
+		return c.rawChmod(c.uid, p, m)
+	}
 	return c.setattr(p, p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: p9.FileMode(servertest.UnixMode(perm))})
 }
 
@@ -366,5 +391,5 @@ func (c *p9Client) SetTimes(p string, atime, mtime servertest.TimeSet) error {
 // As is a new connection attached as n_uname uid: 9P carries no groups, the
 // server takes them from the host's databases (Env.HostGroups).
 func (c *p9Client) As(uid, _ uint32, _ []uint32) servertest.Client {
-	return &p9Client{root: c.attach(uid), attach: c.attach}
+	return &p9Client{root: c.attach(uid), uid: uid, attach: c.attach, rawChmod: c.rawChmod}
 }

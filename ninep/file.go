@@ -39,6 +39,10 @@ type file struct {
 	// it by an attach token (see conn.go) yields the attach's real root.
 	attachNonce string
 
+	// rawMode is the mode of a Tsetattr on this fid as the wire carried it,
+	// setuid and setgid included (rawmode.go); 0 when none is pending.
+	rawMode atomic.Uint32
+
 	mu   sync.RWMutex
 	path string // core path: "" is the root
 
@@ -257,6 +261,9 @@ func (f *file) getAttr(inline bool) (qid p9.QID, mask p9.AttrMask, attr p9.Attr,
 // acts on a symlink itself and never on its target.
 func (f *file) SetAttr(valid p9.SetAttrMask, attr p9.SetAttr) (err error) {
 	defer f.guard("setattr", &err)
+	if valid.Permissions {
+		attr.Permissions = f.setattrPerm(attr.Permissions)
+	}
 	s := toSetAttr(valid, attr)
 	if of := f.open.Load(); of != nil && of.writable && s.Size != nil {
 		if err := of.fl.Truncate(*s.Size); err != nil {
