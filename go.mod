@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/blevesearch/bleve/v2 v2.6.3
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/hugelgupf/p9 v0.4.1
 	github.com/prometheus/client_golang v1.25.0

@@ -867,8 +867,8 @@ func TestMetaShadowedRealFile(t *testing.T) {
 	}
 }
 
-// TestMetaActsAsTheCaller: a root daemon checks each caller (README, Security
-// model): a query directory lists only the files its caller can reach, and
+// TestMetaActsAsTheCaller: a root daemon checks each caller (docs/security.md,
+// "What root mode checks"): a query directory lists only the files its caller can reach, and
 // tagging needs write access to the file, through tags files (NFS's shared
 // descriptor included) and extended attributes alike.
 func TestMetaActsAsTheCaller(t *testing.T) {

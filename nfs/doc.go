@@ -18,7 +18,11 @@
 //     run with its credentials; READ and WRITE through the shared descriptor
 //     cache (opened as the daemon) are decided per request as nfsd decides them
 //     (server.File.CheckIO), LOOKUP needs search on the directory, and ACCESS
-//     answers the kernel's bits.
+//     answers the kernel's bits. Under a --policy file the core decides
+//     every call made with the identity (server/view.go); where the adapter
+//     reaches paths as the daemon (handle resolution, its per-call attribute
+//     cache, a listing read again), it applies the call's view (view.go): a
+//     hidden path's handle is STALE and its name is missing.
 //   - Handles. A handle is 32 bytes: app id, inode, generation (birth time), MAC.
 //     It resolves in O(depth) through a persistent inode -> (parent, name) map in
 //     the state directory and is verified by a stat of the path (same inode and

@@ -664,11 +664,12 @@ func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
 		return nil
 	}
 	fail := func(st uint32) []byte { return h.failReply(r, st) }
-	_, p, a, err := h.resolveStat(fh)
+	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
 		return fail(status(r, err))
 	}
-	got, err := h.s.fsys.Access(ctx, p, server.MayRead|server.MayWrite|server.MayExec)
+	// The mount's app too: the policy's rights are the app's (server/view.go).
+	got, err := h.s.fsys.Access(b.ctx(), p, server.MayRead|server.MayWrite|server.MayExec)
 	if err != nil {
 		r.override = 0
 		_ = pathError(r, "access", p, err)

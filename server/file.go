@@ -354,7 +354,7 @@ func (fl *File) touched() {
 // index's work (CPU, and writes into the page cache: no sync of its own per
 // batch) is done before the fsync instead of beside it, where it competed on
 // a two-core machine with the kernel worker and the wake-ups each of the
-// fsync's disk writes needs (BENCHMARKS.md, "NFS create: COMMIT's fsync").
+// fsync's disk writes needs (docs/benchmarks-history.md, "NFS create: COMMIT's fsync").
 // With the file's data already on its way (File.StartWriteback),
 // apply-then-fsync answered a libnfs COMMIT sooner than fsync-then-apply and
 // than both at once.

@@ -192,6 +192,9 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 	if err := CheckNewPath("create", p); err != nil {
 		return nil, false, err
 	}
+	if err := f.viewCreate(ctx, "create", p); err != nil {
+		return nil, false, err
+	}
 	var a Attr
 	newFd := -1 // the descriptor of a file this call made
 	checked := f.ChecksPermissions(ctx)
@@ -282,6 +285,9 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	if f.virtual(p) {
 		return f.openVirtual(ctx, p, write, trunc)
 	}
+	if err := f.viewOpen(ctx, p, write); err != nil {
+		return nil, err
+	}
 	if trunc {
 		// Truncation changes the backing directory: not while a snapshot runs.
 		f.gate.RLock()
@@ -345,6 +351,9 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 	if err := CheckNewPath("mkdir", p); err != nil {
 		return Attr{}, err
 	}
+	if err := f.viewCreate(ctx, "mkdir", p); err != nil {
+		return Attr{}, err
+	}
 	err = f.mutate(func() error {
 		return f.as(ctx, "mkdir", p, func() error {
 			d, name, err := f.parent("mkdir", p)
@@ -377,6 +386,9 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) 
 		return Attr{}, E("symlink", KindInvalid, p, constError("symlink target is empty or too long"))
 	}
 	if err := CheckNewPath("symlink", p); err != nil {
+		return Attr{}, err
+	}
+	if err := f.viewCreate(ctx, "symlink", p); err != nil {
 		return Attr{}, err
 	}
 	err = f.mutate(func() error {
@@ -434,6 +446,9 @@ func (f *FS) Mknod(ctx context.Context, p string, mode fs.FileMode) (a Attr, err
 	if err := CheckNewPath("mknod", p); err != nil {
 		return Attr{}, err
 	}
+	if err := f.viewCreate(ctx, "mknod", p); err != nil {
+		return Attr{}, err
+	}
 	err = f.mutate(func() error {
 		err := f.as(ctx, "mknod", p, func() error {
 			d, name, err := f.parent("mknod", p)
@@ -471,6 +486,9 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 		return Attr{}, refuseVirtual("link", newPath)
 	}
 	if err := CheckNewPath("link", newPath); err != nil {
+		return Attr{}, err
+	}
+	if err := f.viewTwo(ctx, "link", oldPath, newPath); err != nil {
 		return Attr{}, err
 	}
 	err = f.mutate(func() error {
@@ -518,6 +536,9 @@ func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
 	if f.virtual(p) {
 		return refuseVirtual("remove", p)
 	}
+	if err := f.viewWrite(ctx, "remove", p); err != nil {
+		return err
+	}
 	return f.mutate(func() error {
 		err := f.as(ctx, "remove", p, func() error {
 			d, name, err := f.parent("remove", p)
@@ -563,6 +584,9 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 	}
 	if f.virtual(newPath) {
 		return refuseVirtual("rename", newPath)
+	}
+	if err := f.viewTwo(ctx, "rename", oldPath, newPath); err != nil {
+		return err
 	}
 	if oldPath == newPath {
 		_, err := f.Lstat(ctx, oldPath)
@@ -626,6 +650,9 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err error) {
 	if f.virtual(p) {
 		return f.setAttrVirtual(ctx, p, s)
+	}
+	if err := f.viewWrite(ctx, "setattr", p); err != nil {
+		return Attr{}, err
 	}
 	f.gate.RLock()
 	defer f.gate.RUnlock()

@@ -161,6 +161,12 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 	if h.LastReconcile != "" {
 		fmt.Fprintf(w, "reconcile:  %s\n", h.LastReconcile)
 	}
+	if p := h.Policy; p != nil {
+		fmt.Fprintf(w, "policy:     %s (loaded %s)\n", p.File, p.Loaded.Local().Format("2006-01-02 15:04:05"))
+		if p.Error != "" {
+			fmt.Fprintf(w, "policy:     the last reload failed, the policy loaded before stays: %s\n", p.Error)
+		}
+	}
 	return exitOK
 }
 

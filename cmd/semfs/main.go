@@ -51,6 +51,7 @@ func commands() []command {
 		{"status", "show the daemon's state", runStatus},
 		{"snapshot", "write an archive of the backing directory and index", runSnapshot},
 		{"restore", "unpack a snapshot into an empty location", runRestore},
+		{"policy", "check a --policy file, or explain what an app may do to a path", runPolicy},
 		{"version", "print the version", func(_ context.Context, env *cliEnv, _ []string) int { fmt.Fprintln(env.stdout, version); return 0 }},
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/control"
 	"github.com/semfs/semfs/server/meta"
+	"github.com/semfs/semfs/server/policy"
 	"github.com/semfs/semfs/server/snapshot"
 )
 
@@ -45,6 +46,7 @@ type serveArgs struct {
 	listMetaDir         bool                // list it in the root's listing too
 	watch               server.WatchOptions // --watch, --watch-rescan, --watch-max (follow.go)
 	fastPath            string              // --fast-path: which protocols answer their hot requests in front of the library
+	policy              string              // --policy: per-app views and rights (servepolicy.go); "" = none
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -71,6 +73,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&a.watch.Mode, "watch", server.WatchInotify, "follow changes host processes make in the backing directory: inotify (rescans when it cannot), scan (rescan every --watch-rescan) or off (next start only)")
 	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")
 	fs.IntVar(&a.watch.MaxWatches, "watch-max", 0, "at most this many inotify watches (one per directory), then fall back to rescans; 0: the kernel's limit")
+	fs.StringVar(&a.policy, "policy", "", "per-app views and rights: a JSON policy file (docs/policy.md), reloaded on SIGHUP or when it changes")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -93,6 +96,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	pol, code := loadPolicy(env, a.policy, log)
+	if code != exitOK {
+		return code
+	}
 	thresholds, err := embed.ParseThresholds(a.thresholds)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: --threshold: %v\n", err)
@@ -109,7 +116,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		return exitUsage
 	}
 	defer stopProfile()
-	d := &daemon{args: a, fast: fast, log: log, paths: resolve(a.data, a.index, a.socket), listeners: map[string]string{}}
+	d := &daemon{args: a, fast: fast, log: log, pol: pol, paths: resolve(a.data, a.index, a.socket), listeners: map[string]string{}}
 	if err := d.paths.check(); err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
 		return exitUsage
@@ -161,6 +168,8 @@ type daemon struct {
 	nfs   *nfs.Server
 	ninep *ninep.Server
 
+	pol        *policy.Live     // --policy; nil without it
+	stopPolicy func()           // ends the policy's reload watch
 	metrics    *metrics.Metrics // this daemon's registry (metrics.go)
 	metricsSrv *http.Server     // --metrics; nil without it
 
@@ -195,6 +204,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		return err
 	}
 	d.metrics = metrics.New()
+	if d.pol != nil {
+		d.pol.Denied = d.metrics.PolicyDenied
+	}
 	// The model loads on its own goroutine while the index loads its records,
 	// vectors and Bleve; Open takes it once both are done (EmbedderFrom), so no
 	// query ever runs before the model is in (or known to be missing).
@@ -226,7 +238,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error { return applyChanges(d.idx, d.log, cs) }, 4096, d.log)
 	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: (*changeSink)(d), Registry: d.reg, Logger: d.log,
 		WriteQuiet: d.args.writeQuiet, Journal: journalPath(d.paths.Index),
-		Virtual: virt, ListVirtual: d.args.listMetaDir}); err != nil {
+		Virtual: virt, ListVirtual: d.args.listMetaDir, Policy: d.pol}); err != nil {
 		return err
 	}
 	if tree != nil {
@@ -257,7 +269,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		guard = d.idx.Guard()
 	}
 	d.ctl = control.New(control.Options{
-		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits,
+		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits, Policy: d.pol,
 		Health:  d.health,
 		Sync:    d.queue.Flush,
 		Metrics: d.metrics.Handler(),
@@ -270,6 +282,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		return err
 	}
 	d.goServe("control", d.ctl.Serve)
+	d.stopPolicy = d.watchPolicy()
 	if d.args.nfsAddr != "off" {
 		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log, Limits: d.args.limits, Observe: d.observer("nfs"), Track: d.tracker("nfs"), NoFastPath: !d.fast.nfs}); err != nil {
 			return err
@@ -362,6 +375,9 @@ func (d *daemon) stop() {
 	defer cancel()
 	if d.ctl != nil {
 		d.ctl.Shutdown(ctx)
+	}
+	if d.stopPolicy != nil {
+		d.stopPolicy()
 	}
 	d.stopMetrics(ctx)
 	if d.nfs != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/policy"
 )
 
 // Options wire the control API to the daemon's parts.
@@ -29,6 +30,7 @@ type Options struct {
 	Index    *index.Index
 	Registry *server.Registry
 	Logger   *slog.Logger
+	Policy   *policy.Live // per-app views and rights (policy.go); nil: none
 
 	// Limits bound each connection (idle and body timeouts, a cap on how many);
 	// zero fields take server's defaults.

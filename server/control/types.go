@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/server/policy"
 )
 
 // RegisterRequest binds the calling uid to App.
@@ -71,6 +72,10 @@ type Health struct {
 	// Watch says how changes made directly in the backing directory are
 	// followed: the mode (inotify, or scan after a fallback) and what it did.
 	Watch string `json:"watch,omitempty"`
+	// Policy is the --policy file's state (absent without one): when it was
+	// last loaded whole and why the last reload failed, if it did; the
+	// policy in force is the last one loaded.
+	Policy *policy.Status `json:"policy,omitempty"`
 }
 
 // ErrorBody is the JSON shape of every error response.

@@ -315,7 +315,7 @@ func (t *Tree) tagsAttr(ctx context.Context, op, p, rp string) (server.Attr, err
 	if t.inTree(rp) {
 		return server.Attr{}, server.E(op, server.KindNotFound, p, nil)
 	}
-	a, err := t.fs.Lstat(ctx, rp)
+	a, err := t.lstat(ctx, op, rp)
 	if err != nil {
 		return server.Attr{}, rebase(err, p)
 	}
@@ -375,7 +375,7 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 		return out, nil
 	case kindTagsDir:
 		if n.real != "" {
-			if a, err := t.fs.Lstat(ctx, n.real); err != nil {
+			if a, err := t.lstat(ctx, "readdir", n.real); err != nil {
 				return nil, rebase(err, p)
 			} else if !a.IsDir() {
 				return nil, server.E("readdir", server.KindNotDir, p, nil)
@@ -384,7 +384,7 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 		if t.inTree(n.real) {
 			return nil, server.E("readdir", server.KindNotFound, p, nil)
 		}
-		ents, err := t.fs.ReadDir(ctx, n.real)
+		ents, err := t.readDir(ctx, n.real)
 		if err != nil {
 			return nil, rebase(err, p)
 		}
@@ -518,7 +518,7 @@ func (t *Tree) results(ctx context.Context, p string, q queryKey) ([]index.Resul
 		if t.inTree(r.Path) {
 			continue
 		}
-		if _, err := t.fs.Lstat(ctx, r.Path); err != nil {
+		if _, err := t.lstat(ctx, "query", r.Path); err != nil {
 			continue
 		}
 		out = append(out, r)
@@ -723,6 +723,9 @@ func (f *file) CheckIO(ctx context.Context, write bool) error {
 	if !write || f.n.kind != kindTagsDir {
 		return nil
 	}
+	if err := f.t.checkTag(ctx, "tag", f.n.real); err != nil {
+		return rebase(err, f.p)
+	}
 	return rebase(f.t.fs.CheckAccess(ctx, "tag", f.n.real, server.MayWrite), f.p)
 }
 
@@ -806,8 +809,11 @@ func (t *Tree) tag(ctx context.Context, p, rp string, req tagsWrite) error {
 // permissions (root), to write it: a file's tags are changed by those who
 // may change the file, as Linux asks of user.* extended attributes.
 func (t *Tree) retag(ctx context.Context, op, p, rp, task string, apps []string) error {
-	a, err := t.fs.Lstat(ctx, rp)
+	a, err := t.lstat(ctx, op, rp)
 	if err != nil {
+		return rebase(err, p)
+	}
+	if err := t.checkTag(ctx, op, rp); err != nil {
 		return rebase(err, p)
 	}
 	if err := t.fs.CheckAccess(ctx, op, rp, server.MayWrite); err != nil {
