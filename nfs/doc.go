@@ -59,7 +59,10 @@
 // Where go-nfs v0.0.4 is wrong on the wire (LINK arguments, EXCLUSIVE create,
 // RPC error codes, padding after handles, the MOUNT procedures it lacks, and the
 // attributes it fakes: atime = ctime = mtime, used = size, fsid 0), rpcConn
-// translates the call or the reply (attrs.go puts the file system's atime,
+// translates the call or the reply (SETATTR and MKNOD it answers itself,
+// setattr.go: go-nfs skipped changes that changed nothing, so a non-owner's
+// chown answered OK, dropped setuid, setgid and sticky, and made MKNOD's
+// handle before the node) (attrs.go puts the file system's atime,
 // ctime, blocks*512 and the backing directory's device as fsid into every
 // fattr3 of its replies, as the fast path encodes them); no library code is
 // copied. The calls that

@@ -209,7 +209,7 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if !ok {
 		return nil // a refused MOUNT
 	}
-	p, err := server.CleanPath("handle", strings.Join(path, "/"))
+	p, err := server.CleanTreePath("handle", strings.Join(path, "/"))
 	if err != nil {
 		return nil
 	}
@@ -343,7 +343,7 @@ func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.Fi
 		h.current().sawAll(infos)
 		return infos
 	}
-	p, err := server.CleanPath("readdir", path)
+	p, err := server.CleanTreePath("readdir", path)
 	if err != nil {
 		return nil
 	}

@@ -32,6 +32,12 @@ type File struct {
 	v         VirtualFile            // a file of the virtual tree (virtual.go); f is nil then
 	created   atomic.Pointer[Attr]   // see Created
 	app       atomic.Pointer[string] // the app of writes through the file, for the change feed (Attribute)
+	// killPrivs: the file was setuid (or setgid and group-executable) when a
+	// caller the core acts as (cred.go) opened it for writing; its first
+	// write clears those bits (killprivs.go); privs says the open's statx
+	// saw them.
+	killPrivs atomic.Bool
+	privs     bool
 }
 
 // Attribute makes ctx's caller the app of the writes made through fl from now
@@ -318,6 +324,9 @@ func (fl *File) TryWriteAt(b []byte, off int64) (n int, ok bool, err error) {
 func (fl *File) wrote(n int, err error) (int, error) {
 	if n > 0 {
 		fl.touched()
+		if fl.killPrivs.Load() {
+			fl.dropPrivs()
+		}
 	}
 	if err != nil {
 		return n, wrap("write", fl.Path(), err)

@@ -52,6 +52,7 @@ type FS struct {
 	// dcred is what each switch to a caller's credentials restores (root only).
 	dcred  daemonCred
 	grants grantCache // the kernel's answers to access questions (cred.go)
+	umask  uint32     // the process's umask at New (umask.go)
 	log    *slog.Logger
 
 	// gate is held shared by every operation that changes the backing directory
@@ -91,7 +92,7 @@ func New(dir string, opts Options) (*FS, error) {
 		return nil, wrap("open backing directory", "", err)
 	}
 	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
-		root: os.Geteuid() == 0, grants: newGrantCache(4096),
+		root: os.Geteuid() == 0, grants: newGrantCache(4096), umask: readUmask(),
 		virt: opts.Virtual, listVirtual: opts.ListVirtual}
 	f.pol = opts.Policy // set apart from the literal above, which others edit too
 	if f.log == nil {

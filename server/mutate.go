@@ -165,7 +165,7 @@ func (f *FS) undo(p string) {
 	unix.Unlinkat(d.fd, name, 0)
 }
 
-// recordNew makes the creator of p, a new symlink or FIFO the caller just made,
+// recordNew makes the creator of p, a new symlink, FIFO or socket node the caller just made,
 // durable (in the journal: neither can carry the xattr) and tells the index; a
 // name whose record cannot be written is removed again.
 func (f *FS) recordNew(ctx context.Context, p string, a Attr) error {
@@ -217,10 +217,27 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 			}
 			file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
 			file.setApp(f.App(ctx))
+			if checked {
+				// A write through it clears setuid (killprivs.go); the
+				// credential switch costs more than this fstat.
+				var st unix.Stat_t
+				if unix.Fstat(fd, &st) == nil && hasPrivs(modeOf(st.Mode)) {
+					file.privs = true
+					file.killPrivs.Store(true)
+				}
+			}
 			return nil
 		}
 		if err != nil {
 			return wrap("create", p, err)
+		}
+		if f.umasked(unixPerm(perm)) {
+			// The kernel decides the special bits as open(2) did (umask.go).
+			if err := unix.Fchmod(fd, unixPerm(perm)); err != nil {
+				unix.Close(fd)
+				unix.Unlinkat(d.fd, name, 0)
+				return wrap("create", p, err)
+			}
 		}
 		// Still under ns: a Watcher's batch, taken under ns too, finds the
 		// file in its record whenever it has the IN_CREATE the openat made.
@@ -293,6 +310,9 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	if write {
 		file.setApp(f.App(ctx))
 	}
+	if write && file.privs && f.ChecksPermissions(ctx) {
+		file.killPrivs.Store(true)
+	}
 	if trunc {
 		f.touches.addTrunc(p, file.appName())
 	}
@@ -328,6 +348,7 @@ func (f *FS) openFile(p string, flags, acc int, write bool) (*File, error) {
 	}
 	fl := f.newFile(os.NewFile(uintptr(fd), p), p, write)
 	fl.appends = flags&os.O_APPEND != 0
+	fl.privs = hasPrivs(a.Mode)
 	return fl, nil
 }
 
@@ -354,6 +375,9 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 			a, err = fstatat(d, name, "mkdir", p)
+			if err == nil && f.umasked(unixPerm(perm)) {
+				a, err = f.restorePerm(d, name, "mkdir", p, unixPerm(perm), a)
+			}
 			return err
 		})
 		if err == nil {
@@ -402,11 +426,35 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) 
 	return a, err
 }
 
-// Mkfifo creates a named pipe p (the only special file the core creates; device
-// nodes would let a client reach host devices through the export).
-func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, err error) {
+// Mkfifo creates a named pipe p: Mknod with fs.ModeNamedPipe.
+func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, error) {
+	return f.Mknod(ctx, p, fs.ModeNamedPipe|perm)
+}
+
+// Mknod creates special file p of mode's type: a named pipe
+// (fs.ModeNamedPipe) or a Unix socket node (fs.ModeSocket, what bind(2)
+// leaves behind; it is an inode only, no socket is listening on it). Both are
+// harmless inodes, made with the caller's rights like any other file. Device
+// nodes are refused with KindNotPermitted (EPERM, as mknod(2) answers a
+// caller without CAP_MKNOD), whoever asks: they would hand a client the
+// host's devices through the export, and a shared directory is never a place
+// for them. Any other type is KindInvalid. mode's permission bits, setuid,
+// setgid and sticky included, are the new node's, less the kernel's rules (a
+// caller's umask is applied by its client).
+func (f *FS) Mknod(ctx context.Context, p string, mode fs.FileMode) (a Attr, err error) {
 	if f.virtual(p) {
 		return Attr{}, refuseVirtual("mknod", p)
+	}
+	var typ uint32
+	switch mode.Type() {
+	case fs.ModeNamedPipe:
+		typ = unix.S_IFIFO
+	case fs.ModeSocket:
+		typ = unix.S_IFSOCK
+	case fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
+		return Attr{}, E("mknod", KindNotPermitted, p, errDevice)
+	default:
+		return Attr{}, E("mknod", KindInvalid, p, constError("mknod makes named pipes and socket nodes only"))
 	}
 	if err := CheckNewPath("mknod", p); err != nil {
 		return Attr{}, err
@@ -421,11 +469,14 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, er
 				return err
 			}
 			defer d.close()
-			if err := unix.Mknodat(d.fd, name, unix.S_IFIFO|unixPerm(perm), 0); err != nil {
+			if err := unix.Mknodat(d.fd, name, typ|unixPerm(mode), 0); err != nil {
 				return wrap("mknod", p, err)
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 			a, err = fstatat(d, name, "mknod", p)
+			if err == nil && f.umasked(unixPerm(mode)) {
+				a, err = f.restorePerm(d, name, "mknod", p, unixPerm(mode), a)
+			}
 			return err
 		})
 		if err != nil {
@@ -435,6 +486,9 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, er
 	})
 	return a, err
 }
+
+// errDevice says why a device node is refused (see Mknod).
+const errDevice = constError("device nodes are not made in a shared directory: they would reach the host's devices")
 
 // Link creates newPath as a hard link to the file at oldPath (a symlink is linked
 // itself, not its target). Directories cannot be linked. The new name gets its own
@@ -739,7 +793,8 @@ func (f *FS) setAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 			case now:
 				ts[i] = unix.Timespec{Nsec: unix.UTIME_NOW}
 			case t != nil:
-				ts[i] = unix.NsecToTimespec(t.UnixNano())
+				// Seconds and nanoseconds apart: UnixNano overflows past 2262.
+				ts[i] = unix.Timespec{Sec: t.Unix(), Nsec: int64(t.Nanosecond())}
 			}
 		}
 		setTS(0, s.Atime, s.AtimeNow)
