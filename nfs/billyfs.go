@@ -303,9 +303,25 @@ func (b *billyFS) setAttr(op, name string, sa server.SetAttr) (err error) {
 	return b.done(op, p, err)
 }
 
+// existingCreated reports that the current call is a CREATE that found its
+// name already there (UNCHECKED: GUARDED and EXCLUSIVE fail or retransmit before
+// attributes). Such a create sets only a size, as Linux's nfsd does: go-nfs
+// would also apply the mode, owner and times asked for a new file to the
+// existing one (differential finding N5: "create a 0644; create a 0755" left
+// mode 0755, ganesha and nfsd 0644).
+// A CREATE touches one name, so the call having made a file (fresh, set by
+// Create; each call is a new request) says which.
+func (b *billyFS) existingCreated() bool {
+	r := b.req()
+	return r.proc == procCreate && b.h.fresh.r != r
+}
+
 func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
 	defer b.h.guard("chmod", &err)
 	defer b.h.invalidate()
+	if b.existingCreated() {
+		return nil
+	}
 	if b.req().proc == procSymlink {
 		return nil // a symlink's own mode is meaningless on Linux; the create already happened
 	}
@@ -318,6 +334,9 @@ func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
 func (b *billyFS) Lchown(name string, uid, gid int) (err error) {
 	defer b.h.guard("chown", &err)
 	defer b.h.invalidate()
+	if b.existingCreated() {
+		return nil
+	}
 	u, g := uint32(uid), uint32(gid)
 	return b.setAttr("chown", name, server.SetAttr{UID: &u, GID: &g})
 }
@@ -330,6 +349,9 @@ func (b *billyFS) Chown(name string, uid, gid int) error { return b.Lchown(name,
 func (b *billyFS) Chtimes(name string, atime, mtime time.Time) (err error) {
 	defer b.h.guard("chtimes", &err)
 	defer b.h.invalidate()
+	if b.existingCreated() {
+		return nil
+	}
 	r := b.req()
 	sa := server.SetAttr{Atime: &atime, Mtime: &mtime}
 	if r.proc == procSetattr && r.hasTimeHow {

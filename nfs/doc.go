@@ -53,6 +53,10 @@
 //     server.Limits bound each connection: the idle timeout while no call is in
 //     progress, the body timeout for a record once its first byte arrived and
 //     for each reply write, and MaxConns per listener.
+//   - Locks. The server is the core's change-stream sink too (Apply), called
+//     inside the core's namespace lock: it evicts cached descriptors there
+//     but closes them on another goroutine (fdCache.evictLater), since a
+//     close of a file written through takes that lock (server.Sink).
 //   - The handle map is a cache: a damaged one is set aside and rebuilt (old
 //     handles answer STALE), never a reason not to start.
 //
@@ -74,7 +78,8 @@
 // are go-nfs's by construction, but for one shortcut: an UNCHECKED or GUARDED
 // create in a directory first tries to make the name, and only when that fails
 // takes go-nfs's steps from the start (its lookup of the new name would have
-// found nothing otherwise). Large WRITEs, READDIRPLUS, large READs the page
+// found nothing otherwise); and UNCHECKED over an existing file applies only
+// a size, as Linux's nfsd does (billyFS.existingCreated). Large WRITEs, READDIRPLUS, large READs the page
 // cache cannot serve whole or that arrive while other calls of the connection
 // are in progress, and small READs, WRITEs and CREATEs while other calls are in
 // progress are answered on up to four worker goroutines per connection

@@ -2,9 +2,13 @@ package nfs
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"github.com/semfs/semfs/server"
 )
+
+// errEmptyName is a LOOKUP of the empty name.
+var errEmptyName = errors.New("no entry has the empty name")
 
 // RPC programs and NFSv3 procedures (RFC 1813) the record stream looks at.
 const (
@@ -189,6 +193,13 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 		s := string(n)
 		if lookup && (s == "." || s == "..") {
 			return // go-nfs answers these from the handle's path
+		}
+		if lookup && s == "" {
+			// No entry has the empty name: NOENT, as ganesha answers (and
+			// as a local lookup of "" fails), not the INVAL of a name the
+			// core refuses to make.
+			r.badName = server.E("lookup", server.KindNotFound, "", errEmptyName)
+			return
 		}
 		r.badName = server.CheckName("name", s)
 	}

@@ -348,6 +348,11 @@ func (f *file) ReadAt(b []byte, off int64) (n int, err error) {
 	defer f.guard("read", &err)
 	of := f.open.Load()
 	if of == nil {
+		if f.dirOpen.Load() {
+			// read(2) of a directory: EISDIR, as diod answers (differential
+			// P3); the listing is Treaddir's.
+			return 0, linux.EISDIR
+		}
 		return 0, linux.EBADF
 	}
 	n, err = of.fl.ReadAt(b, off)
@@ -583,6 +588,12 @@ func (f *file) Link(target p9.File, name string) (err error) {
 		return toErrno(err)
 	}
 	_, err = f.srv.fs.Link(f.ctx, t.p(), server.Join(f.p(), name))
+	if err != nil && server.KindOf(err) == server.KindIsDir {
+		// The core says ISDIR for NFS's sake (Linux's nfsd answers
+		// NFS3ERR_ISDIR); link(2) of a directory is EPERM, as diod answers
+		// (differential P4).
+		return linux.EPERM
+	}
 	return toErrno(err)
 }
 

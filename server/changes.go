@@ -68,6 +68,13 @@ const (
 // order (the FS serialises namespace changes), after the change reached the disk; an
 // error is logged and left for the next start's reconcile to repair, because the
 // filesystem operation itself has already happened.
+//
+// Apply runs holding the FS's namespace lock, so it must not wait for
+// anything that takes it: no namespace change through the FS and no
+// File.Close or File.Sync of a file written through (each sends the file's
+// pending ChangeWrite, which takes the lock); such a call waits for itself,
+// and every later change and the FS's Close wait with it. Hand that work to
+// another goroutine (nfs.Server.Apply closes evicted files so).
 type Sink interface {
 	Apply(ctx context.Context, c Change) error
 }

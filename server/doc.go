@@ -53,5 +53,7 @@
 // Every namespace mutation is reported, in order, to the Sink before the call
 // returns; the daemon's Sink is a Batcher that applies them to the index in
 // batches, and FS.Freeze and File.Sync flush it. Data writes are coalesced into one
-// ChangeWrite per path per quiet period because NFSv3 has no close.
+// ChangeWrite per path per quiet period because NFSv3 has no close. The Sink
+// is called holding the namespace lock, which a written File's Close and Sync
+// take to send that ChangeWrite: a Sink must not close or sync one (see Sink).
 package server

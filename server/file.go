@@ -508,7 +508,8 @@ func (f *FS) heldForWrite(files map[string]uint64) map[string]bool {
 	return out
 }
 
-// Close releases the file; if it was written, its ChangeWrite is sent now.
+// Close releases the file; if it was written, its ChangeWrite is sent now,
+// under the namespace lock: never from a Sink's Apply, which holds it.
 func (fl *File) Close() error {
 	p, err := fl.release(false)
 	if fl.written() {

@@ -116,6 +116,7 @@ func Run(t *testing.T, start StartFn) {
 		{"MkdirNested", testMkdir},
 		{"RenameFileOverExistingAndDir", testRename},
 		{"RemoveAndRmdir", testRemove},
+		{"NoHangAfterWrite", testNoHangAfterWrite},
 		{"SymlinkStoredVerbatim", testSymlink},
 		{"SymlinkOutsideIsNotFollowed", testSymlinkOutside},
 		{"HardLink", testLink},
