@@ -49,6 +49,9 @@ type FS struct {
 	sink Sink
 	reg  *Registry
 	root bool // running as root: calls run with their callers' credentials (cred.go)
+	// egid is the daemon's own group: a file it creates with its rights
+	// (ownUnchecked) has another group only when its directory is setgid.
+	egid uint32
 	// dcred is what each switch to a caller's credentials restores (root only).
 	dcred  daemonCred
 	grants grantCache // the kernel's answers to access questions (cred.go)
@@ -92,7 +95,7 @@ func New(dir string, opts Options) (*FS, error) {
 		return nil, wrap("open backing directory", "", err)
 	}
 	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
-		root: os.Geteuid() == 0, grants: newGrantCache(4096), umask: readUmask(),
+		root: os.Geteuid() == 0, egid: uint32(os.Getegid()), grants: newGrantCache(4096), umask: readUmask(),
 		virt: opts.Virtual, listVirtual: opts.ListVirtual}
 	f.pol = opts.Policy // set apart from the literal above, which others edit too
 	if f.log == nil {

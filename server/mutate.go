@@ -39,7 +39,9 @@ func (f *FS) mutate(fn func() error) error {
 // (cred.go) got the kernel's owner and group already (its fsuid, its fsgid or a
 // setgid directory's group); a group the create asked for (CreateGID) is then
 // given with the caller's own rights, so only one the caller may choose. A
-// root caller gets its uid and the group asked for, or its gid. name "" means
+// root caller gets its uid and the group asked for, else its gid, unless a
+// setgid directory gave the file its own group (kept, as the kernel does for
+// root on a local file system). name "" means
 // fd itself. Best effort: the file exists either way.
 // Precondition: running inside f.as for ctx.
 func (f *FS) own(ctx context.Context, fd int, name string, flags int) {
@@ -52,6 +54,14 @@ func (f *FS) own(ctx context.Context, fd int, name string, flags int) {
 		flags |= unix.AT_EMPTY_PATH
 	}
 	uid, gid := rootOwner(id)
+	if !checked && !id.HasCreateGID {
+		// A setgid directory gave the file its group, as it would to a
+		// root caller of a local file system: keep it.
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, name, &st, flags); err == nil && st.Gid != f.egid {
+			gid = -1
+		}
+	}
 	if checked {
 		if !id.HasCreateGID {
 			return // the kernel chose as it would for the caller
@@ -103,6 +113,9 @@ func (f *FS) ownUnchecked(ctx context.Context, fd int, a Attr) bool {
 		return false
 	}
 	uid, gid := rootOwner(id)
+	if !id.HasCreateGID && a.GID != f.egid {
+		gid = -1 // a setgid directory's group, kept as in own
+	}
 	if uint32(uid) == a.UID && (gid == -1 || uint32(gid) == a.GID) {
 		return false
 	}

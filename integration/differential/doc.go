@@ -93,6 +93,14 @@
 //     name holding "/": semfs refuses them as names (EINVAL); the peers
 //     answer EEXIST, EISDIR, EACCES, ENOENT or ENOTDIR by call. A success
 //     on either side still differs.
+//   - NFS SETATTR of a size, or UNCHECKED CREATE, on a symlink: semfs
+//     answers NFS3ERR_INVAL (truncate(2) of what is not a regular file;
+//     it never follows a symlink), ganesha NFS3ERR_ISDIR or
+//     NFS3ERR_BADTYPE. A kernel client resolves the link itself and sends
+//     neither. Refused either way.
+//   - NFS: an empty name below a name that is not a directory: semfs
+//     refuses the name (NFS3ERR_INVAL; LOOKUP NFS3ERR_NOENT), ganesha the
+//     directory (NFS3ERR_NOTDIR). Refused either way.
 //   - 9P: a name too long with a missing source: semfs answers
 //     ENAMETOOLONG first, diod ENOENT first.
 //   - 9P steps on a symlink that diod follows and semfs, which never
