@@ -149,3 +149,32 @@ func TestRanges(t *testing.T) {
 		}
 	}
 }
+
+func TestTable(t *testing.T) {
+	a := Results{
+		"chown/07.t":  {File: "chown/07.t", Ran: 20, Failed: []int{5, 8}},
+		"open/00.t":   {File: "open/00.t", Ran: 47},
+		"rename/09.t": {File: "rename/09.t", Ran: 9, Failed: []int{1, 2, 3, 4, 5, 6, 7}, Note: "timeout"},
+	}
+	b := Results{
+		"chown/07.t":  {File: "chown/07.t", Ran: 20},
+		"open/00.t":   {File: "open/00.t", Ran: 47},
+		"rename/09.t": {File: "rename/09.t", Ran: 400},
+	}
+	got := Table(Column{"semfs", a}, Column{"peer", b})
+	for _, want := range []string{
+		"| test file | semfs | peer |",
+		"| chown/07.t | 2 (5 8) | 0 |",
+		"| rename/09.t | 7 [timeout after 9] | 0 |",
+		"| **chown/** | 2 | 0 |",
+		"| **total failed / ran** | **9** / 76 | **0** / 467 |",
+		"1 other test files pass on every mount.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "| open/00.t |") {
+		t.Errorf("a file that passes everywhere has a row:\n%s", got)
+	}
+}
