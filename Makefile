@@ -48,13 +48,13 @@ fuzz:
 CONFORMANCE_OUT ?= $(CURDIR)/bin/conformance
 conformance:
 	SEMFS_CONFORMANCE=semfs SEMFS_REQUIRE_KERNEL=1 SEMFS_CONFORMANCE_OUT=$(CONFORMANCE_OUT) \
-		$(GO) test -count=1 -v -timeout 60m -run '^TestConformanceSemfs$$' ./integration/conformance/
+		$(GO) test -count=1 -v -timeout 75m -run '^TestConformanceSemfs$$' ./integration/conformance/
 
 # The same suite on nfs-ganesha (NFSv3) and diod (9P2000.L) under the same
 # kernel: rewrites integration/conformance/testdata/peers-*.txt (commit them).
 conformance-peers:
 	SEMFS_CONFORMANCE=peers SEMFS_REQUIRE_KERNEL=1 SEMFS_CONFORMANCE_OUT=$(CONFORMANCE_OUT) \
-		$(GO) test -count=1 -v -timeout 60m -run '^TestConformancePeers$$' ./integration/conformance/
+		$(GO) test -count=1 -v -timeout 75m -run '^TestConformancePeers$$' ./integration/conformance/
 
 clean:
 	rm -rf bin

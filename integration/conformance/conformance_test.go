@@ -190,6 +190,9 @@ func (r *run) mount(ms ...mount) {
 	if err != nil || res.Status != 0 {
 		r.t.Fatalf("mounts: %v (exit %d)\n%s", err, res.Status, res.Output)
 	}
+	if !strings.Contains(res.Output, "nobody is uid 65534 gid 65534") {
+		r.t.Fatalf("guest set-up: utimensat/06.t and 07.t need user nobody (65534):\n%s", res.Output)
+	}
 	r.t.Logf("mounts:\n%s", res.Output)
 }
 
@@ -208,13 +211,34 @@ func selected(label string) bool {
 	return false
 }
 
+// files are the test files a run runs: the suite, or those that
+// SEMFS_CONFORMANCE_FILES (comma-separated prefixes, e.g. "chown/,open/06.t")
+// selects, to rerun a few files while fixing them.
+func (r *run) files() []string {
+	only := os.Getenv("SEMFS_CONFORMANCE_FILES")
+	if only == "" {
+		return r.suite.Files
+	}
+	var fs []string
+	for _, f := range r.suite.Files {
+		for _, p := range strings.Split(only, ",") {
+			if p = strings.TrimSpace(p); p != "" && strings.HasPrefix(f, p) {
+				fs = append(fs, f)
+				break
+			}
+		}
+	}
+	return fs
+}
+
 // suiteOn runs every counted test file through m, one guest step per file
 // (a file that hangs is killed alone), and returns the results.
 func (r *run) suiteOn(m mount) conformance.Results {
 	t := r.t
 	rs := conformance.Results{}
 	t0 := time.Now()
-	for i, f := range r.suite.Files {
+	files := r.files()
+	for i, f := range files {
 		res, err := r.vm.Run(r.ctx, m.Label+"/"+f, fileTimeout, conformance.GuestScript(m.Path, f))
 		if err != nil {
 			t.Fatalf("mount %s, %s: the guest did not finish: %v", m.Label, f, err)
@@ -232,7 +256,7 @@ func (r *run) suiteOn(m mount) conformance.Results {
 		rs[f] = fr
 		if (i+1)%20 == 0 {
 			failed, ran := rs.Total()
-			t.Logf("mount %s: %d/%d files, %d of %d assertions failed, %.0fs", m.Label, i+1, len(r.suite.Files), failed, ran, time.Since(t0).Seconds())
+			t.Logf("mount %s: %d/%d files, %d of %d assertions failed, %.0fs", m.Label, i+1, len(files), failed, ran, time.Since(t0).Seconds())
 		}
 	}
 	// Device nodes are out of the suite; record what each server answers
@@ -368,7 +392,7 @@ exec ganesha.nfsd -F -L %[1]s/ganesha.log -f %[2]s -N NIV_EVENT -p /run/ganesha/
 		Netns: r.ns,
 		Argv: [][]string{
 			{"unshare", "--mount", "--propagation", "private", "sh", "-c", gsh},
-			{"diod", "-f", "-n", "-l", fmt.Sprintf("127.0.0.1:%d", ninepPort), "-e", dexp, "-L", filepath.Join(r.dir, "diod.log")},
+			{"diod", "-f", "-n", "-c", "/dev/null", "-l", fmt.Sprintf("127.0.0.1:%d", ninepPort), "-e", dexp, "-L", filepath.Join(r.dir, "diod.log")},
 		},
 		WaitTCP: []string{fmt.Sprintf("127.0.0.1:%d", nfsPort), fmt.Sprintf("127.0.0.1:%d", mountPort), fmt.Sprintf("127.0.0.1:%d", ninepPort)},
 		LogPath: filepath.Join(r.dir, "servers.log"),
@@ -386,6 +410,10 @@ exec ganesha.nfsd -F -L %[1]s/ganesha.log -f %[2]s -N NIV_EVENT -p /run/ganesha/
 		rs := r.suiteOn(m)
 		save(t, m.Label, rs, header(m.Label)...)
 		p := filepath.Join("testdata", "peers-"+m.Label+".txt")
+		if os.Getenv("SEMFS_CONFORMANCE_FILES") != "" {
+			t.Logf("%s: SEMFS_CONFORMANCE_FILES selects part of the suite: %s not rewritten", m.Label, p)
+			continue
+		}
 		if err := os.WriteFile(p, []byte(rs.Format(header(m.Label)...)), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -421,6 +449,13 @@ func gate(t *testing.T, results map[string]conformance.Results) {
 		peer, err := conformance.ParseResults(string(b))
 		if err != nil {
 			t.Fatalf("testdata/peers-%s.txt: %v", c.peer, err)
+		}
+		if os.Getenv("SEMFS_CONFORMANCE_FILES") != "" {
+			for f := range peer { // part of the suite ran: gate only that part
+				if _, ran := results[c.label][f]; !ran {
+					delete(peer, f)
+				}
+			}
 		}
 		cols = append(cols, conformance.Column{Name: c.label, Results: results[c.label]}, conformance.Column{Name: c.peer, Results: peer})
 		g := conformance.Compare(c.proto, results[c.label], peer, lists)

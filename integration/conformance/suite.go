@@ -156,11 +156,12 @@ done
 }
 
 // GuestSetup prepares the guest once per boot: the user database that
-// utimensat/06.t and 07.t read (`id -u nobody`; the initramfs has no /etc),
-// with Debian's nobody (65534) and nogroup.
+// utimensat/06.t and 07.t read (`id -u nobody`): the harness's /etc/passwd
+// has only root and user, so nobody (65534) and nogroup are added as Debian
+// has them.
 const GuestSetup = `mkdir -p /etc
-[ -f /etc/passwd ] || printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >/etc/passwd
-[ -f /etc/group ] || printf 'root:x:0:\nnogroup:x:65534:\n' >/etc/group
+grep -q '^nobody:' /etc/passwd 2>/dev/null || echo 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >>/etc/passwd
+grep -q '^nogroup:' /etc/group 2>/dev/null || echo 'nogroup:x:65534:' >>/etc/group
 echo "nobody is uid $(id -u nobody) gid $(id -g nobody)"
 `
 
