@@ -42,7 +42,7 @@ fuzz:
 
 # pjdfstest as root through the Linux kernel's NFSv3 and v9fs clients (QEMU
 # guest, one boot), gated on nfs-ganesha's and diod's committed results; see
-# docs/conformance.md. Root, integration/kernel/setup.sh's packages, autoconf,
+# docs/pjdfstest.md. Root, integration/kernel/setup.sh's packages, autoconf,
 # automake, gcc, and pjdfstest's source in ../shared/peers/pjdfstest
 # (SEMFS_PJDFSTEST_SRC). Results and failure reports go to bin/conformance/.
 CONFORMANCE_OUT ?= $(CURDIR)/bin/conformance

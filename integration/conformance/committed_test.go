@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestCommittedFiles checks that docs/conformance.md's lists and the
+// TestCommittedFiles checks that docs/pjdfstest.md's lists and the
 // committed peer results parse, so a malformed edit fails `make test`, not
 // only the long kernel run.
 func TestCommittedFiles(t *testing.T) {
-	if _, err := ReadLists("../../docs/conformance.md"); err != nil {
+	if _, err := ReadLists("../../docs/pjdfstest.md"); err != nil {
 		t.Error(err)
 	}
 	for _, p := range []string{"testdata/peers-ganesha.txt", "testdata/peers-diod.txt"} {

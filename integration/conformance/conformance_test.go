@@ -260,7 +260,7 @@ func (r *run) suiteOn(m mount) conformance.Results {
 		}
 	}
 	// Device nodes are out of the suite; record what each server answers
-	// (docs/conformance.md quotes it).
+	// (docs/pjdfstest.md quotes it).
 	res, err := r.vm.Run(r.ctx, m.Label+"/devices", 2*time.Minute, conformance.DeviceScript(m.Path))
 	if err != nil {
 		t.Fatalf("mount %s, devices: %v", m.Label, err)
@@ -325,7 +325,7 @@ func semfsBinary(t *testing.T, dir string) string {
 
 func header(what string) []string {
 	return []string{
-		"pjdfstest (" + what + ") as root through Linux 6.1 (Debian, QEMU TCG); see docs/conformance.md",
+		"pjdfstest (" + what + ") as root through Linux 6.1 (Debian, QEMU TCG); see docs/pjdfstest.md",
 		"block and char removed from the file-type loops; mknod/*.t and unlink/00.t not run",
 		"run " + time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 	}
@@ -333,7 +333,7 @@ func header(what string) []string {
 
 // TestConformanceSemfs runs pjdfstest on semfs's NFSv3 and 9P mounts in one
 // boot and fails on every assertion semfs fails that its peer (committed
-// results) passes, unless docs/conformance.md accepts it or lists it as a
+// results) passes, unless docs/pjdfstest.md accepts it or lists it as a
 // known failure.
 func TestConformanceSemfs(t *testing.T) {
 	requireRun(t, modeSemfs)
@@ -424,9 +424,9 @@ exec ganesha.nfsd -F -L %[1]s/ganesha.log -f %[2]s -N NIV_EVENT -p /run/ganesha/
 
 // gate compares semfs's results with the committed peers' and fails with
 // every assertion semfs fails that the peer passes, apart from the accepted
-// differences and the known failures docs/conformance.md lists.
+// differences and the known failures docs/pjdfstest.md lists.
 func gate(t *testing.T, results map[string]conformance.Results) {
-	lists, err := conformance.ReadLists("../../docs/conformance.md")
+	lists, err := conformance.ReadLists("../../docs/pjdfstest.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,10 +465,10 @@ func gate(t *testing.T, results map[string]conformance.Results) {
 			c.label, failed, ran, c.peer, pf, pr, len(g.Accepted), len(g.Known), len(g.New), len(g.Fixed))
 		if len(g.Fixed) > 0 {
 			sort.Strings(g.Fixed)
-			t.Logf("%s: known failures that now pass (remove them from docs/conformance.md's known list):\n  %s", c.label, strings.Join(g.Fixed, "\n  "))
+			t.Logf("%s: known failures that now pass (remove them from docs/pjdfstest.md's known list):\n  %s", c.label, strings.Join(g.Fixed, "\n  "))
 		}
 		if len(g.New) > 0 {
-			msgs = append(msgs, fmt.Sprintf("%s fails %d assertions that %s passes (neither accepted nor known in docs/conformance.md):\n%s",
+			msgs = append(msgs, fmt.Sprintf("%s fails %d assertions that %s passes (neither accepted nor known in docs/pjdfstest.md):\n%s",
 				c.label, len(g.New), c.peer, g.NewReport()))
 		}
 	}

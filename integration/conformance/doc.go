@@ -6,7 +6,7 @@
 //
 // The package itself builds the suite, parses its TAP output into results
 // (failed assertion numbers per test file), reads and writes result files,
-// reads the accepted and known-failure lists of docs/conformance.md, and
+// reads the accepted and known-failure lists of docs/pjdfstest.md, and
 // compares semfs with its peer. The tests (conformance_test.go) boot the
 // guest; they run only when SEMFS_CONFORMANCE asks (make conformance, make
 // conformance-peers).

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// The two lists docs/conformance.md keeps, each under its own heading, one
+// The two lists docs/pjdfstest.md keeps, each under its own heading, one
 // entry a line:
 //
 //   - `nfs chmod/12.t 3 4`: reason
