@@ -79,7 +79,7 @@ type Result struct {
 	Explain *Explanation `json:"explain,omitempty"` // only when the query asked
 }
 
-// Explanation is why a file matched (see the README's Query section).
+// Explanation is why a file matched (see docs/query.md).
 type Explanation struct {
 	Rank       string              `json:"rank"`
 	Names      []string            `json:"names,omitempty"` // query words equal to a whole name of the file
@@ -101,10 +101,22 @@ type Health struct {
 	Index         IndexStats        `json:"index"`
 	Registered    map[string]string `json:"registered"` // uid -> app
 	LastReconcile string            `json:"lastReconcile,omitempty"`
-	Watch         string            `json:"watch,omitempty"` // how host changes to the backing directory are followed
+	Watch         string            `json:"watch,omitempty"`   // how host changes to the backing directory are followed
+	Content       *ContentStats     `json:"content,omitempty"` // grep's content index
+	Policy        *PolicyStatus     `json:"policy,omitempty"`  // the --policy file's state; nil without one
+	Changes       *ChangesStats     `json:"changes,omitempty"` // the change feed's history
 	// Error says why the daemon is unhealthy (e.g. its backing directory was
 	// moved or removed); nil when Status is "ok".
 	Error *ErrorDetail `json:"error,omitempty"`
+}
+
+// PolicyStatus is the --policy file, when it was last loaded whole, and why
+// the last reload failed ("" when it did not; the last policy loaded stays
+// in force).
+type PolicyStatus struct {
+	File   string    `json:"file"`
+	Loaded time.Time `json:"loaded"`
+	Error  string    `json:"error,omitempty"`
 }
 
 // IndexStats counts the index's records and vectors.

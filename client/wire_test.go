@@ -8,6 +8,7 @@ import (
 
 	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/server/control"
 )
 
@@ -33,6 +34,12 @@ func TestWireTypesMatchServer(t *testing.T) {
 		{"Health", client.Health{}, control.Health{}},
 		{"IndexStats", client.IndexStats{}, index.Stats{}},
 		{"ErrorBody", client.ErrorBody{}, control.ErrorBody{}},
+		{"GrepRequest", client.GrepRequest{}, control.GrepRequest{}},
+		{"GrepResponse", client.GrepResponse{}, control.GrepResponse{}},
+		{"ContentStats", client.ContentStats{}, content.IndexStats{}},
+		{"Change", client.Change{}, control.Change{}},
+		{"ChangesResponse", client.ChangesResponse{}, control.ChangesResponse{}},
+		{"ChangesStats", client.ChangesStats{}, control.ChangesStats{}},
 	}
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {

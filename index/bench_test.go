@@ -20,7 +20,8 @@ import (
 
 // Benchmarks (not tests). Corpora are written straight into buntdb (one
 // transaction) and opened once per process, so Bleve's build is paid once; see
-// BENCHMARKS.md for the commands and figures.
+// BENCHMARKS.md for the commands and current figures, and
+// docs/benchmarks-history.md for the earlier ones (the former index/BENCHMARKS.md).
 //
 //	go test ./index/ -run '^$' -bench . -benchtime 200x
 

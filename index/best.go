@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,53 +17,74 @@ import (
 )
 
 // The best rank (RankBest, the default). For a query with analysed words T
-// (words.go), whole words W and, when there is a query vector, the clamped cosine
-// sim(f) of each file f:
+// (words.go), whitespace-separated words W and, when there is a query vector,
+// the clamped cosine sim(f) of each file f:
 //
-//	names(f)    = |{w in W : w equals a whole name of f}|   (names() in words.go)
-//	kw(f)       = Σ_t idf(t)·(p + (1−p)·bm25(t,f)/max_g bm25(t,g))  /  Σ_t idf(t)    in [0,1]
-//	sem(f)      = clamp((sim(f) − mean sim) / (max sim − mean sim), 0, 1)
-//	fused(f)    = wKeyword·kw(f) + wSemantic·sem(f)   (weights sum to 1)
-//	bonus       = wSemantic + wKeyword·common + nameMargin
-//	score(f)    = fused(f) + bonus·rare(f)                                  if names(f) = 0
-//	            = max(fused(f) + bonus·rare(f), bonus·names(f) + nameTie·fused(f))   otherwise
+//	kw(f)    = Σ_{t∈T matched by f} idf(t)·m(t,f) / Σ_{t∈T} idf(t)                in [0,1]
+//	m(t,f)   = p + (1−p)·bm25(t,f)/max_g bm25(t,g)
+//	sem(f)   = (1−δ)·clamp((sim(f) − mean sim)/(max sim − mean sim), 0, 1) + δ·sim(f)   in [0,1]
+//	λ        = λtie + λrescue·(1 − max_g kw(g))
+//	apps(f)  = |{w in W : w equals f's creator or a related app}|
+//	paths(f) = |{w in W : w equals f's full path or basename, with or without extension}|
+//	score(f) = kw(f) + λ·sem(f) + (λ + b)·apps(f) + ε·paths(f)
+//	         raised to λ + μ + ε·score(f) when apps(f) + paths(f) > 0 and it is below
 //
 // bm25(t,f) is Bleve's BM25 score of term t (exact token, or token prefix when t
-// has prefixMin runes or more) over the path, task and apps fields with their
-// boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
-// the rarest; rare(f) counts the name hits on names that at most 1/commonDiv of
-// the files have (a basename, a full path, a rare app: strong evidence, added to
-// the score), while a name that many files share (a big directory, a busy app)
-// only lifts its files to the name floor; common is the largest kw a file can get from common words alone
-// (terms found in more than 1/commonDiv of the files). Results are ordered by
-// score, then names, then similarity, then path. A name hit is worth more than anything meaning
-// and common words can add, so a file with an exact-name hit ranks above every
-// file matched by meaning or common words alone (the seed's promise, kept), yet
-// a file matching several rare words of the query can still pass it; and a
-// strong semantic match outranks a hit on a common word. Returned: files with a keyword or name hit, and files whose similarity
-// reaches the model's threshold or stands out (z-score >= zStandOut among all
-// files): a query whose words hit nothing still gets its closest files.
+// has prefixMin runes or more, or for a month's name its abbreviation or
+// two-digit number, as dated paths write it) over the path, task and apps
+// fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
+// the rarest. With p = 0.9, kw is first the IDF-weighted coverage of the
+// query's informative words, and only then how strongly each matches. A word of
+// W that analyses to several terms ("v2.2.1", "invoice_8841") is one unit: a
+// file holding it as written (a case-insensitive substring of a field, the
+// seed's test) gets its terms' whole share, a file holding them apart half of
+// what they earn. A directory's name is one of the path's words, weighted by
+// its rarity like any other, never a name of the file (issue 27).
+//
+// Meaning weighs λ: a tie-break (λtie) when some file matches the query's
+// words fully, up to λtie + λrescue when none matches any (the calibration
+// set λrescue to 0: see BENCHMARKS.md), so it cannot drag a file below one
+// matching fewer of the query's words by more than λ. sem keeps a share δ of
+// the raw cosine, so a file returned for its meaning alone never scores 0.
+// A name hit raises the file above λ + μ, more than meaning alone can give
+// (λ·sem ≤ λ; stop words give no kw when the query has other words), so a
+// file whose app, basename or path equals a query word ranks above every file
+// matched by meaning or by stop words alone; an app hit adds λ + b, more than
+// meaning and strength (at most 1 − p) can separate two files of equal
+// coverage, so the app's files rank above other apps' files with the same
+// coverage (the seed's promise, stated precisely). Results are ordered by
+// score, then name hits, then similarity, then path. Returned: files with a
+// keyword or name hit, and files whose similarity reaches the model's
+// threshold or stands out (z-score >= zStandOut among all files): a query
+// whose words hit nothing still gets its closest files.
 const (
-	wKeyword    = 0.55
-	wSemantic   = 1 - wKeyword
 	prefixMin   = 4   // shorter words match whole tokens only
 	prefixBoost = 0.5 // a prefix hit is worth less than the whole token
 	zStandOut   = 2.5
 	kwMax       = 1000 // per word, the best files Bleve returns
-	commonDiv   = 10   // a word found in more than 1/commonDiv of the files is common
-	nameMargin  = 0.01
-	nameTie     = 0.1 // orders files of equal name hits by their fused score
-	presence    = 0.8 // share of a word's kw that any match of it earns
+	presence    = 0.9  // p: share of a word's kw that any match of it earns
+	semRaw      = 0.1  // δ: share of sem that is the raw cosine
+	nameBonus   = 0.11 // b: an app hit beyond λ, more than 1 − p (the most strength adds)
+	nameMargin  = 0.01 // μ: a name hit's floor beyond λ, the most meaning alone gives
+	nameTie     = 0.05 // ε: a path's name hit, a tie-break
+	scattered   = 0.5  // share of a several-term word's kw its terms earn apart
+)
+
+// The calibrated weights of meaning (λtie, λrescue above; Query.Fusion
+// overrides them; BENCHMARKS.md has the calibration curve).
+const (
+	fusionTie    = 0.05
+	fusionRescue = 0
 )
 
 type bestCand struct {
 	slot  int
-	names int // query words equal to one of the file's names
-	rare  int // those of them that are names of at most 1/commonDiv of the files
+	names int // query words equal to one of the file's own names
+	apps  int // those equal to its creator or a related app
+	word  int // 1 + the index in queryTerms.nameWords of the last word counted
 	kw    float64
 	sim   float64
 	has   bool // sim is known
-	fused float64
 	score float64
 }
 
@@ -134,7 +156,8 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 
 	cands := candSet{at: make([]int32, x.hay.len())}
 	get := cands.get
-	commonShare, err := x.keywordEvidence(ctx, qt, get)
+	x.nameEvidence(qt, get)
+	err := x.keywordEvidence(ctx, qt, &cands)
 	if scanned != nil {
 		<-scanned // x.mu is held until the scan is done with the set
 		err = errors.Join(err, scanErr)
@@ -142,7 +165,6 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, ioErr("query", "", err)
 	}
-	x.nameEvidence(qt, get)
 
 	var semHi, semLo float64
 	if set != nil && set.len() > 0 {
@@ -169,23 +191,30 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		}
 	}
 	semOf := func(c *bestCand) float64 {
-		if !c.has || semHi <= semLo {
+		switch {
+		case !c.has:
 			return 0
+		case semHi <= semLo:
+			return c.sim // no spread to scale by: the cosine itself
 		}
-		return math.Min(1, math.Max(0, (c.sim-semLo)/(semHi-semLo)))
+		return (1-semRaw)*math.Min(1, math.Max(0, (c.sim-semLo)/(semHi-semLo))) + semRaw*c.sim
 	}
-	wk, ws := wKeyword, wSemantic
-	if set == nil {
-		wk, ws = 1, 0
+	lambda := 0.0 // keyword-only: no meaning to weigh
+	if set != nil {
+		fu := Fusion{Tie: fusionTie, Rescue: fusionRescue}
+		if q.Fusion != nil {
+			fu = *q.Fusion
+		}
+		kwTop := 0.0
+		for i := range cands.list {
+			kwTop = max(kwTop, cands.list[i].kw)
+		}
+		lambda = fu.Tie + fu.Rescue*(1-min(1, kwTop))
 	}
-	// Each exact-name hit is worth more than the most a file can get from
-	// meaning and common words alone.
-	bonus := ws + wk*commonShare + nameMargin
 	scoreOf := func(c *bestCand, sem float64) {
-		c.fused = wk*c.kw + ws*sem
-		c.score = c.fused + bonus*float64(c.rare)
+		c.score = c.kw + lambda*sem + (lambda+nameBonus)*float64(c.apps) + nameTie*float64(c.names-c.apps)
 		if c.names > 0 {
-			c.score = max(c.score, bonus*float64(c.names)+nameTie*c.fused)
+			c.score = max(c.score, lambda+nameMargin+nameTie*c.score)
 		}
 	}
 	// No more candidates from here: pointers into cands.list stay valid.
@@ -273,17 +302,15 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 
 // keywordEvidence adds to each file Bleve finds its kw share (see the formula
 // above): one BM25 search per analysed word. Precondition: x.mu held for reading.
-// It returns the share of kw that common words (found in more than
-// 1/commonDiv of the files) can give at most.
-func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int) *bestCand) (commonShare float64, err error) {
+func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candSet) error {
+	get := cands.get
 	if len(qt.terms) == 0 {
-		return 0, nil
+		return nil
 	}
 	total, err := x.bl.DocCount()
 	if err != nil || total == 0 {
-		return 0, err
+		return err
 	}
-	var commonIDF float64
 	n := float64(total)
 	rarest := math.Log(1 + (n+0.5)/0.5)
 	var sumIDF float64
@@ -308,13 +335,14 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return 0, err
+		return err
 	}
-	var per []termHits
-	for _, res := range results {
+	per := make([]termHits, len(results))
+	for i, res := range results {
 		df := float64(res.Total)
 		if df == 0 {
-			sumIDF += rarest // a word found nowhere: every file misses it
+			per[i].idf = rarest // a word found nowhere: every file misses it
+			sumIDF += rarest
 			continue
 		}
 		th := termHits{idf: math.Log(1 + (n-df+0.5)/(df+0.5)), scores: make([]slotSim, 0, len(res.Hits))}
@@ -327,20 +355,60 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, get func(int
 			th.best = max(th.best, h.Score)
 		}
 		sumIDF += th.idf
-		if df*commonDiv > n {
-			commonIDF += th.idf
-		}
-		per = append(per, th)
+		per[i] = th
 	}
-	for _, th := range per {
+	inGroup := make([]bool, len(per))
+	for _, g := range qt.groups {
+		for _, t := range g.terms {
+			inGroup[t] = true
+		}
+	}
+	// contrib adds term i's kw to each file it matched, through add.
+	contrib := func(i int, add func(slot int, v float64)) {
+		th := per[i]
 		if th.best <= 0 {
-			continue
+			return
 		}
 		for _, h := range th.scores {
-			get(h.slot).kw += th.idf * (presence + (1-presence)*h.sim/th.best) / sumIDF
+			add(h.slot, th.idf*(presence+(1-presence)*h.sim/th.best)/sumIDF)
 		}
 	}
-	return commonIDF / sumIDF, nil
+	for i := range per {
+		if !inGroup[i] {
+			contrib(i, func(slot int, v float64) { get(slot).kw += v })
+		}
+	}
+	// A word of several tokens ("v2.2.1", "invoice_8841", "OKRs") is worth
+	// its tokens' whole share to a file that holds it as written (a
+	// case-insensitive substring of a field, the seed's test) and half of
+	// what its tokens earn to one that holds them apart ("v2.1.1").
+	// Every group's files first, so that the literal test below sees each
+	// candidate whichever group brought it.
+	aparts := make([]map[int]float64, len(qt.groups))
+	for gi, g := range qt.groups {
+		aparts[gi] = map[int]float64{}
+		for _, t := range g.terms {
+			contrib(t, func(slot int, v float64) { aparts[gi][slot] += v })
+		}
+		for slot := range aparts[gi] {
+			get(slot)
+		}
+	}
+	for gi, g := range qt.groups {
+		var whole float64
+		for _, t := range g.terms {
+			whole += per[t].idf / sumIDF
+		}
+		for i := range cands.list {
+			c := &cands.list[i]
+			if strings.Contains(x.hay.entries[c.slot].joined, g.literal) {
+				c.kw += whole
+			} else {
+				c.kw += scattered * aparts[gi][c.slot]
+			}
+		}
+	}
+	return nil
 }
 
 // searchWord is the BM25 search of one analysed word t over the word fields:
@@ -366,6 +434,14 @@ func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, 
 				pq.SetBoost(f.boost * prefixBoost)
 				qs = append(qs, pq)
 			}
+		}
+	}
+	for _, alt := range monthForms(t) {
+		for _, f := range wordFields {
+			aq := bleve.NewTermQuery(alt)
+			aq.SetField(f.field)
+			aq.SetBoost(f.boost * prefixBoost)
+			qs = append(qs, aq)
 		}
 	}
 	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), kwMax, 0, false)
@@ -397,18 +473,21 @@ func (x *Index) longerTerms(field, t string) ([]string, error) {
 }
 
 // nameEvidence counts, for each file, the query's whole words equal to one of
-// its names, from the exact-name map (hayTable.byName). Precondition: x.mu
-// held for reading.
+// its own names, and of those the ones equal to its creator or a related app,
+// from the exact-name map (hayTable.byName). Precondition: x.mu held for
+// reading.
 func (x *Index) nameEvidence(qt queryTerms, get func(int) *bestCand) {
-	total := x.hay.len()
-	for _, w := range qt.nameWords {
-		l := x.hay.byName[w].slots
-		rare := len(l)*commonDiv <= total
-		for _, slot := range l {
+	for wi, w := range qt.nameWords {
+		for _, slot := range x.hay.byName[w].slots {
 			c := get(int(slot))
+			if c.word == wi+1 {
+				continue // w is both a path's and an app's name of this file: one word, one hit
+			}
+			c.word = wi + 1
 			c.names++
-			if rare {
-				c.rare++
+			e := &x.hay.entries[slot]
+			if slices.Contains(e.names[e.own:], w) {
+				c.apps++
 			}
 		}
 	}
@@ -471,7 +550,7 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		}
 		for _, t := range qt.terms {
 			for _, tok := range toks {
-				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) {
+				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || slices.Contains(monthForms(t), tok) {
 					if e.Words == nil {
 						e.Words = map[string][]string{}
 					}
@@ -545,4 +624,36 @@ func recoverTo(err *error) {
 	if v := recover(); v != nil {
 		*err = fmt.Errorf("panic: %v", v)
 	}
+}
+
+// monthForms returns the other forms a month's name takes in dated paths
+// and tags ("2026-02-19", "feb_budget", "oct25"): its abbreviation and its
+// two-digit number, for t the analysed (stemmed) name of a month; nil for any
+// other t.
+func monthForms(t string) []string {
+	switch t {
+	case "januari":
+		return []string{"jan", "01"}
+	case "februari":
+		return []string{"feb", "02"}
+	case "march":
+		return []string{"mar", "03"}
+	case "april":
+		return []string{"apr", "04"}
+	case "june":
+		return []string{"jun", "06"}
+	case "juli":
+		return []string{"jul", "07"}
+	case "august":
+		return []string{"aug", "08"}
+	case "septemb":
+		return []string{"sep", "sept", "09"}
+	case "octob":
+		return []string{"oct", "10"}
+	case "novemb":
+		return []string{"nov", "11"}
+	case "decemb":
+		return []string{"dec", "12"}
+	}
+	return nil
 }

@@ -375,6 +375,13 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 	if err != nil {
 		return nil, err
 	}
+	if x.tagged != nil {
+		paths := make([]string, len(preps))
+		for i, p := range preps {
+			paths[i] = p.path
+		}
+		x.tagged(ctx, paths)
+	}
 	return recs, nil
 }
 

@@ -38,8 +38,9 @@
 //     exhaustive similarity scan of each query; and every record's folded keyword
 //     fields in one slice, against which Bleve's candidates are checked (or which
 //     a query with a very common word scans instead: see keywordCandidates).
-//     With them, each record's whole names and a map from each name to its
-//     records (hayTable.byName): the best rank's exact-name hits, kept by every
+//     With them, each record's own names (full path, basename with and without
+//     extension, creator, related apps; never a directory) and a map from each
+//     name to its records (hayTable.byName): the best rank's name hits, kept by every
 //     write and rebuilt at Open (Bleve's name field is indexed but not read).
 //     Records themselves are read from buntdb for the results only.
 //   - lock: a flock held while the index is open; a second Open of the same

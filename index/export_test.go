@@ -10,3 +10,10 @@ func ForceKeywordPlan(x *Index, plan string) {
 	defer x.mu.Unlock()
 	x.plan = map[string]planMode{"auto": planAuto, "bleve": planBleve, "scan": planScan}[plan]
 }
+
+// The best rank's calibrated constants, for the property tests' bounds.
+const (
+	Presence     = presence
+	FusionTie    = fusionTie
+	FusionRescue = fusionRescue
+)

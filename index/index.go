@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +38,11 @@ type Options struct {
 	// Saver, when set, receives every tag (with the file's creator) before the
 	// index commits it, so that the index can be rebuilt without its files.
 	Saver Saver
+	// Tagged, when set, is told of every tag write once it has committed:
+	// ctx is the Tag or TagMany call's, paths the tagged files in request
+	// order. It runs on the caller's goroutine, after the index lock is
+	// released (the daemon's change feed records them, server/feed).
+	Tagged func(ctx context.Context, paths []string)
 	// EmbedderFrom, when set (and Embedder nil), gives the in-process
 	// embedder: Open calls it once, after loading records, vectors and Bleve,
 	// so that a model can load on another goroutine meanwhile. nil from it
@@ -92,11 +96,12 @@ type Index struct {
 
 	keywordOnly string // why queries without a vector are keyword-only; "" if not
 
-	saver      Saver  // durable records outside the index; nil: none
-	damage     Damage // what Open found wrong; set before x is shared
-	bleveSeen  uint64 // the generation Bleve held at Open (0: none)
-	prevDamage string // damage recorded by an earlier Open and not yet cleared
-	unsynced   bool   // records.db holds commits not yet synced (apply.go)
+	saver      Saver                           // durable records outside the index; nil: none
+	tagged     func(context.Context, []string) // Options.Tagged
+	damage     Damage                          // what Open found wrong; set before x is shared
+	bleveSeen  uint64                          // the generation Bleve held at Open (0: none)
+	prevDamage string                          // damage recorded by an earlier Open and not yet cleared
+	unsynced   bool                            // records.db holds commits not yet synced (apply.go)
 	// recFile is records.db opened once more, read-only, for the syncs a
 	// Bleve batch and Close need (syncRecordsFile); guarded by blMu. nil: not
 	// open yet.
@@ -408,7 +413,7 @@ func newIndex(dir string, opts Options) (*Index, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	x := &Index{dir: dir, log: log, emb: opts.Embedder, saver: opts.Saver, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}, hay: hayTable{pos: map[string]int{}}}
+	x := &Index{dir: dir, log: log, emb: opts.Embedder, saver: opts.Saver, tagged: opts.Tagged, models: map[string]embed.Model{}, vecs: map[string]*vecSet{}, hay: hayTable{pos: map[string]int{}}}
 	models := opts.Models
 	if models == nil {
 		models = embed.KnownModels()
@@ -456,6 +461,7 @@ type hayEntry struct {
 	path   string
 	joined string   // folded path, creator, task and apps joined by fieldSep
 	names  []string // the record's whole names (names()), for hayTable.byName
+	own    int      // names[:own] are the path's (full path, basename), the rest its apps'
 	tagged bool
 }
 
@@ -463,14 +469,15 @@ func newHay(path string, s *stored) hayEntry {
 	if e, ok := newHayASCII(path, s); ok {
 		return e
 	}
-	return hayEntry{path: path, joined: joinHay(haystack(path, s)), names: names(path, s.CreatedBy, s.RelatedApps), tagged: s.tagged()}
+	ns, own := nameParts(path, s.CreatedBy, s.RelatedApps)
+	return hayEntry{path: path, joined: joinHay(haystack(path, s)), names: ns, own: own, tagged: s.tagged()}
 }
 
 // newHayASCII is newHay for a record whose path, creator, task and apps are
 // all ASCII (nearly every record), built with one allocation for the joined
 // haystack and one for the names, which are substrings of it: for ASCII, NFKC
-// changes nothing and folding is upper-casing, so the folded path's segments
-// are the folded segments. Open builds 100k of these; the general path cost
+// changes nothing and folding is upper-casing, so the folded path's basename
+// is the folded basename. Open builds 100k of these; the general path cost
 // about 5 µs of CPU each. ok is false for any other record.
 func newHayASCII(p string, s *stored) (e hayEntry, ok bool) {
 	fields := make([]string, 0, 3+len(s.RelatedApps))
@@ -512,28 +519,23 @@ func newHayASCII(p string, s *stored) (e hayEntry, ok bool) {
 	}
 	joined := unsafe.String(unsafe.SliceData(b), len(b)) // b is not used after
 	field := func(i int) string { return joined[at[i] : at[i]+len(fields[i])] }
-	// The names, in names()'s order, each once.
+	// The names, in names()'s order, each once in its group.
 	out := make([]string, 0, 8+len(s.RelatedApps))
+	from := 0 // where the current group starts
 	add := func(x string) {
-		if x != "" && !slices.Contains(out, x) {
+		if x != "" && !slices.Contains(out[from:], x) {
 			out = append(out, x)
 		}
 	}
 	fp := field(0)
 	add(fp)
-	for rest := fp; ; {
-		i := strings.IndexByte(rest, '/')
-		if i < 0 {
-			add(rest)
-			break
-		}
-		add(rest[:i])
-		rest = rest[i+1:]
-	}
 	base := path.Base(fp)
+	add(base)
 	if ext := path.Ext(base); ext != "" && ext != base {
 		add(base[:len(base)-len(ext)])
 	}
+	own := len(out)
+	from = own
 	i := 1
 	if s.CreatedBy != "" {
 		add(field(i))
@@ -548,7 +550,7 @@ func newHayASCII(p string, s *stored) (e hayEntry, ok bool) {
 			i++
 		}
 	}
-	return hayEntry{path: p, joined: joined, names: out, tagged: s.tagged()}, true
+	return hayEntry{path: p, joined: joined, names: out, own: own, tagged: s.tagged()}, true
 }
 
 // hayTable is every record's hayEntry in one slice (a scan walks memory in

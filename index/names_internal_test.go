@@ -164,8 +164,9 @@ func checkNameMap(t *testing.T, x *Index, step int) (hits int) {
 			}
 		}
 		slices.Sort(hit)
-		if !slices.Equal(hit, want[f]) {
-			t.Fatalf("step %d: query %q: name hits %q, files named so %q", step, n, hit, want[f])
+		named := slices.Compact(slices.Clone(want[f])) // a basename and an app: one file
+		if !slices.Equal(hit, named) {
+			t.Fatalf("step %d: query %q: name hits %q, files named so %q", step, n, hit, named)
 		}
 		hits += len(hit)
 	}

@@ -33,9 +33,10 @@ type Result struct {
 // Explanation is why a file matched a query.
 type Explanation struct {
 	Rank string `json:"rank"`
-	// Names are the query words equal to a whole name of the file (its path, a
-	// path segment, its basename without extension, its creator or a related
-	// app); each ranks the file above every file with fewer (best only).
+	// Names are the query words equal to a name of the file (its full path,
+	// its basename with or without extension, its creator or a related app;
+	// never a directory): each lifts the file above every file matched by
+	// meaning or stop words alone (best only; see docs/query.md).
 	Names []string `json:"names,omitempty"`
 	// Words are the analysed query words found in each field ("path", "task",
 	// "apps"; seed: "any", the words that are substrings of some field).
@@ -70,7 +71,14 @@ type Query struct {
 	Rank string
 	// Explain adds to each result why it matched (Result.Explain).
 	Explain bool
+	// Fusion overrides the best rank's weights of meaning; nil (what every
+	// client gets) means the calibrated ones. For calibration (index/eval).
+	Fusion *Fusion
 }
+
+// Fusion is the weight of meaning in the best rank (best.go): Tie when some
+// file matches the query's words fully, Tie + Rescue when no file matches any.
+type Fusion struct{ Tie, Rescue float64 }
 
 // The ranking rules a Query can ask for.
 const (

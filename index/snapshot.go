@@ -33,7 +33,12 @@ type dumpItem struct {
 // Dump writes a consistent snapshot of every record and vector, taken in one
 // buntdb read transaction: a write is either wholly in it or wholly out.
 // Read guarantee: concurrent reads proceed; writes wait until Dump returns.
-func (x *Index) Dump(w io.Writer) error {
+func (x *Index) Dump(w io.Writer) error { return x.DumpKeep(w, nil) }
+
+// DumpKeep is Dump of only the records and vectors of the paths keep accepts
+// (nil: every path): a snapshot taken by an app under a policy holds no
+// record of a path hidden from it. The dump's counts are of what it holds.
+func (x *Index) DumpKeep(w io.Writer, keep func(path string) bool) error {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.view("dump", "", func(tx txn) error {
@@ -44,6 +49,9 @@ func (x *Index) Dump(w io.Writer) error {
 		var nr, nv int
 		var werr error
 		each := func(k, v string) bool {
+			if keep != nil && !keep(dumpPath(k)) {
+				return true
+			}
 			if strings.HasPrefix(k, recPrefix) {
 				nr++
 			} else {
@@ -166,4 +174,12 @@ func loadRecords(dir string, r io.Reader) error {
 		return ioErr("load", dir, err)
 	}
 	return ioErr("load", dir, cerr)
+}
+
+// dumpPath is the path a record or vector key belongs to.
+func dumpPath(k string) string {
+	if p, _, ok := splitVecKey(k); ok {
+		return p
+	}
+	return strings.TrimPrefix(k, recPrefix)
 }

@@ -47,8 +47,9 @@ func TestNewHayASCIIMatchesGeneral(t *testing.T) {
 		if !ok {
 			t.Fatalf("%q: not taken as ASCII", p)
 		}
-		want := hayEntry{path: p, joined: joinHay(haystack(p, s)), names: names(p, s.CreatedBy, s.RelatedApps), tagged: s.tagged()}
-		if got.path != want.path || got.joined != want.joined || !slices.Equal(got.names, want.names) || got.tagged != want.tagged {
+		ns, own := nameParts(p, s.CreatedBy, s.RelatedApps)
+		want := hayEntry{path: p, joined: joinHay(haystack(p, s)), names: ns, own: own, tagged: s.tagged()}
+		if got.path != want.path || got.joined != want.joined || !slices.Equal(got.names, want.names) || got.own != want.own || got.tagged != want.tagged {
 			t.Fatalf("%q %+v:\n got %q %q\nwant %q %q", p, s, got.joined, got.names, want.joined, want.names)
 		}
 	}

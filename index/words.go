@@ -2,6 +2,7 @@ package index
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -86,34 +87,41 @@ var stopWords = func() analysis.TokenMap {
 // test: NFKC, then the seed's case folding (fold).
 func nameFold(s string) string { return fold(unorm.NFKC.String(s)) }
 
-// names returns a record's whole names, folded: the path, each of its segments,
-// the basename without its extension, the creator and each related app. A
-// query word equal to one of them is an exact-name hit.
+// names returns a record's own names, folded: its full path, its basename with
+// and without its extension (the path's names), then its creator and each
+// related app (its apps' names), each name once in its group. A query word
+// equal to one of them is an exact-name hit. Directory names are not names of
+// the file: a directory's word is a word match like any other (weighted by its
+// rarity), so that one folder name shared by a handful of files cannot outrank
+// a file matching more of the query (issue 27).
 func names(p, createdBy string, apps []string) []string {
-	var out []string
-	seen := map[string]bool{}
+	ns, _ := nameParts(p, createdBy, apps)
+	return ns
+}
+
+// nameParts is names, and how many of them are the path's.
+func nameParts(p, createdBy string, apps []string) (ns []string, own int) {
+	from := 0
 	add := func(s string) {
 		if s == "" {
 			return
 		}
-		if f := nameFold(s); !seen[f] {
-			seen[f] = true
-			out = append(out, f)
+		if f := nameFold(s); !slices.Contains(ns[from:], f) {
+			ns = append(ns, f)
 		}
 	}
 	add(p)
-	for _, seg := range strings.Split(p, "/") {
-		add(seg)
-	}
 	base := path.Base(p)
+	add(base)
 	if ext := path.Ext(base); ext != "" && ext != base {
 		add(strings.TrimSuffix(base, ext))
 	}
+	own, from = len(ns), len(ns)
 	add(createdBy)
 	for _, a := range apps {
 		add(a)
 	}
-	return out
+	return ns, own
 }
 
 // queryTerms is the analysed query: terms are the distinct analysed words that
@@ -123,6 +131,16 @@ func names(p, createdBy string, apps []string) []string {
 type queryTerms struct {
 	terms     []string
 	nameWords []string
+	groups    []termGroup
+}
+
+// termGroup is a query word that analyses to several terms ("v2.2.1",
+// "invoice_8841", "tokenRefresh"): terms are their indices in
+// queryTerms.terms, literal the word folded as the seed folds (fold), to test
+// whether a file holds it as written.
+type termGroup struct {
+	literal string
+	terms   []int
 }
 
 func analyseQuery(all, content analysis.Analyzer, text string) queryTerms {
@@ -138,7 +156,9 @@ func analyseQuery(all, content analysis.Analyzer, text string) queryTerms {
 		}
 		return out
 	}
+	used := content
 	if q.terms = distinct(content); len(q.terms) == 0 {
+		used = all
 		q.terms = distinct(all) // only stop words: they are the evidence
 	}
 	seenName := map[string]bool{}
@@ -155,6 +175,18 @@ func analyseQuery(all, content analysis.Analyzer, text string) queryTerms {
 	}
 	if len(words) > 1 {
 		words = append(words, strings.TrimFunc(strings.TrimSpace(text), unicode.IsPunct))
+	}
+	for _, w := range words[:len(strings.Fields(text))] {
+		var g termGroup
+		for _, tok := range used.Analyze([]byte(w)) {
+			if i := slices.Index(q.terms, string(tok.Term)); i >= 0 && !slices.Contains(g.terms, i) {
+				g.terms = append(g.terms, i)
+			}
+		}
+		if len(g.terms) > 1 && !slices.ContainsFunc(q.groups, func(o termGroup) bool { return o.literal == fold(w) }) {
+			g.literal = fold(w)
+			q.groups = append(q.groups, g)
+		}
 	}
 	for _, w := range words {
 		if stopWords[strings.ToLower(w)] && !stopOnly {

@@ -14,7 +14,7 @@ import (
 )
 
 // waitIndexed waits until the control socket answers for p as want says
-// (present or gone). The README promises a delay of about a second at most;
+// (present or gone). docs/backing-directory.md promises a delay of about a second at most;
 // 20 s is only a failure bound for a loaded machine.
 func waitIndexed(t *testing.T, d *semfstest.Daemon, p string, present bool) client.Record {
 	t.Helper()

@@ -243,7 +243,7 @@ func TestMetaQueryDirectoryThroughNFSAnd9P(t *testing.T) {
 			t.Errorf("the 9P root lists .semfs")
 		}
 	}
-	if got := nfsNames(t, v, ".semfs"); !equal(got, []string{"query", "tags"}) {
+	if got := nfsNames(t, v, ".semfs"); !equal(got, []string{"changes", "grep", "query", "tags"}) {
 		t.Errorf(".semfs lists %q", got)
 	}
 	for _, q := range []string{"query", "README", "semfs", "results"} {
@@ -862,13 +862,13 @@ func TestMetaShadowedRealFile(t *testing.T) {
 		t.Errorf("the shadowed real file was indexed: %s", p)
 	}
 	v := d.MountNFS(t, "/", 0)
-	if got := nfsNames(t, v, ".semfs"); !equal(got, []string{"query", "tags"}) {
+	if got := nfsNames(t, v, ".semfs"); !equal(got, []string{"changes", "grep", "query", "tags"}) {
 		t.Errorf(".semfs lists %q", got)
 	}
 }
 
-// TestMetaActsAsTheCaller: a root daemon checks each caller (README, Security
-// model): a query directory lists only the files its caller can reach, and
+// TestMetaActsAsTheCaller: a root daemon checks each caller (docs/security.md,
+// "What root mode checks"): a query directory lists only the files its caller can reach, and
 // tagging needs write access to the file, through tags files (NFS's shared
 // descriptor included) and extended attributes alike.
 func TestMetaActsAsTheCaller(t *testing.T) {

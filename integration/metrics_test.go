@@ -65,7 +65,7 @@ next:
 
 // TestMetrics drives the real daemon (with its model) through the control
 // socket and NFS, then reads GET /v1/metrics on the socket and /metrics on
-// --metrics's TCP address: the series README lists, with the counts the test
+// --metrics's TCP address: the series docs/metrics.md lists, with the counts the test
 // caused.
 func TestMetrics(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
@@ -175,7 +175,7 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("TCP /metrics: control query requests = %v, want 2", got)
 	}
 
-	// README's command works as written.
+	// docs/metrics.md's command works as written.
 	if curl, err := exec.LookPath("curl"); err == nil {
 		out, err := exec.Command(curl, "-sf", "--unix-socket", d.Socket, "http://x/v1/metrics").Output()
 		if err != nil || !strings.Contains(string(out), "semfs_index_records 4") {

@@ -23,6 +23,7 @@ type Metrics struct {
 	appConns *prometheus.GaugeVec     // protocol, app
 	embed    prometheus.Histogram
 	embedN   prometheus.Counter
+	denials  *prometheus.CounterVec // app, op (policy.go)
 }
 
 // New returns a daemon's metrics with the Go runtime and process collectors.
@@ -54,7 +55,8 @@ func New() *Metrics {
 		Name: "semfs_embedded_texts_total",
 		Help: "Texts the in-process model embedded.",
 	})
-	m.reg.MustRegister(m.requests, m.errors, m.latency, m.appConns, m.embed, m.embedN,
+	m.denials = newDenials()
+	m.reg.MustRegister(m.requests, m.errors, m.latency, m.appConns, m.embed, m.embedN, m.denials,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -55,7 +55,7 @@ func identity(r *request, app string) server.Identity {
 // call's result decides the reply's status (done).
 func (b *billyFS) begin(op, name string) (string, error) {
 	b.h.s.maybePanic(op)
-	p, err := server.CleanPath(op, name)
+	p, err := server.CleanTreePath(op, name)
 	if err != nil {
 		return "", b.done(op, name, err)
 	}
@@ -258,7 +258,11 @@ func (b *billyFS) MkdirAll(name string, perm os.FileMode) (err error) {
 	if perm == 755 {
 		perm = 0o755 // go-nfs's default when the client sets no mode is decimal 755
 	}
-	_, err = b.h.s.fsys.Mkdir(b.ctx(), p, perm&fs.ModePerm)
+	perm &= fs.ModePerm
+	if r := b.req(); r.proc == procMkdir && r.hasMode {
+		perm = modeFromNFS(r.mkdirMode) // with the sticky bit go-nfs drops
+	}
+	_, err = b.h.s.fsys.Mkdir(b.ctx(), p, perm)
 	return b.done("mkdir", p, err)
 }
 
@@ -299,19 +303,40 @@ func (b *billyFS) setAttr(op, name string, sa server.SetAttr) (err error) {
 	return b.done(op, p, err)
 }
 
+// existingCreated reports that the current call is a CREATE that found its
+// name already there (UNCHECKED: GUARDED and EXCLUSIVE fail or retransmit before
+// attributes). Such a create sets only a size, as Linux's nfsd does: go-nfs
+// would also apply the mode, owner and times asked for a new file to the
+// existing one (differential finding N5: "create a 0644; create a 0755" left
+// mode 0755, ganesha and nfsd 0644).
+// A CREATE touches one name, so the call having made a file (fresh, set by
+// Create; each call is a new request) says which.
+func (b *billyFS) existingCreated() bool {
+	r := b.req()
+	return r.proc == procCreate && b.h.fresh.r != r
+}
+
 func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
 	defer b.h.guard("chmod", &err)
 	defer b.h.invalidate()
+	if b.existingCreated() {
+		return nil
+	}
 	if b.req().proc == procSymlink {
 		return nil // a symlink's own mode is meaningless on Linux; the create already happened
 	}
-	m := mode & fs.ModePerm
+	// go-nfs passes permission bits only; the fast path's CREATE passes
+	// setuid, setgid and sticky too, as Go's bits (modeFromNFS).
+	m := mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	return b.setAttr("chmod", name, server.SetAttr{Mode: &m})
 }
 
 func (b *billyFS) Lchown(name string, uid, gid int) (err error) {
 	defer b.h.guard("chown", &err)
 	defer b.h.invalidate()
+	if b.existingCreated() {
+		return nil
+	}
 	u, g := uint32(uid), uint32(gid)
 	return b.setAttr("chown", name, server.SetAttr{UID: &u, GID: &g})
 }
@@ -324,6 +349,9 @@ func (b *billyFS) Chown(name string, uid, gid int) error { return b.Lchown(name,
 func (b *billyFS) Chtimes(name string, atime, mtime time.Time) (err error) {
 	defer b.h.guard("chtimes", &err)
 	defer b.h.invalidate()
+	if b.existingCreated() {
+		return nil
+	}
 	r := b.req()
 	sa := server.SetAttr{Atime: &atime, Mtime: &mtime}
 	if r.proc == procSetattr && r.hasTimeHow {
@@ -380,8 +408,8 @@ func (b *billyFS) Mkfifo(name string, mode uint32) (err error) {
 	return b.done("mknod", p, err)
 }
 
-// Mknod and Socket are refused: device nodes would reach host devices through
-// the export, and the core creates no sockets.
+// Mknod and Socket are never called: MKNOD is answered in the record stream
+// (ownMknod, setattr.go), since go-nfs made the handle before the node.
 func (b *billyFS) Mknod(name string, mode, major, minor uint32) error {
 	return b.done("mknod", name, server.E("mknod", server.KindNotSupported, name, nil))
 }

@@ -155,9 +155,8 @@ func validAuthUnix(cred []byte) bool {
 }
 
 // checkNFSArgs checks the arguments of NFSv3 procedure proc (RFC 1813) at x.
-// badType reports a MKNOD of a character or block device or a socket: the core
-// makes only FIFOs (device nodes would reach host devices through the export),
-// and go-nfs answers such a MKNOD OK while creating nothing.
+// badType reports a MKNOD of a type MKNOD does not make (a regular file, a
+// directory, a symlink: RFC 1813 says BADTYPE).
 func checkNFSArgs(proc uint32, x *xdrReader) (ok, badType bool) {
 	fh := func() { _ = x.opaque(maxHandleOpaque) }
 	name := func() { _ = x.opaque(maxNameLen) }
@@ -245,16 +244,13 @@ func checkNFSArgs(proc uint32, x *xdrReader) (ok, badType bool) {
 	case procMknod:
 		dirop()
 		switch x.uint32() {
-		case 3, 4: // NF3BLK, NF3CHR: devicedata3
+		case 3, 4: // NF3BLK, NF3CHR: devicedata3 (the core refuses them: ownMknod)
 			sattr()
 			x.skip(8) // specdata3
-			badType = true
-		case 6: // NF3SOCK
+		case 6, 7: // NF3SOCK, NF3FIFO
 			sattr()
+		case 1, 2, 5: // NF3REG, NF3DIR, NF3LNK: void, not MKNOD's to make
 			badType = true
-		case 7: // NF3FIFO
-			sattr()
-		case 1, 2, 5: // NF3REG, NF3DIR, NF3LNK: void (go-nfs answers BADTYPE)
 		default:
 			x.ok = false
 		}

@@ -82,7 +82,7 @@ func (h *connHandler) commitLater(ctx context.Context, r *request, p string, id 
 // its next call (one process creating files: CREATE, WRITE, COMMIT, again)
 // then saves the hand-off of every COMMIT to another goroutine, and the
 // scheduler's waking of another thread for it (same-run A/B, 2,000 creates:
-// BENCHMARKS.md, "COMMIT inline on a sequential connection"). The cost falls
+// docs/benchmarks-history.md, "COMMIT inline on a sequential connection"). The cost falls
 // on a connection that turns concurrent: a call sent while such a COMMIT syncs
 // waits for it, once; the next calls in flight at once send COMMITs to
 // commitLater again for the next sequentialCalls calls.

@@ -19,7 +19,9 @@ func TestConformance(t *testing.T) {
 		backing, outside := servertest.NewDirs(t)
 		e := newEnvAt(t, backing)
 		c, root := e.client("/@conformance")
-		return servertest.Env{Client: &nfsClient{c: c, root: root}, Backing: backing, Outside: outside}
+		dial := func() *rawClient { return dialRaw(t, e.addr) }
+		return servertest.Env{Client: &nfsClient{c: c, root: root, dial: dial}, Backing: backing, Outside: outside,
+			Seconds32: true}
 	})
 }
 
@@ -27,6 +29,7 @@ func TestConformance(t *testing.T) {
 type nfsClient struct {
 	c    *rawClient
 	root []byte
+	dial func() *rawClient // a new connection, for As
 }
 
 type nfsError uint32
@@ -49,6 +52,8 @@ func (e nfsError) Is(target error) bool {
 		return target == syscall.EINVAL
 	case 18: // NFS3ERR_XDEV
 		return target == syscall.EXDEV
+	case 63: // NFS3ERR_NAMETOOLONG
+		return target == syscall.ENAMETOOLONG
 	}
 	return false
 }
@@ -81,6 +86,12 @@ func (n *nfsClient) walk(p string) ([]byte, fattr3, error) {
 
 func (n *nfsClient) parent(p string) ([]byte, string, error) {
 	i := strings.LastIndexByte(p, '/')
+	if len(p)-i-1 > 255 {
+		// Linux's client refuses a name past PATHCONF's name_max itself;
+		// the server answers one on the wire GARBAGE_ARGS, as knfsd does
+		// (TestHostileCalls).
+		return nil, "", syscall.ENAMETOOLONG
+	}
 	if i < 0 {
 		return n.root, p, nil
 	}
@@ -94,7 +105,7 @@ func (n *nfsClient) WriteFile(p string, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	// CREATE UNCHECKED with mode and size 0: create or truncate.
-	args := (&enc{}).dirop(dir, name).u32(0).u32(1).u32(uint32(perm)).u32(0).u32(0).u32(1).u64(0).u32(0).u32(0)
+	args := (&enc{}).dirop(dir, name).u32(0).u32(1).u32(servertest.UnixMode(perm)).u32(0).u32(0).u32(1).u64(0).u32(0).u32(0)
 	st, d := n.c.call(pCreate, args)
 	if st != sOK {
 		return status(st)
@@ -134,7 +145,7 @@ func (n *nfsClient) Mkdir(p string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	st, _ := n.c.mkdir(dir, name)
+	st, _ := n.c.call(pMkdir, (&enc{}).dirop(dir, name).sattr(int(servertest.UnixMode(perm))))
 	return status(st)
 }
 
@@ -207,17 +218,20 @@ func (n *nfsClient) Lstat(p string) (servertest.Info, error) {
 	if st != sOK {
 		return servertest.Info{}, status(st)
 	}
-	mode := fs.FileMode(a.mode & 0o777)
+	mode := servertest.GoMode(a.mode)
 	switch a.typ {
 	case 2:
 		mode |= fs.ModeDir
 	case 5:
 		mode |= fs.ModeSymlink
+	case 6:
+		mode |= fs.ModeSocket
 	case 7:
 		mode |= fs.ModeNamedPipe
 	}
 	return servertest.Info{Size: int64(a.size), Mode: mode, Nlink: a.nlink,
-		Mtime: time.Unix(int64(a.mtime>>32), int64(a.mtime&0xffffffff))}, nil
+		Mtime: time.Unix(int64(a.mtime>>32), int64(a.mtime&0xffffffff)),
+		Atime: time.Unix(int64(a.atime>>32), int64(a.atime&0xffffffff)), UID: a.uid, GID: a.gid}, nil
 }
 
 func (n *nfsClient) ReadDir(p string) ([]string, error) {
@@ -249,9 +263,76 @@ func (n *nfsClient) Truncate(p string, size int64) error {
 }
 
 func (n *nfsClient) Chmod(p string, perm fs.FileMode) error {
-	return n.setattr(p, (&enc{}).u32(1).u32(uint32(perm)).u32(0).u32(0).u32(0).u32(0).u32(0))
+	return n.setattr(p, (&enc{}).u32(1).u32(servertest.UnixMode(perm)).u32(0).u32(0).u32(0).u32(0).u32(0))
 }
 
 func (n *nfsClient) Chtimes(p string, mtime time.Time) error {
 	return n.setattr(p, (&enc{}).u32(0).u32(0).u32(0).u32(0).u32(0).u32(2).u32(uint32(mtime.Unix())).u32(uint32(mtime.Nanosecond())))
+}
+
+// opt encodes one of sattr3's optional uint32s (-1: not set).
+func (e *enc) opt(v int) *enc {
+	if v < 0 {
+		return e.u32(0)
+	}
+	return e.u32(1).u32(uint32(v))
+}
+
+func (n *nfsClient) Chown(p string, uid, gid int) error {
+	return n.setattr(p, (&enc{}).u32(0).opt(uid).opt(gid).u32(0).u32(0).u32(0))
+}
+
+// Mknod sends MKNOD with the type's mknoddata3 (a device's specdata3 is
+// 1,3: /dev/null's numbers).
+func (n *nfsClient) Mknod(p string, mode fs.FileMode) error {
+	dir, name, err := n.parent(p)
+	if err != nil {
+		return err
+	}
+	args := (&enc{}).dirop(dir, name)
+	sattr := func() { args.u32(1).u32(servertest.UnixMode(mode)).u32(0).u32(0).u32(0).u32(0).u32(0) }
+	switch mode.Type() {
+	case fs.ModeNamedPipe:
+		args.u32(7)
+		sattr()
+	case fs.ModeSocket:
+		args.u32(6)
+		sattr()
+	case fs.ModeDevice:
+		args.u32(3)
+		sattr()
+		args.u32(1).u32(3)
+	default:
+		args.u32(4)
+		sattr()
+		args.u32(1).u32(3)
+	}
+	st, _ := n.c.call(pMknod, args)
+	return status(st)
+}
+
+// SetTimes sends SETATTR's set_atime and set_mtime: DONT_CHANGE (0),
+// SET_TO_SERVER_TIME (1), SET_TO_CLIENT_TIME (2) with an nfstime3.
+func (n *nfsClient) SetTimes(p string, atime, mtime servertest.TimeSet) error {
+	e := (&enc{}).u32(0).u32(0).u32(0).u32(0)
+	for _, ts := range []servertest.TimeSet{atime, mtime} {
+		switch {
+		case ts.Omit:
+			e.u32(0)
+		case ts.Now:
+			e.u32(1)
+		default:
+			e.u32(2).u32(uint32(ts.T.Unix())).u32(uint32(ts.T.Nanosecond()))
+		}
+	}
+	return n.setattr(p, e)
+}
+
+// As is a new connection whose calls carry AUTH_UNIX uid, gid and groups.
+func (n *nfsClient) As(uid, gid uint32, groups []uint32) servertest.Client {
+	c := n.dial().as(uid, gid)
+	if groups != nil {
+		c.gids = groups
+	}
+	return &nfsClient{c: c, root: n.root, dial: n.dial}
 }

@@ -18,7 +18,11 @@
 //     run with its credentials; READ and WRITE through the shared descriptor
 //     cache (opened as the daemon) are decided per request as nfsd decides them
 //     (server.File.CheckIO), LOOKUP needs search on the directory, and ACCESS
-//     answers the kernel's bits.
+//     answers the kernel's bits. Under a --policy file the core decides
+//     every call made with the identity (server/view.go); where the adapter
+//     reaches paths as the daemon (handle resolution, its per-call attribute
+//     cache, a listing read again), it applies the call's view (view.go): a
+//     hidden path's handle is STALE and its name is missing.
 //   - Handles. A handle is 32 bytes: app id, inode, generation (birth time), MAC.
 //     It resolves in O(depth) through a persistent inode -> (parent, name) map in
 //     the state directory and is verified by a stat of the path (same inode and
@@ -49,13 +53,20 @@
 //     server.Limits bound each connection: the idle timeout while no call is in
 //     progress, the body timeout for a record once its first byte arrived and
 //     for each reply write, and MaxConns per listener.
+//   - Locks. The server is the core's change-stream sink too (Apply), called
+//     inside the core's namespace lock: it evicts cached descriptors there
+//     but closes them on another goroutine (fdCache.evictLater), since a
+//     close of a file written through takes that lock (server.Sink).
 //   - The handle map is a cache: a damaged one is set aside and rebuilt (old
 //     handles answer STALE), never a reason not to start.
 //
 // Where go-nfs v0.0.4 is wrong on the wire (LINK arguments, EXCLUSIVE create,
 // RPC error codes, padding after handles, the MOUNT procedures it lacks, and the
 // attributes it fakes: atime = ctime = mtime, used = size, fsid 0), rpcConn
-// translates the call or the reply (attrs.go puts the file system's atime,
+// translates the call or the reply (SETATTR and MKNOD it answers itself,
+// setattr.go: go-nfs skipped changes that changed nothing, so a non-owner's
+// chown answered OK, dropped setuid, setgid and sticky, and made MKNOD's
+// handle before the node) (attrs.go puts the file system's atime,
 // ctime, blocks*512 and the backing directory's device as fsid into every
 // fattr3 of its replies, as the fast path encodes them); no library code is
 // copied. The calls that
@@ -67,7 +78,8 @@
 // are go-nfs's by construction, but for one shortcut: an UNCHECKED or GUARDED
 // create in a directory first tries to make the name, and only when that fails
 // takes go-nfs's steps from the start (its lookup of the new name would have
-// found nothing otherwise). Large WRITEs, READDIRPLUS, large READs the page
+// found nothing otherwise); and UNCHECKED over an existing file applies only
+// a size, as Linux's nfsd does (billyFS.existingCreated). Large WRITEs, READDIRPLUS, large READs the page
 // cache cannot serve whole or that arrive while other calls of the connection
 // are in progress, and small READs, WRITEs and CREATEs while other calls are in
 // progress are answered on up to four worker goroutines per connection

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ type env struct {
 	reg   *server.Registry
 	fsys  *server.FS
 	srv   *nfs.Server
+	tee   atomic.Pointer[nfs.Server] // srv, once it can take the change stream
 	addr  string
 	port  int
 	done  chan error
@@ -71,10 +73,16 @@ func (e *env) start() {
 	e.fsys, err = server.New(e.dir, server.Options{
 		Registry:   reg,
 		WriteQuiet: 50 * time.Millisecond,
+		// The daemon's sink (cmd/semfs changeSink) tees the change stream
+		// into the NFS server, so that renames and removes made through the
+		// core close the descriptors the server caches; so does this one.
 		Sink: server.SinkFunc(func(ctx context.Context, c server.Change) error {
 			e.mu.Lock()
 			e.changes = append(e.changes, c)
 			e.mu.Unlock()
+			if s := e.tee.Load(); s != nil {
+				return s.Apply(ctx, c)
+			}
 			return nil
 		}),
 	})
@@ -89,6 +97,7 @@ func (e *env) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.tee.Store(e.srv)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ type fastArgs struct {
 	data               []byte
 	how                uint32  // CREATE: UNCHECKED or GUARDED (EXCLUSIVE: see createHow on the request)
 	mode               *uint32 // CREATE: the mode sattr3 sets, if any
+	body               []byte  // SETATTR, MKNOD: the record body, decoded by their answers
 }
 
 // decodeFast decodes the arguments of a call r.fast() accepts; false leaves the
@@ -50,6 +51,8 @@ func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
 	a.fh = x.opaque(maxHandleOpaque)
 	switch r.proc {
 	case procGetattr, procCommit:
+	case procSetattr, procMknod:
+		a.body = body // decoded whole by their answers (setattr.go)
 	case procRead:
 		a.off, a.count = x.uint64(), x.uint32()
 	case procLookup:
@@ -174,18 +177,24 @@ func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
 		return h.fastWrite(r, a.fh, a.off, a.stable, a.data)
 	case procCreate:
 		return h.fastCreate(r, a)
+	case procSetattr:
+		return h.ownSetattr(r, a.body)
+	case procMknod:
+		return h.ownMknod(r, a.body)
 	}
 	return nil
 }
 
 // serveOwn is serveFast without the fast path (Options.NoFastPath): it answers
 // only what go-nfs would answer wrongly, ACCESS, which go-nfs grants whatever
-// the caller may do (see fastAccess), and leaves every other call to go-nfs.
+// the caller may do (see fastAccess), SETATTR and MKNOD (setattr.go), and
+// leaves every other call to go-nfs.
 func (h *connHandler) serveOwn(r *request, body []byte) []byte {
-	if r.proc != procAccess {
-		return nil
+	switch r.proc {
+	case procAccess, procSetattr, procMknod:
+		return h.serveFast(r, body)
 	}
-	return h.serveFast(r, body)
+	return nil
 }
 
 // replyStart begins an accepted reply with an NFS status in the connection's
@@ -371,6 +380,9 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	n, err := e.f.WriteAt(data, int64(off))
 	if n > 0 {
 		e.dirty.Store(true)
+		if pre.Mode&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+			e.f.DropPrivsAfterWrite(b.ctx(), pre) // as nfsd's write as the caller would
+		}
 	}
 	if err != nil {
 		r.override = 0
@@ -652,11 +664,12 @@ func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
 		return nil
 	}
 	fail := func(st uint32) []byte { return h.failReply(r, st) }
-	_, p, a, err := h.resolveStat(fh)
+	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
 		return fail(status(r, err))
 	}
-	got, err := h.s.fsys.Access(ctx, p, server.MayRead|server.MayWrite|server.MayExec)
+	// The mount's app too: the policy's rights are the app's (server/view.go).
+	got, err := h.s.fsys.Access(b.ctx(), p, server.MayRead|server.MayWrite|server.MayExec)
 	if err != nil {
 		r.override = 0
 		_ = pathError(r, "access", p, err)
@@ -780,7 +793,8 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 			return fail(nfs3ErrAcces)
 		}
 	} else if a.mode != nil {
-		if mode := fs.FileMode(*a.mode) & fs.ModePerm; mode != cur.Mode().Perm() {
+		special := fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+		if mode := modeFromNFS(*a.mode); mode != cur.(*fileInfo).a.Mode&special {
 			if err := b.Chmod(newPath, mode); err != nil {
 				if errors.Is(err, fs.ErrPermission) {
 					return fail(nfs3ErrAcces)

@@ -28,6 +28,12 @@ type fdCache struct {
 	mu      sync.Mutex
 	entries map[string]*fdEntry
 	lru     *list.List // of *fdEntry, front = most recent
+
+	// closing counts the closes evictLater handed to goroutines; closeAll
+	// waits for them. Add is called under mu, and closeAll takes mu before it
+	// waits, so every Add it can miss comes after the cache was emptied (and
+	// an empty cache has nothing left to hand over).
+	closing sync.WaitGroup
 }
 
 type fdEntry struct {
@@ -52,6 +58,17 @@ func newFDCache(fsys *server.FS, max int) *fdCache {
 // call, as Linux's nfsd checks each READ and WRITE (server.File.CheckIO). The
 // caller releases the entry.
 func (c *fdCache) acquire(ctx context.Context, p string, ino uint64, write bool) (*fdEntry, error) {
+	if !write && !c.fsys.Inline(p) {
+		// A file of the virtual tree answers for its caller (a query's
+		// results, .semfs/changes): opened for this call by its caller and
+		// never shared. Writes (tags files) keep the shared open: their
+		// pending bytes must outlive one WRITE.
+		f, err := c.fsys.Open(ctx, p, os.O_RDONLY)
+		if err != nil {
+			return nil, err
+		}
+		return &fdEntry{path: p, ino: ino, f: f, refs: 1, gone: true}, nil
+	}
 	e, err := c.get(p, ino, write)
 	if err != nil {
 		return nil, err
@@ -59,6 +76,9 @@ func (c *fdCache) acquire(ctx context.Context, p string, ino uint64, write bool)
 	if err := e.f.CheckIO(ctx, write); err != nil {
 		c.release(e)
 		return nil, err
+	}
+	if write {
+		e.f.Attribute(ctx) // the change feed names this WRITE's app, not the opener's
 	}
 	return e, nil
 }
@@ -158,6 +178,34 @@ func (c *fdCache) evictSync(p string, sync bool) {
 	closeEntries(closeNow, sync)
 }
 
+// evictLater is evict for a caller holding the core's namespace lock: the
+// server's change-stream sink (Server.Apply), which the core calls inside
+// every rename and remove. The entries leave the cache at once, so no later
+// call finds them; those nobody uses are closed on a goroutine of their own,
+// because closing a server.File it wrote through sends the file's pending
+// ChangeWrite, which takes that same lock: closed here, a RENAME or REMOVE
+// after a WRITE or a SETATTR of size waited for itself forever, holding the
+// lock every other change needs (and the daemon's shutdown with it).
+func (c *fdCache) evictLater(p string) {
+	var closeNow []*fdEntry
+	c.mu.Lock()
+	for k, e := range c.entries {
+		if server.Within(k, p) {
+			closeNow = append(closeNow, c.dropLocked(e)...)
+		}
+	}
+	if len(closeNow) > 0 {
+		c.closing.Add(1)
+	}
+	c.mu.Unlock()
+	if len(closeNow) > 0 {
+		go func() {
+			defer c.closing.Done()
+			closeEntries(closeNow, false)
+		}()
+	}
+}
+
 // lookup returns the cached entry of p if it is open for inode ino, acquired.
 func (c *fdCache) lookup(p string, ino uint64) *fdEntry {
 	c.mu.Lock()
@@ -169,9 +217,11 @@ func (c *fdCache) lookup(p string, ino uint64) *fdEntry {
 	return nil
 }
 
-// closeAll syncs written files and closes everything (server shutdown).
+// closeAll syncs written files and closes everything (server shutdown),
+// waiting also for the closes evictLater started.
 func (c *fdCache) closeAll() {
 	c.evictSync("", true)
+	c.closing.Wait()
 }
 
 // closeEntries closes entries, first syncing those written since their last

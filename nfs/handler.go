@@ -55,6 +55,8 @@ type connHandler struct {
 	workers workers // the reading goroutine's: workers it handed calls to (workers.go)
 	worker  bool    // this handler is a worker's: the call it serves is cur
 	cur     *request
+
+	view callView // the current call's policy view (view.go)
 }
 
 // freshFile is an inode made by the call r.
@@ -207,7 +209,7 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if !ok {
 		return nil // a refused MOUNT
 	}
-	p, err := server.CleanPath("handle", strings.Join(path, "/"))
+	p, err := server.CleanTreePath("handle", strings.Join(path, "/"))
 	if err != nil {
 		return nil
 	}
@@ -298,7 +300,11 @@ func (h *connHandler) resolveHandle(fh []byte) (*billyFS, string, error) {
 		r.fail(nfs3ErrStale)
 		return nil, "", errForged
 	}
+	h.setView(r, app)
 	p, id, err := h.s.resolve(fhd, h.lstat)
+	if err == nil && h.hidden(p) {
+		err = errHidden("resolve", p) // a handle learned elsewhere: STALE
+	}
 	if err != nil {
 		r.fail(nfs3ErrStale)
 		return nil, "", err
@@ -337,7 +343,7 @@ func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.Fi
 		h.current().sawAll(infos)
 		return infos
 	}
-	p, err := server.CleanPath("readdir", path)
+	p, err := server.CleanTreePath("readdir", path)
 	if err != nil {
 		return nil
 	}
@@ -345,6 +351,7 @@ func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.Fi
 	if err != nil {
 		return nil
 	}
+	infos = h.viewInfos(p, infos)
 	h.s.dirs.put(verifier, path, infos)
 	h.current().sawAll(infos)
 	return infos

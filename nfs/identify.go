@@ -42,6 +42,9 @@ func idOf(a server.Attr) inodeID {
 // does: the same containment and result, without telling the Go scheduler.
 // Precondition: called on the goroutine serving the handler's call.
 func (h *connHandler) lstat(p string) (server.Attr, error) {
+	if h.hidden(p) {
+		return server.Attr{}, errHidden("lstat", p)
+	}
 	r := h.current()
 	if h.attrsFor != r {
 		h.attrsFor = r

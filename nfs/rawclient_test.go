@@ -16,6 +16,7 @@ type rawClient struct {
 	c        net.Conn
 	xid      uint32
 	uid, gid uint32
+	gids     []uint32 // AUTH_UNIX's gid list; nil: gid alone
 	unix     bool
 }
 
@@ -127,7 +128,14 @@ func (c *rawClient) send(prog, vers, proc uint32, args []byte) uint32 {
 	e := &enc{}
 	e.u32(c.xid).u32(0).u32(2).u32(prog).u32(vers).u32(proc)
 	if c.unix {
-		cred := (&enc{}).u32(1).str("semfs-test").u32(c.uid).u32(c.gid).u32(1).u32(c.gid)
+		gids := c.gids
+		if gids == nil {
+			gids = []uint32{c.gid}
+		}
+		cred := (&enc{}).u32(1).str("semfs-test").u32(c.uid).u32(c.gid).u32(uint32(len(gids)))
+		for _, g := range gids {
+			cred.u32(g)
+		}
 		e.u32(1).opaque(cred.b)
 	} else {
 		e.u32(0).u32(0)

@@ -2,9 +2,13 @@ package nfs
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"github.com/semfs/semfs/server"
 )
+
+// errEmptyName is a LOOKUP of the empty name.
+var errEmptyName = errors.New("no entry has the empty name")
 
 // RPC programs and NFSv3 procedures (RFC 1813) the record stream looks at.
 const (
@@ -78,8 +82,12 @@ type request struct {
 	atimeHow   uint32  // SETATTR: DONT_CHANGE, SET_TO_SERVER_TIME or SET_TO_CLIENT_TIME
 	mtimeHow   uint32
 	hasTimeHow bool
-	badName    error // a component name the core refuses; every handle lookup of the call fails with it
-	link       bool  // LINK: arguments and reply are translated to and from go-nfs's layout
+	// MKDIR: the mode asked for, setuid, setgid and sticky included (go-nfs
+	// passes the permission bits only); hasMode says one was sent.
+	mkdirMode uint32
+	hasMode   bool
+	badName   error // a component name the core refuses; every handle lookup of the call fails with it
+	link      bool  // LINK: arguments and reply are translated to and from go-nfs's layout
 
 	// Set while the call is served, read by the reply rewriter.
 	override uint32 // nfsstat3 for an error reply (the adapter knows better than go-nfs); 0 keeps go-nfs's
@@ -97,7 +105,8 @@ func (r *request) fast() bool {
 		return false
 	}
 	switch r.proc {
-	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddirplus, procCommit, procCreate:
+	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddirplus, procCommit, procCreate,
+		procSetattr, procMknod:
 		return true
 	}
 	return false
@@ -185,6 +194,13 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 		if lookup && (s == "." || s == "..") {
 			return // go-nfs answers these from the handle's path
 		}
+		if lookup && s == "" {
+			// No entry has the empty name: NOENT, as ganesha answers (and
+			// as a local lookup of "" fails), not the INVAL of a name the
+			// core refuses to make.
+			r.badName = server.E("lookup", server.KindNotFound, "", errEmptyName)
+			return
+		}
 		r.badName = server.CheckName("name", s)
 	}
 	switch r.proc {
@@ -234,7 +250,13 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 				return r, out
 			}
 		}
-	case procMkdir, procSymlink, procMknod, procRemove, procRmdir:
+	case procMkdir:
+		name(false)
+		if x.uint32() != 0 {
+			r.mkdirMode = x.uint32()
+			r.hasMode = x.ok
+		}
+	case procSymlink, procMknod, procRemove, procRmdir:
 		name(false)
 	case procRename:
 		name(false)

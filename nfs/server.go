@@ -233,14 +233,18 @@ func (s *Server) Close() error {
 // cached descriptors of renamed or removed paths are closed. Handles stay right
 // without it too (resolution falls back to the last known directory, then says
 // STALE), but cross-directory renames by others are then STALE over NFS.
+//
+// The core calls Apply holding its namespace lock (server.Sink), so Apply
+// must not wait for anything that takes that lock: evicted descriptors are
+// closed later (fdCache.evictLater), never here.
 func (s *Server) Apply(ctx context.Context, c server.Change) error {
 	switch c.Op {
 	case server.ChangeRename:
-		s.fds.evict(c.Path)
-		s.fds.evict(c.NewPath)
+		s.fds.evictLater(c.Path)
+		s.fds.evictLater(c.NewPath)
 		s.recordPlace(c.NewPath)
 	case server.ChangeRemove:
-		s.fds.evict(c.Path)
+		s.fds.evictLater(c.Path)
 	}
 	return nil
 }

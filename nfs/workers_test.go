@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/semfs/semfs/integration/require"
 	"github.com/semfs/semfs/nfs"
 	"github.com/semfs/semfs/server/servertest"
 )
@@ -26,7 +27,7 @@ func TestReadDoesNotHoldTheConnection(t *testing.T) {
 	// Read from the disk: data in the page cache is read inline instead
 	// (TestCachedReadIsAnsweredInline).
 	if !servertest.Evict(t, filepath.Join(e.dir, "f")) {
-		t.Skip("the file's pages could not be dropped from the page cache")
+		require.Environment(t, "the file's pages could not be dropped from the page cache")
 	}
 	c, root := e.client("/")
 	st, fh, _ := c.lookup(root, "f")
@@ -145,7 +146,7 @@ func TestCachedReadIsAnsweredInline(t *testing.T) {
 	check("cached READ just below SendFileMin", 4096, nfs.SendFileMin-1, true, 0)
 	check("cached READ of SendFileMin", 4097, nfs.SendFileMin, true, 1)
 	if !servertest.Evict(t, p) {
-		t.Skip("the file's pages could not be dropped from the page cache")
+		require.Environment(t, "the file's pages could not be dropped from the page cache")
 	}
 	// The inline try's RWF_NOWAIT read starts the kernel's readahead, so the
 	// worker may find the pages cached and send them.

@@ -23,8 +23,8 @@ type writebackKick struct {
 // then writes the inode and the directory, waits, and flushes the disk's
 // cache; the data write and its wake-up (an extent conversion on a kernel
 // worker, then the waiting thread, often on the other CPU) were the largest
-// part of a COMMIT after a libnfs create (BENCHMARKS.md, "NFS create: COMMIT's
-// fsync"). Started when the WRITE is answered, the data write overlaps the
+// part of a COMMIT after a libnfs create (docs/benchmarks-history.md, "NFS create:
+// COMMIT's fsync"). Started when the WRITE is answered, the data write overlaps the
 // client's turn-around, and the COMMIT waits for the metadata only.
 func (h *connHandler) noteWriteback(p string, ino uint64, off, n, size int64) {
 	if n <= 0 || off+n != size || size > writebackMax {

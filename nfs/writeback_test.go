@@ -1,6 +1,7 @@
 package nfs_test
 
 import (
+	"github.com/semfs/semfs/integration/require"
 	"os"
 	"path/filepath"
 	"testing"
@@ -48,13 +49,13 @@ func TestUnstableWriteOfSmallFileStartsWriteback(t *testing.T) {
 		}
 		n, ok := dirtyPages(t, p)
 		if !ok {
-			t.Skip("cachestat(2) not available")
+			require.Environment(t, "cachestat(2) not available (Linux >= 6.5)")
 		}
 		return n > 0
 	}
 
 	if !control("control1") {
-		t.Skip("a freshly written local file has no dirty pages here (tmpfs, or writeback under way)")
+		require.Environment(t, "a freshly written local file has no dirty pages here (tmpfs, or writeback under way)")
 	}
 	st, fh := c.create(root, "new", 0, 0)
 	if st != sOK {

@@ -94,10 +94,7 @@ func dirType(m fs.FileMode) uint8 {
 func toSetAttr(valid p9.SetAttrMask, attr p9.SetAttr) server.SetAttr {
 	var s server.SetAttr
 	if valid.Permissions {
-		m := fs.FileMode(attr.Permissions & 0o777)
-		if attr.Permissions&p9.Sticky != 0 {
-			m |= fs.ModeSticky
-		}
+		m := perm(attr.Permissions)
 		s.Mode = &m
 	}
 	if valid.UID && attr.UID.Ok() {

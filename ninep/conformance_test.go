@@ -21,13 +21,64 @@ import (
 func TestConformance(t *testing.T) {
 	servertest.Run(t, func(t *testing.T) servertest.Env {
 		e := newEnv(t)
-		_, root := dial(t, "tcp", e.tcp, "/", 0, 256<<10)
-		return servertest.Env{Client: &p9Client{root: root}, Backing: e.export, Outside: e.outside}
+		attach := func(uid uint32) p9.File {
+			_, root := dial(t, "tcp", e.tcp, "/", uid, 256<<10)
+			return root
+		}
+		// p9's client sends a mode's permission bits through a mask of
+		// 01777: a mode with setuid or setgid goes as v9fs sends it, raw.
+		rawChmod := func(uid uint32, p string, mode uint32) error {
+			r := dialRaw(t, "tcp", e.tcp)
+			defer r.c.Close()
+			r.version(256 << 10)
+			if err := r.attach(1, 1, "/", uid); err != nil {
+				return fsErr(err)
+			}
+			var names []string
+			if p != "" {
+				names = strings.Split(p, "/")
+			}
+			if err := r.walk(1, 2, names...); err != nil {
+				return fsErr(err)
+			}
+			_, err := r.call(msg(tSetattr, 12, uint32(2), uint32(0x1), mode, uint32(0), uint32(0), uint64(0),
+				uint64(0), uint64(0), uint64(0), uint64(0)))
+			return fsErr(err)
+		}
+		return servertest.Env{Client: &p9Client{root: attach(0), attach: attach, rawChmod: rawChmod}, Backing: e.export,
+			Outside: e.outside, HostGroups: true}
 	})
 }
 
 // p9Client implements servertest.Client over a 9P attach.
-type p9Client struct{ root p9.File }
+type p9Client struct {
+	root     p9.File
+	uid      uint32
+	attach   func(uid uint32) p9.File // a new connection attached as n_uname uid, for As
+	rawChmod func(uid uint32, p string, mode uint32) error
+}
+
+// maxWalk is the most names one Twalk carries (MAXWELEM); v9fs walks longer
+// paths in several.
+const maxWalk = 16
+
+// walkFrom walks names from f in Twalks of at most maxWalk names; the result
+// is a new fid (names empty: a clone).
+func walkFrom(f p9.File, names []string) (p9.File, error) {
+	cur, first := f, true
+	for first || len(names) > 0 {
+		n := min(len(names), maxWalk)
+		_, next, err := cur.Walk(names[:n])
+		if !first {
+			cur.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		cur, first, names = next, false, names[n:]
+	}
+	return cur, nil
+}
 
 // fsErr makes an errno from the wire satisfy errors.Is with io/fs's sentinels.
 func fsErr(err error) error {
@@ -52,6 +103,8 @@ func fsErr(err error) error {
 		return fmt.Errorf("%w (%w)", syscall.EINVAL, err)
 	case linux.EXDEV:
 		return fmt.Errorf("%w (%w)", syscall.EXDEV, err)
+	case linux.ENAMETOOLONG:
+		return fmt.Errorf("%w (%w)", syscall.ENAMETOOLONG, err)
 	}
 	return err
 }
@@ -69,13 +122,18 @@ func (c *p9Client) walk(p string) (p9.File, error) {
 	if p != "" {
 		names = strings.Split(p, "/")
 	}
-	_, f, err := c.root.Walk(names)
+	f, err := walkFrom(c.root, names)
 	return f, fsErr(err)
 }
 
 func (c *p9Client) parent(p string) (p9.File, string, error) {
 	dir, name := split(p)
-	_, d, err := c.root.Walk(dir)
+	if len(name) > 255 {
+		// Linux's v9fs refuses a name past NAME_MAX itself (the VFS does),
+		// as the server does one on the wire.
+		return nil, "", syscall.ENAMETOOLONG
+	}
+	d, err := walkFrom(c.root, dir)
 	return d, name, fsErr(err)
 }
 
@@ -144,7 +202,7 @@ func (c *p9Client) Mkdir(p string, perm fs.FileMode) error {
 		return err
 	}
 	defer d.Close()
-	_, err = d.Mkdir(name, p9.FileMode(perm.Perm()), p9.NoUID, p9.NoGID)
+	_, err = d.Mkdir(name, p9.FileMode(servertest.UnixMode(perm)), p9.NoUID, p9.NoGID)
 	return fsErr(err)
 }
 
@@ -219,8 +277,10 @@ func (c *p9Client) Lstat(p string) (servertest.Info, error) {
 		return servertest.Info{}, fsErr(err)
 	}
 	return servertest.Info{
-		Size: int64(a.Size), Mode: a.Mode.OSMode(), Nlink: uint32(a.NLink),
+		Size: int64(a.Size), Mode: a.Mode.OSMode().Type() | servertest.GoMode(uint32(a.Mode)), Nlink: uint32(a.NLink),
 		Mtime: time.Unix(int64(a.MTimeSeconds), int64(a.MTimeNanoSeconds)),
+		Atime: time.Unix(int64(a.ATimeSeconds), int64(a.ATimeNanoSeconds)),
+		UID:   uint32(a.UID), GID: uint32(a.GID),
 	}, nil
 }
 
@@ -267,10 +327,69 @@ func (c *p9Client) Truncate(p string, size int64) error {
 }
 
 func (c *p9Client) Chmod(p string, perm fs.FileMode) error {
-	return c.setattr(p, p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: p9.FileMode(perm.Perm())})
+	if m := servertest.UnixMode(perm); m&0o6000 != 0 {
+		return c.rawChmod(c.uid, p, m)
+	}
+	return c.setattr(p, p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: p9.FileMode(servertest.UnixMode(perm))})
 }
 
 func (c *p9Client) Chtimes(p string, mtime time.Time) error {
 	return c.setattr(p, p9.SetAttrMask{MTime: true, MTimeNotSystemTime: true},
 		p9.SetAttr{MTimeSeconds: uint64(mtime.Unix()), MTimeNanoSeconds: uint64(mtime.Nanosecond())})
+}
+
+func (c *p9Client) Chown(p string, uid, gid int) error {
+	var m p9.SetAttrMask
+	a := p9.SetAttr{UID: p9.NoUID, GID: p9.NoGID}
+	if uid >= 0 {
+		m.UID, a.UID = true, p9.UID(uid)
+	}
+	if gid >= 0 {
+		m.GID, a.GID = true, p9.GID(gid)
+	}
+	return c.setattr(p, m, a)
+}
+
+// Mknod sends Tmknod as v9fs does for mknod(2) and bind(2) (a device's numbers
+// are 1,3: /dev/null's).
+func (c *p9Client) Mknod(p string, mode fs.FileMode) error {
+	d, name, err := c.parent(p)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	typ := map[fs.FileMode]p9.FileMode{
+		fs.ModeNamedPipe: p9.ModeNamedPipe, fs.ModeSocket: p9.ModeSocket,
+		fs.ModeDevice: p9.ModeBlockDevice, fs.ModeDevice | fs.ModeCharDevice: p9.ModeCharacterDevice,
+	}[mode.Type()]
+	_, err = d.Mknod(name, typ|p9.FileMode(servertest.UnixMode(mode)), 1, 3, p9.NoUID, p9.NoGID)
+	return fsErr(err)
+}
+
+// SetTimes sends Tsetattr as v9fs does for utimensat: P9_ATTR_ATIME alone is
+// UTIME_NOW, with P9_ATTR_ATIME_SET an explicit time; UTIME_OMIT sends neither.
+func (c *p9Client) SetTimes(p string, atime, mtime servertest.TimeSet) error {
+	var m p9.SetAttrMask
+	var a p9.SetAttr
+	if !atime.Omit {
+		m.ATime = true
+		if !atime.Now {
+			m.ATimeNotSystemTime = true
+			a.ATimeSeconds, a.ATimeNanoSeconds = uint64(atime.T.Unix()), uint64(atime.T.Nanosecond())
+		}
+	}
+	if !mtime.Omit {
+		m.MTime = true
+		if !mtime.Now {
+			m.MTimeNotSystemTime = true
+			a.MTimeSeconds, a.MTimeNanoSeconds = uint64(mtime.T.Unix()), uint64(mtime.T.Nanosecond())
+		}
+	}
+	return c.setattr(p, m, a)
+}
+
+// As is a new connection attached as n_uname uid: 9P carries no groups, the
+// server takes them from the host's databases (Env.HostGroups).
+func (c *p9Client) As(uid, _ uint32, _ []uint32) servertest.Client {
+	return &p9Client{root: c.attach(uid), uid: uid, attach: c.attach, rawChmod: c.rawChmod}
 }

@@ -173,6 +173,8 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 	}
 	c.awaitEarly()
 	switch typ {
+	case msgTsetattr:
+		c.noteSetattrMode(size)
 	case msgTwalk:
 		if done, err := c.ghostWalk(tag, size); done || err != nil {
 			return done, err

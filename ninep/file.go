@@ -39,6 +39,10 @@ type file struct {
 	// it by an attach token (see conn.go) yields the attach's real root.
 	attachNonce string
 
+	// rawMode is the mode of a Tsetattr on this fid as the wire carried it,
+	// setuid and setgid included (rawmode.go); 0 when none is pending.
+	rawMode atomic.Uint32
+
 	mu   sync.RWMutex
 	path string // core path: "" is the root
 
@@ -257,6 +261,9 @@ func (f *file) getAttr(inline bool) (qid p9.QID, mask p9.AttrMask, attr p9.Attr,
 // acts on a symlink itself and never on its target.
 func (f *file) SetAttr(valid p9.SetAttrMask, attr p9.SetAttr) (err error) {
 	defer f.guard("setattr", &err)
+	if valid.Permissions {
+		attr.Permissions = f.setattrPerm(attr.Permissions)
+	}
 	s := toSetAttr(valid, attr)
 	if of := f.open.Load(); of != nil && of.writable && s.Size != nil {
 		if err := of.fl.Truncate(*s.Size); err != nil {
@@ -341,6 +348,11 @@ func (f *file) ReadAt(b []byte, off int64) (n int, err error) {
 	defer f.guard("read", &err)
 	of := f.open.Load()
 	if of == nil {
+		if f.dirOpen.Load() {
+			// read(2) of a directory: EISDIR, as diod answers (differential
+			// P3); the listing is Treaddir's.
+			return 0, linux.EISDIR
+		}
 		return 0, linux.EBADF
 	}
 	n, err = of.fl.ReadAt(b, off)
@@ -437,7 +449,9 @@ func (f *file) tryClose() (ok bool, err error) {
 	return true, toErrno(err)
 }
 
-// perm converts the permission bits of a create request.
+// perm converts the permission bits of a create or setattr request, setuid,
+// setgid and sticky included (the kernel decides whether the caller may set
+// them, as for a local chmod).
 func perm(m p9.FileMode) fs.FileMode {
 	p := fs.FileMode(m & 0o777)
 	if m&p9.Sticky != 0 {
@@ -445,6 +459,9 @@ func perm(m p9.FileMode) fs.FileMode {
 	}
 	if m&0o2000 != 0 {
 		p |= fs.ModeSetgid
+	}
+	if m&0o4000 != 0 {
+		p |= fs.ModeSetuid
 	}
 	return p
 }
@@ -571,12 +588,19 @@ func (f *file) Link(target p9.File, name string) (err error) {
 		return toErrno(err)
 	}
 	_, err = f.srv.fs.Link(f.ctx, t.p(), server.Join(f.p(), name))
+	if err != nil && server.KindOf(err) == server.KindIsDir {
+		// The core says ISDIR for NFS's sake (Linux's nfsd answers
+		// NFS3ERR_ISDIR); link(2) of a directory is EPERM, as diod answers
+		// (differential P4).
+		return linux.EPERM
+	}
 	return toErrno(err)
 }
 
-// Mknod implements p9.File.Mknod: named pipes (and plain files) only. Device
-// nodes would hand clients the host's devices and sockets mean nothing across 9P;
-// mknod(2) answers EPERM for node types a filesystem does not support.
+// Mknod implements p9.File.Mknod: named pipes and Unix socket nodes (v9fs
+// sends bind(2) as Tmknod S_IFSOCK), and plain files. Device nodes are
+// refused by the core with EPERM, as mknod(2) answers a caller without
+// CAP_MKNOD (server.FS.Mknod says why).
 func (f *file) Mknod(name string, mode p9.FileMode, _, _ uint32, _ p9.UID, gid p9.GID) (qid p9.QID, err error) {
 	defer f.guard("mknod", &err)
 	if err := server.CheckName("mknod", name); err != nil {
@@ -586,7 +610,13 @@ func (f *file) Mknod(name string, mode p9.FileMode, _, _ uint32, _ p9.UID, gid p
 	var a server.Attr
 	switch mode.FileType() {
 	case p9.ModeNamedPipe:
-		a, err = f.srv.fs.Mkfifo(f.creating(gid), p, perm(mode))
+		a, err = f.srv.fs.Mknod(f.creating(gid), p, fs.ModeNamedPipe|perm(mode))
+	case p9.ModeSocket:
+		a, err = f.srv.fs.Mknod(f.creating(gid), p, fs.ModeSocket|perm(mode))
+	case p9.ModeCharacterDevice:
+		a, err = f.srv.fs.Mknod(f.creating(gid), p, fs.ModeDevice|fs.ModeCharDevice|perm(mode))
+	case p9.ModeBlockDevice:
+		a, err = f.srv.fs.Mknod(f.creating(gid), p, fs.ModeDevice|perm(mode))
 	case p9.ModeRegular, 0:
 		var fl *server.File
 		fl, _, err = f.srv.fs.Create(f.creating(gid), p, perm(mode), true)
@@ -595,7 +625,7 @@ func (f *file) Mknod(name string, mode p9.FileMode, _, _ uint32, _ p9.UID, gid p
 			fl.Close()
 		}
 	default:
-		return p9.QID{}, linux.EPERM
+		return p9.QID{}, linux.EINVAL
 	}
 	if err != nil {
 		return p9.QID{}, toErrno(err)

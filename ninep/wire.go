@@ -15,6 +15,7 @@ const (
 	msgTrename      = 20
 	msgTgetattr     = 24
 	msgRgetattr     = 25
+	msgTsetattr     = 26
 	msgTxattrwalk   = 30
 	msgTxattrcreate = 32
 	msgTlock        = 52

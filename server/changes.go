@@ -13,6 +13,10 @@ const (
 	ChangeWrite                      // Path's contents or size changed (coalesced, see FS)
 	ChangeRename                     // Path (a file or a whole directory) moved to NewPath
 	ChangeRemove                     // Path (a file or an empty directory) was removed
+	// Appended for the change feed (server/feed); the index keeps no record
+	// of either, so its consumer skips them.
+	ChangeMkdir   // directory Path was made
+	ChangeSetMode // Path's permission bits were changed (SetAttr with a mode)
 )
 
 func (op ChangeOp) String() string {
@@ -25,6 +29,10 @@ func (op ChangeOp) String() string {
 		return "rename"
 	case ChangeRemove:
 		return "remove"
+	case ChangeMkdir:
+		return "mkdir"
+	case ChangeSetMode:
+		return "setmode"
 	}
 	return "unknown"
 }
@@ -38,12 +46,35 @@ type Change struct {
 	Ino     uint64 // the created file's identity, Attr.FileID (ChangeCreate)
 	IsDir   bool   // the renamed or removed entry is a directory
 	Time    time.Time
+
+	// What the change feed (server/feed) tells apart beyond Op; the index
+	// needs none of it. Constant strings and plain values, so filling them
+	// costs the reply path nothing.
+	Type  string // "file", "dir", "symlink" or "fifo" where the core knows it ("" otherwise)
+	Link  bool   // ChangeCreate of a hard link (Link)
+	Trunc bool   // ChangeWrite of a burst that truncated the file (O_TRUNC, a size set)
+	Size  int64  // the entry's size where the core knows it (ChangeCreate, ChangeMkdir)
 }
+
+// Entry types of Change.Type.
+const (
+	TypeFile    = "file"
+	TypeDir     = "dir"
+	TypeSymlink = "symlink"
+	TypeFIFO    = "fifo"
+)
 
 // Sink receives the change stream. Apply is called synchronously, in namespace
 // order (the FS serialises namespace changes), after the change reached the disk; an
 // error is logged and left for the next start's reconcile to repair, because the
 // filesystem operation itself has already happened.
+//
+// Apply runs holding the FS's namespace lock, so it must not wait for
+// anything that takes it: no namespace change through the FS and no
+// File.Close or File.Sync of a file written through (each sends the file's
+// pending ChangeWrite, which takes the lock); such a call waits for itself,
+// and every later change and the FS's Close wait with it. Hand that work to
+// another goroutine (nfs.Server.Apply closes evicted files so).
 type Sink interface {
 	Apply(ctx context.Context, c Change) error
 }

@@ -43,6 +43,8 @@ func sysErr(err error) error {
 		return syscall.EPERM
 	case server.KindLoop:
 		return syscall.ELOOP
+	case server.KindNameTooLong:
+		return syscall.ENAMETOOLONG
 	}
 	return err
 }
@@ -104,7 +106,8 @@ func (c coreClient) Lstat(p string) (servertest.Info, error) {
 	if err != nil {
 		return servertest.Info{}, sysErr(err)
 	}
-	return servertest.Info{Size: a.Size, Mode: a.Mode, Nlink: a.Nlink, Mtime: a.Mtime}, nil
+	return servertest.Info{Size: a.Size, Mode: a.Mode, Nlink: a.Nlink, Mtime: a.Mtime, Atime: a.Atime,
+		UID: a.UID, GID: a.GID}, nil
 }
 func (c coreClient) ReadDir(p string) ([]string, error) {
 	ents, err := c.fs.ReadDir(c.ctx, p)
@@ -128,6 +131,44 @@ func (c coreClient) Chmod(p string, perm fs.FileMode) error {
 func (c coreClient) Chtimes(p string, mtime time.Time) error {
 	_, err := c.fs.SetAttr(c.ctx, p, server.SetAttr{Mtime: &mtime})
 	return sysErr(err)
+}
+
+func (c coreClient) Chown(p string, uid, gid int) error {
+	var s server.SetAttr
+	if uid >= 0 {
+		u := uint32(uid)
+		s.UID = &u
+	}
+	if gid >= 0 {
+		g := uint32(gid)
+		s.GID = &g
+	}
+	_, err := c.fs.SetAttr(c.ctx, p, s)
+	return sysErr(err)
+}
+func (c coreClient) Mknod(p string, mode fs.FileMode) error {
+	_, err := c.fs.Mknod(c.ctx, p, mode)
+	return sysErr(err)
+}
+func (c coreClient) SetTimes(p string, atime, mtime servertest.TimeSet) error {
+	var s server.SetAttr
+	set := func(ts servertest.TimeSet, t **time.Time, now *bool) {
+		switch {
+		case ts.Omit:
+		case ts.Now:
+			*now = true
+		default:
+			*t = &ts.T
+		}
+	}
+	set(atime, &s.Atime, &s.AtimeNow)
+	set(mtime, &s.Mtime, &s.MtimeNow)
+	_, err := c.fs.SetAttr(c.ctx, p, s)
+	return sysErr(err)
+}
+func (c coreClient) As(uid, gid uint32, groups []uint32) servertest.Client {
+	id := server.Identity{MountApp: "conformance", UID: uid, HasUID: true, GID: gid, HasGID: true, Groups: groups}
+	return coreClient{fs: c.fs, ctx: server.WithIdentity(context.Background(), id)}
 }
 
 func TestConformance(t *testing.T) {

@@ -200,9 +200,12 @@ func (f *FS) Access(ctx context.Context, p string, want Access) (Access, error) 
 	if f.virtual(p) {
 		return f.accessVirtual(ctx, p, want)
 	}
+	if err := f.viewSee(ctx, "access", p); err != nil {
+		return 0, err
+	}
 	c, ok := f.callerCred(ctx)
 	if !ok {
-		return want, nil
+		return f.viewAccess(ctx, p, want), nil
 	}
 	var fd int
 	if p == "" {
@@ -226,7 +229,7 @@ func (f *FS) Access(ctx context.Context, p string, want Access) (Access, error) 
 		}
 		return 0, err
 	}
-	return got & want, nil
+	return f.viewAccess(ctx, p, got) & want, nil
 }
 
 // accessFd returns every permission (read, write, execute) c has on the file
@@ -341,6 +344,9 @@ func (fl *File) CheckIO(ctx context.Context, write bool) error {
 	f := fl.fs
 	if fl.v != nil {
 		return fl.checkVirtualIO(ctx, write)
+	}
+	if err := f.viewIO(ctx, fl.Path(), write); err != nil {
+		return err
 	}
 	c, ok := f.callerCred(ctx)
 	if !ok {

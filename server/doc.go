@@ -24,6 +24,13 @@
 //   - Errors. Every error returned is a *Error carrying Op, Kind and Path. Front
 //     ends map Kind to their status codes in one exhaustive switch each.
 //
+// Policy. With Options.Policy (server/policy), every call made with a caller's
+// Identity first asks the acting app's rules (view.go): a hidden path does not
+// exist (KindNotFound; creating onto its name is KindPermission, never
+// KindExists), and outside the app's read or write rights the call is
+// KindPermission, or KindReadOnly for an app that may write nothing. Both
+// front ends and the virtual tree go through these calls, so they agree.
+//
 // Durable records. With Options.Journal set, every file created through the FS
 // has its creator and creation time on record before the create returns (and so
 // before any front end acknowledges it): in the file's MetaXattr user extended
@@ -46,5 +53,7 @@
 // Every namespace mutation is reported, in order, to the Sink before the call
 // returns; the daemon's Sink is a Batcher that applies them to the index in
 // batches, and FS.Freeze and File.Sync flush it. Data writes are coalesced into one
-// ChangeWrite per path per quiet period because NFSv3 has no close.
+// ChangeWrite per path per quiet period because NFSv3 has no close. The Sink
+// is called holding the namespace lock, which a written File's Close and Sync
+// take to send that ChangeWrite: a Sink must not close or sync one (see Sink).
 package server

@@ -29,8 +29,37 @@ type File struct {
 	// its close tells the Watcher's record that the core's writes explain an
 	// mtime up to it.
 	lastWrite atomic.Int64
-	v         VirtualFile          // a file of the virtual tree (virtual.go); f is nil then
-	created   atomic.Pointer[Attr] // see Created
+	v         VirtualFile            // a file of the virtual tree (virtual.go); f is nil then
+	created   atomic.Pointer[Attr]   // see Created
+	app       atomic.Pointer[string] // the app of writes through the file, for the change feed (Attribute)
+	// killPrivs: the file was setuid (or setgid and group-executable) when a
+	// caller the core acts as (cred.go) opened it for writing; its first
+	// write clears those bits (killprivs.go); privs says the open's statx
+	// saw them.
+	killPrivs atomic.Bool
+	privs     bool
+}
+
+// Attribute makes ctx's caller the app of the writes made through fl from now
+// on (the change feed's write events name it). A door sharing one open file
+// between callers (NFS's descriptor cache) calls it for each WRITE; the
+// string is stored again only when the app changes.
+func (fl *File) Attribute(ctx context.Context) {
+	fl.setApp(fl.fs.App(ctx))
+}
+
+func (fl *File) setApp(app string) {
+	if cur := fl.app.Load(); cur == nil || *cur != app {
+		fl.app.Store(&app)
+	}
+}
+
+// appName is the app of the file's writes ("" unattributed).
+func (fl *File) appName() string {
+	if p := fl.app.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Created is the attributes of a file Create made, read by the core after its
@@ -295,6 +324,9 @@ func (fl *File) TryWriteAt(b []byte, off int64) (n int, ok bool, err error) {
 func (fl *File) wrote(n int, err error) (int, error) {
 	if n > 0 {
 		fl.touched()
+		if fl.killPrivs.Load() {
+			fl.dropPrivs()
+		}
 	}
 	if err != nil {
 		return n, wrap("write", fl.Path(), err)
@@ -316,7 +348,7 @@ func (fl *File) Truncate(size int64) error {
 	if err != nil {
 		return wrap("truncate", fl.Path(), err)
 	}
-	fl.touched()
+	fl.touchedBy(true)
 	return nil
 }
 
@@ -324,8 +356,16 @@ func (fl *File) Truncate(size int64) error {
 func (fl *File) written() bool { return fl.lastWrite.Load() != 0 }
 
 // touched records a change to the file's data made through it.
-func (fl *File) touched() {
-	at := fl.fs.touches.add(fl.Path()).UnixNano()
+func (fl *File) touched() { fl.touchedBy(false) }
+
+// touchedBy is touched; trunc says the change truncated the file.
+func (fl *File) touchedBy(trunc bool) {
+	var at int64
+	if trunc {
+		at = fl.fs.touches.addTrunc(fl.Path(), fl.appName()).UnixNano()
+	} else {
+		at = fl.fs.touches.add(fl.Path(), fl.appName()).UnixNano()
+	}
 	// The latest, also when concurrent writes return out of order.
 	for {
 		old := fl.lastWrite.Load()
@@ -345,7 +385,7 @@ func (fl *File) touched() {
 // index's work (CPU, and writes into the page cache: no sync of its own per
 // batch) is done before the fsync instead of beside it, where it competed on
 // a two-core machine with the kernel worker and the wake-ups each of the
-// fsync's disk writes needs (BENCHMARKS.md, "NFS create: COMMIT's fsync").
+// fsync's disk writes needs (docs/benchmarks-history.md, "NFS create: COMMIT's fsync").
 // With the file's data already on its way (File.StartWriteback),
 // apply-then-fsync answered a libnfs COMMIT sooner than fsync-then-apply and
 // than both at once.
@@ -468,7 +508,8 @@ func (f *FS) heldForWrite(files map[string]uint64) map[string]bool {
 	return out
 }
 
-// Close releases the file; if it was written, its ChangeWrite is sent now.
+// Close releases the file; if it was written, its ChangeWrite is sent now,
+// under the namespace lock: never from a Sink's Apply, which holds it.
 func (fl *File) Close() error {
 	p, err := fl.release(false)
 	if fl.written() {
@@ -531,8 +572,10 @@ func (fl *File) TryClose() (ok bool, err error) {
 	}
 	p, err := fl.release(true)
 	// applyTouch's work, under the namespace lock this call already holds.
-	for p, at := range f.touches.take(func(k string, _ time.Time) bool { return k == p }) {
-		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})
+	taken := f.touches.take(func(k string, _ time.Time) bool { return k == p })
+	for p, t := range taken {
+		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
 	}
+	f.touches.sent(taken)
 	return true, err
 }

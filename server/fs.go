@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/semfs/semfs/server/policy"
 )
 
 // Options configure an FS.
@@ -33,6 +35,8 @@ type Options struct {
 	// name only, so that find, du and backups of a mount never walk into it).
 	Virtual     Virtual
 	ListVirtual bool
+	// Policy, when set, limits what each app sees and changes (policy.go).
+	Policy *policy.Live
 }
 
 // FS is the containment-safe view of the backing directory shared by every front
@@ -48,6 +52,7 @@ type FS struct {
 	// dcred is what each switch to a caller's credentials restores (root only).
 	dcred  daemonCred
 	grants grantCache // the kernel's answers to access questions (cred.go)
+	umask  uint32     // the process's umask at New (umask.go)
 	log    *slog.Logger
 
 	// gate is held shared by every operation that changes the backing directory
@@ -67,6 +72,7 @@ type FS struct {
 
 	virt        Virtual // nil: none (virtual.go)
 	listVirtual bool
+	pol         *policy.Live // nil: no policy (policy.go)
 
 	// ownChanges is the inotify Watcher's record of the files the core
 	// created itself and the states its closes left written files in
@@ -86,8 +92,9 @@ func New(dir string, opts Options) (*FS, error) {
 		return nil, wrap("open backing directory", "", err)
 	}
 	f := &FS{res: res, sink: opts.Sink, reg: opts.Registry, log: opts.Logger, open: map[*File]struct{}{},
-		root: os.Geteuid() == 0, grants: newGrantCache(4096),
+		root: os.Geteuid() == 0, grants: newGrantCache(4096), umask: readUmask(),
 		virt: opts.Virtual, listVirtual: opts.ListVirtual}
+	f.pol = opts.Policy // set apart from the literal above, which others edit too
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -134,8 +141,10 @@ func (f *FS) flushSink(ctx context.Context) error {
 
 // App resolves the acting app for ctx: the mount's app, else the app registered for
 // the caller's uid, else "" (unattributed; never guessed).
-func (f *FS) App(ctx context.Context) string {
-	id := IdentityFrom(ctx)
+func (f *FS) App(ctx context.Context) string { return f.appOf(IdentityFrom(ctx)) }
+
+// appOf is App for an identity.
+func (f *FS) appOf(id Identity) string {
 	if id.MountApp != "" {
 		return id.MountApp
 	}
@@ -183,6 +192,9 @@ func (f *FS) lstat(ctx context.Context, p string, raw bool) (a Attr, err error) 
 	if f.virtual(p) {
 		return f.virt.Lstat(ctx, p)
 	}
+	if err := f.viewSee(ctx, "lstat", p); err != nil {
+		return Attr{}, err
+	}
 	if p == "" {
 		// The root's own attributes: no directory is searched.
 		if err := f.gone("lstat", p); err != nil {
@@ -221,6 +233,9 @@ func (f *FS) LstatIn(ctx context.Context, p string, inline bool) (dir, a Attr, e
 		a, err = f.virt.Lstat(ctx, p)
 		return dir, a, err
 	}
+	if err := f.viewSee(ctx, "lstat", p); err != nil {
+		return Attr{}, Attr{}, err
+	}
 	err = f.as(ctx, "lstat", p, func() error {
 		d, name, err := f.parentAt("lstat", p, inline)
 		if err != nil {
@@ -243,7 +258,11 @@ func (f *FS) ReadDir(ctx context.Context, p string) ([]DirEntry, error) {
 	if f.virtual(p) {
 		return f.virt.ReadDir(ctx, p)
 	}
+	if err := f.viewRead(ctx, "readdir", p); err != nil {
+		return nil, err
+	}
 	out, err := f.readDir(ctx, p)
+	out = f.viewFilter(ctx, p, out)
 	if err == nil && p == "" {
 		out = f.withVirtualRoot(ctx, out)
 	}
@@ -299,6 +318,9 @@ func (f *FS) readDir(ctx context.Context, p string) ([]DirEntry, error) {
 func (f *FS) Readlink(ctx context.Context, p string) (target string, err error) {
 	if f.virtual(p) {
 		return f.virt.Readlink(ctx, p)
+	}
+	if err := f.viewSee(ctx, "readlink", p); err != nil {
+		return "", err
 	}
 	err = f.as(ctx, "readlink", p, func() error {
 		d, name, err := f.parent("readlink", p)

@@ -165,7 +165,7 @@ func (f *FS) undo(p string) {
 	unix.Unlinkat(d.fd, name, 0)
 }
 
-// recordNew makes the creator of p, a new symlink or FIFO the caller just made,
+// recordNew makes the creator of p, a new symlink, FIFO or socket node the caller just made,
 // durable (in the journal: neither can carry the xattr) and tells the index; a
 // name whose record cannot be written is removed again.
 func (f *FS) recordNew(ctx context.Context, p string, a Attr) error {
@@ -174,7 +174,11 @@ func (f *FS) recordNew(ctx context.Context, p string, a Attr) error {
 		f.undo(p)
 		return err
 	}
-	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
+	typ := TypeFIFO
+	if a.IsSymlink() {
+		typ = TypeSymlink
+	}
+	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: typ, Size: a.Size})
 	return nil
 }
 
@@ -190,6 +194,9 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		return nil, false, refuseVirtual("create", p)
 	}
 	if err := CheckNewPath("create", p); err != nil {
+		return nil, false, err
+	}
+	if err := f.viewCreate(ctx, "create", p); err != nil {
 		return nil, false, err
 	}
 	var a Attr
@@ -209,10 +216,28 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 				return wrap("create", p, err)
 			}
 			file = f.newFile(os.NewFile(uintptr(fd), p), p, true)
+			file.setApp(f.App(ctx))
+			if checked {
+				// A write through it clears setuid (killprivs.go); the
+				// credential switch costs more than this fstat.
+				var st unix.Stat_t
+				if unix.Fstat(fd, &st) == nil && hasPrivs(modeOf(st.Mode)) {
+					file.privs = true
+					file.killPrivs.Store(true)
+				}
+			}
 			return nil
 		}
 		if err != nil {
 			return wrap("create", p, err)
+		}
+		if f.umasked(unixPerm(perm)) {
+			// The kernel decides the special bits as open(2) did (umask.go).
+			if err := unix.Fchmod(fd, unixPerm(perm)); err != nil {
+				unix.Close(fd)
+				unix.Unlinkat(d.fd, name, 0)
+				return wrap("create", p, err)
+			}
 		}
 		// Still under ns: a Watcher's batch, taken under ns too, finds the
 		// file in its record whenever it has the IN_CREATE the openat made.
@@ -245,8 +270,9 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 			}
 		}
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
+		file.setApp(app)
 		file.created.Store(&a)
-		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at})
+		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: TypeFile, Size: a.Size})
 	}
 	return file, created, nil
 }
@@ -265,6 +291,9 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	if f.virtual(p) {
 		return f.openVirtual(ctx, p, write, trunc)
 	}
+	if err := f.viewOpen(ctx, p, write); err != nil {
+		return nil, err
+	}
 	if trunc {
 		// Truncation changes the backing directory: not while a snapshot runs.
 		f.gate.RLock()
@@ -278,8 +307,14 @@ func (f *FS) Open(ctx context.Context, p string, flags int) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if write {
+		file.setApp(f.App(ctx))
+	}
+	if write && file.privs && f.ChecksPermissions(ctx) {
+		file.killPrivs.Store(true)
+	}
 	if trunc {
-		f.touches.add(p)
+		f.touches.addTrunc(p, file.appName())
 	}
 	return file, nil
 }
@@ -313,6 +348,7 @@ func (f *FS) openFile(p string, flags, acc int, write bool) (*File, error) {
 	}
 	fl := f.newFile(os.NewFile(uintptr(fd), p), p, write)
 	fl.appends = flags&os.O_APPEND != 0
+	fl.privs = hasPrivs(a.Mode)
 	return fl, nil
 }
 
@@ -324,8 +360,11 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 	if err := CheckNewPath("mkdir", p); err != nil {
 		return Attr{}, err
 	}
+	if err := f.viewCreate(ctx, "mkdir", p); err != nil {
+		return Attr{}, err
+	}
 	err = f.mutate(func() error {
-		return f.as(ctx, "mkdir", p, func() error {
+		err := f.as(ctx, "mkdir", p, func() error {
 			d, name, err := f.parent("mkdir", p)
 			if err != nil {
 				return err
@@ -336,8 +375,15 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 			a, err = fstatat(d, name, "mkdir", p)
+			if err == nil && f.umasked(unixPerm(perm)) {
+				a, err = f.restorePerm(d, name, "mkdir", p, unixPerm(perm), a)
+			}
 			return err
 		})
+		if err == nil {
+			f.emit(ctx, Change{Op: ChangeMkdir, Path: p, App: f.App(ctx), IsDir: true, Type: TypeDir, Size: a.Size})
+		}
+		return err
 	})
 	return a, err
 }
@@ -353,6 +399,9 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) 
 		return Attr{}, E("symlink", KindInvalid, p, constError("symlink target is empty or too long"))
 	}
 	if err := CheckNewPath("symlink", p); err != nil {
+		return Attr{}, err
+	}
+	if err := f.viewCreate(ctx, "symlink", p); err != nil {
 		return Attr{}, err
 	}
 	err = f.mutate(func() error {
@@ -377,13 +426,40 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) 
 	return a, err
 }
 
-// Mkfifo creates a named pipe p (the only special file the core creates; device
-// nodes would let a client reach host devices through the export).
-func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, err error) {
+// Mkfifo creates a named pipe p: Mknod with fs.ModeNamedPipe.
+func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, error) {
+	return f.Mknod(ctx, p, fs.ModeNamedPipe|perm)
+}
+
+// Mknod creates special file p of mode's type: a named pipe
+// (fs.ModeNamedPipe) or a Unix socket node (fs.ModeSocket, what bind(2)
+// leaves behind; it is an inode only, no socket is listening on it). Both are
+// harmless inodes, made with the caller's rights like any other file. Device
+// nodes are refused with KindNotPermitted (EPERM, as mknod(2) answers a
+// caller without CAP_MKNOD), whoever asks: they would hand a client the
+// host's devices through the export, and a shared directory is never a place
+// for them. Any other type is KindInvalid. mode's permission bits, setuid,
+// setgid and sticky included, are the new node's, less the kernel's rules (a
+// caller's umask is applied by its client).
+func (f *FS) Mknod(ctx context.Context, p string, mode fs.FileMode) (a Attr, err error) {
 	if f.virtual(p) {
 		return Attr{}, refuseVirtual("mknod", p)
 	}
+	var typ uint32
+	switch mode.Type() {
+	case fs.ModeNamedPipe:
+		typ = unix.S_IFIFO
+	case fs.ModeSocket:
+		typ = unix.S_IFSOCK
+	case fs.ModeDevice, fs.ModeDevice | fs.ModeCharDevice:
+		return Attr{}, E("mknod", KindNotPermitted, p, errDevice)
+	default:
+		return Attr{}, E("mknod", KindInvalid, p, constError("mknod makes named pipes and socket nodes only"))
+	}
 	if err := CheckNewPath("mknod", p); err != nil {
+		return Attr{}, err
+	}
+	if err := f.viewCreate(ctx, "mknod", p); err != nil {
 		return Attr{}, err
 	}
 	err = f.mutate(func() error {
@@ -393,11 +469,14 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, er
 				return err
 			}
 			defer d.close()
-			if err := unix.Mknodat(d.fd, name, unix.S_IFIFO|unixPerm(perm), 0); err != nil {
+			if err := unix.Mknodat(d.fd, name, typ|unixPerm(mode), 0); err != nil {
 				return wrap("mknod", p, err)
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 			a, err = fstatat(d, name, "mknod", p)
+			if err == nil && f.umasked(unixPerm(mode)) {
+				a, err = f.restorePerm(d, name, "mknod", p, unixPerm(mode), a)
+			}
 			return err
 		})
 		if err != nil {
@@ -408,6 +487,9 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (a Attr, er
 	return a, err
 }
 
+// errDevice says why a device node is refused (see Mknod).
+const errDevice = constError("device nodes are not made in a shared directory: they would reach the host's devices")
+
 // Link creates newPath as a hard link to the file at oldPath (a symlink is linked
 // itself, not its target). Directories cannot be linked. The new name gets its own
 // index record; a hard link shares its file's durable record, so the record's
@@ -417,6 +499,9 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 		return Attr{}, refuseVirtual("link", newPath)
 	}
 	if err := CheckNewPath("link", newPath); err != nil {
+		return Attr{}, err
+	}
+	if err := f.viewTwo(ctx, "link", oldPath, newPath); err != nil {
 		return Attr{}, err
 	}
 	err = f.mutate(func() error {
@@ -451,7 +536,7 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 			f.undo(newPath)
 			return err
 		}
-		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at})
+		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at, Type: typeOf(a), Link: true, Size: a.Size})
 		return nil
 	})
 	return a, err
@@ -463,6 +548,9 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
 	if f.virtual(p) {
 		return refuseVirtual("remove", p)
+	}
+	if err := f.viewWrite(ctx, "remove", p); err != nil {
+		return err
 	}
 	return f.mutate(func() error {
 		err := f.as(ctx, "remove", p, func() error {
@@ -495,7 +583,13 @@ func (f *FS) Remove(ctx context.Context, p string, dir bool) error {
 			return err
 		}
 		f.touches.drop(p)
-		f.emit(ctx, Change{Op: ChangeRemove, Path: p, App: f.App(ctx), IsDir: dir})
+		// A non-directory's type is not looked up: a stat before every
+		// unlink only for the feed's sake (it says "" for unknown).
+		typ := ""
+		if dir {
+			typ = TypeDir
+		}
+		f.emit(ctx, Change{Op: ChangeRemove, Path: p, App: f.App(ctx), IsDir: dir, Type: typ})
 		return nil
 	})
 }
@@ -509,6 +603,9 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 	}
 	if f.virtual(newPath) {
 		return refuseVirtual("rename", newPath)
+	}
+	if err := f.viewTwo(ctx, "rename", oldPath, newPath); err != nil {
+		return err
 	}
 	if oldPath == newPath {
 		_, err := f.Lstat(ctx, oldPath)
@@ -561,7 +658,7 @@ func (f *FS) Rename(ctx context.Context, oldPath, newPath string) error {
 		f.res.dirs.drop(newPath)
 		f.touches.rename(oldPath, newPath)
 		f.renameOpen(oldPath, newPath)
-		f.emit(ctx, Change{Op: ChangeRename, Path: oldPath, NewPath: newPath, App: f.App(ctx), IsDir: st.IsDir()})
+		f.emit(ctx, Change{Op: ChangeRename, Path: oldPath, NewPath: newPath, App: f.App(ctx), IsDir: st.IsDir(), Type: typeOf(st), Size: st.Size})
 		return nil
 	})
 }
@@ -573,18 +670,41 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 	if f.virtual(p) {
 		return f.setAttrVirtual(ctx, p, s)
 	}
+	if err := f.viewWrite(ctx, "setattr", p); err != nil {
+		return Attr{}, err
+	}
 	f.gate.RLock()
 	defer f.gate.RUnlock()
 	err = f.as(ctx, "setattr", p, func() (err error) {
-		a, err = f.setAttr(p, s)
+		a, err = f.setAttr(ctx, p, s)
 		return err
 	})
+	if err == nil && s.Mode != nil {
+		// Reported under the namespace lock, as every change is, so that it
+		// is ordered with renames and removes of the same path.
+		f.ns.Lock()
+		f.emit(ctx, Change{Op: ChangeSetMode, Path: p, App: f.App(ctx), IsDir: a.IsDir(), Type: typeOf(a), Size: a.Size})
+		f.ns.Unlock()
+	}
 	return a, err
+}
+
+// typeOf is a's Change.Type.
+func typeOf(a Attr) string {
+	switch {
+	case a.IsDir():
+		return TypeDir
+	case a.IsSymlink():
+		return TypeSymlink
+	case a.Mode.IsRegular():
+		return TypeFile
+	}
+	return TypeFIFO
 }
 
 // setAttr is SetAttr's work, with the caller's credentials set.
 // Precondition: f.gate held shared.
-func (f *FS) setAttr(p string, s SetAttr) (Attr, error) {
+func (f *FS) setAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 	var d dirRef
 	var name string
 	if p == "" {
@@ -636,7 +756,7 @@ func (f *FS) setAttr(p string, s SetAttr) (Attr, error) {
 		if err != nil {
 			return Attr{}, wrap("setattr", p, err)
 		}
-		f.touches.add(p)
+		f.touches.addTrunc(p, f.App(ctx))
 	}
 	if s.UID != nil || s.GID != nil {
 		uid, gid := -1, -1
@@ -673,7 +793,8 @@ func (f *FS) setAttr(p string, s SetAttr) (Attr, error) {
 			case now:
 				ts[i] = unix.Timespec{Nsec: unix.UTIME_NOW}
 			case t != nil:
-				ts[i] = unix.NsecToTimespec(t.UnixNano())
+				// Seconds and nanoseconds apart: UnixNano overflows past 2262.
+				ts[i] = unix.Timespec{Sec: t.Unix(), Nsec: int64(t.Nanosecond())}
 			}
 		}
 		setTS(0, s.Atime, s.AtimeNow)

@@ -9,8 +9,16 @@ import (
 // MaxNameLen is the longest component the core accepts (NAME_MAX on Linux).
 const MaxNameLen = 255
 
-// MaxPathLen bounds a whole relative path (PATH_MAX on Linux).
+// MaxPathLen bounds a symlink's target and a path named from outside
+// (PATH_MAX on Linux, less the NUL; see CleanPath).
 const MaxPathLen = 4095
+
+// MaxTreePathLen bounds a core path a front end builds (CleanTreePath). It is
+// longer than PATH_MAX: a client's path is relative to its working directory
+// and the core's is from the export's root, so a client may reach deeper than
+// PATH_MAX from the root (a local file system, knfsd and nfs-ganesha have no
+// limit there at all); the resolver opens such paths in steps (openBeneath).
+const MaxTreePathLen = 64 << 10
 
 // CheckName validates one path component as a client sends it in LOOKUP, CREATE,
 // walk and the like. "." and ".." are refused: the core never resolves them, the
@@ -77,8 +85,22 @@ func Split(p string) (dir, name string) {
 // "." name the root. A path that is absolute in the host's sense is read relative to
 // the backing directory, but a ".." anywhere is refused rather than resolved, so that
 // a request can never name something outside by construction.
+// A path longer than MaxPathLen is KindNameTooLong: what a request names from
+// outside (the control socket, a MOUNT, a snapshot's entry) is bounded as a
+// local path is; CleanTreePath takes the deeper paths the front ends build.
 func CleanPath(op, p string) (string, error) {
-	if len(p) > MaxPathLen {
+	return cleanPath(op, p, MaxPathLen)
+}
+
+// CleanTreePath is CleanPath for a path a front end built from its own
+// handles (an NFS handle's path and a name in it), which may be longer than
+// PATH_MAX from the root (MaxTreePathLen).
+func CleanTreePath(op, p string) (string, error) {
+	return cleanPath(op, p, MaxTreePathLen)
+}
+
+func cleanPath(op, p string, max int) (string, error) {
+	if len(p) > max {
 		return "", E(op, KindNameTooLong, "", nil)
 	}
 	p = strings.TrimLeft(p, "/")

@@ -11,17 +11,28 @@ import (
 // NFSv3 has no close, so without it every 1 MiB WRITE would rewrite the index.
 type touchQueue struct {
 	quiet time.Duration
-	apply func(p string, at time.Time)
+	apply func(p string, t touch)
 
 	mu      sync.Mutex
-	pending map[string]time.Time // path -> last write
-	stop    chan struct{}
-	done    chan struct{}
+	pending map[string]touch // path -> its burst
+	// inflight counts, per path, touches taken from pending whose ChangeWrite
+	// is being sent: Unsettled reports them too, so that a path is never
+	// in neither place between take and the sink (see FS.Unsettled).
+	inflight map[string]int
+	stop     chan struct{}
+	done     chan struct{}
 }
 
-func newTouchQueue(quiet time.Duration, apply func(string, time.Time)) *touchQueue {
-	q := &touchQueue{quiet: quiet, apply: apply, pending: map[string]time.Time{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+// touch is one path's pending burst of writes.
+type touch struct {
+	at    time.Time // the last write
+	trunc bool      // the burst truncated the file (the change feed says so)
+	app   string    // the app of the last write ("" unattributed), for the feed
+}
+
+func newTouchQueue(quiet time.Duration, apply func(string, touch)) *touchQueue {
+	q := &touchQueue{quiet: quiet, apply: apply, pending: map[string]touch{},
+		inflight: map[string]int{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go q.run()
 	return q
 }
@@ -43,10 +54,21 @@ func (q *touchQueue) run() {
 // add notes a write to p made now, and returns the time it will send (at the
 // latest with the next flush; the clock is read under mu, so that a path's
 // pending time is the latest of its writes').
-func (q *touchQueue) add(p string) time.Time {
+func (q *touchQueue) add(p, app string) time.Time {
 	q.mu.Lock()
 	now := time.Now()
-	q.pending[p] = now
+	t, ok := q.pending[p]
+	q.pending[p] = touch{at: now, trunc: ok && t.trunc, app: app}
+	q.mu.Unlock()
+	return now
+}
+
+// addTrunc is add for a truncation (O_TRUNC, a size set): the burst it
+// belongs to is reported with Change.Trunc.
+func (q *touchQueue) addTrunc(p, app string) time.Time {
+	q.mu.Lock()
+	now := time.Now()
+	q.pending[p] = touch{at: now, trunc: true, app: app}
 	q.mu.Unlock()
 	return now
 }
@@ -75,34 +97,64 @@ func (q *touchQueue) rename(oldPath, newPath string) {
 	q.mu.Unlock()
 }
 
-func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]time.Time {
+func (q *touchQueue) take(keep func(p string, at time.Time) bool) map[string]touch {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := map[string]time.Time{}
+	out := map[string]touch{}
 	for k, v := range q.pending {
-		if keep(k, v) {
+		if keep(k, v.at) {
 			out[k] = v
 			delete(q.pending, k)
+			q.inflight[k]++
+		}
+	}
+	return out
+}
+
+// sent ends the inflight state of touches taken (take) once their
+// ChangeWrite is in the sink.
+func (q *touchQueue) sent(taken map[string]touch) {
+	q.mu.Lock()
+	for k := range taken {
+		if q.inflight[k]--; q.inflight[k] <= 0 {
+			delete(q.inflight, k)
+		}
+	}
+	q.mu.Unlock()
+}
+
+// unsettled lists the paths written whose ChangeWrite is not in the sink yet.
+func (q *touchQueue) unsettled() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]string, 0, len(q.pending)+len(q.inflight))
+	for k := range q.pending {
+		out = append(out, k)
+	}
+	for k := range q.inflight {
+		if _, ok := q.pending[k]; !ok {
+			out = append(out, k)
 		}
 	}
 	return out
 }
 
 func (q *touchQueue) flushOlder(before time.Time) {
-	for p, at := range q.take(func(_ string, at time.Time) bool { return at.Before(before) }) {
-		q.apply(p, at)
-	}
+	q.applyAll(q.take(func(_ string, at time.Time) bool { return at.Before(before) }))
 }
 
 func (q *touchQueue) flushPath(p string) {
-	for p, at := range q.take(func(k string, _ time.Time) bool { return k == p }) {
-		q.apply(p, at)
-	}
+	q.applyAll(q.take(func(k string, _ time.Time) bool { return k == p }))
 }
 
 func (q *touchQueue) flush() {
-	for p, at := range q.take(func(string, time.Time) bool { return true }) {
-		q.apply(p, at)
+	q.applyAll(q.take(func(string, time.Time) bool { return true }))
+}
+
+func (q *touchQueue) applyAll(taken map[string]touch) {
+	defer q.sent(taken)
+	for p, t := range taken {
+		q.apply(p, t)
 	}
 }
 
@@ -114,8 +166,15 @@ func (q *touchQueue) close() {
 
 // applyTouch sends a coalesced ChangeWrite. It takes the namespace lock so that it
 // is ordered with renames and removes of the same path.
-func (f *FS) applyTouch(p string, at time.Time) {
+func (f *FS) applyTouch(p string, t touch) {
 	f.ns.Lock()
 	defer f.ns.Unlock()
-	f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, Time: at})
+	f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
 }
+
+// Unsettled lists the paths written through the core whose ChangeWrite has not
+// reached the sink yet (the write-quiet debounce holds it): with the sink
+// flushed after this call, every write that returned before it is either
+// here or in what the sink has applied. The content index reads these paths
+// directly, so grep never answers from bytes older than a write it followed.
+func (f *FS) Unsettled() []string { return f.touches.unsettled() }

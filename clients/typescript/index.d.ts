@@ -90,6 +90,86 @@ export class SemanticFsClient {
   tag(path: string, tags?: { task?: string; relatedApps?: string[] }): Promise<FileRecord>;
   /** Files matching text, best first; no limit (or <= 0) returns every match; throws SemanticFsError. */
   query(text: string, limit?: number, options?: QueryOptions): Promise<FileRecord[]>;
+  /** Lines matching pattern (Go RE2; a literal with fixed) in the files this uid may read, by path then line; throws SemanticFsError. */
+  grep(pattern: string, options?: GrepOptions): Promise<GrepResult>;
+  /**
+   * Every change after `since` (none: from now), in order, as it happens, until
+   * `signal` aborts; a cursor the daemon no longer holds yields one ChangeReset.
+   */
+  changes(options?: ChangesOptions): AsyncGenerator<Change | ChangeReset, void, undefined>;
+}
+
+export interface GrepOptions {
+  /** The pattern is a literal string. */
+  fixed?: boolean;
+  /** Match case-insensitively (Go's simple case folding). */
+  ignoreCase?: boolean;
+  /** Globs on a file's path or one of its directories, e.g. ["src", "*.md"]. */
+  paths?: string[];
+  /** Matching lines to return; default 1000, at most 1000000. */
+  limit?: number;
+  /** Lines of context before and after each match. */
+  context?: number;
+  /** Also search files not content-indexed (too big, binary, not UTF-8). */
+  all?: boolean;
+}
+
+export interface GrepMatch {
+  path: string;
+  /** 1-based; 0 for a binary match. */
+  line: number;
+  /** 1-based byte offset of the first match in the line; 0 for a binary match. */
+  column: number;
+  text: string;
+  before?: string[];
+  after?: string[];
+  /** The file holds binary data and matches (GNU grep: "binary file matches"). */
+  binary?: boolean;
+}
+
+export interface GrepResult {
+  matches: GrepMatch[];
+  /** Files with a match in matches. */
+  files: number;
+  /** More lines matched than limit. */
+  truncated: boolean;
+  stats: { candidates: number; scanned: number; indexed: number; ms: number };
+}
+
+export interface ChangesOptions {
+  /** A cursor from an earlier change (or reset); absent: start from now. */
+  since?: string;
+  /** Ends the iteration quietly when aborted. */
+  signal?: AbortSignal;
+  /** Doublestar globs on the path (or a rename's old path), e.g. "src/**". */
+  paths?: string[];
+  /** How long each long poll waits; default 30000. */
+  pollMs?: number;
+  /** Changes per request; default the daemon's (1000). */
+  limit?: number;
+}
+
+/** One change of the feed (GET /v1/changes). */
+export interface Change {
+  rev: number;
+  op: "create" | "write" | "truncate" | "mkdir" | "remove" | "rename" | "symlink" | "link" | "setattr" | "tag" | (string & {});
+  path: string;
+  /** A rename's old path. */
+  from?: string;
+  type: "file" | "dir" | "symlink" | "fifo" | "";
+  /** The attributed app; "" unattributed; "host" for the backing directory's own changes. */
+  app: string;
+  size: number;
+  at: string;
+  /** Resume here and nothing after this change is lost. */
+  cursor: string;
+  reset?: undefined;
+}
+
+/** The cursor was no longer in the daemon's history: list again, then go on. */
+export interface ChangeReset {
+  reset: true;
+  cursor: string;
 }
 
 /** The daemon's default control socket for this user. */

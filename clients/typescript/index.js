@@ -139,6 +139,81 @@ export class SemanticFsClient {
     return out.results.map(toRecord);
   }
 
+  /**
+   * Lines of the export's files matching pattern (Go RE2 syntax; a literal with
+   * fixed), sorted by path then line, among the files this process's uid may
+   * read: POST /v1/grep. Paths given as absolute paths under root are sent
+   * relative. Throws SemanticFsError (code "invalid" for a bad pattern).
+   * @param {string} pattern
+   * @param {{fixed?: boolean, ignoreCase?: boolean, paths?: string[], limit?: number, context?: number, all?: boolean}} [options]
+   */
+  async grep(pattern, { fixed, ignoreCase, paths, limit, context, all } = {}) {
+    const body = { pattern: String(pattern) };
+    if (fixed) body.fixed = true;
+    if (ignoreCase) body.ignoreCase = true;
+    if (paths && paths.length) body.paths = paths.map((p) => this.#relative(p));
+    if (limit !== undefined && limit !== null) body.limit = limit;
+    if (context) body.context = context;
+    if (all) body.all = true;
+    const out = await this.#request("POST", "/v1/grep", body);
+    if (!out || !Array.isArray(out.matches)) {
+      throw new SemanticFsError("bad_response", "the daemon's grep answer has no matches list", { socketPath: this.socketPath });
+    }
+    return out;
+  }
+
+  /**
+   * The change feed as an async iterator: every change after `since`, in
+   * order, as it happens (long polls of `pollMs`, 30 s by default), until
+   * `signal` aborts (the loop then ends quietly) or the caller breaks out.
+   * Without `since` it starts from now. Each change carries `cursor`: resume
+   * from the cursor of the last change you handled and nothing is lost (the
+   * rest of its page may come again). A cursor the daemon no longer holds
+   * yields `{reset: true, cursor}` once: list the tree again, the changes
+   * that follow go on from there. `paths` filters with globs ("src/**").
+   */
+  async *changes({ since, signal, paths, pollMs = 30000, limit } = {}) {
+    let cursor = since;
+    const query = (c) => {
+      const q = new URLSearchParams();
+      if (c) q.set("since", c);
+      if (c) q.set("timeout", `${Math.max(0, Math.floor(pollMs))}ms`);
+      if (limit) q.set("limit", String(limit));
+      if (paths && paths.length) q.set("paths", paths.join(","));
+      return `/v1/changes?${q}`;
+    };
+    const get = async (c) => {
+      try {
+        return await this.#request("GET", query(c), undefined, { signal, timeoutMs: pollMs + this.timeoutMs });
+      } catch (err) {
+        if (signal?.aborted) return null;
+        throw err;
+      }
+    };
+    if (!cursor) {
+      const first = await get("");
+      if (!first) return;
+      cursor = first.cursor;
+    }
+    while (!signal?.aborted) {
+      const page = await get(cursor);
+      if (!page) return;
+      if (typeof page.cursor !== "string" || !Array.isArray(page.changes)) {
+        throw new SemanticFsError("bad_response", "the daemon's changes answer has no cursor or changes list", { socketPath: this.socketPath });
+      }
+      if (page.reset) {
+        cursor = page.cursor;
+        yield { reset: true, cursor };
+        continue;
+      }
+      const n = page.changes.length;
+      for (let i = 0; i < n; i++) {
+        yield { ...page.changes[i], cursor: i === n - 1 ? page.cursor : cursor };
+      }
+      cursor = page.cursor;
+    }
+  }
+
   #relative(p) {
     p = String(p);
     if (this.root && path.isAbsolute(p)) {
@@ -161,7 +236,7 @@ export class SemanticFsClient {
     return { model: v.model, vector: Array.from(v.vector) };
   }
 
-  #request(method, urlPath, body) {
+  #request(method, urlPath, body, { signal, timeoutMs = this.timeoutMs } = {}) {
     const socketPath = this.socketPath;
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
@@ -174,6 +249,7 @@ export class SemanticFsClient {
           path: urlPath,
           headers: payload ? { "Content-Type": "application/json", "Content-Length": payload.length } : {},
           agent: false,
+          signal,
         },
         (res) => {
           const chunks = [];
@@ -203,7 +279,7 @@ export class SemanticFsClient {
           });
         },
       );
-      req.setTimeout(this.timeoutMs, () => req.destroy(new Error(`no answer in ${this.timeoutMs} ms`)));
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
       req.on("error", unreachable);
       req.end(payload);
     });

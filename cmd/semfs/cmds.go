@@ -145,6 +145,7 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(w, "%-11s %s\n", k+":", h.Listeners[k])
 	}
 	printStats(w, h.Index)
+	printContent(w, h.Content)
 	if len(h.Registered) > 0 {
 		uids := make([]string, 0, len(h.Registered))
 		for u := range h.Registered {
@@ -160,6 +161,18 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	if h.LastReconcile != "" {
 		fmt.Fprintf(w, "reconcile:  %s\n", h.LastReconcile)
+	}
+	if p := h.Policy; p != nil {
+		fmt.Fprintf(w, "policy:     %s (loaded %s)\n", p.File, p.Loaded.Local().Format("2006-01-02 15:04:05"))
+		if p.Error != "" {
+			fmt.Fprintf(w, "policy:     the last reload failed, the policy loaded before stays: %s\n", p.Error)
+		}
+	}
+	if c := h.Changes; c != nil {
+		fmt.Fprintf(w, "changes:    %d events kept (of at most %d, for %s), cursor %s\n", c.Events, c.Keep, c.KeepFor, c.Cursor)
+		if c.Fresh != "" {
+			fmt.Fprintf(w, "            history began at this start: %s\n", c.Fresh)
+		}
 	}
 	return exitOK
 }

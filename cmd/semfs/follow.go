@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/server"
 )
 
@@ -27,8 +28,13 @@ import (
 func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	t0 := time.Now()
 	var files []index.FileState
+	since := d.content.Begin()
+	var texts []content.FileStat
 	add := func(into *[]index.FileState) func(p string, a server.Attr) error {
 		return func(p string, a server.Attr) error {
+			if fs, ok := contentStat(p, a); ok {
+				texts = append(texts, fs)
+			}
 			if !a.Mode.IsRegular() && !a.IsSymlink() {
 				return nil
 			}
@@ -54,10 +60,12 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 		kept = append(kept, s)
 		files = append(files, in...)
 	}
+	d.content.Reconcile(since, kept, texts)
 	rep, err := d.idx.ReconcileIn(kept, files)
 	if err != nil {
 		return err
 	}
+	d.recordHost(rep, files)
 	if rep.Changed() || len(rep.RecoveredCreators)+len(rep.RecoveredTags) > 0 {
 		d.log.Info("index followed changes made in the backing directory", "report", rep.String(),
 			"scopes", len(kept), "files", len(files), "took", time.Since(t0).Round(time.Microsecond))

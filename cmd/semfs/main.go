@@ -25,6 +25,7 @@ const (
 	exitUnreachable = 3
 	exitRefused     = 4
 	exitFailed      = 5
+	exitReset       = 6 // semfs changes: the cursor is no longer in the daemon's history
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -47,10 +48,13 @@ func commands() []command {
 		{"register", "bind an app name to your uid", runRegister},
 		{"tag", "set a file's task and related apps", runTag},
 		{"query", "find files by meaning and keywords", runQuery},
+		{"grep", "find lines in the export's files (GNU grep's output and exit codes)", runGrep},
 		{"get", "show one file's record", runGet},
 		{"status", "show the daemon's state", runStatus},
+		{"changes", "print what changed since a cursor (--follow: as it happens)", runChanges},
 		{"snapshot", "write an archive of the backing directory and index", runSnapshot},
 		{"restore", "unpack a snapshot into an empty location", runRestore},
+		{"policy", "check a --policy file, or explain what an app may do to a path", runPolicy},
 		{"version", "print the version", func(_ context.Context, env *cliEnv, _ []string) int { fmt.Fprintln(env.stdout, version); return 0 }},
 	}
 }

@@ -29,6 +29,7 @@ func (d *daemon) observeControl(route string, status int, took time.Duration) {
 // the registry over TCP. Runs at the end of start, once the doors exist.
 func (d *daemon) startMetrics() error {
 	d.metrics.WatchIndex(d.idx.Stats)
+	d.metrics.WatchContent(d.content.Stats)
 	if d.nfs != nil {
 		d.metrics.WatchConns("nfs", d.nfs.OpenConns)
 	}

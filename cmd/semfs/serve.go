@@ -19,12 +19,15 @@ import (
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/metrics"
 	"github.com/semfs/semfs/nfs"
 	"github.com/semfs/semfs/ninep"
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/server/feed"
 	"github.com/semfs/semfs/server/meta"
+	"github.com/semfs/semfs/server/policy"
 	"github.com/semfs/semfs/server/snapshot"
 )
 
@@ -45,6 +48,10 @@ type serveArgs struct {
 	listMetaDir         bool                // list it in the root's listing too
 	watch               server.WatchOptions // --watch, --watch-rescan, --watch-max (follow.go)
 	fastPath            string              // --fast-path: which protocols answer their hot requests in front of the library
+	policy              string              // --policy: per-app views and rights (servepolicy.go); "" = none
+	changesKeep         int                 // --changes-keep: events the change feed keeps (feed.go)
+	changesKeepFor      time.Duration       // --changes-keep-for: and for how long at most
+	contentMax          int64               // --content-max: bigger files are not content-indexed (content.go)
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -70,7 +77,11 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&a.listMetaDir, "list-meta-dir", false, "list the --meta-dir directory in the root's listing (by default it is reachable by name only, so find, du and backups skip it)")
 	fs.StringVar(&a.watch.Mode, "watch", server.WatchInotify, "follow changes host processes make in the backing directory: inotify (rescans when it cannot), scan (rescan every --watch-rescan) or off (next start only)")
 	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")
+	fs.Int64Var(&a.contentMax, "content-max", content.DefaultMax, "files bigger than this many bytes are not content-indexed (grep reads them with all)")
 	fs.IntVar(&a.watch.MaxWatches, "watch-max", 0, "at most this many inotify watches (one per directory), then fall back to rescans; 0: the kernel's limit")
+	fs.StringVar(&a.policy, "policy", "", "per-app views and rights: a JSON policy file (docs/policy.md), reloaded on SIGHUP or when it changes")
+	fs.IntVar(&a.changesKeep, "changes-keep", feed.DefaultKeep, "the change feed (GET /v1/changes) keeps at most this many events; older cursors answer reset")
+	fs.DurationVar(&a.changesKeepFor, "changes-keep-for", feed.DefaultKeepFor, "and none older than this")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -93,6 +104,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	pol, code := loadPolicy(env, a.policy, log)
+	if code != exitOK {
+		return code
+	}
 	thresholds, err := embed.ParseThresholds(a.thresholds)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: --threshold: %v\n", err)
@@ -109,7 +124,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		return exitUsage
 	}
 	defer stopProfile()
-	d := &daemon{args: a, fast: fast, log: log, paths: resolve(a.data, a.index, a.socket), listeners: map[string]string{}}
+	d := &daemon{args: a, fast: fast, log: log, pol: pol, paths: resolve(a.data, a.index, a.socket), listeners: map[string]string{}}
 	if err := d.paths.check(); err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
 		return exitUsage
@@ -152,15 +167,19 @@ type daemon struct {
 	bgCancel context.CancelFunc // stops the background start-up reconcile
 	bgDone   sync.WaitGroup     // the background start-up reconcile
 
-	reg   *server.Registry
-	idx   *index.Index
-	queue *server.Batcher // the change stream into the index
-	fs    *server.FS
-	watch *server.Watcher // changes host processes make in the backing directory (follow.go)
-	ctl   *control.Server
-	nfs   *nfs.Server
-	ninep *ninep.Server
+	reg     *server.Registry
+	idx     *index.Index
+	queue   *server.Batcher // the change stream into the index
+	fs      *server.FS
+	watch   *server.Watcher // changes host processes make in the backing directory (follow.go)
+	feed    *feed.Log       // the change feed's history (feed.go)
+	content *content.Index  // grep's trigram index (content.go)
+	ctl     *control.Server
+	nfs     *nfs.Server
+	ninep   *ninep.Server
 
+	pol        *policy.Live     // --policy; nil without it
+	stopPolicy func()           // ends the policy's reload watch
 	metrics    *metrics.Metrics // this daemon's registry (metrics.go)
 	metricsSrv *http.Server     // --metrics; nil without it
 
@@ -195,6 +214,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		return err
 	}
 	d.metrics = metrics.New()
+	if d.pol != nil {
+		d.pol.Denied = d.metrics.PolicyDenied
+	}
 	// The model loads on its own goroutine while the index loads its records,
 	// vectors and Bleve; Open takes it once both are done (EmbedderFrom), so no
 	// query ever runs before the model is in (or known to be missing).
@@ -210,23 +232,35 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	opts := indexOptions(nil, thresholds, d.log)
 	opts.Saver = (*recordSaver)(d)
 	opts.EmbedderFrom = func() embed.Embedder { return <-model }
+	opts.Tagged = d.recordTags
 	if d.idx, err = index.Open(d.paths.Index, opts); err != nil {
 		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
+	}
+	if err := d.openContent(); err != nil {
+		return err
+	}
+	if err := d.openFeed(); err != nil {
+		return err
 	}
 	var tree *meta.Tree
 	var virt server.Virtual
 	if d.args.metaDir != "off" {
 		// Sync: d.queue is made just below, before any call can reach the tree.
 		sync := func(ctx context.Context) error { return d.queue.Flush(ctx) }
-		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync}); err != nil {
+		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync, Changes: d.recentChanges, Grep: d.grep}); err != nil {
 			return fmt.Errorf("--meta-dir: %w", err)
 		}
 		virt = tree
 	}
-	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error { return applyChanges(d.idx, d.log, cs) }, 4096, d.log)
+	d.queue = server.NewBatcher(func(ctx context.Context, cs []server.Change) error {
+		d.contentChanges(cs)
+		err := applyChanges(d.idx, d.log, cs)
+		d.recordChanges(cs) // the changes happened, whatever the index made of them
+		return err
+	}, 4096, d.log)
 	if d.fs, err = server.New(d.paths.Data, server.Options{Sink: (*changeSink)(d), Registry: d.reg, Logger: d.log,
 		WriteQuiet: d.args.writeQuiet, Journal: journalPath(d.paths.Index),
-		Virtual: virt, ListVirtual: d.args.listMetaDir}); err != nil {
+		Virtual: virt, ListVirtual: d.args.listMetaDir, Policy: d.pol}); err != nil {
 		return err
 	}
 	if tree != nil {
@@ -257,11 +291,13 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		guard = d.idx.Guard()
 	}
 	d.ctl = control.New(control.Options{
-		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits,
+		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits, Policy: d.pol,
 		Health:  d.health,
+		Grep:    d.grep,
 		Sync:    d.queue.Flush,
 		Metrics: d.metrics.Handler(),
 		Observe: d.observeControl,
+		Changes: d.feed, ChangesView: d.changesView,
 		Snapshot: func(ctx context.Context, w io.Writer, _ func(int64)) error {
 			return snapshot.Write(ctx, w, d.fs, d.idx, d.reg)
 		},
@@ -270,6 +306,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		return err
 	}
 	d.goServe("control", d.ctl.Serve)
+	d.stopPolicy = d.watchPolicy()
 	if d.args.nfsAddr != "off" {
 		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log, Limits: d.args.limits, Observe: d.observer("nfs"), Track: d.tracker("nfs"), NoFastPath: !d.fast.nfs}); err != nil {
 			return err
@@ -363,6 +400,9 @@ func (d *daemon) stop() {
 	if d.ctl != nil {
 		d.ctl.Shutdown(ctx)
 	}
+	if d.stopPolicy != nil {
+		d.stopPolicy()
+	}
 	d.stopMetrics(ctx)
 	if d.nfs != nil {
 		d.nfs.Close()
@@ -385,6 +425,16 @@ func (d *daemon) stop() {
 	}
 	if d.queue != nil {
 		d.queue.Close()
+	}
+	if d.content != nil {
+		if err := d.content.Close(); err != nil {
+			d.log.Error("closing the content index", "err", err)
+		}
+	}
+	if d.feed != nil {
+		if err := d.feed.Close(); err != nil {
+			d.log.Error("closing the change log", "err", err)
+		}
 	}
 	if d.idx != nil {
 		if err := d.idx.Close(); err != nil {
@@ -445,9 +495,14 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	t0 := time.Now()
 	var files []index.FileState
 	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
+	since := d.content.Begin()
+	var texts []content.FileStat
 	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
 		if a.IsDir() {
 			return nil
+		}
+		if fs, ok := contentStat(p, a); ok {
+			texts = append(texts, fs)
 		}
 		scan.live[a.FileID()] = true
 		if !a.Mode.IsRegular() && !a.IsSymlink() {
@@ -476,6 +531,7 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	if err != nil {
 		return fmt.Errorf("walking the backing directory: %w", err)
 	}
+	d.content.Reconcile(since, nil, texts)
 	if err := d.checkRecoverable(scan); err != nil {
 		return err
 	}
@@ -490,6 +546,11 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 		return fmt.Errorf("reconciling the index: %w", err)
 	}
 	d.logRecovery(rep, scan, time.Since(t0))
+	if d.feed != nil && d.feed.Fresh() == "" {
+		// A new history has no cursor to continue: clients list the tree
+		// anyway, and a rebuilt index would make every file a "create".
+		d.recordHost(rep, files)
+	}
 	if err := d.saveUnsaved(ctx, rep, scan, guard == nil); err != nil {
 		return err
 	}
@@ -552,6 +613,8 @@ func (d *daemon) health() control.Health {
 	return control.Health{
 		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
 		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(),
+		Content: d.contentStats(),
+		Changes: d.feedStats(),
 	}
 }
 
@@ -594,10 +657,15 @@ func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error 
 			ic.Op = index.OpRename
 		case server.ChangeRemove:
 			ic.Op = index.OpRemove
+		case server.ChangeMkdir, server.ChangeSetMode:
+			continue // the index keeps no record of either (the change feed does)
 		default:
 			return fmt.Errorf("unknown change %v", c.Op)
 		}
 		batch = append(batch, ic)
+	}
+	if len(batch) == 0 {
+		return nil
 	}
 	// Skipped changes are expected: a write to a file removed while still open
 	// has no record left to touch.

@@ -10,7 +10,7 @@ import (
 
 // The daemon needs Linux (openat2, statx, SO_PEERCRED, RWF_NOWAIT); on other
 // systems semfs is a client of a daemon that runs elsewhere, e.g. in a Linux
-// VM or container (README, "Containers and other systems").
+// VM or container (docs/deployment.md).
 
 func runServe(_ context.Context, env *cliEnv, _ []string) int {
 	return notHere(env, "serve")

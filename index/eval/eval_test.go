@@ -55,11 +55,24 @@ func words(text string) map[string]bool {
 	return out
 }
 
-// TestParaphraseSharesNoWord: a paraphrase query shares no word (nor a simple
-// inflection of one) with the path, creator, task or apps of any file it wants
-// (grade 2).
+// TestParaphraseSharesNoWord: in a set written so (Sandbox.Disjoint), a
+// paraphrase query shares no word (nor a simple inflection of one) with the
+// path, creator, task or apps of any file it wants (grade 2).
 func TestParaphraseSharesNoWord(t *testing.T) {
-	s, err := eval.LoadSandbox("testdata")
+	n := 0
+	for _, sb := range eval.Sandboxes() {
+		if sb.Disjoint {
+			n++
+			t.Run(sb.Name, func(t *testing.T) { paraphraseSharesNoWord(t, sb) })
+		}
+	}
+	if n == 0 {
+		t.Fatal("no set whose paraphrases share no word")
+	}
+}
+
+func paraphraseSharesNoWord(t *testing.T, sb eval.Sandbox) {
+	s, err := eval.LoadSandbox("testdata", sb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +105,23 @@ func TestParaphraseSharesNoWord(t *testing.T) {
 	}
 }
 
-// TestDevSetShape: the sizes the issue asks for.
+// TestDevSetShape: the sizes the issues ask for.
 func TestDevSetShape(t *testing.T) {
-	s, err := eval.LoadSandbox("testdata")
+	for i, sb := range eval.Sandboxes() {
+		t.Run(sb.Name, func(t *testing.T) { devSetShape(t, sb, i == 0) })
+	}
+	for _, f := range []string{"manpages.txt", "packages.txt"} {
+		k, err := eval.LoadKnownItems("testdata", f)
+		if err != nil || len(k.Queries) < 300 {
+			t.Errorf("%s: %d items, %v", f, len(k.Queries), err)
+		}
+	}
+}
+
+// devSetShape: sizes, every class with 20 queries or more (the main set:
+// every one of eval.Classes).
+func devSetShape(t *testing.T, sb eval.Sandbox, main bool) {
+	s, err := eval.LoadSandbox("testdata", sb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +140,8 @@ func TestDevSetShape(t *testing.T) {
 		}
 	}
 	for _, c := range eval.Classes {
-		if per[c] < 20 {
+		if (main || per[c] > 0) && per[c] < 20 {
 			t.Errorf("class %s: %d queries", c, per[c])
-		}
-	}
-	for _, f := range []string{"manpages.txt", "packages.txt"} {
-		k, err := eval.LoadKnownItems("testdata", f)
-		if err != nil || len(k.Queries) < 300 {
-			t.Errorf("%s: %d items, %v", f, len(k.Queries), err)
 		}
 	}
 }
@@ -130,23 +151,24 @@ func TestDevSetShape(t *testing.T) {
 // metric, keyword-only and (when the model is there; SEMFS_REQUIRE_MODEL=1
 // makes it required) with USE-lite vectors.
 func TestBestNotBelowSeed(t *testing.T) {
-	sandbox, err := eval.LoadSandbox("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets := []struct {
+	type namedSet struct {
 		name string
 		s    eval.Set
-	}{{"sandbox", sandbox}}
+	}
+	var sets []namedSet
+	for _, sb := range eval.Sandboxes() {
+		s, err := eval.LoadSandbox("testdata", sb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, namedSet{sb.Name, s})
+	}
 	for _, f := range []string{"manpages.txt", "packages.txt"} {
 		k, err := eval.LoadKnownItems("testdata", f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sets = append(sets, struct {
-			name string
-			s    eval.Set
-		}{f, k})
+		sets = append(sets, namedSet{f, k})
 	}
 	models := []struct {
 		name string

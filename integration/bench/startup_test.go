@@ -29,14 +29,14 @@ import (
 // socket are all listening; semfstest.Start waits for that line) and a query
 // on the control socket has been answered. That is what a user or an agent
 // waits for after `semfs serve`. It does not include the start-up reconcile
-// with the backing directory when that runs in the background (README,
-// Configuration: queries meanwhile answer from the index as persisted);
+// with the backing directory when that runs in the background (docs/durability.md,
+// "Start-up": queries meanwhile answer from the index as persisted);
 // reconcile-after-ready-s reports how much later it finished.
 //
 // Cases:
 //
 //   - files=N,model=off: untagged files, keyword-only (--model-dir off), the
-//     figure earlier BENCHMARKS sections give;
+//     figure earlier sections of docs/benchmarks-history.md give;
 //
 //   - files=N,model=use-lite,tagged: every file tagged (task, related apps,
 //     durable record in its user.semfs attribute) with a 512-d USE-lite

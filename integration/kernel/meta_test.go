@@ -15,7 +15,7 @@ import (
 // and tagged through the mounts, `ls` of a query directory lists them in rank
 // order, `cat` reads through a result link, the host's `semfs query` sees
 // tags written into tags files and set with setxattr, and getxattr reads
-// user.semfs.created_by. The NFS mount uses the options the README gives for
+// user.semfs.created_by. The NFS mount uses the options docs/inside-the-mount.md gives for
 // fresh answers (actimeo=0,lookupcache=none); v9fs's default is cache=none.
 func TestKernelMeta(t *testing.T) {
 	h := newHarness(t)

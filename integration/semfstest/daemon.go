@@ -66,7 +66,7 @@ type Options struct {
 	Args                []string // extra serve flags
 	// NoWaitReconcile: Start returns once the daemon listens, without also
 	// waiting for its start-up reconcile, which may run in the background
-	// (README, Configuration); tests of that and the start-up benchmark set it.
+	// (docs/durability.md, "Start-up"); tests of that and the start-up benchmark set it.
 	NoWaitReconcile bool
 }
 

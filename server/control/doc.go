@@ -14,4 +14,9 @@
 // and across requests; a body that is not valid UTF-8 is refused, never
 // "repaired" into a path naming another file. A refused request changes nothing.
 // /v1/health answers 503 when the backing directory was moved or removed.
+//
+// Under a --policy file (policy.go) the caller is the app registered for its
+// uid, and the daemon's own uid and root are the operator: a path hidden from
+// the caller answers exactly as a missing one (404, the same message), is left
+// out of query results, and a tag outside its rights is 403.
 package control

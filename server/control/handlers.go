@@ -13,6 +13,7 @@ import (
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/snapshot"
 )
 
 // MaxTagText bounds task and related-app text so that a tag stays a tag.
@@ -112,6 +113,12 @@ func (s *Server) checkTag(w http.ResponseWriter, r *http.Request, req TagRequest
 			return fail(http.StatusBadRequest, CodeInvalid, msg)
 		}
 	}
+	// A hidden path answers as a missing one, at the same step, whatever
+	// the backing directory would have said of it.
+	app, rules := s.rules(r)
+	if rules != nil && rules.Hidden(p) {
+		return fail(http.StatusNotFound, CodeNotFound, "no such file: /"+p)
+	}
 	a, err := s.opt.FS.Lstat(r.Context(), p)
 	if err != nil {
 		if server.KindOf(err) == server.KindNotFound {
@@ -122,6 +129,9 @@ func (s *Server) checkTag(w http.ResponseWriter, r *http.Request, req TagRequest
 	}
 	if a.IsDir() {
 		return fail(http.StatusBadRequest, CodeInvalidPath, "/"+p+" is a directory; tags belong to files")
+	}
+	if msg := s.mayTag(app, rules, p); msg != "" {
+		return fail(http.StatusForbidden, CodeForbidden, msg)
 	}
 	return index.TagRequest{Path: p, Task: req.Task, RelatedApps: req.RelatedApps, Vector: req.Embedding}, true
 }
@@ -205,11 +215,17 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.opt.Index.Query(r.Context(), index.Query{Text: req.Text, Limit: req.Limit, Vector: req.Embedding, Rank: req.Rank, Explain: req.Explain})
+	_, rules := s.rules(r)
+	limit := req.Limit
+	if rules != nil && rules.HidesAny() {
+		limit = 0 // hidden results are dropped below, so the limit applies after
+	}
+	res, err := s.opt.Index.Query(r.Context(), index.Query{Text: req.Text, Limit: limit, Vector: req.Embedding, Rank: req.Rank, Explain: req.Explain})
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
+	res = visible(rules, res, req.Limit)
 	if res == nil {
 		res = []index.Result{}
 	}
@@ -230,6 +246,10 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeInvalidPath, msg)
 		return
 	}
+	if _, rules := s.rules(r); rules != nil && rules.Hidden(p) {
+		writeErr(w, notFound("get", p))
+		return
+	}
 	rec, err := s.opt.Index.Get(p)
 	if err != nil {
 		writeErr(w, err)
@@ -245,6 +265,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Status = "ok"
 	h.Index = s.opt.Index.Stats()
+	if s.opt.Policy != nil {
+		st := s.opt.Policy.Status()
+		h.Policy = &st
+	}
 	h.Registered = map[string]string{}
 	for uid, app := range s.opt.Registry.All() {
 		h.Registered[strconv.FormatUint(uint64(uid), 10)] = app
@@ -268,6 +292,11 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "snapshots are not available")
 		return
 	}
+	ctx := r.Context()
+	if _, rules := s.rules(r); rules != nil && rules.HidesAny() {
+		// The app's snapshot holds what it sees (policy.go).
+		ctx = snapshot.WithView(ctx, rules.Hidden)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".semfs-snapshot-*")
 	if err != nil {
 		tmp, err = os.CreateTemp("", ".semfs-snapshot-*")
@@ -278,7 +307,7 @@ func (s *Server) serveSnapshot(w http.ResponseWriter, r *http.Request) {
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	if err := s.opt.Snapshot(r.Context(), tmp, nil); err != nil {
+	if err := s.opt.Snapshot(ctx, tmp, nil); err != nil {
 		writeErr(w, fmt.Errorf("snapshot: %w", err))
 		return
 	}

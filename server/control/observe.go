@@ -13,7 +13,7 @@ func routeOf(path string) string {
 		return "files"
 	}
 	switch name, _ := strings.CutPrefix(path, "/v1/"); name {
-	case "register", "tag", "tags", "query", "health", "snapshot", "metrics":
+	case "register", "tag", "tags", "query", "grep", "health", "snapshot", "metrics":
 		return name
 	}
 	return "other"

@@ -21,6 +21,8 @@ import (
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/feed"
+	"github.com/semfs/semfs/server/policy"
 )
 
 // Options wire the control API to the daemon's parts.
@@ -29,6 +31,7 @@ type Options struct {
 	Index    *index.Index
 	Registry *server.Registry
 	Logger   *slog.Logger
+	Policy   *policy.Live // per-app views and rights (policy.go); nil: none
 
 	// Limits bound each connection (idle and body timeouts, a cap on how many);
 	// zero fields take server's defaults.
@@ -45,6 +48,15 @@ type Options struct {
 	Metrics http.Handler
 	// Observe, when set, is told of every answered request (observe.go).
 	Observe func(route string, status int, d time.Duration)
+	// Grep answers POST /v1/grep for the caller of ctx (grep.go); nil: the
+	// route answers 404.
+	Grep func(ctx context.Context, req GrepRequest) (GrepResponse, error)
+	// Changes, when set, is served at GET /v1/changes (changes.go).
+	Changes *feed.Log
+	// ChangesView decides what the caller in ctx (its Identity: the socket
+	// peer) sees of the feed; nil: feed.SearchView (root mode's rule). A
+	// policy of per-app rights plugs in here.
+	ChangesView func(ctx context.Context) feed.View
 }
 
 // Server serves the control API.
@@ -56,6 +68,9 @@ type Server struct {
 	path   string
 	ln     net.Listener
 	bodies atomic.Int64 // bytes of request bodies held in memory right now
+
+	stopping context.Context // cancelled as Shutdown starts: long polls end
+	stop     context.CancelFunc
 }
 
 type peerKey struct{}
@@ -70,6 +85,7 @@ type peer struct {
 // New returns a control server; call Listen then Serve.
 func New(opt Options) *Server {
 	s := &Server{opt: opt, lim: opt.Limits.WithDefaults(), log: opt.Logger}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -78,10 +94,14 @@ func New(opt Options) *Server {
 	mux.HandleFunc("/v1/tag", s.method(http.MethodPost, s.serveTag))
 	mux.HandleFunc("/v1/tags", s.method(http.MethodPost, s.serveTags))
 	mux.HandleFunc("/v1/query", s.method(http.MethodPost, s.serveQuery))
+	mux.HandleFunc("/v1/grep", s.method(http.MethodPost, s.serveGrep))
 	mux.HandleFunc("/v1/files/", s.method(http.MethodGet, s.serveFile))
 	mux.HandleFunc("/v1/files", s.method(http.MethodGet, s.serveFile)) // else the mux would redirect
 	mux.HandleFunc("/v1/health", s.method(http.MethodGet, s.serveHealth))
 	mux.HandleFunc("/v1/snapshot", s.method(http.MethodPost, s.serveSnapshot))
+	if opt.Changes != nil {
+		mux.HandleFunc("/v1/changes", s.method(http.MethodGet, s.serveChanges))
+	}
 	if opt.Metrics != nil {
 		mux.HandleFunc("/v1/metrics", s.method(http.MethodGet, opt.Metrics.ServeHTTP))
 	}
@@ -158,6 +178,7 @@ func (s *Server) Serve() error {
 // Shutdown stops accepting, lets requests in flight finish (until ctx ends) and
 // removes the socket file.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stop()
 	err := s.http.Shutdown(ctx)
 	if s.path != "" {
 		os.Remove(s.path)

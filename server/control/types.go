@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/server/policy"
 )
 
 // RegisterRequest binds the calling uid to App.
@@ -71,7 +73,23 @@ type Health struct {
 	// Watch says how changes made directly in the backing directory are
 	// followed: the mode (inotify, or scan after a fallback) and what it did.
 	Watch string `json:"watch,omitempty"`
+	// Content is the content index's state (grep): files and bytes indexed,
+	// files skipped by reason, paths pending.
+	Content *content.IndexStats `json:"content,omitempty"`
+	// Policy is the --policy file's state (absent without one): when it was
+	// last loaded whole and why the last reload failed, if it did; the
+	// policy in force is the last one loaded.
+	Policy *policy.Status `json:"policy,omitempty"`
+	// Changes is the change feed's history (GET /v1/changes); nil without one.
+	Changes *ChangesStats `json:"changes,omitempty"`
 }
+
+// GrepRequest is POST /v1/grep's body; GrepResponse its answer (docs/grep.md).
+type (
+	GrepRequest  = content.Request
+	GrepResponse = content.Answer
+	GrepMatch    = content.Match
+)
 
 // ErrorBody is the JSON shape of every error response.
 type ErrorBody struct {

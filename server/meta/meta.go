@@ -10,6 +10,11 @@
 //	  NN-<basename>               a symlink per result, in rank order, to
 //	                              ../../../<path>
 //	  .results.json               the API's answer, {"results": [...]}
+//	.semfs/grep/<pattern>[@iF]/   POST /v1/grep for the pattern (grep.go):
+//	  NN-<basename>               a symlink per matching file, most matches first
+//	  .results.json, matches      the API's answer; GNU grep's path:line:text
+//	.semfs/changes                the last 1,000 changes the caller may see,
+//	                              as JSON lines, newest last (changes.go)
 //	.semfs/tags/<path>            the file's record as JSON; writing
 //	                              {"task": ..., "relatedApps": [...]} retags it
 //	                              as POST /v1/tag does
@@ -43,6 +48,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/control"
 )
@@ -84,6 +90,9 @@ type Tree struct {
 	cache   map[queryKey]cached
 	seen    map[seenKey]seenView // per caller, see results
 	pending map[string][]byte    // tags files written but not yet whole JSON
+	grep    func(context.Context, content.Request) (content.Answer, error)
+	greps   map[grepSeenKey]grepView // per caller, see grepAnswer (grep.go)
+	changes ChangesFunc              // Options.Changes
 }
 
 type queryKey struct {
@@ -105,6 +114,11 @@ type Options struct {
 	// written before it was looked at, as POST /v1/query does. Nil: nothing
 	// to wait for.
 	Sync func(context.Context) error
+	// Grep answers the grep/ directories (grep.go) as POST /v1/grep does,
+	// for the caller of ctx. Nil: grep/ is empty.
+	Grep func(ctx context.Context, req content.Request) (content.Answer, error)
+	// Changes, when set, gives .semfs/changes its content (changes.go).
+	Changes ChangesFunc
 }
 
 // New returns the tree. It checks the name as the core checks any name.
@@ -120,7 +134,8 @@ func New(opt Options) (*Tree, error) {
 		return nil, server.E("meta-dir", server.KindInvalid, name, errors.New("not a name"))
 	}
 	return &Tree{name: name, idx: opt.Index, sync: opt.Sync, uid: uint32(os.Getuid()), gid: uint32(os.Getgid()),
-		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{}}, nil
+		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{},
+		grep: opt.Grep, greps: map[grepSeenKey]grepView{}, changes: opt.Changes}, nil
 }
 
 // flush brings the index up to the file changes made so far.
@@ -152,6 +167,7 @@ type node struct {
 	query queryKey // kindQueryDir and below
 	rank  int      // kindResult: 1-based
 	real  string   // kindTagsDir: the real path ("" = root)
+	grep  grepKey  // the grep kinds
 }
 
 type nodeKind int
@@ -164,6 +180,12 @@ const (
 	kindResults // .results.json
 	kindResult  // NN-name symlink
 	kindTagsDir // a tags directory or file: the real path's type says which
+	kindGrepRoot
+	kindGrepDir
+	kindGrepResults // grep/<pattern>/.results.json
+	kindGrepMatches // grep/<pattern>/matches
+	kindGrepResult  // grep/<pattern>/NN-name symlink
+	kindChanges     // changes (changes.go)
 )
 
 const resultsName = ".results.json"
@@ -211,6 +233,15 @@ func (t *Tree) parse(op, p string) (node, error) {
 		return node{kind: kindResult, query: q, rank: rank}, nil
 	case "tags":
 		return node{kind: kindTagsDir, real: rest}, nil // file or dir: the real one says
+	case "grep":
+		return t.parseGrep(op, p, rest)
+	case changesName:
+		if t.changes != nil {
+			if rest != "" {
+				return node{}, server.E(op, server.KindNotDir, p, nil)
+			}
+			return node{kind: kindChanges}, nil
+		}
 	}
 	return node{}, server.E(op, server.KindNotFound, p, nil)
 }
@@ -276,6 +307,9 @@ func (t *Tree) Lstat(ctx context.Context, p string) (server.Attr, error) {
 	if err != nil {
 		return server.Attr{}, err
 	}
+	if a, ok, err := t.grepLstat(ctx, p, n); ok {
+		return a, err
+	}
 	switch n.kind {
 	case kindQueryDir:
 		// Its times must move when its answer may have: the changes so far
@@ -288,6 +322,8 @@ func (t *Tree) Lstat(ctx context.Context, p string) (server.Attr, error) {
 		return t.attr(p, dirMode, 0), nil
 	case kindReadme:
 		return t.attr(p, roMode, int64(len(readme(t.name)))), nil
+	case kindChanges:
+		return t.changesAttr(ctx, p), nil
 	case kindResults:
 		b, err := t.resultsJSON(ctx, p, n.query)
 		if err != nil {
@@ -315,7 +351,7 @@ func (t *Tree) tagsAttr(ctx context.Context, op, p, rp string) (server.Attr, err
 	if t.inTree(rp) {
 		return server.Attr{}, server.E(op, server.KindNotFound, p, nil)
 	}
-	a, err := t.fs.Lstat(ctx, rp)
+	a, err := t.lstat(ctx, op, rp)
 	if err != nil {
 		return server.Attr{}, rebase(err, p)
 	}
@@ -350,8 +386,13 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 	}
 	var names []string
 	switch n.kind {
+	case kindGrepRoot, kindGrepDir:
+		return t.grepReadDir(ctx, p, n)
 	case kindRoot:
-		names = []string{"query", "tags"}
+		names = []string{"query", "grep", "tags"}
+		if t.changes != nil {
+			names = append(names, changesName)
+		}
 	case kindQueryRoot:
 		names = []string{"README"}
 	case kindQueryDir:
@@ -375,7 +416,7 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 		return out, nil
 	case kindTagsDir:
 		if n.real != "" {
-			if a, err := t.fs.Lstat(ctx, n.real); err != nil {
+			if a, err := t.lstat(ctx, "readdir", n.real); err != nil {
 				return nil, rebase(err, p)
 			} else if !a.IsDir() {
 				return nil, server.E("readdir", server.KindNotDir, p, nil)
@@ -384,7 +425,7 @@ func (t *Tree) ReadDir(ctx context.Context, p string) ([]server.DirEntry, error)
 		if t.inTree(n.real) {
 			return nil, server.E("readdir", server.KindNotFound, p, nil)
 		}
-		ents, err := t.fs.ReadDir(ctx, n.real)
+		ents, err := t.readDir(ctx, n.real)
 		if err != nil {
 			return nil, rebase(err, p)
 		}
@@ -423,10 +464,14 @@ func (t *Tree) Readlink(ctx context.Context, p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n.kind != kindResult {
+	if n.kind != kindResult && n.kind != kindGrepResult {
 		return "", server.E("readlink", server.KindInvalid, p, errors.New("not a symlink"))
 	}
-	name, target, err := t.result(ctx, p, n)
+	result := t.result
+	if n.kind == kindGrepResult {
+		result = t.grepResult
+	}
+	name, target, err := result(ctx, p, n)
 	if err != nil {
 		return "", err
 	}
@@ -518,7 +563,7 @@ func (t *Tree) results(ctx context.Context, p string, q queryKey) ([]index.Resul
 		if t.inTree(r.Path) {
 			continue
 		}
-		if _, err := t.fs.Lstat(ctx, r.Path); err != nil {
+		if _, err := t.lstat(ctx, "query", r.Path); err != nil {
 			continue
 		}
 		out = append(out, r)
@@ -638,6 +683,9 @@ type file struct {
 	p     string
 	n     node
 	write bool
+
+	snapOnce sync.Once
+	snap     []byte // changes: the content as first read through this open file
 }
 
 // content is the file's bytes now.
@@ -645,8 +693,12 @@ func (f *file) content() ([]byte, error) {
 	switch f.n.kind {
 	case kindReadme:
 		return []byte(readme(f.t.name)), nil
+	case kindChanges:
+		return f.changes(), nil
 	case kindResults:
 		return f.t.resultsJSON(f.ctx, f.p, f.n.query)
+	case kindGrepResults, kindGrepMatches:
+		return f.t.grepFile(f.ctx, f.p, f.n)
 	}
 	return f.t.record(f.n.real), nil
 }
@@ -722,6 +774,9 @@ func (f *file) WriteAt(b []byte, off int64) (int, error) {
 func (f *file) CheckIO(ctx context.Context, write bool) error {
 	if !write || f.n.kind != kindTagsDir {
 		return nil
+	}
+	if err := f.t.checkTag(ctx, "tag", f.n.real); err != nil {
+		return rebase(err, f.p)
 	}
 	return rebase(f.t.fs.CheckAccess(ctx, "tag", f.n.real, server.MayWrite), f.p)
 }
@@ -806,8 +861,11 @@ func (t *Tree) tag(ctx context.Context, p, rp string, req tagsWrite) error {
 // permissions (root), to write it: a file's tags are changed by those who
 // may change the file, as Linux asks of user.* extended attributes.
 func (t *Tree) retag(ctx context.Context, op, p, rp, task string, apps []string) error {
-	a, err := t.fs.Lstat(ctx, rp)
+	a, err := t.lstat(ctx, op, rp)
 	if err != nil {
+		return rebase(err, p)
+	}
+	if err := t.checkTag(ctx, op, rp); err != nil {
 		return rebase(err, p)
 	}
 	if err := t.fs.CheckAccess(ctx, op, rp, server.MayWrite); err != nil {
@@ -856,6 +914,23 @@ Malformed JSON or unknown fields fail the write and change nothing.
 Over 9P, the extended attributes user.semfs.task and
 user.semfs.related_apps (comma-separated) read and set the same tags;
 user.semfs.created_by, created_at and updated_at are read-only.
+
+Grep: list a directory named after a pattern (Go RE2 syntax) to find the
+lines that match it, as grep -r would, without reading the whole tree:
+
+    cat "` + name + `/grep/timeout/matches"          # path:line:text, as GNU grep -rn
+    ls "` + name + `/grep/payment.*failed@i/"        # @i: ignore case
+    cat "` + name + `/grep/a%2Fb@F/.results.json"    # @F: a literal; %2F is "/"
+
+Each matching file is a symlink NN-<name> (most matching lines first);
+.results.json holds the POST /v1/grep answer. In the name, write "/" as %2F,
+"%" as %25 and "@" as %40. At most 1000 matching lines are listed.
+Changes: ` + name + `/changes holds the last 1000 changes you may see
+(creates, writes, renames, removes, tags...), one JSON object per line,
+newest last; each names the app that made it ("host" for the backing
+directory's own processes).
+
+    tail -n 20 ` + name + `/changes
 
 Everything else here is read-only. Answers follow the index: mount with
 actimeo=0 (NFS) or cache=none (9P) to see each change at once.

@@ -27,7 +27,7 @@ var xattrNames = []string{XattrTask, XattrRelatedApps, XattrCreatedBy, XattrCrea
 
 // recordOf is real file p's record as the caller may see it.
 func (t *Tree) recordOf(ctx context.Context, op, p string) (index.Record, error) {
-	a, err := t.fs.Lstat(ctx, p)
+	a, err := t.lstat(ctx, op, p)
 	if err != nil {
 		return index.Record{}, err
 	}

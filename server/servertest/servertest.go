@@ -22,10 +22,11 @@ import (
 
 // Info is what the suite needs of lstat.
 type Info struct {
-	Size  int64
-	Mode  fs.FileMode // type bits and permissions
-	Nlink uint32
-	Mtime time.Time
+	Size         int64
+	Mode         fs.FileMode // type bits and permissions, setuid, setgid and sticky included
+	Nlink        uint32
+	Mtime, Atime time.Time
+	UID, GID     uint32
 }
 
 // Client is a protocol's view of the backing directory, with slash-separated
@@ -47,8 +48,17 @@ type Client interface {
 	Lstat(path string) (Info, error)
 	ReadDir(path string) ([]string, error) // names, without "." and ".."
 	Truncate(path string, size int64) error
-	Chmod(path string, perm fs.FileMode) error
+	Chmod(path string, perm fs.FileMode) error // setuid, setgid and sticky included
 	Chtimes(path string, mtime time.Time) error
+	Chown(path string, uid, gid int) error // -1 leaves it as it is
+	// Mknod makes a special file of mode's type (fs.ModeNamedPipe,
+	// fs.ModeSocket, fs.ModeDevice with or without fs.ModeCharDevice).
+	Mknod(path string, mode fs.FileMode) error
+	SetTimes(path string, atime, mtime TimeSet) error
+	// As is the same server seen by a caller acting as uid, with primary
+	// group gid and supplementary groups (where the protocol carries
+	// groups; see Env.HostGroups).
+	As(uid, gid uint32, groups []uint32) Client
 }
 
 // ErrNotEmpty is what a Client returns for ENOTEMPTY.
@@ -62,6 +72,13 @@ type Env struct {
 	Client  Client
 	Backing string // the backing directory on the host
 	Outside string // a directory beside it holding "secret"; nothing may touch it
+	// HostGroups says the protocol carries no groups (9P: n_uname only): the
+	// server takes a caller's from the host's user and group databases, so
+	// Client.As's gid and groups are not the caller's.
+	HostGroups bool
+	// Seconds32 says the protocol carries a time's seconds in 32 unsigned
+	// bits (NFSv3's nfstime3: 1970 to 2106).
+	Seconds32 bool
 }
 
 // StartFn starts a fresh server on an empty backing directory.
@@ -99,6 +116,7 @@ func Run(t *testing.T, start StartFn) {
 		{"MkdirNested", testMkdir},
 		{"RenameFileOverExistingAndDir", testRename},
 		{"RemoveAndRmdir", testRemove},
+		{"NoHangAfterWrite", testNoHangAfterWrite},
 		{"SymlinkStoredVerbatim", testSymlink},
 		{"SymlinkOutsideIsNotFollowed", testSymlinkOutside},
 		{"HardLink", testLink},
@@ -109,6 +127,14 @@ func Run(t *testing.T, start StartFn) {
 		{"NotPermitted", testNotPermitted},
 		{"SymlinkIsNoFile", testSymlinkIsNoFile},
 		{"NewNamesMustBeUTF8", testNonUTF8},
+		{"ChownRights", testChownRights},
+		{"SupplementaryGroups", testSupplementaryGroups},
+		{"StickyDirectory", testStickyDirectory},
+		{"SpecialFiles", testSpecialFiles},
+		{"LongNames", testLongNames},
+		{"Times", testTimes},
+		{"ModesAsSent", testModesAsSent},
+		{"WriteClearsSetuid", testWriteClearsSetuid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

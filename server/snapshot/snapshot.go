@@ -52,7 +52,7 @@ func Write(ctx context.Context, w io.Writer, fsys *server.FS, idx *index.Index, 
 		if err := writeData(ctx, tw, fsys); err != nil {
 			return err
 		}
-		if err := writeIndex(tw, idx); err != nil {
+		if err := writeIndex(tw, idx, keepOf(ctx)); err != nil {
 			return err
 		}
 		regs := map[string]string{}
@@ -71,7 +71,11 @@ func Write(ctx context.Context, w io.Writer, fsys *server.FS, idx *index.Index, 
 
 func writeData(ctx context.Context, tw *tar.Writer, fsys *server.FS) error {
 	links := map[uint64]string{} // inode -> first path, for hard links
+	keep := keepOf(ctx)
 	return fsys.Walk(ctx, "", func(p string, a server.Attr) error {
+		if keep != nil && !keep(p) {
+			return nil
+		}
 		hdr := &tar.Header{
 			Name:    dataPrefix + p,
 			Mode:    int64(a.Mode.Perm() | a.Mode&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)),
@@ -141,7 +145,7 @@ func tarMode(m fs.FileMode) int {
 	return mode
 }
 
-func writeIndex(tw *tar.Writer, idx *index.Index) error {
+func writeIndex(tw *tar.Writer, idx *index.Index, keep func(string) bool) error {
 	// Dump goes to a temporary file first because a tar entry needs its size up
 	// front.
 	tmp, err := os.CreateTemp("", "semfs-dump-*")
@@ -150,7 +154,7 @@ func writeIndex(tw *tar.Writer, idx *index.Index) error {
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	if err := idx.Dump(tmp); err != nil {
+	if err := idx.DumpKeep(tmp, keep); err != nil {
 		return fmt.Errorf("snapshot: dumping the index: %w", err)
 	}
 	size, err := tmp.Seek(0, io.SeekCurrent)

@@ -37,8 +37,8 @@ import (
 // bench/ninep/RESULTS.md): 58-62 → 37-39 µs with client and server pinned to
 // one CPU, 83-90 → 53-58 µs pinned to two, server CPU per request 39 → 21 µs;
 // unpinned, the rounds at 85-115 µs (the server's thread placed away from the
-// client's) are gone. NFS's GETATTR: see BENCHMARKS.md, "NFS GETATTR latency
-// and lone READs".
+// client's) are gone. NFS's GETATTR: see docs/benchmarks-history.md, "NFS
+// GETATTR latency and lone READs".
 //
 // The socket calls made this way never block: the socket is non-blocking, and
 // EAGAIN hands the wait to the poller.

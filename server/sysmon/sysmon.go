@@ -12,7 +12,7 @@
 // COMMIT with its fsync) woke it and kept it polling through the fsync, a
 // context switch every 20 µs on the cores the client and the serving thread
 // need. Measured on a 2-vCPU VM (integration/bench/nfs/ab.sh, same-run A/B,
-// 7 rounds; BENCHMARKS.md, "The runtime's monitor"): 2,000 NFS creates took
+// 7 rounds; docs/benchmarks-history.md, "The runtime's monitor"): 2,000 NFS creates took
 // 0.87× the wall time and 0.77× the daemon's CPU with the hold, the median
 // GETATTR latency went from 66 to 26 µs; perf had shown 14 % of the daemon's
 // CPU in sysmon alone (1.4 % with the hold).

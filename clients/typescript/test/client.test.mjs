@@ -176,3 +176,70 @@ test("with the daemon's model, a query finds files by meaning", async (t) => {
   assert.ok(res.includes("notes/login.md"), `auth problems -> ${res}`);
   assert.ok(!res.includes("notes/pizza.md") || res.indexOf("notes/pizza.md") > res.indexOf("notes/login.md"), `auth problems -> ${res}`);
 });
+
+test("grep finds lines by content, as the API answers them", async (t) => {
+  const d = await startDaemon(t);
+  fs.mkdirSync(path.join(d.data, "logs"));
+  fs.writeFileSync(path.join(d.data, "logs", "a.log"), "ok\npayment webhook timed out\nok\n");
+  fs.writeFileSync(path.join(d.data, "logs", "b.log"), "Payment WEBHOOK retried\n");
+  fs.writeFileSync(path.join(d.data, "notes.md"), "nothing (here)\n");
+  const c = new SemanticFsClient({ socketPath: d.socket, root: d.data });
+  // Written on the host: grep finds them once the daemon's watcher has seen them.
+  let r;
+  for (const deadline = Date.now() + 20000; ; ) {
+    r = await c.grep("payment webhook|nothing", { ignoreCase: true });
+    if (r.files === 3 || Date.now() > deadline) break;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  r = await c.grep("payment webhook", { ignoreCase: true, context: 1 });
+  assert.deepEqual(r.matches.map((m) => `${m.path}:${m.line}`), ["logs/a.log:2", "logs/b.log:1"]);
+  assert.deepEqual(r.matches[0].before, ["ok"]);
+  assert.deepEqual(r.matches[0].after, ["ok"]);
+  assert.equal(r.files, 2);
+  assert.equal(r.truncated, false);
+  const fixed = await c.grep("(here)", { fixed: true, paths: [path.join(d.data, "notes.md")] });
+  assert.deepEqual(fixed.matches.map((m) => [m.path, m.line, m.column]), [["notes.md", 1, 9]]);
+  const limited = await c.grep("o", { limit: 1 });
+  assert.equal(limited.matches.length, 1);
+  assert.equal(limited.truncated, true);
+  await rejectsWith(c.grep("a(b"), "invalid", 400);
+});
+
+test("changes() follows the feed in order, resumes from a cursor, reports a reset and ends on abort", async (t) => {
+  const d = await startDaemon(t);
+  const c = new SemanticFsClient({ socketPath: d.socket, root: d.data });
+  await c.register({ app: "ts-app" });
+
+  // A cursor of another history is a reset with the current cursor.
+  const stale = c.changes({ since: "c1.1.0", pollMs: 1000 });
+  const r = await stale.next();
+  await stale.return();
+  assert.equal(r.value.reset, true);
+  const start = r.value.cursor;
+
+  // A host process writes a file; once the watcher took it in, the app tags it.
+  fs.writeFileSync(path.join(d.data, "report.txt"), "numbers");
+  const seen = [];
+  for await (const e of c.changes({ since: start, pollMs: 20000 })) {
+    seen.push(e);
+    if (e.op === "create") await c.tag("report.txt", { task: "quarterly numbers" });
+    if (e.op === "tag") break;
+  }
+  const ops = seen.map((e) => `${e.op} ${e.app} ${e.path}`);
+  assert.deepEqual(ops, ["create host report.txt", "tag ts-app report.txt"]);
+  assert.equal(seen[1].rev, seen[0].rev + 1, "revs grow by one");
+
+  // Resuming from the tag's cursor waits for what comes next: a long poll
+  // that a change ends, and an abort that ends the iteration quietly.
+  const ac = new AbortController();
+  const it = c.changes({ since: seen[1].cursor, signal: ac.signal, pollMs: 20000 });
+  const next = it.next();
+  fs.mkdirSync(path.join(d.data, "later"));
+  fs.writeFileSync(path.join(d.data, "later", "b.txt"), "b");
+  const got = await next;
+  assert.equal(got.value.path, "later/b.txt", JSON.stringify(got.value));
+  assert.equal(got.value.app, "host");
+  const parked = it.next();
+  ac.abort();
+  assert.equal((await parked).done, true);
+});

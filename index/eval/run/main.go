@@ -1,8 +1,11 @@
-// Command run prints the ranking evaluation (`make eval`): for the sandbox dev
-// set and the known-item sets (man pages, Debian packages), nDCG@5, recall@10 and MRR@10 per query
-// class, for each rank mode, with the in-process USE-lite model and keyword-only.
+// Command run prints the ranking evaluation (`make eval`): for each sandbox dev
+// set and the known-item sets (man pages, Debian packages), nDCG@5, recall@10
+// and MRR@10 per query class, for each rank mode, with the in-process USE-lite
+// model and keyword-only. With -curve it prints instead the calibration of the
+// best rank's weight of meaning (index.Fusion): nDCG@5 per class (MRR@10 for
+// the known-item sets) over a grid of weights, with USE-lite.
 //
-//	go run ./index/eval/run [-model embed/model/dist] [-data index/eval/testdata]
+//	go run ./index/eval/run [-model embed/model/dist] [-data index/eval/testdata] [-curve]
 package main
 
 import (
@@ -11,6 +14,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index"
@@ -20,26 +26,45 @@ import (
 func main() {
 	model := flag.String("model", "", "USE-lite model directory (default: as the daemon resolves it)")
 	data := flag.String("data", filepath.Join("index", "eval", "testdata"), "data set directory")
+	curve := flag.Bool("curve", false, "print the calibration curve of the weight of meaning instead")
+	only := flag.String("sets", "", "comma-separated names of the sets to run (default: all)")
+	grid := flag.String("grid", "0,0.05,0.1,0.2,0.3;0,0.25,0.5,1,1.5", "with -curve: the weights tried, \"ties;rescues\"")
 	flag.Parse()
-	if err := run(*model, *data); err != nil {
+	if err := run(*model, *data, *curve, *only, *grid); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(modelDir, data string) error {
+type namedSet struct {
+	name string
+	s    eval.Set
+	cls  []string
+}
+
+func run(modelDir, data string, curve bool, only, grid string) error {
 	ctx := context.Background()
-	sandbox, err := eval.LoadSandbox(data)
-	if err != nil {
-		return err
+	var sets []namedSet
+	for _, sb := range eval.Sandboxes() {
+		s, err := eval.LoadSandbox(data, sb)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: %d files, %d queries\n", sb.Name, len(s.Files), len(s.Queries))
+		sets = append(sets, namedSet{sb.Name, s, present(s)})
 	}
-	man, err := eval.LoadKnownItems(data, "manpages.txt")
-	if err != nil {
-		return err
+	for _, k := range []struct{ name, file string }{{"man", "manpages.txt"}, {"packages", "packages.txt"}} {
+		s, err := eval.LoadKnownItems(data, k.file)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s: %d known items\n", k.name, len(s.Files))
+		sets = append(sets, namedSet{k.name, s, []string{eval.KnownItem}})
 	}
-	pkgs, err := eval.LoadKnownItems(data, "packages.txt")
-	if err != nil {
-		return err
+	fmt.Println()
+	if only != "" {
+		want := strings.Split(only, ",")
+		sets = slices.DeleteFunc(sets, func(s namedSet) bool { return !slices.Contains(want, s.name) })
 	}
 	dir, _ := embed.ResolveModelDir(modelDir)
 	use, err := embed.LoadUSELite(dir)
@@ -51,13 +76,11 @@ func run(modelDir, data string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Printf("sandbox: %d files, %d queries; known-item: %d man pages, %d packages\n\n", len(sandbox.Files), len(sandbox.Queries), len(man.Files), len(pkgs.Files))
-	fmt.Printf("%-9s %-12s %-5s %-11s %4s %7s %7s %7s\n", "set", "vectors", "rank", "class", "n", "nDCG@5", "R@10", "MRR@10")
-	for _, set := range []struct {
-		name string
-		s    eval.Set
-		cls  []string
-	}{{"sandbox", sandbox, append(append([]string{}, eval.Classes...), "all")}, {"man", man, []string{eval.KnownItem}}, {"packages", pkgs, []string{eval.KnownItem}}} {
+	if curve {
+		return printCurve(ctx, tmp, sets, use, grid)
+	}
+	fmt.Printf("%-10s %-12s %-5s %-11s %4s %7s %7s %7s\n", "set", "vectors", "rank", "class", "n", "nDCG@5", "R@10", "MRR@10")
+	for _, set := range sets {
 		for _, m := range []struct {
 			name string
 			emb  embed.Embedder
@@ -74,12 +97,98 @@ func run(modelDir, data string) error {
 				}
 				for _, c := range set.cls {
 					s := res[c]
-					fmt.Printf("%-9s %-12s %-5s %-11s %4d %7.3f %7.3f %7.3f\n", set.name, m.name, rank, c, s.N, s.NDCG5, s.Recall10, s.MRR10)
+					fmt.Printf("%-10s %-12s %-5s %-11s %4d %7.3f %7.3f %7.3f\n", set.name, m.name, rank, c, s.N, s.NDCG5, s.Recall10, s.MRR10)
 				}
 			}
 			if err := x.Close(); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// present returns the classes of Classes that s has queries of, then "all".
+func present(s eval.Set) []string {
+	has := map[string]bool{}
+	for _, q := range s.Queries {
+		has[q.Class] = true
+	}
+	var out []string
+	for _, c := range eval.Classes {
+		if has[c] {
+			out = append(out, c)
+		}
+	}
+	return append(out, "all")
+}
+
+// parseGrid reads the calibration grid "ties;rescues", each a comma-separated
+// list of weights: Tie, the weight of meaning when some file matches the
+// query's words fully, and Rescue, what it gains when no file matches any.
+func parseGrid(s string) (ties, rescues []float64, err error) {
+	a, b, ok := strings.Cut(s, ";")
+	if !ok {
+		return nil, nil, fmt.Errorf("grid %q: want ties;rescues", s)
+	}
+	list := func(l string) ([]float64, error) {
+		var out []float64
+		for _, f := range strings.Split(l, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return nil, fmt.Errorf("grid %q: %w", s, err)
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	if ties, err = list(a); err != nil {
+		return nil, nil, err
+	}
+	rescues, err = list(b)
+	return ties, rescues, err
+}
+
+func printCurve(ctx context.Context, tmp string, sets []namedSet, use embed.Embedder, grid string) error {
+	curveTies, curveRescues, err := parseGrid(grid)
+	if err != nil {
+		return err
+	}
+	for _, set := range sets {
+		x, err := eval.Build(ctx, filepath.Join(tmp, set.name+"-curve"), set.s.Files, use)
+		if err != nil {
+			return err
+		}
+		metric := "nDCG@5"
+		if set.cls[0] == eval.KnownItem {
+			metric = "MRR@10"
+		}
+		fmt.Printf("%s, %s by weight of meaning (tie, rescue)\n%-11s", set.name, metric, "tie rescue")
+		for _, c := range set.cls {
+			fmt.Printf(" %10s", c)
+		}
+		fmt.Println()
+		for _, tie := range curveTies {
+			for _, rescue := range curveRescues {
+				res, err := eval.EvaluateFusion(ctx, x, set.s.Queries, index.Fusion{Tie: tie, Rescue: rescue})
+				if err != nil {
+					x.Close()
+					return err
+				}
+				fmt.Printf("%4.2f %5.2f ", tie, rescue)
+				for _, c := range set.cls {
+					v := res[c].NDCG5
+					if metric == "MRR@10" {
+						v = res[c].MRR10
+					}
+					fmt.Printf(" %10.3f", v)
+				}
+				fmt.Println()
+			}
+		}
+		fmt.Println()
+		if err := x.Close(); err != nil {
+			return err
 		}
 	}
 	return nil

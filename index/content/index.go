@@ -1,0 +1,787 @@
+package content
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// DefaultMax is the default size cap (--content-max): bigger files are not
+// content-indexed.
+const DefaultMax = 16 << 20
+
+// binaryPrefix is how much of a file's start is looked at for a NUL byte, as
+// GNU grep and git do.
+const binaryPrefix = 8 << 10
+
+// State says what the index holds of one regular file.
+type State uint8
+
+const (
+	Indexed    State = iota + 1 // its trigrams are in the postings
+	TooBig                      // over the size cap
+	Binary                      // a NUL in its first 8 KiB
+	NotUTF8                     // not valid UTF-8
+	NotRegular                  // not a regular file (a symlink, a FIFO): never searched
+)
+
+func (s State) String() string {
+	switch s {
+	case Indexed:
+		return "indexed"
+	case TooBig:
+		return "too big"
+	case Binary:
+		return "binary"
+	case NotUTF8:
+		return "not UTF-8"
+	case NotRegular:
+		return "not a regular file"
+	}
+	return "unknown"
+}
+
+// Files is how the index reads the export: the daemon's containment-safe core.
+type Files interface {
+	// Open opens the regular file p for reading as the daemon, never
+	// following a symlink; an error (KindNotFound for a path that is gone)
+	// when p is not there or not a regular file.
+	Open(ctx context.Context, p string) (*os.File, error)
+}
+
+// Options configure Open.
+type Options struct {
+	Dir   string // where content.idx lives (the daemon's index directory)
+	Max   int64  // size cap; 0 = DefaultMax
+	Files Files
+	Log   *slog.Logger
+}
+
+// FileStat is one regular file as a walk of the backing directory saw it
+// (Reconcile).
+type FileStat struct {
+	Path  string
+	Size  int64
+	MTime time.Time
+}
+
+// ChangeOp is the kind of a Change.
+type ChangeOp uint8
+
+const (
+	Written ChangeOp = iota + 1 // Path was created or its bytes changed
+	Renamed                     // Path (file or directory) moved to NewPath
+	Removed                     // Path (file or directory) is gone
+)
+
+// Change is one event of the core's change stream, as the content index needs it.
+type Change struct {
+	Op      ChangeOp
+	Path    string
+	NewPath string
+	IsDir   bool // Renamed: a directory moved
+}
+
+type entry struct {
+	id    uint32 // valid when state == Indexed
+	state State
+	size  int64
+	mtime int64  // UnixNano
+	gen   uint64 // the dirty generation it was indexed at (Reconcile)
+	ino   uint64 // inode number when read
+	links bool   // it had other hard links when read: grep reads it directly, since a write through another name changes it unseen
+}
+
+// Index is the content index. Its methods are safe for concurrent use.
+type Index struct {
+	opt Options
+	log *slog.Logger
+
+	// mu guards the postings and entries. Never held while a file is read.
+	mu         sync.RWMutex
+	files      map[string]*entry
+	paths      []string // id -> path, "" for a free or dead id
+	post       map[uint32]*roaring.Bitmap
+	live       *roaring.Bitmap
+	dead       *roaring.Bitmap
+	free       []uint32
+	bytes      int64               // text bytes of the indexed files
+	byIno      map[uint64][]string // inode -> paths of entries with it (hard links)
+	linked     map[string]bool     // paths of entries with links set
+	changed    bool                // since the last Save
+	lastChange time.Time           // of the entries (dueForSave)
+
+	// dmu guards the dirty set, the work queue and the structural changes
+	// not yet applied to files (pending). Apply takes only dmu, so the
+	// change stream never waits behind a search or a Save. Order: mu, then dmu.
+	dmu     sync.Mutex
+	dirty   map[string]uint64 // path -> generation of its latest change
+	queue   []string
+	queued  map[string]bool // in queue: a path written while being read is queued again
+	pending []Change
+	gen     uint64
+	wake    chan struct{}
+	idle    *sync.Cond // on dmu: the queue is empty and no file is being indexed
+	busy    bool
+
+	damaged string
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// Open loads the index from opt.Dir/content.idx, or starts an empty one when
+// it is missing or damaged (Damaged says why); call Reconcile with a walk of
+// the backing directory to bring it in line. The indexer goroutine runs until
+// Close.
+func Open(opt Options) (*Index, error) {
+	if opt.Max <= 0 {
+		opt.Max = DefaultMax
+	}
+	if opt.Files == nil {
+		return nil, errors.New("content index: no Files")
+	}
+	x := &Index{opt: opt, log: opt.Log, dirty: map[string]uint64{}, queued: map[string]bool{}, wake: make(chan struct{}, 1),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	if x.log == nil {
+		x.log = slog.Default()
+	}
+	x.idle = sync.NewCond(&x.dmu)
+	x.reset()
+	if opt.Dir != "" {
+		if err := x.load(); err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				x.damaged = err.Error()
+				x.log.Warn("content index unreadable; rebuilding it from the files", "err", err)
+			} else {
+				x.damaged = "missing"
+			}
+			x.reset()
+		}
+	}
+	go x.run()
+	return x, nil
+}
+
+func (x *Index) reset() {
+	x.files = map[string]*entry{}
+	x.paths = []string{""} // id 0 is never used
+	x.post = map[uint32]*roaring.Bitmap{}
+	x.live = roaring.New()
+	x.dead = roaring.New()
+	x.free = nil
+	x.bytes = 0
+	x.byIno = map[uint64][]string{}
+	x.linked = map[string]bool{}
+}
+
+// Damaged is why the saved index was not used at Open ("" when it was,
+// "missing" when there was none).
+func (x *Index) Damaged() string { return x.damaged }
+
+// Close stops the indexer and saves the index.
+func (x *Index) Close() error {
+	close(x.stop)
+	<-x.done
+	if x.opt.Dir == "" {
+		return nil
+	}
+	return x.Save()
+}
+
+// Apply takes changes of the core's change stream. It never reads a file and
+// never waits for a search: written paths become dirty and are queued for the
+// indexer; renames and removals are applied to the entries before the next
+// search or indexing.
+func (x *Index) Apply(cs []Change) {
+	x.dmu.Lock()
+	defer x.dmu.Unlock()
+	for _, c := range cs {
+		switch c.Op {
+		case Written:
+			x.markLocked(c.Path)
+		case Renamed:
+			x.pending = append(x.pending, c)
+			for p := range x.dirty {
+				if within(p, c.NewPath) && !within(p, c.Path) {
+					delete(x.dirty, p) // replaced by the moved file or tree
+				}
+			}
+			for p := range x.dirty {
+				if within(p, c.Path) {
+					delete(x.dirty, p)
+					x.markLocked(c.NewPath + p[len(c.Path):])
+				}
+			}
+			if !c.IsDir {
+				// Read again under its new name: a write to the old name
+				// may still be on its way (the core's debounce sends it
+				// under the name it had), and must not leave the moved
+				// entry's older bytes standing.
+				x.markLocked(c.NewPath)
+			}
+		case Removed:
+			x.pending = append(x.pending, c)
+			for p := range x.dirty {
+				if within(p, c.Path) {
+					delete(x.dirty, p)
+				}
+			}
+		}
+	}
+	x.kick()
+}
+
+func (x *Index) markLocked(p string) {
+	x.gen++
+	if !x.queued[p] {
+		x.queued[p] = true
+		x.queue = append(x.queue, p)
+	}
+	x.dirty[p] = x.gen
+}
+
+func (x *Index) kick() {
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || dir == "" || strings.HasPrefix(p, dir) && p[len(dir)] == '/'
+}
+
+// drainLocked applies the pending renames and removals to the entries.
+// Precondition: mu held for writing.
+func (x *Index) drainLocked() {
+	x.dmu.Lock()
+	cs := x.pending
+	x.pending = nil
+	x.dmu.Unlock()
+	for _, c := range cs {
+		switch c.Op {
+		case Renamed:
+			if c.Path == c.NewPath {
+				continue
+			}
+			var moved []string
+			for p := range x.files {
+				if within(p, c.Path) {
+					moved = append(moved, p)
+				}
+			}
+			for p := range x.files {
+				if within(p, c.NewPath) && !within(p, c.Path) {
+					x.dropLocked(p)
+				}
+			}
+			for _, p := range moved {
+				e := x.files[p]
+				delete(x.files, p)
+				x.unlinkLocked(p, e)
+				np := c.NewPath + p[len(c.Path):]
+				x.files[np] = e
+				x.linkLocked(np, e)
+				if e.state == Indexed {
+					x.paths[e.id] = np
+				}
+			}
+		case Removed:
+			for p := range x.files {
+				if within(p, c.Path) {
+					x.dropLocked(p)
+				}
+			}
+		}
+		x.changed = true
+	}
+}
+
+// dropLocked forgets p's entry; its id is dead until compaction.
+func (x *Index) dropLocked(p string) {
+	e, ok := x.files[p]
+	if !ok {
+		return
+	}
+	delete(x.files, p)
+	x.unlinkLocked(p, e)
+	if e.state == Indexed {
+		x.live.Remove(e.id)
+		x.dead.Add(e.id)
+		x.paths[e.id] = ""
+		x.bytes -= e.size
+	}
+	x.changed = true
+}
+
+// Begin returns the generation a walk for Reconcile starts at: changes newer
+// than it win over what the walk saw.
+func (x *Index) Begin() uint64 {
+	x.dmu.Lock()
+	defer x.dmu.Unlock()
+	return x.gen
+}
+
+// Reconcile brings the index in line with a walk of the backing directory
+// (scopes: the directories or files walked, nil for the whole export) begun at
+// since (Begin): a file whose size, mtime or identity differs from its entry,
+// or that has none, is queued; an entry the walk did not see, in a walked
+// scope, is dropped, unless a change newer than the walk touched it.
+func (x *Index) Reconcile(since uint64, scopes []string, walked []FileStat) {
+	x.mu.Lock()
+	x.drainLocked()
+	seen := make(map[string]bool, len(walked))
+	var stale []string
+	for _, f := range walked {
+		seen[f.Path] = true
+		e, ok := x.files[f.Path]
+		if !ok || e.size != f.Size || e.mtime != f.MTime.UnixNano() {
+			stale = append(stale, f.Path)
+		}
+	}
+	inScope := func(p string) bool {
+		if scopes == nil {
+			return true
+		}
+		for _, s := range scopes {
+			if within(p, s) {
+				return true
+			}
+		}
+		return false
+	}
+	x.dmu.Lock()
+	for p, e := range x.files {
+		if seen[p] || !inScope(p) || e.gen > since {
+			continue
+		}
+		if g, ok := x.dirty[p]; ok && g > since {
+			continue
+		}
+		delete(x.dirty, p)
+		x.dropLocked(p)
+	}
+	for _, p := range stale {
+		if g, ok := x.dirty[p]; ok && g > since {
+			continue // already queued by a newer change
+		}
+		x.markLocked(p)
+	}
+	x.kick()
+	x.dmu.Unlock()
+	x.mu.Unlock()
+}
+
+// Settle waits until the indexer has nothing left to do (tests, Close).
+func (x *Index) Settle(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		x.dmu.Lock()
+		x.idle.Broadcast()
+		x.dmu.Unlock()
+	})
+	defer stop()
+	x.dmu.Lock()
+	defer x.dmu.Unlock()
+	for len(x.queue) > 0 || x.busy {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		x.idle.Wait()
+	}
+	return nil
+}
+
+// Batch bounds: the indexer reads up to batchFiles queued files, or until
+// their trigrams reach batchPairs, then installs them at once, one posting at
+// a time (install): adding each file's trigrams to the postings one by one
+// touched a different bitmap at every step, a cache miss each, and was most
+// of the indexer's CPU.
+const (
+	batchFiles = 256
+	batchPairs = 2 << 20
+)
+
+// A Save holds the postings for as long as encoding them takes (greps wait),
+// so the index is saved when its changes have stopped for saveQuiet, or at
+// the latest saveEvery after the last save while they go on; and at Close.
+// A crash loses nothing but indexing work: the start-up reconcile reads again
+// what changed since the file was written.
+const (
+	saveQuiet = 10 * time.Second
+	saveEvery = 5 * time.Minute
+)
+
+func (x *Index) dueForSave(saved time.Time) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.changed && (time.Since(x.lastChange) >= saveQuiet || time.Since(saved) >= saveEvery)
+}
+
+// run is the indexer: off every protocol's reply path, a batch at a time.
+func (x *Index) run() {
+	defer close(x.done)
+	ix := newIndexer(x.opt.Max)
+	saved := time.Now()
+	tick := time.NewTicker(saveQuiet)
+	defer tick.Stop()
+	for {
+		x.dmu.Lock()
+		if len(x.queue) == 0 {
+			x.busy = false
+			x.idle.Broadcast()
+			x.dmu.Unlock()
+			select {
+			case <-x.stop:
+				return
+			case <-x.wake:
+			case <-tick.C:
+				if x.opt.Dir != "" && x.dueForSave(saved) {
+					if err := x.Save(); err != nil {
+						x.log.Warn("saving the content index", "err", err)
+					}
+					saved = time.Now()
+				}
+			}
+			continue
+		}
+		x.busy = true
+		x.dmu.Unlock()
+		ix.reset()
+		for len(ix.batch) < batchFiles && len(ix.pairs) < batchPairs {
+			x.dmu.Lock()
+			if len(x.queue) == 0 {
+				x.dmu.Unlock()
+				break
+			}
+			p := x.queue[0]
+			x.queue = x.queue[1:]
+			delete(x.queued, p)
+			g, ok := x.dirty[p]
+			x.dmu.Unlock()
+			if ok {
+				ix.add(x.opt.Files, p, g)
+			}
+		}
+		select {
+		case <-x.stop:
+			return
+		default:
+		}
+		x.install(ix)
+	}
+}
+
+// install puts a batch read by the indexer into the postings: each file still
+// at the generation it was read at gets a new id, then every trigram's new ids
+// are added to its posting at once.
+func (x *Index) install(ix *indexer) {
+	ids := ix.ids[:0]
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.drainLocked()
+	for i := range ix.batch {
+		f := &ix.batch[i]
+		ids = append(ids, 0)
+		x.dmu.Lock()
+		cur, ok := x.dirty[f.path]
+		current := ok && cur == f.gen
+		if current {
+			delete(x.dirty, f.path)
+		}
+		x.dmu.Unlock()
+		if !current {
+			continue // renamed, removed or written again: queued anew if it still matters
+		}
+		x.dropLocked(f.path)
+		if f.err != nil {
+			if !errors.Is(f.err, os.ErrNotExist) {
+				x.log.Debug("content index: file unreadable", "path", f.path, "err", f.err)
+			}
+			continue
+		}
+		e := f.e
+		e.gen = f.gen
+		if e.state == Indexed {
+			e.id = x.newIDLocked(f.path)
+			ids[i] = e.id
+			x.live.Add(e.id)
+			x.bytes += e.size
+		}
+		x.files[f.path] = &e
+		x.lastChange = time.Now()
+		x.linkLocked(f.path, &e)
+		if e.links {
+			// Other names of this inode hold these bytes too: read them
+			// again (a write through this name changed them unseen).
+			x.dmu.Lock()
+			for _, q := range x.byIno[e.ino] {
+				if q != f.path {
+					if o := x.files[q]; o != nil && (o.size != e.size || o.mtime != e.mtime || !o.links) {
+						x.markLocked(q)
+					}
+				}
+			}
+			x.dmu.Unlock()
+		}
+		x.changed = true
+	}
+	ix.ids = ids
+	pairs := ix.sortPairs()
+	buf := ix.idbuf[:0]
+	for k := 0; k < len(pairs); {
+		t := uint32(pairs[k] >> 32)
+		buf = buf[:0]
+		for ; k < len(pairs) && uint32(pairs[k]>>32) == t; k++ {
+			if id := ids[uint32(pairs[k])]; id != 0 {
+				buf = append(buf, id)
+			}
+		}
+		if len(buf) == 0 {
+			continue
+		}
+		b := x.post[t]
+		if b == nil {
+			b = roaring.New()
+			x.post[t] = b
+		}
+		b.AddMany(buf)
+	}
+	ix.idbuf = buf
+	x.maybeCompactLocked()
+}
+
+func (x *Index) newIDLocked(p string) uint32 {
+	if n := len(x.free); n > 0 {
+		id := x.free[n-1]
+		x.free = x.free[:n-1]
+		x.paths[id] = p
+		return id
+	}
+	x.paths = append(x.paths, p)
+	return uint32(len(x.paths) - 1)
+}
+
+// maybeCompactLocked removes dead ids from every posting once they are a
+// quarter of the live ones, and frees them for reuse.
+func (x *Index) maybeCompactLocked() {
+	d := x.dead.GetCardinality()
+	if d < 256 || d*4 < x.live.GetCardinality() {
+		return
+	}
+	x.compactLocked()
+}
+
+func (x *Index) compactLocked() {
+	if x.dead.IsEmpty() {
+		return
+	}
+	for t, b := range x.post {
+		b.AndNot(x.dead)
+		if b.IsEmpty() {
+			delete(x.post, t)
+		} else {
+			b.RunOptimize()
+		}
+	}
+	it := x.dead.Iterator()
+	for it.HasNext() {
+		x.free = append(x.free, it.Next())
+	}
+	x.dead.Clear()
+}
+
+// indexer holds the indexer goroutine's batch and reusable buffers.
+type indexer struct {
+	max   int64
+	buf   []byte
+	seen  []uint64 // a bitset of every trigram, 2 MiB
+	tris  []uint32
+	batch []readFile
+	pairs []uint64 // trigram<<32 | index in batch
+	tmp   []uint64 // sortPairs' scratch
+	ids   []uint32 // per batch index: the id given, 0 for none
+	idbuf []uint32
+}
+
+// readFile is one file of a batch as the indexer read it.
+type readFile struct {
+	path string
+	gen  uint64
+	e    entry
+	err  error
+}
+
+func (ix *indexer) reset() {
+	ix.batch = ix.batch[:0]
+	ix.pairs = ix.pairs[:0]
+}
+
+// add reads p (dirty at generation g) into the batch.
+func (ix *indexer) add(files Files, p string, g uint64) {
+	e, tris, err := ix.read(files, p)
+	n := uint64(len(ix.batch))
+	ix.batch = append(ix.batch, readFile{path: p, gen: g, e: e, err: err})
+	for _, t := range tris {
+		ix.pairs = append(ix.pairs, uint64(t)<<32|n)
+	}
+}
+
+// sortPairs sorts the batch's pairs by trigram, stably (files stay in batch
+// order within a trigram, so ids mostly come in increasing order): an LSD
+// radix sort on the trigram's three bytes.
+func (ix *indexer) sortPairs() []uint64 {
+	src := ix.pairs
+	if cap(ix.tmp) < len(src) {
+		ix.tmp = make([]uint64, len(src))
+	}
+	dst := ix.tmp[:len(src)]
+	for shift := uint(32); shift < 56; shift += 8 {
+		var count [257]int
+		for _, v := range src {
+			count[(v>>shift)&0xff+1]++
+		}
+		for i := 1; i < 257; i++ {
+			count[i] += count[i-1]
+		}
+		for _, v := range src {
+			b := (v >> shift) & 0xff
+			dst[count[b]] = v
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	// Three passes: the sorted pairs are in what was tmp; keep both buffers.
+	ix.pairs, ix.tmp = dst, src
+	return src
+}
+
+func newIndexer(max int64) *indexer {
+	return &indexer{max: max, seen: make([]uint64, 1<<24/64)}
+}
+
+// read reads p and classifies it; for a text file within the cap, tris is its
+// distinct trigrams (valid until the next call).
+func (ix *indexer) read(files Files, p string) (e entry, tris []uint32, err error) {
+	f, err := files.Open(context.Background(), p)
+	if err != nil {
+		return e, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return e, nil, err
+	}
+	e.size, e.mtime = fi.Size(), fi.ModTime().UnixNano()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		e.ino, e.links = st.Ino, st.Nlink > 1
+	}
+	if !fi.Mode().IsRegular() {
+		e.state = NotRegular
+		return e, nil, nil
+	}
+	if fi.Size() > ix.max {
+		e.state = TooBig
+		return e, nil, nil
+	}
+	ix.buf, err = readAll(f, ix.buf, ix.max)
+	if err != nil {
+		return e, nil, err
+	}
+	data := ix.buf
+	if int64(len(data)) > ix.max {
+		e.state = TooBig
+		return e, nil, nil
+	}
+	e.size = int64(len(data))
+	e.state = classify(data)
+	if e.state != Indexed {
+		return e, nil, nil
+	}
+	return e, ix.trigrams(data), nil
+}
+
+// classify is the state of a file of these bytes within the cap.
+func classify(data []byte) State {
+	if bytes.IndexByte(data[:min(len(data), binaryPrefix)], 0) >= 0 {
+		return Binary
+	}
+	if !utf8.Valid(data) {
+		return NotUTF8
+	}
+	return Indexed
+}
+
+// readAll reads f into buf (reused), at most max+1 bytes.
+func readAll(f *os.File, buf []byte, max int64) ([]byte, error) {
+	buf = buf[:0]
+	lim := io.LimitReader(f, max+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lim.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// trigrams lists the distinct trigrams of data, through the seen bitset (left
+// clear for the next call).
+func (ix *indexer) trigrams(data []byte) []uint32 {
+	tris := ix.tris[:0]
+	if len(data) >= 3 {
+		t := uint32(data[0])<<8 | uint32(data[1])
+		for _, c := range data[2:] {
+			t = (t<<8 | uint32(c)) & 0xffffff
+			w, bit := t>>6, uint64(1)<<(t&63)
+			if ix.seen[w]&bit == 0 {
+				ix.seen[w] |= bit
+				tris = append(tris, t)
+			}
+		}
+	}
+	for _, t := range tris {
+		ix.seen[t>>6] = 0
+	}
+	ix.tris = tris
+	return tris
+}
+
+// linkLocked and unlinkLocked keep byIno and linked in step with files.
+func (x *Index) linkLocked(p string, e *entry) {
+	if e.ino != 0 {
+		x.byIno[e.ino] = append(x.byIno[e.ino], p)
+	}
+	if e.links {
+		x.linked[p] = true
+	}
+}
+
+func (x *Index) unlinkLocked(p string, e *entry) {
+	if ps := x.byIno[e.ino]; len(ps) > 0 {
+		ps = slices.DeleteFunc(ps, func(q string) bool { return q == p })
+		if len(ps) == 0 {
+			delete(x.byIno, e.ino)
+		} else {
+			x.byIno[e.ino] = ps
+		}
+	}
+	delete(x.linked, p)
+}
