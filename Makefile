@@ -7,7 +7,7 @@ GO      ?= go
 BIN     := bin/semfs
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: serve test build model bench fuzz clean eval
+.PHONY: serve test build model bench fuzz clean eval conformance conformance-peers
 
 build: $(BIN)
 
@@ -39,6 +39,22 @@ eval: model
 
 fuzz:
 	GO=$(GO) bash integration/fuzz.sh
+
+# pjdfstest as root through the Linux kernel's NFSv3 and v9fs clients (QEMU
+# guest, one boot), gated on nfs-ganesha's and diod's committed results; see
+# docs/pjdfstest.md. Root, integration/kernel/setup.sh's packages, autoconf,
+# automake, gcc, and pjdfstest's source in ../shared/peers/pjdfstest
+# (SEMFS_PJDFSTEST_SRC). Results and failure reports go to bin/conformance/.
+CONFORMANCE_OUT ?= $(CURDIR)/bin/conformance
+conformance:
+	SEMFS_CONFORMANCE=semfs SEMFS_REQUIRE_KERNEL=1 SEMFS_CONFORMANCE_OUT=$(CONFORMANCE_OUT) \
+		$(GO) test -count=1 -v -timeout 75m -run '^TestConformanceSemfs$$' ./integration/conformance/
+
+# The same suite on nfs-ganesha (NFSv3) and diod (9P2000.L) under the same
+# kernel: rewrites integration/conformance/testdata/peers-*.txt (commit them).
+conformance-peers:
+	SEMFS_CONFORMANCE=peers SEMFS_REQUIRE_KERNEL=1 SEMFS_CONFORMANCE_OUT=$(CONFORMANCE_OUT) \
+		$(GO) test -count=1 -v -timeout 75m -run '^TestConformancePeers$$' ./integration/conformance/
 
 clean:
 	rm -rf bin
