@@ -10,13 +10,9 @@ import (
 	"unicode"
 )
 
-// pending are pages that other branches are adding in parallel (issue 30):
-// links to them may be written before they exist. Once a page exists its
-// links and headings are checked like any other.
-var pending = map[string]bool{
-	"docs/changes.md":     true,
-	"docs/conformance.md": true,
-}
+// pending are pages a branch may link before they exist (none now): once a
+// page exists its links and headings are checked like any other.
+var pending = map[string]bool{}
 
 // link matches an inline Markdown link or image: [text](target) or
 // [text](target "title").
