@@ -217,8 +217,12 @@ test("changes() follows the feed in order, resumes from a cursor, reports a rese
   assert.equal(r.value.reset, true);
   const start = r.value.cursor;
 
-  // A host process writes a file; once the watcher took it in, the app tags it.
-  fs.writeFileSync(path.join(d.data, "report.txt"), "numbers");
+  // A host process moves a finished file in (one change: a file written in
+  // place may show as a create and a write, as the watcher sees them);
+  // once the watcher took it in, the app tags it.
+  const staged = path.join(path.dirname(d.data), "report.txt");
+  fs.writeFileSync(staged, "numbers");
+  fs.renameSync(staged, path.join(d.data, "report.txt"));
   const seen = [];
   for await (const e of c.changes({ since: start, pollMs: 20000 })) {
     seen.push(e);
