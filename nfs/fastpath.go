@@ -768,6 +768,12 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 	}
 	if f == nil {
 		if fi, err := b.Stat(newPath); err == nil {
+			// The name exists, which the daemon saw; whether the caller may
+			// learn it is the directory's search permission (nfsd's lookup
+			// asks MAY_EXEC before it answers EXIST, as open(2) does).
+			if err := h.searchBeforeExist(r, b, b.Join(path...)); err != nil {
+				return fail(r.override)
+			}
 			if fi.IsDir() || a.how == createGuarded {
 				return fail(nfs3ErrExist)
 			}

@@ -99,33 +99,6 @@ func KnownFailures() []Exception {
 			},
 			Repro: []Op{{Kind: Create, Path: []string{"b"}, Mode: 0o644}, {Kind: Symlink, Path: []string{"b", "d"}, Target: ""}},
 		},
-		{
-			Proto:     "nfs",
-			Signature: "nfs create-excl status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
-			Also: []string{"nfs symlink status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
-				"nfs mkdir status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
-				"nfs link status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES"},
-			Finding: "GUARDED CREATE (and SYMLINK, MKDIR, LINK) by a caller who may not search the " +
-				"directory answers NFS3ERR_EXIST when the name exists, telling the caller what it may " +
-				"not see; ganesha answers NFS3ERR_ACCES, as open(2) with O_CREAT|O_EXCL and symlink(2) do",
-			Skip: func(op Op, peer Tree) bool {
-				if op.As != User {
-					return false
-				}
-				p := op.Path
-				switch op.Kind {
-				case CreateExcl, Symlink, Mkdir:
-				case Link:
-					p = op.Path2
-				default:
-					return false
-				}
-				dir, ok := peer[pathKey(p[:len(p)-1])]
-				return ok && !userMay(dir, 0o1)
-			},
-			Repro: []Op{{Kind: Mkdir, Path: []string{"b"}, Mode: 0o755}, {Kind: Create, Path: []string{"b", "a"}, Mode: 0o644},
-				{Kind: Chmod, Path: []string{"b"}, Mode: 0o700}, {Kind: CreateExcl, Path: []string{"b", "a"}, Mode: 0o600, As: User}},
-		},
 	}
 }
 
