@@ -101,6 +101,10 @@
 //   - NFS: an empty name below a name that is not a directory: semfs
 //     refuses the name (NFS3ERR_INVAL; LOOKUP NFS3ERR_NOENT), ganesha the
 //     directory (NFS3ERR_NOTDIR). Refused either way.
+//   - 9P: Treaddir at a count too small for an entry: semfs answers EINVAL
+//     when it reaches that entry, as getdents(2) does (a larger count from
+//     the same offset gets it); diod ends the listing there and loses the
+//     rest. Refused either way.
 //   - 9P: a name too long with a missing source: semfs answers
 //     ENAMETOOLONG first, diod ENOENT first.
 //   - 9P steps on a symlink that diod follows and semfs, which never
