@@ -748,8 +748,8 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 		return fail(nfs3ErrStale)
 	}
 	b := bfs.(*billyFS)
-	// go-nfs's NAMETOOLONG for names past 255 bytes never arises: checkCall
-	// refuses them (maxNameLen) before any handler sees the call.
+	// A name past 255 bytes is refused by FromHandle (request.badName:
+	// NAMETOOLONG) before anything is looked up.
 	newFile := append(path, a.name)
 	newPath := b.Join(newFile...)
 	// go-nfs first looks the name up (a path lookup that nearly always finds

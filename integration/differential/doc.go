@@ -105,8 +105,9 @@
 //     when it reaches that entry, as getdents(2) does (a larger count from
 //     the same offset gets it); diod ends the listing there and loses the
 //     rest. Refused either way.
-//   - 9P: a name too long with a missing source: semfs answers
-//     ENAMETOOLONG first, diod ENOENT first.
+//   - A name too long with another error (a missing source, a directory
+//     that is a file): semfs answers ENAMETOOLONG (NFS3ERR_NAMETOOLONG)
+//     first, diod and ganesha ENOENT or ENOTDIR first.
 //   - 9P steps on a symlink that diod follows and semfs, which never
 //     follows a symlink (containment), refuses: Tlcreate over it (diod
 //     creates its target), Tlopen for read, write or readdir, and Tsetattr

@@ -60,16 +60,6 @@ func KnownFailures() []Exception {
 		},
 		{
 			Proto:     "nfs",
-			Signature: "nfs stat status: semfs RPC_GARBAGE_ARGS, peer NFS3ERR_NAMETOOLONG",
-			Finding: "a name of 256 bytes or more in LOOKUP (and any call naming one) is refused as " +
-				"GARBAGE_ARGS, which a kernel client reports as EIO; ganesha answers NFS3ERR_NAMETOOLONG",
-			Skip: func(op Op, _ Tree) bool {
-				return slices.Contains(op.Path, nameTooLong) || slices.Contains(op.Path2, nameTooLong)
-			},
-			Repro: []Op{{Kind: Stat, Path: []string{nameTooLong}}},
-		},
-		{
-			Proto:     "nfs",
 			Signature: "nfs readdir status: semfs NFS3ERR_TOOSMALL, peer OK",
 			Finding: "READDIR with count 512 (or less) is refused as NFS3ERR_TOOSMALL even for an empty " +
 				"directory, and for a file before NFS3ERR_NOTDIR; ganesha lists it (the reply fits in 512 bytes)",
@@ -209,10 +199,12 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// nfsd). Refused either way; a success would still differ.
 			r.Status, r.Detail = "refused", ""
 		}
-		if proto == "9p" && r.Status != "OK" && (slices.Contains(op.Path, nameTooLong) || slices.Contains(op.Path2, nameTooLong)) {
-			// A name too long with another error (the source missing): semfs
-			// checks the names first (ENAMETOOLONG), diod and rename(2) the
-			// source first (ENOENT). Refused either way.
+		if r.Status != "OK" && (slices.Contains(op.Path, nameTooLong) || slices.Contains(op.Path2, nameTooLong)) {
+			// A name too long with another error (the source missing, a
+			// "directory" that is a file): semfs checks the names first
+			// (ENAMETOOLONG, NFS3ERR_NAMETOOLONG), diod, ganesha and
+			// rename(2) the source or directory first (ENOENT, NOTDIR).
+			// Refused either way.
 			r.Status, r.Detail = "refused", ""
 		}
 		if last, last2 := lastName(op.Path), lastName(op.Path2); (last == "." || last == ".." || last2 == "." || last2 == "..") &&
