@@ -32,9 +32,9 @@ type fastArgs struct {
 	fh                 []byte
 	name               string // LOOKUP
 	off                uint64 // READ, WRITE
-	count              uint32 // READ
+	count              uint32 // READ, READDIR
 	want               uint32 // ACCESS
-	cookie, verf       uint64 // READDIRPLUS
+	cookie, verf       uint64 // READDIR, READDIRPLUS
 	dircount, maxcount uint32
 	stable             uint32 // WRITE
 	data               []byte
@@ -66,6 +66,8 @@ func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
 		a.want = x.uint32()
 	case procReaddirplus:
 		a.cookie, a.verf, a.dircount, a.maxcount = x.uint64(), x.uint64(), x.uint32(), x.uint32()
+	case procReaddir:
+		a.cookie, a.verf, a.count = x.uint64(), x.uint64(), x.uint32()
 	case procWrite:
 		var count uint32
 		a.off, count, a.stable = x.uint64(), x.uint32(), x.uint32()
@@ -175,6 +177,8 @@ func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
 		return h.fastReaddirplus(r, a.fh, a.cookie, a.verf, a.dircount, a.maxcount)
 	case procWrite:
 		return h.fastWrite(r, a.fh, a.off, a.stable, a.data)
+	case procReaddir:
+		return h.fastReaddir(r, a.fh, a.cookie, a.verf, a.count)
 	case procCreate:
 		return h.fastCreate(r, a)
 	case procSetattr:
@@ -187,11 +191,11 @@ func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
 
 // serveOwn is serveFast without the fast path (Options.NoFastPath): it answers
 // only what go-nfs would answer wrongly, ACCESS, which go-nfs grants whatever
-// the caller may do (see fastAccess), SETATTR and MKNOD (setattr.go), and
-// leaves every other call to go-nfs.
+// the caller may do (see fastAccess), SETATTR and MKNOD (setattr.go), READDIR
+// (readdir.go), and leaves every other call to go-nfs.
 func (h *connHandler) serveOwn(r *request, body []byte) []byte {
 	switch r.proc {
-	case procAccess, procSetattr, procMknod:
+	case procAccess, procSetattr, procMknod, procReaddir:
 		return h.serveFast(r, body)
 	}
 	return nil

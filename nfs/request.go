@@ -106,7 +106,7 @@ func (r *request) fast() bool {
 		return false
 	}
 	switch r.proc {
-	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddirplus, procCommit, procCreate,
+	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddir, procReaddirplus, procCommit, procCreate,
 		procSetattr, procMknod:
 		return true
 	}

@@ -60,14 +60,6 @@ func KnownFailures() []Exception {
 		},
 		{
 			Proto:     "nfs",
-			Signature: "nfs readdir status: semfs NFS3ERR_TOOSMALL, peer OK",
-			Finding: "READDIR with count 512 (or less) is refused as NFS3ERR_TOOSMALL even for an empty " +
-				"directory, and for a file before NFS3ERR_NOTDIR; ganesha lists it (the reply fits in 512 bytes)",
-			Skip:  func(op Op, _ Tree) bool { return op.Kind == Readdir && op.Count <= 512 },
-			Repro: []Op{{Kind: Readdir, Count: 512}},
-		},
-		{
-			Proto:     "nfs",
 			Signature: "nfs symlink status: semfs NFS3ERR_INVAL, peer NFS3ERR_NOTDIR",
 			Finding: "SYMLINK with an empty target in a \"directory\" that is a file answers NFS3ERR_INVAL " +
 				"(the target checked first); ganesha answers NFS3ERR_NOTDIR",
@@ -248,6 +240,14 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// NFS3ERR_PERM to a caller who does not own the link).
 			r.Status = map[string]string{"nfs": "NFS3ERR_NOTSUPP", "9p": "EOPNOTSUPP"}[proto]
 		}
+		if proto == "nfs" && op.Kind == Readdir && (r.Status == "NFS3ERR_TOOSMALL" || r.Status == "OK") && nfsTooSmall(op, t) {
+			// READDIR at a count too small for the next entry: semfs answers
+			// NFS3ERR_TOOSMALL, as nfsd does; ganesha answers OK and ends the
+			// listing there (losing the rest), or a page with no entry and no
+			// end, which a client asks again forever (the driver reads that
+			// as TOOSMALL). Refused either way.
+			r.Status, r.Detail = "refused", ""
+		}
 		if proto == "9p" && op.Kind == Readdir && (r.Status == "EINVAL" || r.Status == "OK") && tooBig(op, t) {
 			// Treaddir at a count too small for an entry: semfs answers
 			// EINVAL when it reaches it, as getdents(2) does, and a larger
@@ -300,6 +300,27 @@ func tooBig(op Op, t Tree) bool {
 			parent = ""
 		}
 		if k != "" && parent == dir && 24+len(path.Base(k)) > int(op.Count) {
+			return true
+		}
+	}
+	return false
+}
+
+// nfsTooSmall says whether a READDIR step's count is too small for a reply
+// holding "." and "..", or for one holding any one entry of its directory
+// in t, by the sizes semfs counts (nfs/readdir.go: 104 bytes of reply, 24
+// bytes an entry and its padded name).
+func nfsTooSmall(op Op, t Tree) bool {
+	if op.Count < 104+28+28 {
+		return true
+	}
+	dir := pathKey(op.Path)
+	for k := range t {
+		parent := path.Dir(k)
+		if parent == "." {
+			parent = ""
+		}
+		if k != "" && parent == dir && 104+24+(len(path.Base(k))+3)&^3 > int(op.Count) {
 			return true
 		}
 	}
