@@ -180,6 +180,14 @@ func (b *billyFS) Lstat(name string) (fi os.FileInfo, err error) {
 	if err != nil {
 		return nil, b.done("lstat", p, err)
 	}
+	if r := b.req(); r.probesExistence() {
+		// The name MKDIR, SYMLINK or LINK makes exists: only a caller who
+		// may search its directory learns that (exist.go).
+		dir, _ := server.Split(p)
+		if err := b.h.searchBeforeExist(r, b, dir); err != nil {
+			return nil, err
+		}
+	}
 	err = b.done("lstat", p, nil)
 	if r := b.req(); r != nil && r.prog == progNFS && r.proc == procWrite && a.IsDir() {
 		// go-nfs refuses to WRITE anything but a regular file with INVAL; a

@@ -12,12 +12,18 @@ import (
 // answers unless each opaque, string and array in it is within its protocol
 // bound and within the bytes left in the record. Bounds are those of RFC 5531
 // (credentials), RFC 1813 (NFSv3, MOUNT v3) and Linux's nfsd where the RFC
-// leaves them open (names 255, paths 4096 bytes).
+// leaves them open (paths 4096 bytes; names too, see maxNameLen).
 const (
-	maxAuthBody     = 400  // RFC 5531: opaque_auth body<400>
-	maxMachineName  = 255  // RFC 5531 authsys_parms.machinename<255>
-	maxAuthGids     = 16   // RFC 5531 authsys_parms.gids<16>
-	maxNameLen      = 255  // filename3: NFS3_MAXNAMLEN (Linux nfsd refuses longer names as garbage)
+	maxAuthBody    = 400 // RFC 5531: opaque_auth body<400>
+	maxMachineName = 255 // RFC 5531 authsys_parms.machinename<255>
+	maxAuthGids    = 16  // RFC 5531 authsys_parms.gids<16>
+	// filename3 on the wire. RFC 1813 leaves it unbounded and Linux's nfsd
+	// refuses a name past NFS3_MAXNAMLEN (255) as garbage, which a kernel
+	// client reports as EIO. Here, as in ganesha, such a call is well formed
+	// and its procedure answers NFS3ERR_NAMETOOLONG (server.CheckName, through
+	// request.badName), so the client reports ENAMETOOLONG; only a name
+	// longer than a whole path is garbage.
+	maxNameLen      = 4096
 	maxNFSPathLen   = 4096 // nfspath3: NFS3_MAXPATHLEN (PATH_MAX)
 	maxMountPathLen = 1024 // MNTPATHLEN: dirpath<MNTPATHLEN>
 	nfsProcMax      = 21   // COMMIT

@@ -114,7 +114,8 @@
 // go-nfs path is corrected in front of it, so both answer as Linux's nfsd: an
 // empty handle is BADHANDLE (go-nfs: INVAL), WRITE to a directory is ISDIR
 // (go-nfs: INVAL), LOOKUP needs search permission on the directory (go-nfs
-// asks none), READDIRPLUS below go-nfs's minimum counts is TOOSMALL, and a
+// asks none), READDIRPLUS below go-nfs's minimum counts is TOOSMALL, READDIR
+// is the adapter's on both (readdir.go: go-nfs refuses counts below 1024), and a
 // failed call carries no attributes on either path. The deliberate
 // differences, each normalised by the test and nothing else:
 //

@@ -32,9 +32,9 @@ type fastArgs struct {
 	fh                 []byte
 	name               string // LOOKUP
 	off                uint64 // READ, WRITE
-	count              uint32 // READ
+	count              uint32 // READ, READDIR
 	want               uint32 // ACCESS
-	cookie, verf       uint64 // READDIRPLUS
+	cookie, verf       uint64 // READDIR, READDIRPLUS
 	dircount, maxcount uint32
 	stable             uint32 // WRITE
 	data               []byte
@@ -66,6 +66,8 @@ func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
 		a.want = x.uint32()
 	case procReaddirplus:
 		a.cookie, a.verf, a.dircount, a.maxcount = x.uint64(), x.uint64(), x.uint32(), x.uint32()
+	case procReaddir:
+		a.cookie, a.verf, a.count = x.uint64(), x.uint64(), x.uint32()
 	case procWrite:
 		var count uint32
 		a.off, count, a.stable = x.uint64(), x.uint32(), x.uint32()
@@ -175,6 +177,8 @@ func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
 		return h.fastReaddirplus(r, a.fh, a.cookie, a.verf, a.dircount, a.maxcount)
 	case procWrite:
 		return h.fastWrite(r, a.fh, a.off, a.stable, a.data)
+	case procReaddir:
+		return h.fastReaddir(r, a.fh, a.cookie, a.verf, a.count)
 	case procCreate:
 		return h.fastCreate(r, a)
 	case procSetattr:
@@ -187,11 +191,11 @@ func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
 
 // serveOwn is serveFast without the fast path (Options.NoFastPath): it answers
 // only what go-nfs would answer wrongly, ACCESS, which go-nfs grants whatever
-// the caller may do (see fastAccess), SETATTR and MKNOD (setattr.go), and
-// leaves every other call to go-nfs.
+// the caller may do (see fastAccess), SETATTR and MKNOD (setattr.go), READDIR
+// (readdir.go), and leaves every other call to go-nfs.
 func (h *connHandler) serveOwn(r *request, body []byte) []byte {
 	switch r.proc {
-	case procAccess, procSetattr, procMknod:
+	case procAccess, procSetattr, procMknod, procReaddir:
 		return h.serveFast(r, body)
 	}
 	return nil
@@ -748,8 +752,8 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 		return fail(nfs3ErrStale)
 	}
 	b := bfs.(*billyFS)
-	// go-nfs's NAMETOOLONG for names past 255 bytes never arises: checkCall
-	// refuses them (maxNameLen) before any handler sees the call.
+	// A name past 255 bytes is refused by FromHandle (request.badName:
+	// NAMETOOLONG) before anything is looked up.
 	newFile := append(path, a.name)
 	newPath := b.Join(newFile...)
 	// go-nfs first looks the name up (a path lookup that nearly always finds
@@ -768,6 +772,12 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 	}
 	if f == nil {
 		if fi, err := b.Stat(newPath); err == nil {
+			// The name exists, which the daemon saw; whether the caller may
+			// learn it is the directory's search permission (nfsd's lookup
+			// asks MAY_EXEC before it answers EXIST, as open(2) does).
+			if err := h.searchBeforeExist(r, b, b.Join(path...)); err != nil {
+				return fail(r.override)
+			}
 			if fi.IsDir() || a.how == createGuarded {
 				return fail(nfs3ErrExist)
 			}

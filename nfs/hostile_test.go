@@ -130,12 +130,12 @@ func TestHugeLengthsRefused(t *testing.T) {
 	for _, proc := range []uint32{pLookup, pCreate, pMkdir, pSymlink, pMknod, pRemove, pRmdir, pRename} {
 		calls = append(calls, nameLen(proc, (&enc{}).opaque(root)))
 	}
-	long := strings.Repeat("n", 256)
+	long := strings.Repeat("n", 4097) // 256 to 4096 bytes: NAMETOOLONG (TestNameTooLong)
 	calls = append(calls,
 		nameLen(pLink, (&enc{}).opaque(root).opaque(root)),
 		nameLen(pRename, (&enc{}).dirop(root, "a").opaque(root)),
-		call{"256-byte name", progNFS, 3, pLookup, (&enc{}).dirop(root, long).b},
-		call{"256-byte name", progNFS, 3, pCreate, (&enc{}).dirop(root, long).u32(0).sattr(0o644).b},
+		call{"4097-byte name", progNFS, 3, pLookup, (&enc{}).dirop(root, long).b},
+		call{"4097-byte name", progNFS, 3, pCreate, (&enc{}).dirop(root, long).u32(0).sattr(0o644).b},
 		call{"symlink path", progNFS, 3, pSymlink, (&enc{}).dirop(root, "l").sattr(-1).u32(huge).b},
 		call{"symlink path 4097", progNFS, 3, pSymlink, (&enc{}).dirop(root, "l").sattr(-1).str(strings.Repeat("p", 4097)).b},
 		call{"write data", progNFS, 3, pWrite, (&enc{}).opaque(root).u64(0).u32(huge).u32(0).u32(huge).b},

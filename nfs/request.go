@@ -88,6 +88,7 @@ type request struct {
 	hasMode   bool
 	badName   error // a component name the core refuses; every handle lookup of the call fails with it
 	link      bool  // LINK: arguments and reply are translated to and from go-nfs's layout
+	probed    bool  // MKDIR, SYMLINK, LINK: go-nfs's existence check of the new name is done (exist.go)
 
 	// Set while the call is served, read by the reply rewriter.
 	override uint32 // nfsstat3 for an error reply (the adapter knows better than go-nfs); 0 keeps go-nfs's
@@ -105,7 +106,7 @@ func (r *request) fast() bool {
 		return false
 	}
 	switch r.proc {
-	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddirplus, procCommit, procCreate,
+	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddir, procReaddirplus, procCommit, procCreate,
 		procSetattr, procMknod:
 		return true
 	}

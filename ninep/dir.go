@@ -9,6 +9,9 @@ import (
 // direntLen is the encoded size of a dirent: qid[13] offset[8] type[1] name[s].
 func direntLen(name string) int { return 13 + 8 + 1 + 2 + len(name) }
 
+// minDirent is the size of the smallest dirent, one with a one-byte name.
+const minDirent = 13 + 8 + 1 + 2 + 1
+
 // snapshot lists the open directory: ".", "..", then the core's sorted entries.
 // An entry's Offset is its index + 1, the cookie Treaddir resumes after.
 func (f *file) snapshot() ([]p9.Dirent, error) {
@@ -47,9 +50,14 @@ func (f *file) snapshot() ([]p9.Dirent, error) {
 // taken when it reads from offset 0 (the start, or a rewind), so offsets stay
 // valid and no entry is skipped or repeated however the directory changes while
 // a client walks through it (rm -r deletes as it lists). count is in bytes on
-// the wire; the entries that fit are returned (p9 would drop the rest). A caller
-// that passes a count too small for even one entry is treated as asking for
-// count entries, as p9's own helpers and conformance suite do.
+// the wire; the entries that fit are returned (p9 would drop the rest). A count
+// too small for the next entry answers EINVAL, as getdents(2) does, and the
+// offset stays where it is, so a caller that asks again with a larger count gets
+// that entry: an empty reply would be the end of the listing, and every entry
+// after it would be lost without a word (p9's encoder drops entries past count).
+// A count below the smallest dirent (minDirent) cannot mean bytes: it is taken
+// as a number of entries, as p9's own helpers and acceptance suite pass it when
+// they call Readdir directly.
 func (f *file) Readdir(offset uint64, count uint32) (ents p9.Dirents, err error) {
 	defer f.guard("readdir", &err)
 	if !f.dirOpen.Load() {
@@ -76,8 +84,10 @@ func (f *file) Readdir(offset uint64, count uint32) (ents p9.Dirents, err error)
 		}
 		n++
 	}
-	if n == 0 {
+	if n == 0 && count < minDirent {
 		n = min(int(count), len(rest))
+	} else if n == 0 {
+		return nil, linux.EINVAL
 	}
 	return append(p9.Dirents(nil), rest[:n]...), nil
 }

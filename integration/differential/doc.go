@@ -101,8 +101,18 @@
 //   - NFS: an empty name below a name that is not a directory: semfs
 //     refuses the name (NFS3ERR_INVAL; LOOKUP NFS3ERR_NOENT), ganesha the
 //     directory (NFS3ERR_NOTDIR). Refused either way.
-//   - 9P: a name too long with a missing source: semfs answers
-//     ENAMETOOLONG first, diod ENOENT first.
+//   - NFS READDIR at a count too small for the next entry: semfs answers
+//     NFS3ERR_TOOSMALL, as nfsd; ganesha ends the listing there (losing the
+//     rest) or answers a page with no entry and no end, which the driver
+//     reads as TOOSMALL (a client would ask again forever). Refused either
+//     way.
+//   - 9P: Treaddir at a count too small for an entry: semfs answers EINVAL
+//     when it reaches that entry, as getdents(2) does (a larger count from
+//     the same offset gets it); diod ends the listing there and loses the
+//     rest. Refused either way.
+//   - A name too long with another error (a missing source, a directory
+//     that is a file): semfs answers ENAMETOOLONG (NFS3ERR_NAMETOOLONG)
+//     first, diod and ganesha ENOENT or ENOTDIR first.
 //   - 9P steps on a symlink that diod follows and semfs, which never
 //     follows a symlink (containment), refuses: Tlcreate over it (diod
 //     creates its target), Tlopen for read, write or readdir, and Tsetattr

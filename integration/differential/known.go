@@ -59,33 +59,6 @@ func KnownFailures() []Exception {
 			Repro:     []Op{{Kind: Symlink, Path: []string{"b"}, Target: ""}},
 		},
 		{
-			Proto:     "9p",
-			Signature: "9p readdir detail",
-			Finding: "Treaddir with a count too small for the next entry leaves that entry out and lists the " +
-				"rest (a directory holding <255 n> and d lists as [d] at count 128): a name is lost. diod " +
-				"ends the listing there (it loses the rest); getdents(2) answers EINVAL",
-			Skip:  func(op Op, _ Tree) bool { return op.Kind == Readdir && op.Count < 300 },
-			Repro: []Op{{Kind: Mkdir, Path: []string{nameMax}, Mode: 0o755}, {Kind: Create, Path: []string{"d"}, Mode: 0o600}, {Kind: Readdir, Count: 128}},
-		},
-		{
-			Proto:     "nfs",
-			Signature: "nfs stat status: semfs RPC_GARBAGE_ARGS, peer NFS3ERR_NAMETOOLONG",
-			Finding: "a name of 256 bytes or more in LOOKUP (and any call naming one) is refused as " +
-				"GARBAGE_ARGS, which a kernel client reports as EIO; ganesha answers NFS3ERR_NAMETOOLONG",
-			Skip: func(op Op, _ Tree) bool {
-				return slices.Contains(op.Path, nameTooLong) || slices.Contains(op.Path2, nameTooLong)
-			},
-			Repro: []Op{{Kind: Stat, Path: []string{nameTooLong}}},
-		},
-		{
-			Proto:     "nfs",
-			Signature: "nfs readdir status: semfs NFS3ERR_TOOSMALL, peer OK",
-			Finding: "READDIR with count 512 (or less) is refused as NFS3ERR_TOOSMALL even for an empty " +
-				"directory, and for a file before NFS3ERR_NOTDIR; ganesha lists it (the reply fits in 512 bytes)",
-			Skip:  func(op Op, _ Tree) bool { return op.Kind == Readdir && op.Count <= 512 },
-			Repro: []Op{{Kind: Readdir, Count: 512}},
-		},
-		{
 			Proto:     "nfs",
 			Signature: "nfs symlink status: semfs NFS3ERR_INVAL, peer NFS3ERR_NOTDIR",
 			Finding: "SYMLINK with an empty target in a \"directory\" that is a file answers NFS3ERR_INVAL " +
@@ -98,33 +71,6 @@ func KnownFailures() []Exception {
 				return ok && n.Type != "dir"
 			},
 			Repro: []Op{{Kind: Create, Path: []string{"b"}, Mode: 0o644}, {Kind: Symlink, Path: []string{"b", "d"}, Target: ""}},
-		},
-		{
-			Proto:     "nfs",
-			Signature: "nfs create-excl status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
-			Also: []string{"nfs symlink status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
-				"nfs mkdir status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES",
-				"nfs link status: semfs NFS3ERR_EXIST, peer NFS3ERR_ACCES"},
-			Finding: "GUARDED CREATE (and SYMLINK, MKDIR, LINK) by a caller who may not search the " +
-				"directory answers NFS3ERR_EXIST when the name exists, telling the caller what it may " +
-				"not see; ganesha answers NFS3ERR_ACCES, as open(2) with O_CREAT|O_EXCL and symlink(2) do",
-			Skip: func(op Op, peer Tree) bool {
-				if op.As != User {
-					return false
-				}
-				p := op.Path
-				switch op.Kind {
-				case CreateExcl, Symlink, Mkdir:
-				case Link:
-					p = op.Path2
-				default:
-					return false
-				}
-				dir, ok := peer[pathKey(p[:len(p)-1])]
-				return ok && !userMay(dir, 0o1)
-			},
-			Repro: []Op{{Kind: Mkdir, Path: []string{"b"}, Mode: 0o755}, {Kind: Create, Path: []string{"b", "a"}, Mode: 0o644},
-				{Kind: Chmod, Path: []string{"b"}, Mode: 0o700}, {Kind: CreateExcl, Path: []string{"b", "a"}, Mode: 0o600, As: User}},
 		},
 	}
 }
@@ -245,10 +191,12 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// nfsd). Refused either way; a success would still differ.
 			r.Status, r.Detail = "refused", ""
 		}
-		if proto == "9p" && r.Status != "OK" && (slices.Contains(op.Path, nameTooLong) || slices.Contains(op.Path2, nameTooLong)) {
-			// A name too long with another error (the source missing): semfs
-			// checks the names first (ENAMETOOLONG), diod and rename(2) the
-			// source first (ENOENT). Refused either way.
+		if r.Status != "OK" && (slices.Contains(op.Path, nameTooLong) || slices.Contains(op.Path2, nameTooLong)) {
+			// A name too long with another error (the source missing, a
+			// "directory" that is a file): semfs checks the names first
+			// (ENAMETOOLONG, NFS3ERR_NAMETOOLONG), diod, ganesha and
+			// rename(2) the source or directory first (ENOENT, NOTDIR).
+			// Refused either way.
 			r.Status, r.Detail = "refused", ""
 		}
 		if last, last2 := lastName(op.Path), lastName(op.Path2); (last == "." || last == ".." || last2 == "." || last2 == "..") &&
@@ -292,6 +240,21 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// NFS3ERR_PERM to a caller who does not own the link).
 			r.Status = map[string]string{"nfs": "NFS3ERR_NOTSUPP", "9p": "EOPNOTSUPP"}[proto]
 		}
+		if proto == "nfs" && op.Kind == Readdir && (r.Status == "NFS3ERR_TOOSMALL" || r.Status == "OK") && nfsTooSmall(op, t) {
+			// READDIR at a count too small for the next entry: semfs answers
+			// NFS3ERR_TOOSMALL, as nfsd does; ganesha answers OK and ends the
+			// listing there (losing the rest), or a page with no entry and no
+			// end, which a client asks again forever (the driver reads that
+			// as TOOSMALL). Refused either way.
+			r.Status, r.Detail = "refused", ""
+		}
+		if proto == "9p" && op.Kind == Readdir && (r.Status == "EINVAL" || r.Status == "OK") && tooBig(op, t) {
+			// Treaddir at a count too small for an entry: semfs answers
+			// EINVAL when it reaches it, as getdents(2) does, and a larger
+			// count from the same offset gets it (ninep); diod ends the
+			// listing there, losing the rest. Refused either way.
+			r.Status, r.Detail = "refused", ""
+		}
 		if proto == "nfs" && (op.Kind == Create || op.Kind == CreateExcl) && r.Status == "NFS3ERR_ISDIR" {
 			// UNCHECKED CREATE over a directory: Linux's nfsd answers
 			// NFS3ERR_EXIST (semfs too), ganesha NFS3ERR_ISDIR.
@@ -327,14 +290,39 @@ func throughNonDir(op Op, peer Tree) bool {
 	return false
 }
 
-// userMay says whether User has the permission bits want (0o4 read, 0o2
-// write, 0o1 search) on n by its mode, as owner, group or other.
-func userMay(n Node, want uint32) bool {
-	switch {
-	case n.UID == User:
-		return n.Mode>>6&want == want
-	case n.GID == User:
-		return n.Mode>>3&want == want
+// tooBig says whether a 9P readdir step's directory in t holds a name whose
+// dirent (24 bytes and the name) does not fit in the step's count.
+func tooBig(op Op, t Tree) bool {
+	dir := pathKey(op.Path)
+	for k := range t {
+		parent := path.Dir(k)
+		if parent == "." {
+			parent = ""
+		}
+		if k != "" && parent == dir && 24+len(path.Base(k)) > int(op.Count) {
+			return true
+		}
 	}
-	return n.Mode&want == want
+	return false
+}
+
+// nfsTooSmall says whether a READDIR step's count is too small for a reply
+// holding "." and "..", or for one holding any one entry of its directory
+// in t, by the sizes semfs counts (nfs/readdir.go: 104 bytes of reply, 24
+// bytes an entry and its padded name).
+func nfsTooSmall(op Op, t Tree) bool {
+	if op.Count < 104+28+28 {
+		return true
+	}
+	dir := pathKey(op.Path)
+	for k := range t {
+		parent := path.Dir(k)
+		if parent == "." {
+			parent = ""
+		}
+		if k != "" && parent == dir && 104+24+(len(path.Base(k))+3)&^3 > int(op.Count) {
+			return true
+		}
+	}
+	return false
 }

@@ -301,7 +301,9 @@ func (t *NFSTarget) readdir(c *NFSClient, dir []byte, count uint32) ([]string, u
 		}
 		d.skip(8)
 		verf = v
+		entries := 0
 		for d.u32() == 1 {
+			entries++
 			d.u64() // fileid
 			n := string(d.opaque())
 			cookie = d.u64()
@@ -315,6 +317,12 @@ func (t *NFSTarget) readdir(c *NFSClient, dir []byte, count uint32) ([]string, u
 		}
 		if eof == 1 {
 			return names, 0, nil
+		}
+		if entries == 0 {
+			// No entry and no end: the next entry does not fit in count.
+			// ganesha answers so (a client asking again loops forever);
+			// nfsd and semfs answer NFS3ERR_TOOSMALL. Read as the latter.
+			return nil, 10005, nil
 		}
 	}
 	return nil, 0, fmt.Errorf("nfs: readdir did not end in 10000 rounds")
