@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -586,5 +587,36 @@ func TestErrnoKinds(t *testing.T) {
 	}
 	if !errors.Is(server.E("chown", server.KindNotPermitted, "f", nil), fs.ErrPermission) {
 		t.Error("KindNotPermitted is not fs.ErrPermission")
+	}
+}
+
+// TestOpenReadLeavesAtime: the daemon's own reads (the content index, grep,
+// snapshots) leave a file's atime as a client set it. With relatime, a read
+// of a file whose atime is before its mtime sets the atime to now; a
+// backing file system mounted noatime would pass without O_NOATIME too.
+func TestOpenReadLeavesAtime(t *testing.T) {
+	f := newFixture(t)
+	p := filepath.Join(f.dir, "old-atime")
+	if err := os.WriteFile(p, []byte("contents\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	atime := time.Unix(100000000, 0)
+	if err := os.Chtimes(p, atime, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	fl, err := f.fs.OpenRead(context.Background(), "old-atime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(fl); err != nil || string(b) != "contents\n" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	fl.Close()
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Unix(st.Atim.Sec, st.Atim.Nsec); !got.Equal(atime) {
+		t.Errorf("atime after the daemon's read: %v, want %v", got, atime)
 	}
 }
