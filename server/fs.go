@@ -285,6 +285,14 @@ func (f *FS) readDir(ctx context.Context, p string) ([]DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, door := identityOf(ctx); !door {
+		// The daemon's own listing (the watcher, the reconcile's walk)
+		// leaves the directory's atime alone, as its file reads do
+		// (OpenRead): with relatime a listing would set an atime a client
+		// had set before the mtime to now. A door's listing is the
+		// client's read, and counts as one.
+		quietDir(ref.fd)
+	}
 	d := os.NewFile(uintptr(ref.fd), p)
 	defer d.Close()
 	var out []DirEntry
@@ -433,6 +441,15 @@ func (f *FS) OpenRead(ctx context.Context, p string) (*os.File, error) {
 		return nil, wrap("read", p, err)
 	}
 	return os.NewFile(uintptr(fd), p), nil
+}
+
+// quietDir asks that reads through fd leave its atime alone (O_NOATIME,
+// which fcntl may set where the daemon owns the directory or runs as root;
+// elsewhere the listing is an ordinary read).
+func quietDir(fd int) {
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
+		unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl|unix.O_NOATIME)
+	}
 }
 
 // statx returns the attributes of name in directory dirfd without following a

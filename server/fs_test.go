@@ -620,3 +620,31 @@ func TestOpenReadLeavesAtime(t *testing.T) {
 		t.Errorf("atime after the daemon's read: %v, want %v", got, atime)
 	}
 }
+
+// TestDaemonListingLeavesAtime: the daemon's own directory listings (the
+// watcher's, the reconcile's walk: a context without a door's Identity)
+// leave a directory's atime as a client set it, as its file reads do.
+func TestDaemonListingLeavesAtime(t *testing.T) {
+	f := newFixture(t)
+	p := filepath.Join(f.dir, "old-atime")
+	if err := os.Mkdir(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	atime := time.Unix(100000000, 0)
+	if err := os.Chtimes(p, atime, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := f.fs.ReadDir(context.Background(), "old-atime"); err != nil || len(ents) != 1 {
+		t.Fatalf("ReadDir: %v %v", ents, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Unix(st.Atim.Sec, st.Atim.Nsec); !got.Equal(atime) {
+		t.Errorf("atime after the daemon's listing: %v, want %v", got, atime)
+	}
+}
