@@ -19,7 +19,9 @@
 #
 # A_ENV and B_ENV (VAR=value ..., passed through env(1)) set each daemon's
 # environment, for an A/B of one binary with and without a setting, e.g.
-# A_ENV=SEMFS_SYSMON_HOLD=off (server/sysmon).
+# A_ENV=SEMFS_SYSMON_HOLD=off (server/sysmon). A_ARGS and B_ARGS add flags to
+# each daemon's serve command, for an A/B of one setting, e.g.
+# B_ARGS="--policy $PWD/deploy/policy-example.json" (issue 26: cost of a policy).
 #
 # PIN_SERVER=CPUS and PIN_CLIENT=CPUS (taskset lists, e.g. 1 and 0) pin both
 # daemons and the load driver, to tell the server's cost from where the
@@ -36,15 +38,15 @@ gcc -O2 -o $W/nfspar "$ROOT/integration/bench/nfs/nfspar.c" -lnfs
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait; rm -rf "$W"; }
 trap cleanup EXIT
-start() { # BIN NAME PORT ENV
+start() { # BIN NAME PORT ENV ARGS
   mkdir -p $W/$2/data $W/$2/index
   env $4 "$1" serve --data $W/$2/data --index $W/$2/index --socket $W/$2/s.sock --nfs 127.0.0.1:$3 \
-    --9p off --model-dir "$MODEL" --log-level warn > $W/$2.log 2>&1 &
+    --9p off --model-dir "$MODEL" --log-level warn $5 > $W/$2.log 2>&1 &
   PIDS+=($!)
 }
 PORT_A=$((13301 + ${PORT_SHIFT:-0})) PORT_B=$((13311 + ${PORT_SHIFT:-0}))
-start "$A" a $PORT_A "${A_ENV:-}"; PA=${PIDS[0]}
-start "$B" b $PORT_B "${B_ENV:-}"; PB=${PIDS[1]}
+start "$A" a $PORT_A "${A_ENV:-}" "${A_ARGS:-}"; PA=${PIDS[0]}
+start "$B" b $PORT_B "${B_ENV:-}" "${B_ARGS:-}"; PB=${PIDS[1]}
 for i in $(seq 100); do [ -S $W/a/s.sock ] && [ -S $W/b/s.sock ] && break; sleep 0.1; done
 if [ -n "${PIN_SERVER:-}" ]; then taskset -apc "$PIN_SERVER" $PA >/dev/null; taskset -apc "$PIN_SERVER" $PB >/dev/null; fi
 CLIENT=()
