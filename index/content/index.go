@@ -418,6 +418,14 @@ const (
 // the latest saveEvery after the last save while they go on; and at Close.
 // A crash loses nothing but indexing work: the start-up reconcile reads again
 // what changed since the file was written.
+// settleQuiet and settleMax bound settle's wait: a file written through a
+// mount is findable by contents (for meaning, later) within settleMax plus
+// its read, and by grep at once.
+const (
+	settleQuiet = 50 * time.Millisecond
+	settleMax   = time.Second
+)
+
 const (
 	saveQuiet = 10 * time.Second
 	saveEvery = 5 * time.Minute
@@ -458,6 +466,9 @@ func (x *Index) run() {
 		}
 		x.busy = true
 		x.dmu.Unlock()
+		if !x.settle() {
+			return
+		}
 		ix.reset()
 		for len(ix.batch) < batchFiles && len(ix.pairs) < batchPairs {
 			x.dmu.Lock()
@@ -480,6 +491,33 @@ func (x *Index) run() {
 		default:
 		}
 		x.install(ix)
+	}
+}
+
+// settle waits, before a batch is read, until no path has been marked for
+// settleQuiet (at most settleMax): a file is usually marked at its create and
+// again when its writes settle moments later, and a burst of creates marks
+// many; reading once the marks stop reads each such file once, whole, in
+// fewer and larger batches (measured: NFS creates, below). Greps are never
+// stale meanwhile: a queued path is dirty and read directly. false when the
+// index is closing.
+func (x *Index) settle() bool {
+	start := time.Now()
+	for {
+		x.dmu.Lock()
+		gen := x.gen
+		x.dmu.Unlock()
+		select {
+		case <-x.stop:
+			return false
+		case <-time.After(settleQuiet):
+		}
+		x.dmu.Lock()
+		quiet := x.gen == gen
+		x.dmu.Unlock()
+		if quiet || time.Since(start) >= settleMax {
+			return true
+		}
 	}
 }
 
