@@ -268,7 +268,7 @@ func (b *billyFS) MkdirAll(name string, perm os.FileMode) (err error) {
 	}
 	perm &= fs.ModePerm
 	if r := b.req(); r.proc == procMkdir && r.hasMode {
-		perm = modeFromNFS(r.mkdirMode) // with the sticky bit go-nfs drops
+		perm = server.PermOf(r.mkdirMode) // with the sticky bit go-nfs drops
 	}
 	_, err = b.h.s.fsys.Mkdir(b.ctx(), p, perm)
 	return b.done("mkdir", p, err)
@@ -334,7 +334,7 @@ func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
 		return nil // a symlink's own mode is meaningless on Linux; the create already happened
 	}
 	// go-nfs passes permission bits only; the fast path's CREATE passes
-	// setuid, setgid and sticky too, as Go's bits (modeFromNFS).
+	// setuid, setgid and sticky too, as Go's bits (server.PermOf).
 	m := mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	return b.setAttr("chmod", name, server.SetAttr{Mode: &m})
 }

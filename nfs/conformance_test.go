@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/servertest"
 )
 
@@ -105,7 +106,7 @@ func (n *nfsClient) WriteFile(p string, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	// CREATE UNCHECKED with mode and size 0: create or truncate.
-	args := (&enc{}).dirop(dir, name).u32(0).u32(1).u32(servertest.UnixMode(perm)).u32(0).u32(0).u32(1).u64(0).u32(0).u32(0)
+	args := (&enc{}).dirop(dir, name).u32(0).u32(1).u32(server.UnixPerm(perm)).u32(0).u32(0).u32(1).u64(0).u32(0).u32(0)
 	st, d := n.c.call(pCreate, args)
 	if st != sOK {
 		return status(st)
@@ -145,7 +146,7 @@ func (n *nfsClient) Mkdir(p string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	st, _ := n.c.call(pMkdir, (&enc{}).dirop(dir, name).sattr(int(servertest.UnixMode(perm))))
+	st, _ := n.c.call(pMkdir, (&enc{}).dirop(dir, name).sattr(int(server.UnixPerm(perm))))
 	return status(st)
 }
 
@@ -218,7 +219,7 @@ func (n *nfsClient) Lstat(p string) (servertest.Info, error) {
 	if st != sOK {
 		return servertest.Info{}, status(st)
 	}
-	mode := servertest.GoMode(a.mode)
+	mode := server.PermOf(a.mode)
 	switch a.typ {
 	case 2:
 		mode |= fs.ModeDir
@@ -263,7 +264,7 @@ func (n *nfsClient) Truncate(p string, size int64) error {
 }
 
 func (n *nfsClient) Chmod(p string, perm fs.FileMode) error {
-	return n.setattr(p, (&enc{}).u32(1).u32(servertest.UnixMode(perm)).u32(0).u32(0).u32(0).u32(0).u32(0))
+	return n.setattr(p, (&enc{}).u32(1).u32(server.UnixPerm(perm)).u32(0).u32(0).u32(0).u32(0).u32(0))
 }
 
 func (n *nfsClient) Chtimes(p string, mtime time.Time) error {
@@ -290,7 +291,7 @@ func (n *nfsClient) Mknod(p string, mode fs.FileMode) error {
 		return err
 	}
 	args := (&enc{}).dirop(dir, name)
-	sattr := func() { args.u32(1).u32(servertest.UnixMode(mode)).u32(0).u32(0).u32(0).u32(0).u32(0) }
+	sattr := func() { args.u32(1).u32(server.UnixPerm(mode)).u32(0).u32(0).u32(0).u32(0).u32(0) }
 	switch mode.Type() {
 	case fs.ModeNamedPipe:
 		args.u32(7)

@@ -804,7 +804,7 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 		}
 	} else if a.mode != nil {
 		special := fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
-		if mode := modeFromNFS(*a.mode); mode != cur.(*fileInfo).a.Mode&special {
+		if mode := server.PermOf(*a.mode); mode != cur.(*fileInfo).a.Mode&special {
 			if err := b.Chmod(newPath, mode); err != nil {
 				if errors.Is(err, fs.ErrPermission) {
 					return fail(nfs3ErrAcces)

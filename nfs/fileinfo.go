@@ -39,17 +39,8 @@ func (fi *fileInfo) Size() int64  { return fi.a.Size }
 // setuid, setgid and sticky as their POSIX bits: go-nfs copies the FileMode into
 // fattr3.mode, and Go's own bits for them are outside the 12 bits NFS carries.
 func (fi *fileInfo) Mode() fs.FileMode {
-	m := fi.a.Mode &^ (fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	if fi.a.Mode&fs.ModeSetuid != 0 {
-		m |= unix.S_ISUID
-	}
-	if fi.a.Mode&fs.ModeSetgid != 0 {
-		m |= unix.S_ISGID
-	}
-	if fi.a.Mode&fs.ModeSticky != 0 {
-		m |= unix.S_ISVTX
-	}
-	return m
+	special := fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+	return fi.a.Mode&^special | fs.FileMode(server.UnixPerm(fi.a.Mode))
 }
 func (fi *fileInfo) ModTime() time.Time { return fi.a.Mtime }
 func (fi *fileInfo) IsDir() bool        { return fi.a.IsDir() }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/server"
-	"golang.org/x/sys/unix"
 )
 
 // SETATTR and MKNOD are answered here, in the record stream, on both the fast
@@ -74,28 +73,13 @@ func (s *sattr3) decodeTime(x *xdrReader) time.Time {
 	return time.Unix(int64(sec), int64(nsec))
 }
 
-// modeFromNFS is the core's mode for the twelve permission bits of an NFS mode.
-func modeFromNFS(m uint32) fs.FileMode {
-	p := fs.FileMode(m & 0o777)
-	if m&unix.S_ISUID != 0 {
-		p |= fs.ModeSetuid
-	}
-	if m&unix.S_ISGID != 0 {
-		p |= fs.ModeSetgid
-	}
-	if m&unix.S_ISVTX != 0 {
-		p |= fs.ModeSticky
-	}
-	return p
-}
-
 // core is s as the core's SetAttr, without the size (see ownSetattr).
 // SET_TO_SERVER_TIME is utimensat's UTIME_NOW (a caller who may write the
 // file may set it), SET_TO_CLIENT_TIME an explicit time (the owner only).
 func (s *sattr3) core() server.SetAttr {
 	var sa server.SetAttr
 	if s.mode != nil {
-		m := modeFromNFS(*s.mode)
+		m := server.PermOf(*s.mode)
 		sa.Mode = &m
 	}
 	sa.UID, sa.GID = s.uid, s.gid
@@ -253,7 +237,7 @@ func (h *connHandler) ownMknod(r *request, body []byte) []byte {
 	p := server.Join(dir, name)
 	var perm fs.FileMode
 	if s.mode != nil {
-		perm = modeFromNFS(*s.mode)
+		perm = server.PermOf(*s.mode)
 	}
 	ctx := b.ctx()
 	h.invalidate()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/servertest"
 )
 
@@ -202,7 +203,7 @@ func (c *p9Client) Mkdir(p string, perm fs.FileMode) error {
 		return err
 	}
 	defer d.Close()
-	_, err = d.Mkdir(name, p9.FileMode(servertest.UnixMode(perm)), p9.NoUID, p9.NoGID)
+	_, err = d.Mkdir(name, p9.FileMode(server.UnixPerm(perm)), p9.NoUID, p9.NoGID)
 	return fsErr(err)
 }
 
@@ -277,7 +278,7 @@ func (c *p9Client) Lstat(p string) (servertest.Info, error) {
 		return servertest.Info{}, fsErr(err)
 	}
 	return servertest.Info{
-		Size: int64(a.Size), Mode: a.Mode.OSMode().Type() | servertest.GoMode(uint32(a.Mode)), Nlink: uint32(a.NLink),
+		Size: int64(a.Size), Mode: a.Mode.OSMode().Type() | server.PermOf(uint32(a.Mode)), Nlink: uint32(a.NLink),
 		Mtime: time.Unix(int64(a.MTimeSeconds), int64(a.MTimeNanoSeconds)),
 		Atime: time.Unix(int64(a.ATimeSeconds), int64(a.ATimeNanoSeconds)),
 		UID:   uint32(a.UID), GID: uint32(a.GID),
@@ -327,10 +328,10 @@ func (c *p9Client) Truncate(p string, size int64) error {
 }
 
 func (c *p9Client) Chmod(p string, perm fs.FileMode) error {
-	if m := servertest.UnixMode(perm); m&0o6000 != 0 {
+	if m := server.UnixPerm(perm); m&0o6000 != 0 {
 		return c.rawChmod(c.uid, p, m)
 	}
-	return c.setattr(p, p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: p9.FileMode(servertest.UnixMode(perm))})
+	return c.setattr(p, p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: p9.FileMode(server.UnixPerm(perm))})
 }
 
 func (c *p9Client) Chtimes(p string, mtime time.Time) error {
@@ -362,7 +363,7 @@ func (c *p9Client) Mknod(p string, mode fs.FileMode) error {
 		fs.ModeNamedPipe: p9.ModeNamedPipe, fs.ModeSocket: p9.ModeSocket,
 		fs.ModeDevice: p9.ModeBlockDevice, fs.ModeDevice | fs.ModeCharDevice: p9.ModeCharacterDevice,
 	}[mode.Type()]
-	_, err = d.Mknod(name, typ|p9.FileMode(servertest.UnixMode(mode)), 1, 3, p9.NoUID, p9.NoGID)
+	_, err = d.Mknod(name, typ|p9.FileMode(server.UnixPerm(mode)), 1, 3, p9.NoUID, p9.NoGID)
 	return fsErr(err)
 }
 

@@ -68,20 +68,29 @@ func modeOf(m uint32) fs.FileMode {
 	case syscall.S_IFSOCK:
 		mode |= fs.ModeSocket
 	}
-	if m&syscall.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&syscall.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&syscall.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
+	return mode | PermOf(m)&^fs.ModePerm
 }
 
-// unixPerm converts the permission part of an fs.FileMode to st_mode bits.
-func unixPerm(m fs.FileMode) uint32 {
+// PermOf is the twelve permission bits of st_mode (or an NFS or 9P mode) m
+// as an fs.FileMode: rwx bits, and setuid, setgid and sticky as Go's flags.
+// UnixPerm is its inverse. Every door converts through these two.
+func PermOf(m uint32) fs.FileMode {
+	p := fs.FileMode(m & 0o777)
+	if m&syscall.S_ISUID != 0 {
+		p |= fs.ModeSetuid
+	}
+	if m&syscall.S_ISGID != 0 {
+		p |= fs.ModeSetgid
+	}
+	if m&syscall.S_ISVTX != 0 {
+		p |= fs.ModeSticky
+	}
+	return p
+}
+
+// UnixPerm converts the permission part of an fs.FileMode to st_mode bits
+// (setuid, setgid and sticky as their POSIX bits); type bits are dropped.
+func UnixPerm(m fs.FileMode) uint32 {
 	p := uint32(m.Perm())
 	if m&fs.ModeSetuid != 0 {
 		p |= syscall.S_ISUID

@@ -222,7 +222,7 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		}
 		defer d.close()
 		flags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		fd, err := unix.Openat(d.fd, name, flags, unixPerm(perm))
+		fd, err := unix.Openat(d.fd, name, flags, UnixPerm(perm))
 		if err == unix.EEXIST && !exclusive {
 			fd, err = unix.Openat(d.fd, name, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 			if err != nil {
@@ -244,9 +244,9 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		if err != nil {
 			return wrap("create", p, err)
 		}
-		if f.umasked(unixPerm(perm)) {
+		if f.umasked(UnixPerm(perm)) {
 			// The kernel decides the special bits as open(2) did (umask.go).
-			if err := unix.Fchmod(fd, unixPerm(perm)); err != nil {
+			if err := unix.Fchmod(fd, UnixPerm(perm)); err != nil {
 				unix.Close(fd)
 				unix.Unlinkat(d.fd, name, 0)
 				return wrap("create", p, err)
@@ -383,13 +383,13 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 				return err
 			}
 			defer d.close()
-			if err := unix.Mkdirat(d.fd, name, unixPerm(perm)); err != nil {
+			if err := unix.Mkdirat(d.fd, name, UnixPerm(perm)); err != nil {
 				return wrap("mkdir", p, err)
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 			a, err = fstatat(d, name, "mkdir", p)
-			if err == nil && f.umasked(unixPerm(perm)) {
-				a, err = f.restorePerm(d, name, "mkdir", p, unixPerm(perm), a)
+			if err == nil && f.umasked(UnixPerm(perm)) {
+				a, err = f.restorePerm(d, name, "mkdir", p, UnixPerm(perm), a)
 			}
 			return err
 		})
@@ -482,13 +482,13 @@ func (f *FS) Mknod(ctx context.Context, p string, mode fs.FileMode) (a Attr, err
 				return err
 			}
 			defer d.close()
-			if err := unix.Mknodat(d.fd, name, typ|unixPerm(mode), 0); err != nil {
+			if err := unix.Mknodat(d.fd, name, typ|UnixPerm(mode), 0); err != nil {
 				return wrap("mknod", p, err)
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
 			a, err = fstatat(d, name, "mknod", p)
-			if err == nil && f.umasked(unixPerm(mode)) {
-				a, err = f.restorePerm(d, name, "mknod", p, unixPerm(mode), a)
+			if err == nil && f.umasked(UnixPerm(mode)) {
+				a, err = f.restorePerm(d, name, "mknod", p, UnixPerm(mode), a)
 			}
 			return err
 		})
@@ -791,9 +791,9 @@ func (f *FS) setAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 		// sandboxes) it goes by name from the parent: the last component was just
 		// seen not to be a symlink, and a swap to one between that check and the
 		// call is the one race left, as with os.Root.Chmod.
-		err := unix.Chmod("/proc/self/fd/"+itoa(pfd), unixPerm(*s.Mode))
+		err := unix.Chmod("/proc/self/fd/"+itoa(pfd), UnixPerm(*s.Mode))
 		if err == unix.ENOENT {
-			err = unix.Fchmodat(dfd, name, unixPerm(*s.Mode), 0)
+			err = unix.Fchmodat(dfd, name, UnixPerm(*s.Mode), 0)
 		}
 		if err != nil {
 			return Attr{}, wrap("setattr", p, err)

@@ -48,7 +48,7 @@ func (f *FS) umasked(perm uint32) bool { return perm&0o777&f.umask != 0 }
 // its place, with the caller's credentials when run inside f.as. It returns
 // the attributes after.
 func (f *FS) restorePerm(d dirRef, name, op, p string, perm uint32, a Attr) (Attr, error) {
-	want := unixPerm(a.Mode)&^0o777 | perm&0o777
+	want := UnixPerm(a.Mode)&^0o777 | perm&0o777
 	fd, err := unix.Openat(d.fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return Attr{}, wrap(op, p, err)

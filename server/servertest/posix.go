@@ -30,38 +30,6 @@ type TimeSet struct {
 // ErrNameTooLong is what a Client returns for ENAMETOOLONG (errors.Is must hold).
 var ErrNameTooLong = syscall.ENAMETOOLONG
 
-// UnixMode is the twelve permission bits of st_mode for m (setuid, setgid and
-// sticky as their POSIX bits).
-func UnixMode(m fs.FileMode) uint32 {
-	u := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		u |= unix.S_ISUID
-	}
-	if m&fs.ModeSetgid != 0 {
-		u |= unix.S_ISGID
-	}
-	if m&fs.ModeSticky != 0 {
-		u |= unix.S_ISVTX
-	}
-	return u
-}
-
-// GoMode is UnixMode's inverse: the permission bits of st_mode u as an
-// fs.FileMode (no type).
-func GoMode(u uint32) fs.FileMode {
-	m := fs.FileMode(u & 0o777)
-	if u&unix.S_ISUID != 0 {
-		m |= fs.ModeSetuid
-	}
-	if u&unix.S_ISGID != 0 {
-		m |= fs.ModeSetgid
-	}
-	if u&unix.S_ISVTX != 0 {
-		m |= fs.ModeSticky
-	}
-	return m
-}
-
 // specialBits are the permission bits the cases compare.
 const specialBits = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 
