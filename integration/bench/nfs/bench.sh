@@ -29,6 +29,12 @@
 # the write row decided by the order); the read row writes its own file first,
 # untimed, and truncates it after reading.
 #
+# POLICY=FILE adds a column "semfs+policy": a second daemon, the same as the
+# first but with --policy FILE, in the same rotation, so a policy's cost is read
+# in the same run (issue 26). integration/bench/policy.json is deploy's example
+# plus rules for the benchmark's own app (@bench), whose hide globs every call
+# then evaluates.
+#
 # Needs root, Debian 12 packages nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-dev
 # gcc, and loopback only. rpcbind (ganesha will not start without it) binds
 # port 111. Usage: bash integration/bench/nfs/bench.sh [ROUNDS]
@@ -54,7 +60,7 @@ W=$(mktemp -d /tmp/semfs-nfsbench.XXXXXX)
 # Ports: PORT_SHIFT (default 0) moves them all, for a second run beside another
 # (two helpers on one machine).
 S=${PORT_SHIFT:-0}
-SEMFS_PORT=$((13049 + S)) GONFS_PORT=$((13060 + S)) GANESHA_NFS=$((12049 + S)) GANESHA_MNT=$((12050 + S)) NFSONLY_PORT=$((13070 + S))
+SEMFS_PORT=$((13049 + S)) GONFS_PORT=$((13060 + S)) GANESHA_NFS=$((12049 + S)) GANESHA_MNT=$((12050 + S)) NFSONLY_PORT=$((13070 + S)) POLICY_PORT=$((13080 + S))
 echo "work dir $W" >&2
 
 # --- build
@@ -96,7 +102,7 @@ LOG { Default_Log_Level = EVENT; }
 EOF
 
 # --- start
-mkdir -p $W/semfs-data $W/semfs-index $W/gonfs-data $W/ganesha-data $W/nfsonly-data $W/nfsonly-state /run/rpcbind
+mkdir -p $W/policy-data $W/policy-index $W/semfs-data $W/semfs-index $W/gonfs-data $W/ganesha-data $W/nfsonly-data $W/nfsonly-state /run/rpcbind
 PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -112,6 +118,13 @@ fi
 setsid $W/semfs serve --data $W/semfs-data --index $W/semfs-index --socket $W/semfs.sock \
   --nfs 127.0.0.1:$SEMFS_PORT --9p off --model-dir "$MODEL" --log-level warn > $W/semfs.log 2>&1 &
 SEMFS_PID=$!; PIDS+=($SEMFS_PID)
+SERVERS="semfs ganesha gonfs nfsonly"
+POLICY_PID=
+if [ -n "${POLICY:-}" ]; then
+  setsid $W/semfs serve --data $W/policy-data --index $W/policy-index --socket $W/policy.sock \
+    --nfs 127.0.0.1:$POLICY_PORT --9p off --model-dir "$MODEL" --log-level warn --policy "$POLICY" > $W/policy.log 2>&1 &
+  POLICY_PID=$!; PIDS+=($POLICY_PID); SERVERS="$SERVERS policy"
+fi
 SEMFS_NFS_SERVE=$W/nfsonly-data,$W/nfsonly-state,127.0.0.1:$NFSONLY_PORT \
   setsid $W/nfs.test -test.run TestManualServe > $W/nfsonly.log 2>&1 &
 NFSONLY_PID=$!; PIDS+=($NFSONLY_PID)
@@ -121,7 +134,7 @@ setsid ganesha.nfsd -F -L $W/ganesha.log -f $W/ganesha.conf -N NIV_WARN -p $W/ga
 GANESHA_PID=$!; PIDS+=($GANESHA_PID)
 sleep 5
 if [ -n "${PIN_SERVER:-}" ]; then
-  for p in $SEMFS_PID $NFSONLY_PID $GONFS_PID $GANESHA_PID; do taskset -apc "$PIN_SERVER" $p >/dev/null; done
+  for p in $SEMFS_PID $NFSONLY_PID $GONFS_PID $GANESHA_PID $POLICY_PID; do taskset -apc "$PIN_SERVER" $p >/dev/null; done
 fi
 CLIENT=()
 [ -n "${PIN_CLIENT:-}" ] && CLIENT=(taskset -c "$PIN_CLIENT")
@@ -129,13 +142,14 @@ CLIENT=()
 url() {
   case $1 in
   semfs)   echo "nfs://127.0.0.1/@bench?nfsport=$SEMFS_PORT&mountport=$SEMFS_PORT&version=3" ;;
+  policy)  echo "nfs://127.0.0.1/@bench?nfsport=$POLICY_PORT&mountport=$POLICY_PORT&version=3" ;;
   nfsonly) echo "nfs://127.0.0.1/@bench?nfsport=$NFSONLY_PORT&mountport=$NFSONLY_PORT&version=3" ;;
   gonfs)   echo "nfs://127.0.0.1/?nfsport=$GONFS_PORT&mountport=$GONFS_PORT&version=3&auto-traverse-mounts=0" ;;
   ganesha) echo "nfs://127.0.0.1$W/ganesha-data?nfsport=$GANESHA_NFS&mountport=$GANESHA_MNT&version=3&auto-traverse-mounts=0" ;;
   esac
 }
-dir() { case $1 in semfs) echo $W/semfs-data;; nfsonly) echo $W/nfsonly-data;; gonfs) echo $W/gonfs-data;; ganesha) echo $W/ganesha-data;; esac; }
-pid() { case $1 in semfs) echo $SEMFS_PID;; nfsonly) echo $NFSONLY_PID;; gonfs) echo $GONFS_PID;; ganesha) echo $GANESHA_PID;; esac; }
+dir() { case $1 in policy) echo $W/policy-data;; semfs) echo $W/semfs-data;; nfsonly) echo $W/nfsonly-data;; gonfs) echo $W/gonfs-data;; ganesha) echo $W/ganesha-data;; esac; }
+pid() { case $1 in policy) echo $POLICY_PID;; semfs) echo $SEMFS_PID;; nfsonly) echo $NFSONLY_PID;; gonfs) echo $GONFS_PID;; ganesha) echo $GANESHA_PID;; esac; }
 cpu() { awk '{print $14+$15}' /proc/$1/stat; }   # utime+stime, clock ticks
 TCK=$(getconf CLK_TCK)
 
@@ -176,9 +190,10 @@ RES=$W/results.txt
 for r in $(seq $ROUNDS); do
   for t in $TESTS; do
     # rotate the order each round so no server always runs first
-    case $(( r % 3 )) in
-    0) order="semfs ganesha gonfs nfsonly";; 1) order="ganesha nfsonly gonfs semfs";; 2) order="gonfs semfs nfsonly ganesha";;
-    esac
+    set -- $SERVERS; local_n=$#
+    order=""; for k in $(seq 0 $((local_n - 1))); do
+      i=$(( (k + r) % local_n + 1 )); order="$order ${!i}"
+    done
     for s in $order; do run $s $t $r | tee -a $RES; done
   done
 done
@@ -196,14 +211,16 @@ label = {"write": "write 256 MiB (s)", "read": "read 256 MiB (s)", "create": "cr
          "list": "list 2,000 (s)", "getattr": "GETATTR median (us)",
          "getattr-near": "GETATTR median, pinned, server on the client's CPU (us)",
          "getattr-apart": "GETATTR median, pinned, server on another CPU (us)", "par": "8 streams, one connection (s)"}
-servers = ("semfs", "nfsonly", "ganesha", "gonfs")
+servers = tuple(s for s in ("semfs", "nfsonly", "ganesha", "gonfs", "policy") if any(k[0] == s for k in v))
 def ratios(s, t, i=0):  # i=0: the measured value; i=1: the server's CPU
     return [v[(s, t, k)][i] / v[("ganesha", t, k)][i] for (x, tt, k) in v
             if x == s and tt == t and ("ganesha", t, k) in v and v[("ganesha", t, k)][i] > 0]
 print(f"rounds={sys.argv[2]}")
 print()
-print("| test | semfs (daemon) | nfs/ only | ganesha | go-nfs raw | semfs/ganesha (median, min-max of rounds) | nfs/ only/ganesha | met (<= 1.0) | server CPU semfs/ganesha (median, min-max) |")
-print("|---|---|---|---|---|---|---|---|---|")
+pol = "policy" in servers
+print("| test | semfs (daemon) | nfs/ only | ganesha | go-nfs raw | semfs/ganesha (median, min-max of rounds) | nfs/ only/ganesha | met (<= 1.0) | server CPU semfs/ganesha (median, min-max) |"
+      + (" semfs+policy/ganesha (median, min-max) | server CPU semfs+policy/ganesha |" if pol else ""))
+print("|---|---|---|---|---|---|---|---|---|" + ("---|---|" if pol else ""))
 for t in tests:
     m = {s: st.median([x[0] for (a, b, _), x in v.items() if a == s and b == t]) for s in servers}
     c = {s: st.median([x[1] for (a, b, _), x in v.items() if a == s and b == t]) for s in servers}
@@ -213,9 +230,14 @@ for t in tests:
     med = st.median(rs)
     cpu = f"{st.median(rc):.2f} ({min(rc):.2f}-{max(rc):.2f})" if rc else "n/a (ganesha used < 1 tick)"
     print(f"| {label[t]} | {cell('semfs')} | {cell('nfsonly')} | {cell('ganesha')} | {cell('gonfs')} | "
-          f"{med:.2f} ({min(rs):.2f}-{max(rs):.2f}) | {st.median(r2):.2f} | {'yes' if med <= 1.0 else 'no'} | {cpu} |")
+          f"{med:.2f} ({min(rs):.2f}-{max(rs):.2f}) | {st.median(r2):.2f} | {'yes' if med <= 1.0 else 'no'} | {cpu} |"
+          + ((lambda p, pc: f" {st.median(p):.2f} ({min(p):.2f}-{max(p):.2f}) | {st.median(pc) if pc else float('nan'):.2f} |")(ratios("policy", t), ratios("policy", t, 1)) if pol else ""))
 print()
 print("per-round ratios semfs/ganesha:")
 for t in tests:
     print(f"  {t}: " + " ".join(f"{x:.2f}" for x in ratios("semfs", t)))
+if pol:
+    print("per-round ratios semfs+policy/ganesha:")
+    for t in tests:
+        print(f"  {t}: " + " ".join(f"{x:.2f}" for x in ratios("policy", t)))
 PY

@@ -14,6 +14,11 @@
 #
 #   bash integration/bench/ninep/run.sh            # ROUNDS=7 SIZE_MIB=256 FILES=2000 STATS=2000
 #
+# POLICY=FILE adds a target "policy": a second daemon, the same as "semfs" but
+# with --policy FILE and attached as app "bench" (aname @bench), in the same
+# rotation, so a policy's cost is read in the same run (issue 26; see
+# ../policy.json, deploy's example plus rules for @bench).
+#
 # Needs: go, diod (Debian package "diod"). Exit 3 when a prerequisite is missing.
 set -euo pipefail
 
@@ -24,6 +29,7 @@ STATS=${STATS:-2000}
 SEMFS_PORT=${SEMFS_PORT:-15640}
 DIOD_PORT=${DIOD_PORT:-15641}
 ADAPTER_PORT=${ADAPTER_PORT:-15642}
+POLICY_PORT=${POLICY_PORT:-15643}
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -44,7 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$work/bin" "$work/diod" "$work/semfs" "$work/index" "$work/adapter"
+mkdir -p "$work/bin" "$work/diod" "$work/semfs" "$work/index" "$work/adapter" "$work/policy" "$work/policy-index"
 (cd "$repo" && go build -o "$work/bin/semfs9p" ./integration/bench/ninep/semfs9p \
 	&& go build -o "$work/bin/semfs" ./cmd/semfs \
 	&& go build -o "$work/bin/p9load" ./integration/bench/ninep/p9load)
@@ -56,7 +62,14 @@ pids+=($!)
 pids+=($!)
 "$work/bin/semfs9p" -dir "$work/adapter" -addr "127.0.0.1:$ADAPTER_PORT" 2>"$work/adapter.log" &
 pids+=($!)
-for port in "$DIOD_PORT" "$SEMFS_PORT" "$ADAPTER_PORT"; do
+ports=("$DIOD_PORT" "$SEMFS_PORT" "$ADAPTER_PORT")
+if [ -n "${POLICY:-}" ]; then
+	"$work/bin/semfs" serve --data "$work/policy" --index "$work/policy-index" --socket "$work/policy.sock" \
+		--nfs off --9p "127.0.0.1:$POLICY_PORT" --model-dir "$MODEL" --log-level warn --policy "$POLICY" 2>"$work/policy.log" &
+	pids+=($!)
+	ports+=("$POLICY_PORT")
+fi
+for port in "${ports[@]}"; do
 	for i in $(seq 100); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 		[ "$i" = 100 ] && { echo "server on port $port did not start" >&2; exit 3; }
@@ -74,6 +87,11 @@ declare -A T=(
 order=(diod semfs semfs-1M adapter)
 # target name -> server pid, for the server's CPU time (user+system) per run
 declare -A PID=([diod]=${pids[0]} [semfs]=${pids[1]} [semfs-1M]=${pids[1]} [adapter]=${pids[2]})
+if [ -n "${POLICY:-}" ]; then
+	T[policy]="$POLICY_PORT @bench 65536 $work/policy"
+	PID[policy]=${pids[3]}
+	order+=(policy)
+fi
 res="$work/results"
 cpures="$work/cpu"
 : >"$res"
@@ -165,6 +183,23 @@ row create "create $FILES × 4 KiB" s
 row listl "list $FILES with attributes" s
 row getattr_us "$STATS getattr" s
 row par "8 streams on one connection" s
+if [ -n "${POLICY:-}" ]; then
+	prow() { # op label: policy against diod and against semfs, wall and CPU
+		printf "| %s | %.2f× (%s) | %.2f× (%s) |\n" "$2" "$(res=$wall ratio policy "$1")" "$(res=$wall spread policy "$1")" \
+			"$(res=$cpures ratio policy "$1")" "$(res=$cpures spread policy "$1")"
+	}
+	echo
+	echo "With --policy $POLICY (aname @bench), paired with diod in the same rounds:"
+	echo
+	echo "| test | semfs+policy/diod wall (min-max) | semfs+policy/diod server CPU (min-max) |"
+	echo "|---|---|---|"
+	prow write "write $SIZE_MIB MiB"
+	prow read "read $SIZE_MIB MiB (hot cache)"
+	prow create "create $FILES × 4 KiB"
+	prow listl "list $FILES with attributes"
+	prow getattr_us "getattr latency (median, same fid)"
+	prow par "8 streams on one connection"
+fi
 echo
 echo "raw results (target op value round):"
 cat "$wall"
