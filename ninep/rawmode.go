@@ -40,7 +40,7 @@ func (c *conn) noteSetattrMode(size int) {
 		return
 	}
 	c.fmu.Lock()
-	f := c.fs.fids[fid]
+	f := c.fids.p9File(fid)
 	c.fmu.Unlock()
 	if f != nil {
 		f.rawMode.Store(mode | rawModeSet)

@@ -58,6 +58,7 @@ type Server struct {
 
 	noFast   bool          // every request goes through p9 (Options.NoFastPath, or tests before Serve; see fast.go)
 	answered atomic.Uint64 // requests the fast path answered
+	gaveUp   atomic.Uint64 // connections whose fid table the shim gave up (fast.go, await)
 	observe  ObserveFunc
 	track    TrackFunc
 }
