@@ -70,7 +70,7 @@ import (
 // makeWait bounds how long a fid-making request may stay unanswered before the
 // next one stops waiting; the shim then gives up (fidtable.go): it stops
 // answering for this connection's fids, since it can no longer tell whose
-// *file is whose, logs a line and counts semfs_9p_fast_path_given_up_total. A
+// *file is whose, logs a line and counts semfs_fast_path_given_up_total{protocol="9p"}. A
 // slow disk is the only honest cause; a client that reuses the tag of a
 // request in flight (p9 then never replies) is the dishonest one.
 const makeWait = 5 * time.Second
@@ -327,7 +327,7 @@ func (c *conn) await(mk *fidRequest) {
 			c.inflight = nil
 			c.fids.giveUp()
 			c.srv.gaveUp.Add(1)
-			c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on (counted in semfs_9p_fast_path_given_up_total)",
+			c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on (counted in semfs_fast_path_given_up_total)",
 				"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", c.srv.makeWait)
 		}
 		c.fmu.Unlock()

@@ -1059,3 +1059,65 @@ func (r *raw) call0(b []byte) (uint8, uint16, []byte) {
 	r.send(b)
 	return r.recv()
 }
+
+// TestFastPathGiveUpIsCounted: a fid-making request whose reply never comes
+// (a Twalk reusing the tag of a write p9 is still handling, which p9 drops)
+// makes the shim give up following the connection's fids once the next one
+// has waited makeWait: it is counted (the semfs_fast_path_given_up_total
+// metric reads FastPathGiveUps), the connection goes on, served by p9, and
+// the write is answered.
+func TestFastPathGiveUpIsCounted(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.export, "k"), []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ninep.ShortMakeWait(e.srv, 20*time.Millisecond)
+	r := attachFast(t, e)
+	if err := r.walk(1, 4, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(4))); err != nil { // p9 learns the fid
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tLopen, 1, uint32(4), oRdwr)); err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	thaw := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(thaw)
+	frozen := make(chan error, 1)
+	go func() {
+		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
+	}()
+	<-entered
+	r.send(msg(tWrite, 5, uint32(4), uint64(0), uint32(4), []byte("DATA"))) // waits in p9
+	// A walk onto a fid p9 holds is p9's to answer (the shim walks only onto
+	// free numbers); with tag 5 in use, p9 drops it, and the shim waits for
+	// its reply in vain.
+	r.send(msg(tWalk, 5, uint32(1), uint32(4), uint16(0)))
+	if e.srv.FastPathGiveUps() != 0 {
+		t.Fatal("given up before anything waited")
+	}
+	// The next fid-making request waits, then the shim gives up.
+	if err := r.attach(2, 11, "@fast", 0); err != nil {
+		t.Fatalf("an attach after giving up: %v", err)
+	}
+	if got := e.srv.FastPathGiveUps(); got != 1 {
+		t.Fatalf("FastPathGiveUps = %d, want 1", got)
+	}
+	before := ninep.FastAnswered(e.srv)
+	if _, err := r.call(msg(tGetattr, 1, uint32(11), maskAll)); err != nil {
+		t.Fatalf("getattr after giving up: %v", err)
+	}
+	if ninep.FastAnswered(e.srv) != before {
+		t.Fatal("the shim answered a getattr after giving up")
+	}
+	thaw()
+	if err := <-frozen; err != nil {
+		t.Fatal(err)
+	}
+	if typ, tag, _ := r.recv(); typ != tWrite+1 || tag != 5 {
+		t.Fatalf("after the thaw: type %d tag %d, want the Rwrite (tag 5)", typ, tag)
+	}
+}

@@ -43,7 +43,7 @@ import "fmt"
 //   - giving up: when a fid-making request goes unanswered for makeWait, the
 //     shim can no longer tell which *file p9 holds for which fid; it stops
 //     answering for the connection's fids, logs a line and counts
-//     semfs_9p_fast_path_given_up_total (fast.go, await).
+//     semfs_fast_path_given_up_total{protocol="9p"} (fast.go, await).
 
 // fidState is where one fid number stands between the client, the shim and p9.
 type fidState uint8
