@@ -28,7 +28,9 @@ func tableIn(t *testing.T, st fidState) (*fidTable, *file) {
 	src := &file{path: "/d"}
 	tb := &fidTable{}
 	tb.put(tfSrc, fidEntry{state: fidP9, file: src})
-	walk := func() *shimWalk { return &shimWalk{f: &file{path: "/d/x"}, from: tfSrc, src: src, names: []string{"x"}} }
+	walk := func() *shimWalk {
+		return &shimWalk{f: &file{path: "/d/x"}, from: tfSrc, src: src, names: []string{"x"}}
+	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

@@ -27,11 +27,6 @@ type Options struct {
 	// Limits bound each connection (idle and body timeouts, a cap on how many);
 	// zero fields take server's defaults.
 	Limits server.Limits
-
-	// NoFastPath leaves every request to p9 (semfs serve --fast-path=off): the
-	// reference fast.go and ghost.go are held to, and a way out if they are
-	// ever wrong.
-	NoFastPath bool
 }
 
 // Server serves one server.FS over 9P2000.L to any number of listeners.
@@ -56,7 +51,7 @@ type Server struct {
 
 	makeWait time.Duration // makeWait, shortened by the fuzz tests
 
-	noFast   bool          // every request goes through p9 (Options.NoFastPath, or tests before Serve; see fast.go)
+	noFast   bool          // tests only (export_test.go): every request goes through p9, the reference the shim's replies are held to
 	answered atomic.Uint64 // requests the fast path answered
 	gaveUp   atomic.Uint64 // connections whose fid table the shim gave up (fast.go, await)
 	observe  ObserveFunc
@@ -66,7 +61,7 @@ type Server struct {
 // NewServer returns a Server for fsys.
 func NewServer(fsys *server.FS, opts Options) *Server {
 	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(), makeWait: makeWait,
-		observe: opts.Observe, track: opts.Track, noFast: opts.NoFastPath,
+		observe: opts.Observe, track: opts.Track,
 		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
 	if s.log == nil {
 		s.log = slog.Default()
