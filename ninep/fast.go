@@ -207,11 +207,16 @@ func (c *conn) rclunk(tag uint16) []byte {
 	return w
 }
 
-// tableErr logs a transition the fid table refused: a bug in the shim, whose
-// request then goes on as if the transition had not been asked for.
+// tableErr logs a transition the fid table refused (rate-limited: a client
+// reusing a fid in flight can cause one): the request then goes on as if the
+// transition had not been asked for, and the table is as it was.
 func (c *conn) tableErr(err error) {
-	if err != nil {
-		c.srv.log.Error("ninep: fid table", "err", err, "remote", c.nc.RemoteAddr().String())
+	if err == nil {
+		return
+	}
+	if ok, held := c.srv.tableLog.allow(); ok {
+		c.srv.log.Error("ninep: fid table refused a transition", "err", err,
+			"remote", c.nc.RemoteAddr().String(), "similar_lines_held_back", held)
 	}
 }
 
@@ -429,9 +434,7 @@ func (c *conn) replied(typ uint8, tag uint16) bool {
 	c.discardLocked(gone)
 	c.inflight = nil
 	close(mk.done)
-	if err != nil {
-		c.srv.log.Error("ninep: fid table", "err", err, "remote", c.nc.RemoteAddr().String())
-	}
+	c.tableErr(err)
 	return mk.ours
 }
 

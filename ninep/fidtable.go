@@ -5,7 +5,9 @@ import "fmt"
 // The connection shim's fid table: what the shim knows of each fid number a
 // client uses on one connection, one entry per fid, one state per entry. Every
 // change of state is one of the transition methods below; a transition the
-// table's state does not allow is refused with an error and changes nothing.
+// table's state does not allow is refused with an error and changes nothing
+// (the caller logs it, rate-limited, in conn.tableErr, and the request goes on
+// as if the transition had not been asked for).
 //
 // Glossary (also docs/glossary.md):
 //
@@ -39,7 +41,7 @@ import "fmt"
 //   - background reply: a reply to a request on a shim-only fid that a
 //     goroutine of the shim's sends, because answering it waits (a disk read, a
 //     write a snapshot holds, a close whose update has no room); p9 would have
-//     answered it from a goroutine as well (fast.go, background).
+//     answered it from a goroutine as well (shimfids.go, background).
 //   - giving up: when a fid-making request goes unanswered for makeWait, the
 //     shim can no longer tell which *file p9 holds for which fid; it stops
 //     answering for the connection's fids, logs a line and counts

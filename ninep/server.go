@@ -48,6 +48,7 @@ type Server struct {
 
 	logLimit rateLimit // malformed messages and timed-out connections (bounds.go)
 	capLog   rateLimit // connections refused over Limits.MaxConns
+	tableLog rateLimit // transitions the fid table refused (fast.go, tableErr)
 
 	makeWait time.Duration // makeWait, shortened by the fuzz tests
 

@@ -168,11 +168,11 @@ func (c *conn) teach(fid uint32, tag uint16) bool {
 		// p9 no longer holds the source the fid was walked from.
 		gone, err := c.fids.lose(fid)
 		c.discardLocked(gone)
-		c.tableErrLocked(err)
+		c.tableErr(err)
 		return true
 	}
 	if err := c.fids.teachWalk(fid); err != nil {
-		c.tableErrLocked(err)
+		c.tableErr(err)
 		return true
 	}
 	c.inflight = &fidRequest{tag: tag, fid: fid, ours: true, done: make(chan struct{})}
@@ -186,10 +186,6 @@ func (c *conn) teach(fid uint32, tag uint16) bool {
 	c.out = w.finish()
 	return true
 }
-
-// tableErrLocked is tableErr for a caller holding c.fmu (logging takes no
-// lock of the connection's).
-func (c *conn) tableErrLocked(err error) { c.tableErr(err) }
 
 // answerCreate answers a buffered Tlcreate on shim-only directory fid (see
 // Creates above), if the shim can: it reports whether it consumed the request.
@@ -348,11 +344,11 @@ func (c *conn) sendOpen(fid uint32, tag uint16) bool {
 	if c.fids.givenUp {
 		gone, err := c.fids.lose(fid)
 		c.discardLocked(gone)
-		c.tableErrLocked(err)
+		c.tableErr(err)
 		return true
 	}
 	if err := c.fids.handOver(fid); err != nil {
-		c.tableErrLocked(err)
+		c.tableErr(err)
 		return true
 	}
 	o := e.walk.opened
