@@ -322,7 +322,8 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 // await waits for mk's reply, at most makeWait; past that the shim gives up
 // for this connection (see makeWait), with a log line and a count.
 func (c *conn) await(mk *fidRequest) {
-	t := time.NewTimer(c.srv.makeWait)
+	wait := time.Duration(c.srv.makeWait.Load())
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-mk.done:
@@ -333,7 +334,7 @@ func (c *conn) await(mk *fidRequest) {
 			c.fids.giveUp()
 			c.srv.gaveUp.Add(1)
 			c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on (counted in semfs_fast_path_given_up_total)",
-				"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", c.srv.makeWait)
+				"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
 		}
 		c.fmu.Unlock()
 	}

@@ -1060,26 +1060,20 @@ func (r *raw) call0(b []byte) (uint8, uint16, []byte) {
 	return r.recv()
 }
 
-// TestFastPathGiveUpIsCounted: a fid-making request whose reply never comes
-// (a Twalk reusing the tag of a write p9 is still handling, which p9 drops)
-// makes the shim give up following the connection's fids once the next one
-// has waited makeWait: it is counted (the semfs_fast_path_given_up_total
-// metric reads FastPathGiveUps), the connection goes on, served by p9, and
-// the write is answered.
+// TestFastPathGiveUpIsCounted: a fid-making request that stays unanswered (a
+// Tlcreate waiting in p9 while a snapshot holds the core) makes the shim give
+// up following the connection's fids once the next one has waited makeWait:
+// it is counted (the semfs_fast_path_given_up_total metric reads
+// FastPathGiveUps), the connection goes on, served by p9, and the create is
+// answered once the snapshot lets go.
 func TestFastPathGiveUpIsCounted(t *testing.T) {
 	e := newEnv(t)
-	if err := os.WriteFile(filepath.Join(e.export, "k"), []byte("data"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ninep.ShortMakeWait(e.srv, 20*time.Millisecond)
 	r := attachFast(t, e)
-	if err := r.walk(1, 4, "k"); err != nil {
+	if err := r.walk(1, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.call(msg(tStatfs, 1, uint32(4))); err != nil { // p9 learns the fid
-		t.Fatal(err)
-	}
-	if _, err := r.call(msg(tLopen, 1, uint32(4), oRdwr)); err != nil {
+	if _, err := r.call(msg(tStatfs, 1, uint32(2))); err != nil { // p9 learns the fid
 		t.Fatal(err)
 	}
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -1091,11 +1085,7 @@ func TestFastPathGiveUpIsCounted(t *testing.T) {
 		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
 	}()
 	<-entered
-	r.send(msg(tWrite, 5, uint32(4), uint64(0), uint32(4), []byte("DATA"))) // waits in p9
-	// A walk onto a fid p9 holds is p9's to answer (the shim walks only onto
-	// free numbers); with tag 5 in use, p9 drops it, and the shim waits for
-	// its reply in vain.
-	r.send(msg(tWalk, 5, uint32(1), uint32(4), uint16(0)))
+	r.send(msg(tLcreate, 5, uint32(2), "new", oRdwr, uint32(0o644), uint32(0))) // waits in p9
 	if e.srv.FastPathGiveUps() != 0 {
 		t.Fatal("given up before anything waited")
 	}
@@ -1106,18 +1096,24 @@ func TestFastPathGiveUpIsCounted(t *testing.T) {
 	if got := e.srv.FastPathGiveUps(); got != 1 {
 		t.Fatalf("FastPathGiveUps = %d, want 1", got)
 	}
-	before := ninep.FastAnswered(e.srv)
-	if _, err := r.call(msg(tGetattr, 1, uint32(11), maskAll)); err != nil {
-		t.Fatalf("getattr after giving up: %v", err)
-	}
-	if ninep.FastAnswered(e.srv) != before {
-		t.Fatal("the shim answered a getattr after giving up")
-	}
 	thaw()
 	if err := <-frozen; err != nil {
 		t.Fatal(err)
 	}
-	if typ, tag, _ := r.recv(); typ != tWrite+1 || tag != 5 {
-		t.Fatalf("after the thaw: type %d tag %d, want the Rwrite (tag 5)", typ, tag)
+	if typ, tag, body := r.recv(); typ != tLcreate+1 || tag != 5 {
+		t.Fatalf("after the thaw: type %d tag %d %x, want the Rlcreate (tag 5)", typ, tag, body)
+	}
+	if _, err := os.Stat(filepath.Join(e.export, "new")); err != nil {
+		t.Fatalf("the create p9 answered: %v", err)
+	}
+	before := ninep.FastAnswered(e.srv)
+	if _, err := r.call(msg(tGetattr, 1, uint32(11), maskAll)); err != nil {
+		t.Fatalf("getattr after giving up: %v", err)
+	}
+	if _, err := r.call(msg(tWrite, 1, uint32(2), uint64(0), uint32(2), []byte("ok"))); err != nil {
+		t.Fatalf("write to the created file after giving up: %v", err)
+	}
+	if ninep.FastAnswered(e.srv) != before {
+		t.Fatal("the shim answered a request after giving up")
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/server"
@@ -50,7 +49,7 @@ type Server struct {
 	capLog   rateLimit // connections refused over Limits.MaxConns
 	tableLog rateLimit // transitions the fid table refused (fast.go, tableErr)
 
-	makeWait time.Duration // makeWait, shortened by the fuzz tests
+	makeWait atomic.Int64 // makeWait in nanoseconds; tests shorten it while connections are served
 
 	noFast   bool          // tests only (export_test.go): every request goes through p9, the reference the shim's replies are held to
 	answered atomic.Uint64 // requests the fast path answered
@@ -61,9 +60,10 @@ type Server struct {
 
 // NewServer returns a Server for fsys.
 func NewServer(fsys *server.FS, opts Options) *Server {
-	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(), makeWait: makeWait,
+	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(),
 		observe: opts.Observe, track: opts.Track,
 		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
+	s.makeWait.Store(int64(makeWait))
 	if s.log == nil {
 		s.log = slog.Default()
 	}
