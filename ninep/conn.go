@@ -46,9 +46,10 @@ const getlockFlag = 1 << 30
 //   - Tgetattr, Tread, Twrite on a fid the shim knows, Tclunk of one that is
 //     not open, Twalk, and Tlcreate or Tlopen on a fid the shim walked with the
 //     Tclunk of the file it opened: answered here, inline, through the same
-//     *file methods p9 would call (fast.go, shimfids.go; fidtable.go defines the terms). To know fids, the shim
-//     keeps one fid-making request (Tattach, Twalk, Tlcreate) in flight at a
-//     time.
+//     *file methods p9 would call (fast.go, shimfids.go; fidtable.go defines
+//     the terms). To know fids, the shim keeps one fid-making request
+//     (Tattach, Twalk, Tlcreate) in flight at a time, and one entry per fid in
+//     its fid table.
 //
 // Everything else passes through unchanged and uncopied. Replies the shim makes
 // itself are sent between two of p9's replies, never inside one; each of p9's
