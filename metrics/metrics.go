@@ -90,6 +90,21 @@ func (m *Metrics) WatchConns(protocol string, open func() int) {
 	}, func() float64 { return float64(open()) }))
 }
 
+// WatchGiveUps exports how many connections a door's fast path gave up on
+// (ninep.Server.FastPathGiveUps), read at scrape time: each is a connection
+// whose requests the library answers from then on, slower, which a log line
+// also reports.
+func (m *Metrics) WatchGiveUps(protocol string, n func() uint64) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name:        "semfs_fast_path_given_up_total",
+		Help:        "Connections whose fast path gave up (a fid-making request went unanswered too long), by protocol; the library answers them from then on.",
+		ConstLabels: prometheus.Labels{"protocol": protocol},
+	}, func() float64 { return float64(n()) }))
+}
+
 // Track counts a connection of protocol under app until release is called
 // (nfs.Options.Track, ninep's).
 func (m *Metrics) Track(protocol, app string) (release func()) {

@@ -18,6 +18,7 @@ func TestRegistriesAreSeparate(t *testing.T) {
 	a.Observe("9p", "walk", true, time.Millisecond)
 	a.WatchIndex(func() index.Stats { return index.Stats{Records: 7, Vectors: map[string]int{"use-lite": 3}} })
 	a.WatchConns("nfs", func() int { return 2 })
+	a.WatchGiveUps("9p", func() uint64 { return 3 })
 	release := a.Track("9p", "notes")
 	a.Track("9p", "notes")
 	release()
@@ -25,6 +26,7 @@ func TestRegistriesAreSeparate(t *testing.T) {
 	none.Track("9p", "x")()
 	none.Observe("nfs", "read", false, time.Second)
 	none.WatchConns("nfs", func() int { return 1 })
+	none.WatchGiveUps("9p", func() uint64 { return 1 })
 
 	get := func(m *metrics.Metrics) string {
 		rec := httptest.NewRecorder()
@@ -40,6 +42,7 @@ func TestRegistriesAreSeparate(t *testing.T) {
 		`semfs_index_records 7`,
 		`semfs_index_vectors{model="use-lite"} 3`,
 		`semfs_open_connections{protocol="nfs"} 2`,
+		`semfs_fast_path_given_up_total{protocol="9p"} 3`,
 		`semfs_open_connections_by_app{app="notes",protocol="9p"} 1`,
 	} {
 		if !strings.Contains(ta, want) {

@@ -46,9 +46,10 @@ const getlockFlag = 1 << 30
 //   - Tgetattr, Tread, Twrite on a fid the shim knows, Tclunk of one that is
 //     not open, Twalk, and Tlcreate or Tlopen on a fid the shim walked with the
 //     Tclunk of the file it opened: answered here, inline, through the same
-//     *file methods p9 would call (fast.go, ghost.go). To know fids, the shim
-//     keeps one fid-making request (Tattach, Twalk, Tlcreate) in flight at a
-//     time.
+//     *file methods p9 would call (fast.go, shimfids.go; fidtable.go defines
+//     the terms). To know fids, the shim keeps one fid-making request
+//     (Tattach, Twalk, Tlcreate) in flight at a time, and one entry per fid in
+//     its fid table.
 //
 // Everything else passes through unchanged and uncopied. Replies the shim makes
 // itself are sent between two of p9's replies, never inside one; each of p9's
@@ -81,7 +82,10 @@ type conn struct {
 	// and ohdr are the receiving goroutine's buffers for Tread data, Twrite data
 	// and the replies it encodes.
 	fmu          sync.Mutex
-	fs           fidState
+	fids         fidTable                 // guarded by fmu (fidtable.go)
+	inflight     *fidRequest              // the fid-making request in flight; guarded by fmu
+	handover     *handover                // the shim's Tlcreate or Tlopen in flight; guarded by fmu
+	bg           map[uint16]chan struct{} // background replies by tag; guarded by fmu
 	msize        atomic.Uint32
 	rdata, wdata []byte
 	ohdr         []byte
@@ -106,7 +110,7 @@ const readBuffer = 4 << 10
 
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
 	c := &conn{srv: srv, id: id, nc: nc, sio: sockio.New(nc), getlocks: map[uint16]*getlock{},
-		ohdr: make([]byte, 0, 256), fs: fidState{off: srv.noFast}, obs: newObserver(srv.observe, srv.track)}
+		ohdr: make([]byte, 0, 256), fids: fidTable{givenUp: srv.noFast}, obs: newObserver(srv.observe, srv.track)}
 	c.br = bufio.NewReaderSize(c.sio, readBuffer)
 	return c
 }

@@ -21,7 +21,7 @@
 //     its own file, as a local open file does. A walk from a directory fid
 //     checks the directory too (server.FS.LstatIn: one statx on the descriptor
 //     the lookup opens anyway), and a fid the shim walked and p9 walks again
-//     later keeps the identity the client was told of (fast.go, replied).
+//     later keeps the identity the client was told of (fidtable.go, taught).
 //   - Errors reach clients as errnos from one exhaustive mapping of server.Kind
 //     (ErrnoOf); a panic in a request is answered EIO and logged, never kills a
 //     connection or the daemon.
@@ -32,16 +32,27 @@
 //   - The hot requests of a mount (Twalk, Tgetattr, Tread, Twrite, Tclunk, and
 //     Tlcreate and Tlopen on a fresh fid) are answered by the shim itself
 //     through the same p9.File methods, byte for byte as p9 would (fast.go,
-//     ghost.go): p9's per-message goroutine hand-off and per-Twrite buffer were
-//     most of the server's cost. The shim never waits for the disk's data, a snapshot or
-//     the index there; such requests are p9's, or a goroutine's of the shim's.
+//     shimfids.go): p9's per-message goroutine hand-off and per-Twrite buffer
+//     were most of the server's cost. There is one route, with no switch: the
+//     shim answers what it can without waiting and leaves p9 the rest (a read
+//     from the disk, a write a snapshot holds, the index, anything in .semfs
+//     that may run a query, and whatever p9 must decide), so no request type is
+//     answered by two implementations chosen by a setting.
 //     Its socket I/O and stats are raw system calls (server/sockio), which keep the
 //     Go runtime's monitor thread asleep between a client's requests.
-//     Options.NoFastPath (semfs serve --fast-path=off or 9p-off) leaves every
-//     request to p9. TestFastPathAnswersAsP9 (one connection, step by step) and
+//   - What the shim knows of each fid is one entry with one state in the fid
+//     table (fidtable.go, whose glossary defines the words shim-only, stale,
+//     clunked here, teach, hand-over, background reply and giving up); every
+//     change is a transition method that refuses, with a logged error, what
+//     the state does not allow. When the shim can no longer tell which *file
+//     p9 holds for a fid (a fid-making request unanswered for makeWait), it
+//     gives up on the connection with a log line and a count
+//     (Server.FastPathGiveUps, semfs_fast_path_given_up_total{protocol="9p"}),
+//     never silently. TestFastPathAnswersAsP9 (one connection, step by step) and
 //     TestFastPathAnswersAsP9AcrossConnections (two connections, pipelined,
 //     with renames and removals by the host in between) hold the shim's replies
-//     to p9's byte for byte, with one deliberate difference: a Tread the shim
+//     to p9's own (a test-only mode, export_test.go) byte for byte, with one
+//     deliberate difference: a Tread the shim
 //     answers from the page cache (preadv2 RWF_NOWAIT, which never waits)
 //     does not move the file's atime, where p9's pread does, so atime in a
 //     later Rgetattr may differ (relatime would move it at most once a day).

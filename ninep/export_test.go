@@ -19,7 +19,7 @@ func Conns(s *Server) int {
 // ShortMakeWait makes s give up waiting for an unanswered fid-making request
 // after d instead of makeWait, for fuzzing (an input that reuses a tag in
 // flight would otherwise take makeWait).
-func ShortMakeWait(s *Server, d time.Duration) { s.makeWait = d }
+func ShortMakeWait(s *Server, d time.Duration) { s.makeWait.Store(int64(d)) }
 
 // SeedStreams and Prologue are the fuzz targets' starting streams and the
 // Tversion+Tattach every input follows (fuzz_decoder_test.go).

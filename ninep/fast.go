@@ -14,8 +14,9 @@ import (
 // The fast path: the connection shim answers Tgetattr, Tread and Twrite itself,
 // in the goroutine p9 is receiving with, by calling the very *file methods p9
 // would call for that fid, answers the Tclunk of a fid that is not open, and
-// answers Twalks itself (ghosts, ghost.go), and a Tlcreate or Tlopen on a ghost
-// with the Tclunk of the file it opened (ghost.go, Creates and opens). Everything
+// answers Twalks itself (shim-only fids, shimfids.go), and a Tlcreate or Tlopen
+// on a shim-only fid with the Tclunk of the file it opened (shimfids.go,
+// Creates and opens). The terms are defined in fidtable.go. Everything
 // else, and anything the shim is unsure of, goes to p9 as before, and p9 answers
 // it as it always did.
 //
@@ -45,8 +46,9 @@ import (
 // reported on this connection (file.child and file.attachRoot call conn.made;
 // the shim's own walks report nothing), so the last one reported is the one p9
 // installs; the reply says whether it did
-// (Rwalk, Rlcreate, Rattach; an Rlerror leaves the fid as it was). A fid leaves
-// the table when the shim reads a Tclunk or Tremove for it, before p9 sees it,
+// (Rwalk, Rlcreate, Rattach; an Rlerror leaves the fid as it was). What the
+// shim knows is one entry per fid in the fid table (fidtable.go), changed only
+// by its transitions. A fid leaves the table when the shim reads a Tclunk or Tremove for it, before p9 sees it,
 // so the shim never answers for a fid p9 has let go.
 //
 // p9's own checks are kept by handing p9 every request they would refuse: a fid
@@ -54,110 +56,92 @@ import (
 // fid or a write on a read-only one, a count beyond the msize, a Twrite whose
 // count and length disagree.
 //
-// Clunks of fids that are only walked (the walk, getattr, clunk of every entry
+// Clunks of fids that are only walked, clunked here (the walk, getattr, clunk of every entry
 // of `ls -l`, and of every stat on a cache=none mount) are answered here and
 // not passed on: p9 keeps its reference, a few hundred bytes holding no
 // descriptor (file.Close has nothing to do for such a fid), until the client
 // reuses the number for a new fid, which replaces it in p9's table, or
 // disconnects. Until then the shim answers every request naming that fid with
 // p9's EBADF itself, so to the client the fid is gone exactly as if p9 had
-// clunked it. At most maxDeferred of them per connection; past that, clunks go
+// clunked it. At most maxClunkedHere of them per connection; past that, clunks go
 // to p9 (a client that never reuses fid numbers gets no faster, and holds no
 // more memory than it could by never clunking).
 
 // makeWait bounds how long a fid-making request may stay unanswered before the
-// next one stops waiting; the shim then stops answering for this connection's
-// fids altogether, since it can no longer tell whose *file is whose. A slow
-// disk is the only honest cause; a client that reuses the tag of a request in
-// flight (p9 then never replies) is the dishonest one.
+// next one stops waiting; the shim then gives up (fidtable.go): it stops
+// answering for this connection's fids, since it can no longer tell whose
+// *file is whose, logs a line and counts semfs_fast_path_given_up_total{protocol="9p"}. A
+// slow disk is the only honest cause; a client that reuses the tag of a
+// request in flight (p9 then never replies) is the dishonest one.
 const makeWait = 5 * time.Second
 
-// making is the fid-making request in flight on a connection.
-type making struct {
+// fidRequest is the fid-making request in flight on a connection (fidtable.go).
+type fidRequest struct {
 	tag     uint16
 	fid     uint32 // the fid its success binds (Twalk's newfid, else fid)
 	made    *file  // the last *file its handler made
 	dropped bool   // a Tclunk/Tremove for fid was read meanwhile
-	early   bool   // the shim's own Twalk for a ghost (ghost.go): its reply is dropped
-	id      uint64 // early: the identity the ghost was bound to, which p9's walk keeps (file.id)
-	shadow  bool   // early: p9 still held a stale reference under fid (deferClunk)
+	ours    bool   // the shim's own request, teaching p9 fid: its reply is dropped
 	done    chan struct{}
-}
-
-// maxDeferred bounds the clunks per connection the shim answered without
-// telling p9 whose fid numbers the client has not reused yet.
-const maxDeferred = 1024
-
-// fidState is a connection's view of p9's fid table, guarded by conn.fmu.
-type fidState struct {
-	fids     map[uint32]*file
-	deferred map[uint32]struct{}      // clunked by the shim, still held by p9
-	ghosts   map[uint32]*ghost        // walked by the shim, unknown to p9 (ghost.go)
-	sources  map[uint32]int           // how many ghosts were walked from each fid (setGhostLocked)
-	orphans  map[uint32]bool          // ghosts p9 could not walk; true: p9 holds a stale one
-	adopting map[uint32]*ghost        // created ghosts p9 has walked; their Tlcreate is next
-	adopt    *adoptSlot               // the shim's Tlcreate in flight (ghost.go)
-	laters   map[uint16]chan struct{} // requests answered by a goroutine (later), by tag
-	mk       *making
-	off      bool // a making request outlived makeWait: no more fast path here
 }
 
 // intercept is the shim's look at every request before p9 sees it (called from
 // Read at a message boundary, the header buffered). It reports whether it
 // consumed the request; a request it consumed was answered, or handed to p9
-// in c.out, or is still buffered behind a walk the shim sent p9 first.
+// in c.out, or is still buffered behind a request the shim sent p9 first.
 func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 	named := c.namedFids(typ, size)
-	c.awaitGhostOf(named)
-	if fid, g := c.adoptingFor(typ, named); g != nil {
-		return c.adopt(fid, g, tag), nil
+	c.awaitTeachingOf(named)
+	if fid, ok := c.openToHandOver(typ, named); ok {
+		return c.sendOpen(fid, tag), nil
 	}
-	fid, errno, g := c.classify(named)
-	switch {
-	case errno == linux.EBADF:
-		return c.answer(size, rlerror(tag, uint32(errno)))
-	case errno != 0: // an orphan (ghost.go)
+	fid, st, w := c.classify(named)
+	switch st {
+	case fidClunkedHere:
+		return c.answer(size, rlerror(tag, uint32(linux.EBADF)))
+	case fidStale:
 		if (typ == msgTclunk || typ == msgTremove) && fid == named[0] {
 			c.fmu.Lock()
-			c.dropOrphan(fid)
+			err := c.fids.dropStale(fid)
 			c.fmu.Unlock()
+			c.tableErr(err)
 			if typ == msgTclunk {
 				return c.answer(size, c.rclunk(tag))
 			}
 		}
-		return c.answer(size, rlerror(tag, uint32(errno)))
+		return c.answer(size, rlerror(tag, uint32(linux.ESTALE)))
 	}
 	if dep, ok := c.dependent(typ, size); ok {
-		// The request is about to take away or replace the fid a ghost was
-		// walked from: p9 learns the ghost while it can still walk it.
-		return c.materialize(dep, tag), nil
+		// The request is about to take away or replace the fid a shim-only
+		// fid was walked from: p9 learns it while it can still walk it.
+		return c.teach(dep, tag), nil
 	}
 	switch {
-	case g != nil && typ == msgTclunk && size == headerLen+4:
-		return c.clunkGhost(fid, g, tag, size)
-	case g != nil && typ == msgTlcreate:
-		if done, err := c.ghostCreate(g, tag, size); done || err != nil {
+	case w != nil && typ == msgTclunk && size == headerLen+4:
+		return c.answerClunk(fid, tag, size)
+	case w != nil && typ == msgTlcreate:
+		if done, err := c.answerCreate(fid, w, tag, size); done || err != nil {
 			return done, err
 		}
-		return c.materialize(fid, tag), nil
-	case g != nil && typ == msgTlopen:
-		if done, err := c.ghostOpen(g, tag, size); done || err != nil {
+		return c.teach(fid, tag), nil
+	case w != nil && typ == msgTlopen:
+		if done, err := c.answerOpen(fid, w, tag, size); done || err != nil {
 			return done, err
 		}
-		return c.materialize(fid, tag), nil
-	case g != nil && g.opened != nil && (typ == msgTread || typ == msgTwrite):
+		return c.teach(fid, tag), nil
+	case w != nil && w.opened != nil && (typ == msgTread || typ == msgTwrite):
 		if done, err := c.fast(typ, tag, size); done || err != nil {
 			return done, err
 		}
-		return c.materialize(fid, tag), nil
-	case g != nil && typ != msgTgetattr:
-		return c.materialize(fid, tag), nil
+		return c.teach(fid, tag), nil
+	case w != nil && typ != msgTgetattr:
+		return c.teach(fid, tag), nil
 	}
 	switch typ {
 	case msgTflush:
 		if size == headerLen+2 {
 			if b, err := c.br.Peek(headerLen + 2); err == nil {
-				c.awaitLater(binary.LittleEndian.Uint16(b[headerLen:]))
+				c.awaitBackground(binary.LittleEndian.Uint16(b[headerLen:]))
 			}
 		}
 	case msgTgetattr, msgTread, msgTwrite:
@@ -165,18 +149,21 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 			return done, err
 		}
 	case msgTrenameat, msgTrename, msgTunlinkat, msgTremove:
-		// p9 moves or marks the fids it knows below what changes; ghosts
-		// are made known first.
-		if n, ok := c.anyGhost(); ok {
-			return c.materialize(n, tag), nil
+		// p9 moves or marks the fids it knows below what changes; shim-only
+		// fids are taught to it first.
+		c.fmu.Lock()
+		n, ok := c.fids.anyShimOnly()
+		c.fmu.Unlock()
+		if ok {
+			return c.teach(n, tag), nil
 		}
 	}
-	c.awaitEarly()
+	c.awaitOurs()
 	switch typ {
 	case msgTsetattr:
 		c.noteSetattrMode(size)
 	case msgTwalk:
-		if done, err := c.ghostWalk(tag, size); done || err != nil {
+		if done, err := c.answerWalk(tag, size); done || err != nil {
 			return done, err
 		}
 		if newfid, ok := c.peekFid(size, headerLen+4); ok {
@@ -192,7 +179,7 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 		}
 	case msgTclunk:
 		if fid, ok := c.peekFid(size, headerLen); ok {
-			if c.deferClunk(fid, size) {
+			if c.clunkHere(fid, size) {
 				return c.answer(size, c.rclunk(tag))
 			}
 			c.forget(fid)
@@ -218,6 +205,19 @@ func (c *conn) rclunk(tag uint16) []byte {
 	w := append(c.ohdr[:0], headerLen, 0, 0, 0, msgRclunk, 0, 0)
 	binary.LittleEndian.PutUint16(w[5:], tag)
 	return w
+}
+
+// tableErr logs a transition the fid table refused (rate-limited: a client
+// reusing a fid in flight can cause one): the request then goes on as if the
+// transition had not been asked for, and the table is as it was.
+func (c *conn) tableErr(err error) {
+	if err == nil {
+		return
+	}
+	if ok, held := c.srv.tableLog.allow(); ok {
+		c.srv.log.Error("ninep: fid table refused a transition", "err", err,
+			"remote", c.nc.RemoteAddr().String(), "similar_lines_held_back", held)
+	}
 }
 
 // namedFids returns the fids a buffered request names as fids that must exist
@@ -251,47 +251,47 @@ func (c *conn) namedFids(typ uint8, size int) []uint32 {
 	return fids
 }
 
-// classify looks the named fids up: the first that is gone as far as the client
-// can tell, with the errno p9 would give (EBADF for a fid whose clunk the shim
-// answered, ESTALE for an orphan), else the first ghost.
-func (c *conn) classify(named []uint32) (uint32, linux.Errno, *ghost) {
+// classify looks the named fids up: the first that is gone as far as the
+// client can tell (clunked here: p9 would answer EBADF; stale: ESTALE), else
+// the first shim-only one with its walk, else fidAbsent.
+func (c *conn) classify(named []uint32) (uint32, fidState, *shimWalk) {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	var g *ghost
-	var gfid uint32
+	var w *shimWalk
+	var wfid uint32
 	for _, fid := range named {
-		if _, ok := c.fs.deferred[fid]; ok {
-			return fid, linux.EBADF, nil
-		}
-		if _, ok := c.fs.orphans[fid]; ok {
-			return fid, linux.ESTALE, nil
-		}
-		if x := c.fs.ghosts[fid]; x != nil && g == nil {
-			g, gfid = x, fid
+		switch e := c.fids.get(fid); e.state {
+		case fidClunkedHere, fidStale:
+			return fid, e.state, nil
+		case fidShimOnly:
+			if w == nil {
+				w, wfid = e.walk, fid
+			}
 		}
 	}
-	return gfid, 0, g
+	if w != nil {
+		return wfid, fidShimOnly, w
+	}
+	return 0, fidAbsent, nil
 }
 
-// deferClunk decides whether the shim answers a Tclunk of fid itself (see
-// above): the fid is in the table, not open, not the target of the making
-// request in flight, and the connection has room.
-func (c *conn) deferClunk(fid uint32, size int) bool {
+// clunkHere decides whether the shim answers a Tclunk of fid itself (see
+// above): the fid is p9's, not open, not the target of the fid-making request
+// in flight, and the connection has room.
+func (c *conn) clunkHere(fid uint32, size int) bool {
 	if size != headerLen+4 {
 		return false
 	}
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	f := c.fs.fids[fid]
-	if f == nil || f.open.Load() != nil || f.dirOpen.Load() || len(c.fs.deferred) >= maxDeferred {
+	e := c.fids.get(fid)
+	if e.state != fidP9 || e.children > 0 || e.file.open.Load() != nil || e.file.dirOpen.Load() || c.fids.clunked >= maxClunkedHere {
 		return false
 	}
-	if mk := c.fs.mk; mk != nil && mk.fid == fid {
+	if mk := c.inflight; mk != nil && mk.fid == fid {
 		return false
 	}
-	delete(c.fs.fids, fid)
-	c.deferLocked(fid)
-	return true
+	return c.fids.clunkHere(fid) == nil
 }
 
 // startMaking waits until no fid-making request is in flight and records this
@@ -299,16 +299,18 @@ func (c *conn) deferClunk(fid uint32, size int) bool {
 func (c *conn) startMaking(tag uint16, fid uint32) {
 	for {
 		c.fmu.Lock()
-		if c.fs.off {
-			// Untracked from now on: take p9's replacing of a deferred fid for
-			// granted rather than refuse the client's new fid forever.
-			delete(c.fs.deferred, fid)
+		if c.fids.givenUp {
+			// Untracked from now on: whatever the number was, p9 makes it
+			// anew, and the shim follows no more.
+			gone, err := c.fids.p9Took(fid)
+			c.discardLocked(gone)
 			c.fmu.Unlock()
+			c.tableErr(err)
 			return
 		}
-		mk := c.fs.mk
+		mk := c.inflight
 		if mk == nil {
-			c.fs.mk = &making{tag: tag, fid: fid, done: make(chan struct{})}
+			c.inflight = &fidRequest{tag: tag, fid: fid, done: make(chan struct{})}
 			c.fmu.Unlock()
 			return
 		}
@@ -317,19 +319,22 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 	}
 }
 
-// await waits for mk's reply, at most makeWait; past that the shim stops
-// answering for this connection's fids (see makeWait).
-func (c *conn) await(mk *making) {
-	t := time.NewTimer(c.srv.makeWait)
+// await waits for mk's reply, at most makeWait; past that the shim gives up
+// for this connection (see makeWait), with a log line and a count.
+func (c *conn) await(mk *fidRequest) {
+	wait := time.Duration(c.srv.makeWait.Load())
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-mk.done:
 	case <-t.C:
 		c.fmu.Lock()
-		if c.fs.mk == mk {
-			c.fs.off, c.fs.mk, c.fs.fids = true, nil, nil
-			c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on",
-				"remote", c.nc.RemoteAddr().String(), "tag", mk.tag)
+		if c.inflight == mk {
+			c.inflight = nil
+			c.fids.giveUp()
+			c.srv.gaveUp.Add(1)
+			c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on (counted in semfs_fast_path_given_up_total)",
+				"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
 		}
 		c.fmu.Unlock()
 	}
@@ -339,7 +344,7 @@ func (c *conn) await(mk *making) {
 func (c *conn) awaitIdle() {
 	for {
 		c.fmu.Lock()
-		mk := c.fs.mk
+		mk := c.inflight
 		c.fmu.Unlock()
 		if mk == nil {
 			return
@@ -348,121 +353,116 @@ func (c *conn) awaitIdle() {
 	}
 }
 
-// awaitEarly waits for the reply to the shim's own Twalk, if one is in flight:
-// every request that needs p9 comes after it (it carries the tag of a request
-// still held back, see materialize).
-func (c *conn) awaitEarly() {
+// awaitOurs waits for the reply to the shim's own request, if one is in
+// flight: every request that needs p9 comes after it (it carries the tag of a
+// request still held back, see teach).
+func (c *conn) awaitOurs() {
 	c.fmu.Lock()
-	mk := c.fs.mk
+	mk := c.inflight
 	c.fmu.Unlock()
-	if mk != nil && mk.early {
+	if mk != nil && mk.ours {
 		c.await(mk)
 	}
 }
 
-// awaitGhostOf waits for the shim's own Twalk if it makes one of the named fids.
-func (c *conn) awaitGhostOf(named []uint32) {
+// awaitTeachingOf waits for the shim's own request if it is about one of the
+// named fids.
+func (c *conn) awaitTeachingOf(named []uint32) {
 	c.fmu.Lock()
-	mk := c.fs.mk
+	mk := c.inflight
 	c.fmu.Unlock()
 	if mk != nil && slices.Contains(named, mk.fid) {
-		c.awaitEarly()
+		c.awaitOurs()
 	}
 }
 
 // made records a *file made for the fid-making request in flight.
 func (c *conn) made(f *file) {
 	c.fmu.Lock()
-	if mk := c.fs.mk; mk != nil {
+	if mk := c.inflight; mk != nil {
 		mk.made = f
 	}
 	c.fmu.Unlock()
 }
 
 // replied sees the header of every reply p9 sends, before the client can, and
-// reports whether to drop it (the reply to the shim's own Twalk).
+// reports whether to drop it (the reply to the shim's own request).
 func (c *conn) replied(typ uint8, tag uint16) bool {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	mk := c.fs.mk
+	mk := c.inflight
 	if mk == nil {
 		return false
 	}
 	if tag != mk.tag {
 		// p9 answers a request it could not decode with tag NOTAG: if that
 		// was the making request, its reply will never come. (The shim's
-		// own walks always decode.)
-		if tag == noTag && typ == msgRlerror && !mk.early {
-			c.fs.mk = nil
+		// own requests always decode.)
+		if tag == noTag && typ == msgRlerror && !mk.ours {
+			c.inflight = nil
 			close(mk.done)
 		}
 		return false
 	}
-	if a := c.fs.adopt; a != nil && mk.early {
+	if h := c.handover; h != nil && mk.ours {
 		// The shim's Tlcreate was refused before file.Create took the file.
-		c.fs.adopt = nil
-		go a.f.Close()
+		c.handover = nil
+		go h.f.Close()
 	}
+	var gone *shimWalk
+	var err error
 	switch typ {
 	case msgRwalk, msgRwalkgetattr, msgRlcreate, msgRucreate, msgRattach, msgRlopen:
 		// p9 installed a new reference under mk.fid, dropping any it held
-		// (Rlopen: only ever the shim's own Tlopen, ghost.go adopt, whose
-		// file.Open kept the reference the walk installed).
-		delete(c.fs.deferred, mk.fid)
-		c.discardLocked(c.delGhostLocked(mk.fid))
-		if mk.made != nil && !mk.dropped {
-			if c.fs.fids == nil {
-				c.fs.fids = map[uint32]*file{}
-			}
-			if mk.early && mk.id != 0 {
-				// p9 walked the ghost's names again, maybe onto another
-				// file by now: the fid stays bound to the one the client
-				// was told of.
-				mk.made.id.Store(mk.id)
-			}
-			c.fs.fids[mk.fid] = mk.made
+		// (Rlopen: only ever the shim's own Tlopen, whose file.Open kept the
+		// reference the walk installed).
+		f := mk.made
+		if mk.dropped {
+			f = nil
+		}
+		if mk.ours {
+			err = c.fids.taught(mk.fid, f)
+		} else {
+			gone, err = c.fids.bind(mk.fid, f)
 		}
 	default:
-		if mk.early {
+		if mk.ours {
 			// The client was told this fid exists; p9 could not walk it (or
 			// take the shim's Tlcreate).
-			c.orphanLocked(mk.fid, mk.shadow)
-			if g := c.fs.adopting[mk.fid]; g != nil {
-				delete(c.fs.adopting, mk.fid)
-				c.discardLocked(g)
-			}
+			gone, err = c.fids.teachFailed(mk.fid)
 		}
 	}
-	c.fs.mk = nil
+	c.discardLocked(gone)
+	c.inflight = nil
 	close(mk.done)
-	return mk.early
+	c.tableErr(err)
+	return mk.ours
 }
 
-// forget drops a fid the client is about to clunk or remove.
+// forget drops a fid the client is about to clunk or remove through p9.
 func (c *conn) forget(fid uint32) {
 	c.fmu.Lock()
-	delete(c.fs.fids, fid)
-	if mk := c.fs.mk; mk != nil && mk.fid == fid {
+	err := c.fids.forget(fid)
+	if mk := c.inflight; mk != nil && mk.fid == fid {
 		mk.dropped = true
 	}
 	c.fmu.Unlock()
+	c.tableErr(err)
 }
 
-// lookup returns the *file the fast path answers for fid: p9's, or a ghost's.
+// lookup returns the *file the fast path answers for fid: p9's, or a
+// shim-only fid's.
 func (c *conn) lookup(fid uint32) *file {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	if g := c.fs.ghosts[fid]; g != nil {
-		return g.f
-	}
-	return c.fs.fids[fid]
+	return c.fids.fileFor(fid)
 }
 
-// isGhost reports whether fid is a ghost (ghost.go).
-func (c *conn) isGhost(fid uint32) bool {
+// isShimOnly reports whether fid is a shim-only fid (fidtable.go).
+func (c *conn) isShimOnly(fid uint32) bool {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
-	return c.fs.ghosts[fid] != nil
+	return c.fids.get(fid).state == fidShimOnly
 }
 
 // peekFid returns the 32-bit field at off in the message whose header is
@@ -541,13 +541,13 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 			c.rdata = make([]byte, msize-rreadFixed)
 		}
 		n, ok, err := f.readCached(c.rdata[:count], int64(off))
-		if !ok && c.isGhost(fid) {
+		if !ok && c.isShimOnly(fid) {
 			// Not all in the page cache, and p9 does not know the fid: read
 			// from a goroutine, as p9 would.
 			if _, err := c.br.Discard(size); err != nil {
 				return true, io.ErrUnexpectedEOF
 			}
-			c.later(tag, func() []byte {
+			c.background(tag, func() []byte {
 				buf := make([]byte, rreadFixed+count)
 				n, err := f.ReadAt(buf[rreadFixed:], int64(off))
 				if err != nil && !errors.Is(err, io.EOF) {
@@ -597,10 +597,10 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 			return true, io.ErrUnexpectedEOF
 		}
 		n, ok, err := f.tryWrite(data, int64(off))
-		if !ok && c.isGhost(fid) {
+		if !ok && c.isShimOnly(fid) {
 			// p9 does not know the fid: write from a goroutine, as p9 would.
 			data := slices.Clone(data)
-			c.later(tag, func() []byte {
+			c.background(tag, func() []byte {
 				n, err := f.WriteAt(data, int64(off))
 				if err != nil {
 					return rlerror(tag, uint32(linux.ExtractErrno(err)))

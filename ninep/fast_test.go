@@ -93,7 +93,7 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 		name string
 		req  []byte
 		ok   bool // the reply must not be an Rlerror
-		shim bool // the shim answers it (fast path or ghost), not p9
+		shim bool // the shim answers it (fast path or shim-only fid), not p9
 	}{
 		{"walk f", walk(1, 2, "f"), true, true},
 		{"getattr walked file", msg(tGetattr, 4, uint32(2), maskAll), true, true},
@@ -237,7 +237,7 @@ func TestFastPathClunkBound(t *testing.T) {
 		if err := r.walk(1, 100+i, "f"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.call(msg(tStatfs, 2, 100+i)); err != nil { // p9 learns the ghost
+		if _, err := r.call(msg(tStatfs, 2, 100+i)); err != nil { // p9 learns the shim-only fid
 			t.Fatal(err)
 		}
 		before := ninep.FastAnswered(e.srv)
@@ -535,11 +535,11 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 	}
 }
 
-// TestFastPathGhosts: fids the shim walked without p9 (ghost.go) behave as
+// TestFastPathShimOnlyFids: fids the shim walked without p9 (shimfids.go) behave as
 // p9's would once anything but a stat or a clunk names them, across a rename
 // of their directory, and fail cleanly (ESTALE) when p9 can no longer walk
 // them: their source fid was replaced, or the file went away in between.
-func TestFastPathGhosts(t *testing.T) {
+func TestFastPathShimOnlyFids(t *testing.T) {
 	e := newEnv(t)
 	if err := os.MkdirAll(filepath.Join(e.export, "a"), 0o755); err != nil {
 		t.Fatal(err)
@@ -577,7 +577,7 @@ func TestFastPathGhosts(t *testing.T) {
 	if got := answered() - n0; got != 3 {
 		t.Fatalf("shim answered %d of walk, walk, getattr; want 3", got)
 	}
-	// A rename on the connection: p9 learns both ghosts first, so fid 3
+	// A rename on the connection: p9 learns both shim-only fids first, so fid 3
 	// follows its directory as any fid p9 knows does.
 	if _, err := r.call(msg(tRenameat, 1, uint32(1), "a", uint32(1), "b")); err != nil {
 		t.Fatal(err)
@@ -585,7 +585,7 @@ func TestFastPathGhosts(t *testing.T) {
 	if got := read(3); got != "data of a/x" {
 		t.Fatalf("fid 3 after its directory moved reads %q", got)
 	}
-	// A walk from a ghost: p9 learns the source first.
+	// A walk from a shim-only fid: p9 learns the source first.
 	if err := r.walk(1, 4, "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +596,7 @@ func TestFastPathGhosts(t *testing.T) {
 		t.Fatalf("fid 5 reads %q", got)
 	}
 
-	// The source fid replaced (a new attach under fid 1): p9 learns the ghost
+	// The source fid replaced (a new attach under fid 1): p9 learns the shim-only fid
 	// walked from the old one first, so it stays usable, as it would be in p9.
 	if err := r.walk(1, 6, "y"); err != nil {
 		t.Fatal(err)
@@ -608,7 +608,7 @@ func TestFastPathGhosts(t *testing.T) {
 		t.Fatalf("fid 6 reads %q", got)
 	}
 	if _, err := r.call(msg(tStatfs, 1, uint32(6))); err != nil {
-		t.Fatalf("statfs of a ghost whose source was replaced: %v", err)
+		t.Fatalf("statfs of a shim-only fid whose source was replaced: %v", err)
 	}
 	if _, err := r.call(msg(tClunk, 1, uint32(6))); err != nil {
 		t.Fatalf("clunk: %v", err)
@@ -625,18 +625,18 @@ func TestFastPathGhosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := r.call(msg(tLopen, 1, uint32(7), oRdonly)); err != linux.ENOENT {
-		t.Fatalf("open of a ghost whose file went away: %v, want ENOENT, as p9 says", err)
+		t.Fatalf("open of a shim-only fid whose file went away: %v, want ENOENT, as p9 says", err)
 	}
 	if _, err := r.call(msg(tStatfs, 1, uint32(7))); err != linux.ESTALE {
-		t.Fatalf("statfs of a ghost whose file went away: %v, want ESTALE", err)
+		t.Fatalf("statfs of a shim-only fid whose file went away: %v, want ESTALE", err)
 	}
 
-	// A ghost on a number p9 still holds stale (a clunk the shim answered):
+	// A shim-only fid on a number p9 still holds stale (a clunk the shim answered):
 	// its clunk leaves the number EBADF, and p9 learning it replaces the stale one.
 	if err := r.walk(1, 8); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.call(msg(tStatfs, 1, uint32(8))); err != nil { // p9 learns the ghost
+	if _, err := r.call(msg(tStatfs, 1, uint32(8))); err != nil { // p9 learns the shim-only fid
 		t.Fatal(err)
 	}
 	if _, err := r.call(msg(tClunk, 1, uint32(8))); err != nil {
@@ -649,7 +649,7 @@ func TestFastPathGhosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := r.call(msg(tGetattr, 1, uint32(8), maskAll)); err != linux.EBADF {
-		t.Fatalf("getattr after the ghost's clunk: %v, want EBADF", err)
+		t.Fatalf("getattr after the shim-only fid's clunk: %v, want EBADF", err)
 	}
 	if err := r.walk(1, 8, "b", "x"); err != nil {
 		t.Fatal(err)
@@ -659,14 +659,14 @@ func TestFastPathGhosts(t *testing.T) {
 	}
 }
 
-// TestFastPathCreatedGhosts: files the shim created itself (ghost.go, Creates)
+// TestFastPathCreatedShimOnlyFids: files the shim created itself (shimfids.go, Creates)
 // are recorded and attributed like any create, written and clunked by the shim
-// with the clunk's update sent; made known to p9 (the walk, then the adopted
+// with the clunk's update sent; taught to p9 (the walk, then the handed-over
 // Tlcreate) before a rename on the connection, and then followed by it;
 // kept usable when the directory fid they came from is replaced;
 // closed with their update sent when the client goes away; and a create that
 // would wait for a snapshot waits in p9 while the connection reads on.
-func TestFastPathCreatedGhosts(t *testing.T) {
+func TestFastPathCreatedShimOnlyFids(t *testing.T) {
 	e := newEnv(t)
 	if err := os.Mkdir(filepath.Join(e.export, "d"), 0o755); err != nil {
 		t.Fatal(err)
@@ -778,13 +778,13 @@ func TestFastPathCreatedGhosts(t *testing.T) {
 	e.rec.find(t, server.ChangeWrite, "e/five")
 }
 
-// TestFastPathOpenedGhosts: a file opened by the shim itself (a Tlopen on a
-// ghost) keeps what it was written with when p9 must learn it (the walk, then
-// the adopted Tlopen, whose file.Open takes over the shim's open file rather
+// TestFastPathOpenedShimOnlyFids: a file opened by the shim itself (a Tlopen on a
+// shim-only fid) keeps what it was written with when p9 must learn it (the walk, then
+// the handed-over Tlopen, whose file.Open takes over the shim's open file rather
 // than open another), so its clunk sends the write to the index; and no
 // descriptor is left behind by any way such a fid ends: clunk, p9 learning it,
-// orphaned, or the client going away.
-func TestFastPathOpenedGhosts(t *testing.T) {
+// stale, or the client going away.
+func TestFastPathOpenedShimOnlyFids(t *testing.T) {
 	e := newEnv(t)
 	for _, n := range []string{"a", "b"} {
 		if err := os.WriteFile(filepath.Join(e.export, n), []byte("data of "+n), 0o644); err != nil {
@@ -1058,4 +1058,62 @@ func TestFastPathAnswersAsP9AcrossConnections(t *testing.T) {
 func (r *raw) call0(b []byte) (uint8, uint16, []byte) {
 	r.send(b)
 	return r.recv()
+}
+
+// TestFastPathGiveUpIsCounted: a fid-making request that stays unanswered (a
+// Tlcreate waiting in p9 while a snapshot holds the core) makes the shim give
+// up following the connection's fids once the next one has waited makeWait:
+// it is counted (the semfs_fast_path_given_up_total metric reads
+// FastPathGiveUps), the connection goes on, served by p9, and the create is
+// answered once the snapshot lets go.
+func TestFastPathGiveUpIsCounted(t *testing.T) {
+	e := newEnv(t)
+	ninep.ShortMakeWait(e.srv, 20*time.Millisecond)
+	r := attachFast(t, e)
+	if err := r.walk(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(2))); err != nil { // p9 learns the fid
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	thaw := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(thaw)
+	frozen := make(chan error, 1)
+	go func() {
+		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
+	}()
+	<-entered
+	r.send(msg(tLcreate, 5, uint32(2), "new", oRdwr, uint32(0o644), uint32(0))) // waits in p9
+	if e.srv.FastPathGiveUps() != 0 {
+		t.Fatal("given up before anything waited")
+	}
+	// The next fid-making request waits, then the shim gives up.
+	if err := r.attach(2, 11, "@fast", 0); err != nil {
+		t.Fatalf("an attach after giving up: %v", err)
+	}
+	if got := e.srv.FastPathGiveUps(); got != 1 {
+		t.Fatalf("FastPathGiveUps = %d, want 1", got)
+	}
+	thaw()
+	if err := <-frozen; err != nil {
+		t.Fatal(err)
+	}
+	if typ, tag, body := r.recv(); typ != tLcreate+1 || tag != 5 {
+		t.Fatalf("after the thaw: type %d tag %d %x, want the Rlcreate (tag 5)", typ, tag, body)
+	}
+	if _, err := os.Stat(filepath.Join(e.export, "new")); err != nil {
+		t.Fatalf("the create p9 answered: %v", err)
+	}
+	before := ninep.FastAnswered(e.srv)
+	if _, err := r.call(msg(tGetattr, 1, uint32(11), maskAll)); err != nil {
+		t.Fatalf("getattr after giving up: %v", err)
+	}
+	if _, err := r.call(msg(tWrite, 1, uint32(2), uint64(0), uint32(2), []byte("ok"))); err != nil {
+		t.Fatalf("write to the created file after giving up: %v", err)
+	}
+	if ninep.FastAnswered(e.srv) != before {
+		t.Fatal("the shim answered a request after giving up")
+	}
 }

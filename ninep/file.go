@@ -57,7 +57,7 @@ type file struct {
 	id atomic.Uint64
 
 	// kind is the file type when the fid was made (0: not known), as p9 keeps
-	// it for its own checks; the shim checks the same (ghost.go).
+	// it for its own checks; the shim checks the same (shimfids.go).
 	kind p9.FileMode
 
 	open    atomic.Pointer[openFile]
@@ -94,7 +94,7 @@ func (f *file) verify(a server.Attr) error {
 // child returns a new fid's file for path p under the same attach. Every file a
 // fid p9 holds is made here or by attachRoot, and reported to the connection's
 // fast path (fast.go), which learns from it whose fid is whose; the shim's own
-// walks (ghost.go) make theirs unreported.
+// walks (shimfids.go) make theirs unreported.
 func (f *file) child(p string, kind p9.FileMode, report bool) *file {
 	c := &file{srv: f.srv, conn: f.conn, ctx: f.ctx, path: p, kind: kind}
 	if report && f.conn != nil {
@@ -288,8 +288,8 @@ func (f *file) SetAttr(valid p9.SetAttrMask, attr p9.SetAttr) (err error) {
 // append offsets itself, and the core writes at explicit offsets.
 func (f *file) Open(mode p9.OpenFlags) (qid p9.QID, iounit uint32, err error) {
 	defer f.guard("open", &err)
-	if f.conn != nil && f.conn.openAdoption(f) {
-		// The shim's own Tlopen (ghost.go): f now holds the file the shim
+	if f.conn != nil && f.conn.handoverOpen(f) {
+		// The shim's own Tlopen (shimfids.go): f now holds the file the shim
 		// opened for this fid.
 		st, err := f.stat(false)
 		if err != nil {
@@ -481,12 +481,12 @@ func (f *file) creating(gid p9.GID) context.Context {
 // Create implements p9.File.Create (Tlcreate). Without O_EXCL an existing file is
 // opened, as open(2) with O_CREAT does; with O_TRUNC it is then truncated.
 //
-// A Tlcreate the shim sends p9 to make a fid it created itself known (ghost.go)
+// A Tlcreate the shim sends p9 to make a fid it created itself known (shimfids.go)
 // is answered with that fid's file, already open, and creates nothing.
 func (f *file) Create(name string, flags p9.OpenFlags, mode p9.FileMode, _ p9.UID, gid p9.GID) (nf p9.File, qid p9.QID, iounit uint32, err error) {
 	defer f.guard("create", &err)
 	if f.conn != nil {
-		if a := f.conn.adoption(f, name); a != nil {
+		if a := f.conn.handoverCreate(f, name); a != nil {
 			st, err := a.stat(false)
 			if err != nil {
 				return nil, p9.QID{}, 0, toErrno(err)
@@ -501,7 +501,7 @@ func (f *file) Create(name string, flags p9.OpenFlags, mode p9.FileMode, _ p9.UI
 	return c, qid, 0, nil
 }
 
-// tryCreate is create for the shim (ghost.go): a panic below becomes EIO for
+// tryCreate is create for the shim (shimfids.go): a panic below becomes EIO for
 // this request, as in every p9.File method.
 func (f *file) tryCreate(name string, flags p9.OpenFlags, mode p9.FileMode, gid p9.GID) (nf *file, qid p9.QID, ok bool, err error) {
 	ok = true
@@ -509,7 +509,7 @@ func (f *file) tryCreate(name string, flags p9.OpenFlags, mode p9.FileMode, gid 
 	return f.create(name, flags, mode, gid, true)
 }
 
-// create is Create's work. try: for the shim (ghost.go), which must not wait
+// create is Create's work. try: for the shim (shimfids.go), which must not wait
 // (ok=false, nothing done: see server.FS.TryCreate) and whose fids p9 does not
 // hear of (the new file is not reported, see child).
 func (f *file) create(name string, flags p9.OpenFlags, mode p9.FileMode, gid p9.GID, try bool) (nf *file, qid p9.QID, ok bool, err error) {

@@ -7,3 +7,9 @@ func (s *Server) OpenConns() int {
 	defer s.mu.Unlock()
 	return len(s.conns)
 }
+
+// FastPathGiveUps is how many connections the shim gave up following p9's
+// fids on (see giving up, fidtable.go), for metrics: each is logged when it
+// happens; from then on p9 answers that connection's reads, writes and stats.
+// Safe for concurrent use.
+func (s *Server) FastPathGiveUps() uint64 { return s.gaveUp.Load() }

@@ -12,8 +12,8 @@ import (
 // connection shim reads the mode from the request before p9 does
 // (noteSetattrMode) and leaves it on the fid's *file, whose SetAttr puts the
 // two bits back (setattrPerm). This needs the shim's fid table, which the
-// fast path keeps: with it off (Options.NoFastPath, or a connection whose
-// table was given up, see makeWait), p9's bits are all there is.
+// fast path keeps: on a connection whose table was given up (see makeWait),
+// p9's bits are all there is.
 
 // p9SetattrMode is P9_SETATTR_MODE in Tsetattr's valid mask.
 const p9SetattrMode = 0x1
@@ -40,7 +40,7 @@ func (c *conn) noteSetattrMode(size int) {
 		return
 	}
 	c.fmu.Lock()
-	f := c.fs.fids[fid]
+	f := c.fids.p9File(fid)
 	c.fmu.Unlock()
 	if f != nil {
 		f.rawMode.Store(mode | rawModeSet)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/server"
@@ -27,11 +26,6 @@ type Options struct {
 	// Limits bound each connection (idle and body timeouts, a cap on how many);
 	// zero fields take server's defaults.
 	Limits server.Limits
-
-	// NoFastPath leaves every request to p9 (semfs serve --fast-path=off): the
-	// reference fast.go and ghost.go are held to, and a way out if they are
-	// ever wrong.
-	NoFastPath bool
 }
 
 // Server serves one server.FS over 9P2000.L to any number of listeners.
@@ -53,20 +47,23 @@ type Server struct {
 
 	logLimit rateLimit // malformed messages and timed-out connections (bounds.go)
 	capLog   rateLimit // connections refused over Limits.MaxConns
+	tableLog rateLimit // transitions the fid table refused (fast.go, tableErr)
 
-	makeWait time.Duration // makeWait, shortened by the fuzz tests
+	makeWait atomic.Int64 // makeWait in nanoseconds; tests shorten it while connections are served
 
-	noFast   bool          // every request goes through p9 (Options.NoFastPath, or tests before Serve; see fast.go)
+	noFast   bool          // tests only (export_test.go): every request goes through p9, the reference the shim's replies are held to
 	answered atomic.Uint64 // requests the fast path answered
+	gaveUp   atomic.Uint64 // connections whose fid table the shim gave up (fast.go, await)
 	observe  ObserveFunc
 	track    TrackFunc
 }
 
 // NewServer returns a Server for fsys.
 func NewServer(fsys *server.FS, opts Options) *Server {
-	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(), makeWait: makeWait,
-		observe: opts.Observe, track: opts.Track, noFast: opts.NoFastPath,
+	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(),
+		observe: opts.Observe, track: opts.Track,
 		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
+	s.makeWait.Store(int64(makeWait))
 	if s.log == nil {
 		s.log = slog.Default()
 	}

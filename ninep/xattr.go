@@ -108,8 +108,9 @@ func (c *conn) xattr(msg []byte, tag uint16) ([]byte, error) {
 	// p9 makes newfid an attribute fid in its table, replacing any stale
 	// reference there under that number whose clunk the shim had answered.
 	c.fmu.Lock()
-	delete(c.fs.deferred, newfid)
-	delete(c.fs.fids, newfid)
+	gone, err := c.fids.p9Took(newfid)
+	c.discardLocked(gone)
 	c.fmu.Unlock()
+	c.tableErr(err)
 	return msg, nil
 }

@@ -35,6 +35,7 @@ func (d *daemon) startMetrics() error {
 	}
 	if d.ninep != nil {
 		d.metrics.WatchConns("9p", d.ninep.OpenConns)
+		d.metrics.WatchGiveUps("9p", d.ninep.FastPathGiveUps)
 	}
 	if d.args.metricsAddr == "" {
 		return nil

@@ -27,7 +27,7 @@ func tsetattrSize(fid uint32, size uint64) []byte {
 		uint64(0), uint64(0), uint64(0), uint64(0))
 }
 
-// TestGhostSourceClunked: a fid the shim walked itself (a ghost) is made known
+// TestShimOnlySourceClunked: a fid the shim walked itself (a shim-only fid) is taught
 // to p9 by walking it again from the fid it came from; that fid being clunked,
 // replaced or turned into a created file in between must change nothing the
 // client sees. Issue 11: clone the root, walk the clone to a directory, clunk
@@ -35,7 +35,7 @@ func tsetattrSize(fid uint32, size uint64) []byte {
 // Tsetattr of the size answered ESTALE. Every step of each sequence goes to
 // the real server and to one where p9 answers everything; the replies must be
 // byte-identical, and the files hold what was written.
-func TestGhostSourceClunked(t *testing.T) {
+func TestShimOnlySourceClunked(t *testing.T) {
 	e := newEnv(t)
 	_, refAddr := p9Only(t, e)
 	if err := os.Mkdir(filepath.Join(e.export, "d"), 0o755); err != nil {
