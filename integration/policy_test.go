@@ -402,17 +402,16 @@ func TestPolicyMetaTree(t *testing.T) {
 // waitPolicy waits until health's policy state satisfies ok.
 func waitPolicy(t *testing.T, d *semfstest.Daemon, what string, ok func(*client.Health) bool) *client.Health {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		h, err := d.Client.Health(d.Context())
+	var h client.Health
+	d.WaitFor(t, "the policy: "+what, func() error {
+		var err error
+		h, err = d.Client.Health(d.Context())
 		if err == nil && h.Policy != nil && ok(&h) {
-			return &h
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("policy never %s: %+v %v", what, h.Policy, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("health's policy: %+v %v", h.Policy, err)
+	})
+	return &h
 }
 
 func TestPolicyReload(t *testing.T) {
