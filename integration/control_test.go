@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/embed/embedtest"
@@ -292,7 +291,7 @@ func TestTagsSurviveRestartAndReconcile(t *testing.T) {
 	d.Restart()
 	ctx = d.Context()
 	// stderr is copied on its own goroutine: give the line a moment to arrive.
-	if !d.WaitLog("index reconciled", 5*time.Second) {
+	if !d.WaitLog("index reconciled", semfstest.WaitBound) {
 		t.Errorf("the daemon did not report its reconcile:\n%s", d.Log())
 	}
 	check := func(p, task string) {
@@ -331,7 +330,7 @@ func TestKeywordOnlyWithoutModel(t *testing.T) {
 	writeFiles(t, data, map[string]string{"notes/login.md": "x", "other.md": "y"})
 	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: filepath.Join(t.TempDir(), "no-model-here")})
 	ctx := d.Context()
-	if !d.WaitLog("keyword-only", 5*time.Second) {
+	if !d.WaitLog("keyword-only", semfstest.WaitBound) {
 		t.Fatalf("the daemon did not log why search is keyword-only:\n%s", d.Log())
 	}
 	d.Client.Tag(ctx, client.TagRequest{Path: "notes/login.md", Task: "fix authentication bug"})

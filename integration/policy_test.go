@@ -300,7 +300,7 @@ func TestPolicyControlSocket(t *testing.T) {
 		if bytes.Contains(b, []byte("secrets")) {
 			t.Errorf("a hidden path reached the metrics")
 		}
-		if !d.WaitLog("policy denied", 10*time.Second) {
+		if !d.WaitLog("policy denied", semfstest.WaitBound) {
 			t.Errorf("no denial in the log")
 		}
 	})
@@ -440,7 +440,7 @@ func TestPolicyReload(t *testing.T) {
 	if out, _, _ := d.Run("status"); !strings.Contains(out, "the last reload failed") {
 		t.Errorf("semfs status does not show the failed reload:\n%s", out)
 	}
-	if !d.WaitLog("policy reload failed", 10*time.Second) {
+	if !d.WaitLog("policy reload failed", semfstest.WaitBound) {
 		t.Error("the failed reload was not logged")
 	}
 	if got := sorted(agent.query("launch", 0)); got != "agent/mine.txt,mail/m.txt" {
@@ -475,7 +475,7 @@ func TestPolicyReload(t *testing.T) {
 	if err := syscall.Kill(d.PID(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	if !d.WaitLog("SIGHUP: reloading the policy", 10*time.Second) {
+	if !d.WaitLog("SIGHUP: reloading the policy", semfstest.WaitBound) {
 		t.Error("SIGHUP did not reload")
 	}
 	waitPolicy(t, d, "reloaded by SIGHUP", func(h *client.Health) bool { return h.Policy.Loaded.After(before) })
