@@ -9,12 +9,15 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/embed/embedtest"
+	"github.com/semfs/semfs/server/servertest"
 	"github.com/tidwall/buntdb"
 )
 
@@ -471,12 +474,32 @@ func applyCreateTouch(b *testing.B, x *Index, i int, at time.Time) {
 // persister and merger), waited out after the last op. On a 2-core machine
 // that background work competes with the NFS client and the serving thread,
 // so it is part of a create's cost even though no caller waits for it.
+// bleveIdle reports whether Bleve's persister and merger have caught up with
+// its latest snapshot: scorch's own "index_bgthreads_active", read from its
+// counters rather than StatsMap, which walks every segment and would add the
+// polling's CPU to what a benchmark counts.
+func bleveIdle(tb testing.TB, x *Index) bool {
+	adv, err := x.bl.Advanced()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		tb.Fatalf("Bleve's index is a %T, not scorch: no persister to wait for", adv)
+	}
+	st := s.Stats().(*scorch.Stats)
+	root := atomic.LoadUint64(&st.CurRootEpoch)
+	return atomic.LoadUint64(&st.LastPersistedEpoch) == root && atomic.LoadUint64(&st.LastMergedEpoch) == root
+}
+
 func BenchmarkApplyCreateCPU(b *testing.B) {
 	x := openUntagged(b, 10_000)
 	at := time.Now()
 	settle := func() {
 		x.flushBleve()
-		time.Sleep(3 * time.Second) // the persister and merger's work on the last batches
+		// The persister and merger's work on the last batches: until both
+		// have reached Bleve's latest snapshot.
+		servertest.WaitForWithin(b, "Bleve's persister and merger to catch up", time.Minute, func() bool { return bleveIdle(b, x) })
 	}
 	settle()
 	cpu0 := processCPU(b)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // The Bleve batch that bleveBatchMax pending changes force runs beside the
@@ -67,19 +69,18 @@ func TestForcedBleveBatchRunsBesideWriters(t *testing.T) {
 	}
 	// A query waits for the batch in flight, then sends what came after it.
 	answered := make(chan []Result, 1)
+	returned := make(chan struct{})
 	go func() {
+		defer close(returned)
 		res, err := x.Query(context.Background(), Query{Text: "file00007", Limit: 5})
 		if err != nil {
 			t.Error(err)
 		}
 		answered <- res
 	}()
-	select {
-	case res := <-answered:
-		close(release)
-		t.Fatalf("a query answered before the Bleve batch in flight ended: %v", res)
-	case <-time.After(100 * time.Millisecond):
-	}
+	// The query parked in flushBleve (on the batch's lock) is the proof it
+	// waits for the batch; WaitParked fails if it answers first instead.
+	servertest.WaitParked(t, "(*Index).flushBleve(", returned)
 	close(release)
 	res := <-answered
 	if len(res) == 0 || res[0].Path != "d/file00007.txt" {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/semfs/semfs/client"
@@ -46,7 +45,7 @@ func TestBackingDirectoryMovedUnderTheDaemon(t *testing.T) {
 		f.Close()
 		t.Fatal("NFS create with the backing directory gone succeeded")
 	}
-	if !d.WaitLog("backing directory was moved or removed", 10*time.Second) {
+	if !d.WaitLog("backing directory was moved or removed", semfstest.WaitBound) {
 		t.Fatalf("the daemon did not log it:\n%s", d.Log())
 	}
 	if n := strings.Count(d.Log(), "backing directory was moved or removed; every operation fails"); n != 1 {

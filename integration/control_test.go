@@ -13,13 +13,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/embed/embedtest"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/integration/semfstest"
 	"github.com/semfs/semfs/server/control"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // writeFiles puts files straight into a backing directory (as a process outside
@@ -275,14 +275,23 @@ func TestTagsSurviveRestartAndReconcile(t *testing.T) {
 	must(os.Rename(filepath.Join(data, "move-me.md"), filepath.Join(data, "moved.md")))
 	must(os.Rename(filepath.Join(data, "dir"), filepath.Join(data, "dir2")))
 	must(os.Remove(filepath.Join(data, "delete-me.md")))
-	time.Sleep(20 * time.Millisecond)
-	must(os.WriteFile(filepath.Join(data, "edit-me.md"), []byte("edited, longer"), 0o644))
-	must(os.WriteFile(filepath.Join(data, "new.md"), []byte("n"), 0o644))
+	// The reconcile takes an edit for one when the file's mtime is after the
+	// record's updatedAt. The file system's clock may tick coarsely (a
+	// jiffy) and lag the daemon's: write until the mtime is past it, rather
+	// than sleep for what a tick might be.
 	editedBefore, _ := findPath(before, "edit-me.md")
+	edit := filepath.Join(data, "edit-me.md")
+	servertest.WaitFor(t, "the edit's mtime to pass the record's updatedAt", func() bool {
+		must(os.WriteFile(edit, []byte("edited, longer"), 0o644))
+		fi, err := os.Stat(edit)
+		must(err)
+		return fi.ModTime().After(editedBefore.UpdatedAt)
+	})
+	must(os.WriteFile(filepath.Join(data, "new.md"), []byte("n"), 0o644))
 	d.Restart()
 	ctx = d.Context()
 	// stderr is copied on its own goroutine: give the line a moment to arrive.
-	if !d.WaitLog("index reconciled", 5*time.Second) {
+	if !d.WaitLog("index reconciled", semfstest.WaitBound) {
 		t.Errorf("the daemon did not report its reconcile:\n%s", d.Log())
 	}
 	check := func(p, task string) {
@@ -321,7 +330,7 @@ func TestKeywordOnlyWithoutModel(t *testing.T) {
 	writeFiles(t, data, map[string]string{"notes/login.md": "x", "other.md": "y"})
 	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: filepath.Join(t.TempDir(), "no-model-here")})
 	ctx := d.Context()
-	if !d.WaitLog("keyword-only", 5*time.Second) {
+	if !d.WaitLog("keyword-only", semfstest.WaitBound) {
 		t.Fatalf("the daemon did not log why search is keyword-only:\n%s", d.Log())
 	}
 	d.Client.Tag(ctx, client.TagRequest{Path: "notes/login.md", Task: "fix authentication bug"})

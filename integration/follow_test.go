@@ -2,39 +2,39 @@ package integration_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/integration/semfstest"
 )
 
 // waitIndexed waits until the control socket answers for p as want says
-// (present or gone). docs/backing-directory.md promises a delay of about a second at most;
-// 20 s is only a failure bound for a loaded machine.
+// (present or gone). docs/backing-directory.md promises a delay of about a
+// second at most; semfstest.WaitBound is only a failure bound for a loaded
+// machine.
 func waitIndexed(t *testing.T, d *semfstest.Daemon, p string, present bool) client.Record {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		rec, err := d.Client.File(d.Context(), p)
+	var rec client.Record
+	d.WaitFor(t, fmt.Sprintf("%s to be indexed (present=%v)", p, present), func() error {
+		var err error
+		rec, err = d.Client.File(d.Context(), p)
 		var ae *client.APIError
 		switch {
 		case present && err == nil:
-			return rec
+			return nil
 		case !present && errors.As(err, &ae) && ae.Code == client.CodeNotFound:
-			return rec
+			return nil
 		case err != nil && !errors.As(err, &ae):
 			t.Fatalf("GET %s: %v", p, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: present=%v not reached within 20s (last: %+v %v)\n%s", p, present, rec, err, d.Log())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("GET %s: %+v %v", p, rec, err)
+	})
+	return rec
 }
 
 // The running daemon follows what host processes do in the backing directory,

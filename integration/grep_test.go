@@ -272,19 +272,17 @@ func indexable(t *testing.T, dir string) map[string]bool {
 	return out
 }
 
+// waitContentSettled waits until the content index has read every file it
+// was told of (none pending) and holds some.
 func waitContentSettled(t *testing.T, d *semfstest.Daemon) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	d.WaitFor(t, "the content index to settle", func() error {
 		h, err := d.Client.Health(context.Background())
 		if err == nil && h.Content != nil && h.Content.Pending == 0 && h.Content.Files > 0 {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("content index did not settle: %+v %v", h.Content, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("health's content: %+v %v", h.Content, err)
+	})
 }
 
 func TestGrepMatchesGNUGrep(t *testing.T) {

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/integration/semfstest"
@@ -109,7 +109,7 @@ func TestGrepFollowsHostChangesAndRestarts(t *testing.T) {
 	// Host writes: found once the watcher saw them (a wait on the answer).
 	os.WriteFile(filepath.Join(data, "host.txt"), []byte("delta three\n"), 0o644)
 	os.Remove(filepath.Join(data, "a.txt"))
-	waitGrep(t, c, "one|two|three", []string{"b/c.txt:1", "host.txt:1"})
+	waitGrep(t, d, "one|two|three", []string{"b/c.txt:1", "host.txt:1"})
 	// The index is saved at a clean stop and used at the next start: only
 	// changed files are read again.
 	d.Stop()
@@ -154,19 +154,16 @@ func TestGrepFollowsHostChangesAndRestarts(t *testing.T) {
 	}
 }
 
-func waitGrep(t *testing.T, c *client.Client, pattern string, want []string) {
+// waitGrep waits until grep for pattern answers want (the content index
+// has followed a change made behind the daemon's back).
+func waitGrep(t *testing.T, d *semfstest.Daemon, pattern string, want []string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got := grepPairs(t, c, client.GrepRequest{Pattern: pattern})
-		if slices.Equal(got, want) {
-			return
+	d.WaitFor(t, fmt.Sprintf("grep %q to answer %v", pattern, want), func() error {
+		if got := grepPairs(t, d.Client, client.GrepRequest{Pattern: pattern}); !slices.Equal(got, want) {
+			return fmt.Errorf("grep %q: %v", pattern, got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("grep %q: %v, want %v", pattern, got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Bad requests are refused with 400 and say why; the default limit is 1,000

@@ -57,17 +57,12 @@ func procRSS(t *testing.T, pid int) int64 {
 // hung-up connection as soon as it reads the EOF.
 func settle(t *testing.T, d *semfstest.Daemon, want int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got := procFDs(t, d.PID())
-		if got <= want {
-			return
+	d.WaitFor(t, fmt.Sprintf("%s: the daemon's descriptors back to %d (else connections leaked)", what, want), func() error {
+		if got := procFDs(t, d.PID()); got > want {
+			return fmt.Errorf("the daemon holds %d descriptors", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: the daemon holds %d descriptors, %d before: connections leaked\n%s", what, got, want, d.Log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // healthy fails unless the daemon process runs and its control socket answers.
@@ -267,7 +262,7 @@ func closedWithin(c net.Conn, bound, tick time.Duration, drip []byte) bool {
 		select {
 		case <-closed:
 			return time.Now().Before(deadline)
-		case <-time.After(tick):
+		case <-time.After(tick): // the drip's pace is what is tested
 		}
 		if len(drip) > 0 {
 			if _, err := c.Write(drip[i%len(drip) : i%len(drip)+1]); err != nil {
@@ -347,30 +342,24 @@ func TestHostileConnectionCap(t *testing.T) {
 			c.Close()
 		}
 		// Once they are gone, the door serves again.
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		d.WaitFor(t, door+": the door to serve again after the held connections closed", func() error {
 			c := dialDoor(t, d, door)
+			defer c.Close()
 			c.SetReadDeadline(time.Now().Add(2 * time.Second))
-			var ok bool
 			if door == "nfs" {
 				c.Write(rpcCall(12, 100003, 3, 0, nil))
-				rep, err := readReply(c)
-				ok = err == nil && len(rep) >= 24
-			} else {
-				c.Write(hangUps("9p")["then random"][:21])
-				var hdr [7]byte
-				_, err := io.ReadFull(c, hdr[:])
-				ok = err == nil && hdr[4] == 101
+				if rep, err := readReply(c); err != nil || len(rep) < 24 {
+					return fmt.Errorf("NULL call: %d bytes, %v", len(rep), err)
+				}
+				return nil
 			}
-			c.Close()
-			if ok {
-				break
+			c.Write(hangUps("9p")["then random"][:21])
+			var hdr [7]byte
+			if _, err := io.ReadFull(c, hdr[:]); err != nil || hdr[4] != 101 {
+				return fmt.Errorf("Tversion: type %d, %v", hdr[4], err)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: the door did not serve again after the held connections closed", door)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	healthy(t, d)
 }

@@ -855,7 +855,7 @@ func TestMetaShadowedRealFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := semfstest.Start(t, semfstest.Options{ModelDir: "off", Data: data})
-	if !d.WaitLog("bears the --meta-dir name", 10*time.Second) {
+	if !d.WaitLog("bears the --meta-dir name", semfstest.WaitBound) {
 		t.Errorf("a real .semfs was not reported at start:\n%s", d.Log())
 	}
 	for _, p := range apiOrder(t, d, "semfs", 0) {

@@ -300,7 +300,7 @@ func TestPolicyControlSocket(t *testing.T) {
 		if bytes.Contains(b, []byte("secrets")) {
 			t.Errorf("a hidden path reached the metrics")
 		}
-		if !d.WaitLog("policy denied", 10*time.Second) {
+		if !d.WaitLog("policy denied", semfstest.WaitBound) {
 			t.Errorf("no denial in the log")
 		}
 	})
@@ -402,17 +402,16 @@ func TestPolicyMetaTree(t *testing.T) {
 // waitPolicy waits until health's policy state satisfies ok.
 func waitPolicy(t *testing.T, d *semfstest.Daemon, what string, ok func(*client.Health) bool) *client.Health {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		h, err := d.Client.Health(d.Context())
+	var h client.Health
+	d.WaitFor(t, "the policy: "+what, func() error {
+		var err error
+		h, err = d.Client.Health(d.Context())
 		if err == nil && h.Policy != nil && ok(&h) {
-			return &h
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("policy never %s: %+v %v", what, h.Policy, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("health's policy: %+v %v", h.Policy, err)
+	})
+	return &h
 }
 
 func TestPolicyReload(t *testing.T) {
@@ -441,7 +440,7 @@ func TestPolicyReload(t *testing.T) {
 	if out, _, _ := d.Run("status"); !strings.Contains(out, "the last reload failed") {
 		t.Errorf("semfs status does not show the failed reload:\n%s", out)
 	}
-	if !d.WaitLog("policy reload failed", 10*time.Second) {
+	if !d.WaitLog("policy reload failed", semfstest.WaitBound) {
 		t.Error("the failed reload was not logged")
 	}
 	if got := sorted(agent.query("launch", 0)); got != "agent/mine.txt,mail/m.txt" {
@@ -476,7 +475,7 @@ func TestPolicyReload(t *testing.T) {
 	if err := syscall.Kill(d.PID(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	if !d.WaitLog("SIGHUP: reloading the policy", 10*time.Second) {
+	if !d.WaitLog("SIGHUP: reloading the policy", semfstest.WaitBound) {
 		t.Error("SIGHUP did not reload")
 	}
 	waitPolicy(t, d, "reloaded by SIGHUP", func(h *client.Health) bool { return h.Policy.Loaded.After(before) })

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // logCount is a slog handler counting records whose message holds a word.
@@ -192,18 +193,11 @@ func TestBackingCheckedInBackground(t *testing.T) {
 	if err := os.Rename(dir, filepath.Join(base, "elsewhere")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second) // a failure bound, not a measurement
-	for {
-		_, err := fsys.ReadDir(context.Background(), "")
-		if err != nil {
-			wantGone(t, "readdir", err)
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the background check never noticed the directory was renamed away")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	servertest.WaitFor(t, "the background check to notice the directory was renamed away", func() bool {
+		_, err = fsys.ReadDir(context.Background(), "")
+		return err != nil
+	})
+	wantGone(t, "readdir", err)
 }
 
 // TestNewNamesMustBeUTF8: a name that is not UTF-8 could never be tagged (the

@@ -228,6 +228,9 @@ func TestBatcherLingerAfterEarlyFlush(t *testing.T) {
 		if err := b.Apply(ctx, Change{Op: ChangeCreate, Path: "a"}); err != nil { // timer: 4 steps
 			t.Fatal(err)
 		}
+		// The sleeps are what is tested (a linger's length), on synctest's
+		// fake clock: they return when every goroutine in the bubble waits
+		// and the clock has moved, so they wait for no real time.
 		time.Sleep(3 * step)
 		if err := b.FlushHere(ctx); err != nil {
 			t.Fatal(err)

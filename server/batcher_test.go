@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 func TestBatcherKeepsOrderAndFlushes(t *testing.T) {
@@ -37,7 +38,7 @@ func TestBatcherKeepsOrderAndFlushes(t *testing.T) {
 	}()
 	// The producer parked inside Apply (not done) while the applier is stuck:
 	// the queue is bounded.
-	waitParked(t, "(*Batcher).Apply", done)
+	servertest.WaitParked(t, "(*Batcher).Apply", done)
 	close(gate)
 	<-done
 	if err := b.Flush(ctx); err != nil {

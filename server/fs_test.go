@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // recorder is a real Sink that keeps every change, in order.
@@ -184,16 +185,12 @@ func TestWritesAreCoalescedWithoutClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := f.rec.find(server.ChangeWrite, "log"); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no write change after the quiet period")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// The write change comes when the writes have been quiet for a while;
+	// the 100 writes above were all done before it, so it must be the only one.
+	servertest.WaitFor(t, "a write change after the quiet period", func() bool {
+		_, ok := f.rec.find(server.ChangeWrite, "log")
+		return ok
+	})
 	n := 0
 	for _, c := range f.rec.all() {
 		if c.Op == server.ChangeWrite {
@@ -419,7 +416,7 @@ func TestFreezeHoldsWritesBack(t *testing.T) {
 			close(wrote)
 		}()
 		// The writer parked inside WriteAt is the proof it is held back.
-		waitParked(t, "(*File).WriteAt", wrote)
+		servertest.WaitParked(t, "(*File).WriteAt", wrote)
 		b, _ := os.ReadFile(filepath.Join(f.dir, "a"))
 		if len(b) != 0 {
 			return errors.New("data changed during Freeze")

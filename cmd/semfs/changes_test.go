@@ -12,6 +12,7 @@ import (
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/server"
+	"github.com/semfs/semfs/server/servertest"
 )
 
 // BenchmarkCreateThroughIndex creates 2,000 files of 4 KiB through the core
@@ -90,9 +91,10 @@ func createThroughIndex(b *testing.B, watch bool) {
 			if err := os.WriteFile(filepath.Join(data, "marker"), nil, 0o644); err != nil {
 				b.Fatal(err)
 			}
-			for _, err := idx.Get("marker"); err != nil; _, err = idx.Get("marker") {
-				time.Sleep(time.Millisecond)
-			}
+			servertest.WaitFor(b, "the watcher to index the marker written after the burst", func() bool {
+				_, err := idx.Get("marker")
+				return err == nil
+			})
 			b.ReportMetric(float64(w.Stats().Batches), "batches")
 			w.Close()
 			os.Remove(filepath.Join(data, "marker"))

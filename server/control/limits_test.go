@@ -56,6 +56,9 @@ func TestDribblingClientIsCutOff(t *testing.T) {
 			case <-stop:
 				return
 			case <-time.After(10 * time.Millisecond):
+				// The pace is what is tested: a body dribbled a byte at a
+				// time must be cut off by the body timeout (300 ms) long
+				// before its 4,000 bytes (40 s at this pace) have arrived.
 			}
 			if _, err := c.Write([]byte{body[n]}); err != nil {
 				return
@@ -76,7 +79,7 @@ func TestDribblingClientIsCutOff(t *testing.T) {
 	io.WriteString(h, "GET /v1/he")
 	go func() {
 		for _, b := range []byte("alth HTTP/1.1\r\nHost: semfs\r\n") {
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // the pace is what is tested: a header dribbled slowly
 			if _, err := h.Write([]byte{b}); err != nil {
 				return
 			}
@@ -192,6 +195,8 @@ func TestSlowAnswerIsNotCutByBodyTimeout(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(4 * bodyTimeout):
+			// The length is what is tested: an answer that takes longer
+			// than the body timeout must still be given.
 			return nil
 		}
 	}

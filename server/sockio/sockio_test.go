@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/semfs/semfs/server/servertest"
 	"golang.org/x/sys/unix"
 )
 
@@ -123,11 +124,15 @@ func TestSockIODeadlinesAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	errc := make(chan error, 1)
+	returned := make(chan struct{})
 	go func() {
+		defer close(returned)
 		_, err := ra.Read(make([]byte, 8))
 		errc <- err
 	}()
-	time.Sleep(10 * time.Millisecond) // let the read park; the test holds either way
+	// Close once the read waits in the poller: a Close before it would test
+	// a read of a closed connection, not the end of a blocked one.
+	servertest.WaitParked(t, "sockio.(*Conn).Read(", returned)
 	a.Close()
 	select {
 	case err := <-errc:
