@@ -11,12 +11,12 @@ import (
 // shortcuts: atime and ctime are the mtime, space used is the size and fsid is
 // 0. A client then never sees a read move atime or a chmod move ctime (make,
 // rsync and backup tools decide by ctime), and du reports sizes, not blocks.
-// The fast path encodes the real values (appendFattr); for go-nfs's replies the
-// adapter remembers the attributes it handed go-nfs for the call (request.seen)
-// and the rewriter writes the real values over go-nfs's, by fileid, in every
-// fattr3 and wcc pre-op attribute of the reply. Replies too large to buffer
-// (READ and READDIRPLUS, which the fast path answers unless it is off) pass
-// through as go-nfs wrote them, unless the fast path is off (rpcConn.bufferAll).
+// The adapter's own answers encode the real values (appendFattr); for the
+// procedures go-nfs still answers (READLINK, MKDIR, SYMLINK, REMOVE, RMDIR,
+// RENAME, LINK, FSSTAT, FSINFO, PATHCONF) the adapter remembers the
+// attributes it handed go-nfs for the call (request.seen) and the rewriter
+// writes the real values over go-nfs's, by fileid, in every fattr3 and wcc
+// pre-op attribute of the reply.
 
 // used is the space a file takes on disk, as fattr3.used wants it.
 func used(a server.Attr) uint64 { return uint64(max(a.Blocks, 0)) * 512 }
@@ -120,21 +120,11 @@ func completeAttrs(r *request, msg []byte, fsid uint64) {
 		}
 	}
 	switch r.proc {
-	case procGetattr:
-		if ok {
-			fattr()
-		}
-	case procSetattr, procWrite, procRemove, procRmdir, procCommit:
+	case procRemove, procRmdir:
 		wcc()
-	case procLookup:
-		if ok {
-			_ = x.opaque(maxHandleOpaque)
-			postOp()
-		}
+	case procReadlink, procFsinfo, procFsstat, procPathconf:
 		postOp()
-	case procAccess, 5 /* READLINK */, procRead, procFsinfo, 18 /* FSSTAT */, 20 /* PATHCONF */, 16 /* READDIR */ :
-		postOp()
-	case procCreate, procMkdir, procSymlink, procMknod:
+	case procMkdir, procSymlink:
 		if ok {
 			postOpFH()
 			postOp()
@@ -146,19 +136,6 @@ func completeAttrs(r *request, msg []byte, fsid uint64) {
 	case procLink:
 		postOp()
 		wcc()
-	case procReaddirplus:
-		postOp()
-		if !ok {
-			return
-		}
-		x.skip(8) // cookieverf
-		for x.ok && x.uint32() == 1 {
-			_ = x.uint64()
-			_ = x.opaque(1 << 16)
-			_ = x.uint64()
-			postOp()
-			postOpFH()
-		}
 	}
 }
 

@@ -149,8 +149,8 @@ func verfMatches(a server.Attr, v [8]byte) bool {
 
 func (b *billyFS) Open(name string) (billy.File, error) { return b.OpenFile(name, os.O_RDONLY, 0) }
 
-// OpenFile opens an existing regular file through the descriptor cache. go-nfs
-// opens for READ, WRITE and SETATTR's size change; it never creates here.
+// OpenFile opens an existing regular file through the descriptor cache: only
+// go-nfs's attribute setting does, for a size (see billyFile).
 func (b *billyFS) OpenFile(name string, flag int, perm os.FileMode) (f billy.File, err error) {
 	defer b.h.guard("open", &err)
 	p, err := b.begin("open", name)
@@ -189,11 +189,6 @@ func (b *billyFS) Lstat(name string) (fi os.FileInfo, err error) {
 		}
 	}
 	err = b.done("lstat", p, nil)
-	if r := b.req(); r != nil && r.prog == progNFS && r.proc == procWrite && a.IsDir() {
-		// go-nfs refuses to WRITE anything but a regular file with INVAL; a
-		// directory is ISDIR, as Linux's nfsd and the fast path say.
-		r.fail(nfs3ErrIsDir)
-	}
 	_, base := server.Split(p)
 	return newFileInfo(base, a), err
 }
@@ -311,30 +306,13 @@ func (b *billyFS) setAttr(op, name string, sa server.SetAttr) (err error) {
 	return b.done(op, p, err)
 }
 
-// existingCreated reports that the current call is a CREATE that found its
-// name already there (UNCHECKED: GUARDED and EXCLUSIVE fail or retransmit before
-// attributes). Such a create sets only a size, as Linux's nfsd does: go-nfs
-// would also apply the mode, owner and times asked for a new file to the
-// existing one (differential finding N5: "create a 0644; create a 0755" left
-// mode 0755, ganesha and nfsd 0644).
-// A CREATE touches one name, so the call having made a file (fresh, set by
-// Create; each call is a new request) says which.
-func (b *billyFS) existingCreated() bool {
-	r := b.req()
-	return r.proc == procCreate && b.h.fresh.r != r
-}
-
 func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
 	defer b.h.guard("chmod", &err)
 	defer b.h.invalidate()
-	if b.existingCreated() {
-		return nil
-	}
 	if b.req().proc == procSymlink {
 		return nil // a symlink's own mode is meaningless on Linux; the create already happened
 	}
-	// go-nfs passes permission bits only; the fast path's CREATE passes
-	// setuid, setgid and sticky too, as Go's bits (server.PermOf).
+	// go-nfs passes permission bits only.
 	m := mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	return b.setAttr("chmod", name, server.SetAttr{Mode: &m})
 }
@@ -342,42 +320,18 @@ func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
 func (b *billyFS) Lchown(name string, uid, gid int) (err error) {
 	defer b.h.guard("chown", &err)
 	defer b.h.invalidate()
-	if b.existingCreated() {
-		return nil
-	}
 	u, g := uint32(uid), uint32(gid)
 	return b.setAttr("chown", name, server.SetAttr{UID: &u, GID: &g})
 }
 
 func (b *billyFS) Chown(name string, uid, gid int) error { return b.Lchown(name, uid, gid) }
 
-// Chtimes applies SETATTR's times as the client asked: go-nfs passes the current
-// mtime for a time the client left alone and its own clock for
-// SET_TO_SERVER_TIME; the record stream kept the real set_it modes.
+// Chtimes applies the times of a MKDIR's or SYMLINK's sattr3 (go-nfs passes
+// the current mtime for a time the client left alone).
 func (b *billyFS) Chtimes(name string, atime, mtime time.Time) (err error) {
 	defer b.h.guard("chtimes", &err)
 	defer b.h.invalidate()
-	if b.existingCreated() {
-		return nil
-	}
-	r := b.req()
-	sa := server.SetAttr{Atime: &atime, Mtime: &mtime}
-	if r.proc == procSetattr && r.hasTimeHow {
-		sa = server.SetAttr{}
-		switch r.atimeHow {
-		case timeServer:
-			sa.AtimeNow = true
-		case timeClient:
-			sa.Atime = &atime
-		}
-		switch r.mtimeHow {
-		case timeServer:
-			sa.MtimeNow = true
-		case timeClient:
-			sa.Mtime = &mtime
-		}
-	}
-	return b.setAttr("chtimes", name, sa)
+	return b.setAttr("chtimes", name, server.SetAttr{Atime: &atime, Mtime: &mtime})
 }
 
 // Link serves LINK. The record stream rewrote the call so that target carries the

@@ -281,20 +281,6 @@ func checkNFSArgs(proc uint32, x *xdrReader) (ok, badType bool) {
 	return x.ok, badType && x.ok
 }
 
-// clampReaddir lowers a READDIR call's count to the transfer size FSINFO
-// advertises, in place (go-nfs fills a reply up to whatever count says; the
-// fast path clamps READDIRPLUS itself). body is a call checkCall accepted.
-func clampReaddir(body []byte, argsOff int) {
-	x := newXDRReader(body)
-	x.off = argsOff
-	_ = x.opaque(maxHandleOpaque)
-	x.skip(16) // cookie, cookieverf
-	off := x.off
-	if count := x.uint32(); x.ok && count > maxTransfer {
-		binary.BigEndian.PutUint32(body[off:], maxTransfer)
-	}
-}
-
 // symlinkTargetOffset returns where a SYMLINK call's target bytes start in
 // body (a call checkCall accepted), 0 if not found. go-nfs reads the target
 // with a single Read through a 4 KiB bufio.Reader (go-nfs-client's ReadOpaque),

@@ -1,7 +1,6 @@
 package nfs
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,13 +37,14 @@ type fastArgs struct {
 	dircount, maxcount uint32
 	stable             uint32 // WRITE
 	data               []byte
-	how                uint32  // CREATE: UNCHECKED or GUARDED (EXCLUSIVE: see createHow on the request)
-	mode               *uint32 // CREATE: the mode sattr3 sets, if any
-	body               []byte  // SETATTR, MKNOD: the record body, decoded by their answers
+	how                uint32 // CREATE: UNCHECKED or GUARDED (EXCLUSIVE: see createHow on the request)
+	attrs              sattr3 // CREATE: what the new file's sattr3 sets
+	body               []byte // SETATTR, MKNOD: the record body, decoded by their answers
 }
 
-// decodeFast decodes the arguments of a call r.fast() accepts; false leaves the
-// call to go-nfs, which answers malformed arguments its own way.
+// decodeFast decodes the arguments of a call r.fast() accepts. checkCall has
+// already bounded every field, so false (arguments it cannot read) is
+// answered GARBAGE_ARGS (serveFast).
 func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
 	x := newXDRReader(body)
 	x.off = r.argsOff
@@ -73,7 +73,7 @@ func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
 		a.off, count, a.stable = x.uint64(), x.uint32(), x.uint32()
 		a.data = x.opaque(len(body))
 		if a.stable > 2 {
-			return a, false // go-nfs answers malformed calls
+			return a, false // checkCall refuses it first
 		}
 		if uint32(len(a.data)) > count {
 			a.data = a.data[:count]
@@ -84,10 +84,9 @@ func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
 	return a, x.ok
 }
 
-// decodeCreateHow reads CREATE's createhow3 into a, and says whether the fast
-// path answers it: UNCHECKED or GUARDED setting at most the mode, and EXCLUSIVE
-// (which go-nfs is handed as UNCHECKED with nothing set, see parseCall). A
-// create that also sets owner, size or times, and a bad mode, are go-nfs's.
+// decodeCreateHow reads CREATE's createhow3 into a: UNCHECKED and GUARDED
+// with their sattr3, EXCLUSIVE as UNCHECKED with nothing set (billyFS.Create
+// keeps its verifier, which parseCall put on the request).
 func decodeCreateHow(x *xdrReader, a *fastArgs) bool {
 	a.how = x.uint32()
 	switch a.how {
@@ -96,30 +95,22 @@ func decodeCreateHow(x *xdrReader, a *fastArgs) bool {
 		a.how = createUnchecked
 		return true
 	case createUnchecked, createGuarded:
-	default:
-		return false
+		a.attrs = decodeSattr3(x)
+		return true
 	}
-	if x.uint32() != 0 {
-		m := x.uint32()
-		a.mode = &m
-	}
-	for i := 0; i < 5; i++ { // uid, gid, size, atime, mtime: none set
-		if x.uint32() != 0 {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
-// serveFast answers r (whose record body is body) or returns nil to leave it to
-// go-nfs. It runs on the connection's serving goroutine, like go-nfs's handlers.
+// serveFast answers r, whose record body is body: every call r.fast()
+// accepts is answered here and nowhere else. It runs on the connection's
+// reading goroutine.
 //
 // GETATTR, LOOKUP, ACCESS and a READ whose data is in the page cache are
 // answered there with raw system calls only (answerInline).
 func (h *connHandler) serveFast(r *request, body []byte) []byte {
 	a, ok := decodeFast(r, body)
 	if !ok {
-		return nil
+		return h.garbageArgs(r)
 	}
 	switch r.proc {
 	case procGetattr, procLookup, procAccess:
@@ -132,6 +123,13 @@ func (h *connHandler) serveFast(r *request, body []byte) []byte {
 		// on an idle connection; workers.go).
 	}
 	return h.answerFast(r, a)
+}
+
+// garbageArgs is the reply to a call whose arguments cannot be decoded.
+func (h *connHandler) garbageArgs(r *request) []byte {
+	out := h.replyStart(r, 0)
+	out = out[:len(out)-8] // no accept_stat SUCCESS, no status
+	return h.replyEnd(appendUint32(out, acceptGarbageArgs))
 }
 
 // answerInline answers r on the connection's reading goroutine with raw
@@ -189,18 +187,6 @@ func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
 	return nil
 }
 
-// serveOwn is serveFast without the fast path (Options.NoFastPath): it answers
-// only what go-nfs would answer wrongly, ACCESS, which go-nfs grants whatever
-// the caller may do (see fastAccess), SETATTR and MKNOD (setattr.go), READDIR
-// (readdir.go), and leaves every other call to go-nfs.
-func (h *connHandler) serveOwn(r *request, body []byte) []byte {
-	switch r.proc {
-	case procAccess, procSetattr, procMknod, procReaddir:
-		return h.serveFast(r, body)
-	}
-	return nil
-}
-
 // replyStart begins an accepted reply with an NFS status in the connection's
 // reusable buffer.
 func (h *connHandler) replyStart(r *request, status uint32) []byte {
@@ -215,9 +201,8 @@ func (h *connHandler) replyStart(r *request, status uint32) []byte {
 	return appendUint32(out, status)
 }
 
-// failReply is a failed call's reply with post_op_attr "none": as go-nfs
-// answers every failure, so the two paths answer alike (RFC 1813 makes the
-// attributes optional).
+// failReply is a failed call's reply with post_op_attr "none" (RFC 1813
+// makes the attributes optional).
 func (h *connHandler) failReply(r *request, st uint32) []byte {
 	return h.replyEnd(appendPostOp(h.replyStart(r, st), nil, h.s.fsid))
 }
@@ -660,13 +645,9 @@ const (
 // root daemon): the bits the kernel grants the caller on the file, mapped as
 // Linux's nfsd maps them (a directory's MODIFY, EXTEND and DELETE need write
 // and search on it, LOOKUP needs search; a file's EXECUTE needs execute; DELETE
-// of a file is decided by its directory, so it is not granted here). Elsewhere
-// go-nfs answers as it always has.
+// of a file is decided by its directory, so it is not granted here). A daemon
+// that checks no caller grants every bit the policy grants (server.FS.Access).
 func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
-	ctx := server.WithIdentity(context.Background(), identity(r, ""))
-	if !h.s.fsys.ChecksPermissions(ctx) {
-		return nil
-	}
 	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
@@ -731,21 +712,27 @@ func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
 	return h.replyEnd(append(out, h.s.verf[:]...))
 }
 
-// fastCreate answers CREATE as go-nfs v0.0.4's onCreate does, with the same
-// billy and handler calls in the same order (so the same checks, statuses,
-// handle-map records and core calls), and encodes the reply itself: what is
-// saved is go-nfs's reflective decoding and encoding, its reply hand-off, and
-// the rewriter's pass over the reply, about a fifth of a create's CPU in the
-// daemon. The reply carries the new file's handle and attributes and the
-// directory's post-op attributes (no pre-op: go-nfs sends none).
+// fastCreate answers CREATE (RFC 1813 3.3.8). An UNCHECKED or GUARDED create
+// in a directory first tries to make the name, which nearly always succeeds;
+// when it does not, the name is looked up and the answer follows from what is
+// there (EXIST, NOTDIR, or an UNCHECKED create of an existing file, which
+// opens it). A new file then gets the attributes its sattr3 sets, in the order
+// a local open and its fchmod, fchown, ftruncate and utimensat would set them,
+// each as the caller; an existing one only the size, as Linux's nfsd does
+// (differential finding N5: "create a 0644; create a 0755" leaves 0644).
+// The reply carries the new file's handle and attributes and the directory's
+// post-op attributes (no pre-op).
 func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
-	// A failure carries go-nfs's status for the step, replaced by the one the
-	// adapter recorded on the call, as rewriteReply does on go-nfs's path.
+	// A failure carries the status of its step, replaced by the one the
+	// adapter recorded on the call from the core's error.
 	fail := func(st uint32) []byte {
 		if r.override != 0 {
 			st = r.override
 		}
 		return h.replyEnd(append(h.replyStart(r, st), 0, 0, 0, 0, 0, 0, 0, 0)) // wcc_data: none
+	}
+	if a.attrs.badTime {
+		return fail(nfs3ErrInval)
 	}
 	bfs, path, err := h.FromHandle(a.fh)
 	if err != nil {
@@ -756,16 +743,8 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 	// NAMETOOLONG) before anything is looked up.
 	newFile := append(path, a.name)
 	newPath := b.Join(newFile...)
-	// go-nfs first looks the name up (a path lookup that nearly always finds
-	// nothing), then creates. A new name in a directory the handle resolved to
-	// is created first instead: when that succeeds, go-nfs's lookup would have
-	// found nothing and its Create made the same call. Anything else (the
-	// name exists, the create fails) takes go-nfs's steps from the start,
-	// which see what the failed attempt left: nothing (a failed create
-	// changes nothing, and an UNCHECKED one over an existing file opens it,
-	// which go-nfs's own Create does as well).
 	// EXCLUSIVE comes here as UNCHECKED (decodeCreateHow); billyFS.Create
-	// keeps its verifier and retransmission rules on either path.
+	// keeps its verifier and retransmission rules.
 	var f billy.File
 	if dir, err := h.lstat(b.Join(path...)); err == nil && dir.IsDir() {
 		f, _ = b.Create(newPath)
@@ -794,24 +773,8 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 		return fail(nfs3ErrAcces)
 	}
 	fh := h.ToHandle(b, newFile)
-	// go-nfs's SetFileAttributes.Apply with at most a mode set.
-	if cur, err := b.Lstat(newPath); err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return fail(nfs3ErrNoEnt)
-		case errors.Is(err, fs.ErrPermission):
-			return fail(nfs3ErrAcces)
-		}
-	} else if a.mode != nil {
-		special := fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
-		if mode := server.PermOf(*a.mode); mode != cur.(*fileInfo).a.Mode&special {
-			if err := b.Chmod(newPath, mode); err != nil {
-				if errors.Is(err, fs.ErrPermission) {
-					return fail(nfs3ErrAcces)
-				}
-				return fail(nfs3ErrIO)
-			}
-		}
+	if st := h.createdAttrs(r, b, newPath, a.attrs); st != nfs3OK {
+		return fail(st)
 	}
 	out := h.replyStart(r, nfs3OK)
 	out = appendUint32(out, 1) // handle follows
@@ -819,6 +782,52 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 	out = h.appendTryStat(out, b, f.Name())
 	out = appendUint32(out, 0) // dir_wcc: no pre-op attributes
 	return h.replyEnd(h.appendTryStat(out, b, b.Join(path...)))
+}
+
+// createdAttrs applies a CREATE's sattr3 to the file at p, which the call
+// made (h.fresh) or found: all of it to a new file, only the size to an
+// existing one. It returns the call's status.
+func (h *connHandler) createdAttrs(r *request, b *billyFS, p string, s sattr3) uint32 {
+	fresh := h.fresh.r == r
+	if !fresh && s.size == nil {
+		return nfs3OK
+	}
+	cur, err := h.lstat(p)
+	if err != nil {
+		return status(r, err)
+	}
+	ctx := b.ctx()
+	defer h.invalidate()
+	sa := s.core()
+	if fresh {
+		// The mode first, and only when it changes anything (the create
+		// made the file 0644 under the daemon's umask rules).
+		special := fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+		if sa.Mode != nil && *sa.Mode != cur.Mode&special {
+			if _, err := h.s.fsys.SetAttr(ctx, p, server.SetAttr{Mode: sa.Mode}); err != nil {
+				return status(r, err)
+			}
+		}
+		if sa.UID != nil || sa.GID != nil {
+			if _, err := h.s.fsys.SetAttr(ctx, p, server.SetAttr{UID: sa.UID, GID: sa.GID}); err != nil {
+				return status(r, err)
+			}
+		}
+	}
+	if s.size != nil {
+		if err := h.setSize(b, p, cur, *s.size); err != nil {
+			return status(r, err)
+		}
+	}
+	if fresh {
+		times := server.SetAttr{Atime: sa.Atime, Mtime: sa.Mtime, AtimeNow: sa.AtimeNow, MtimeNow: sa.MtimeNow}
+		if !setAttrEmpty(times) {
+			if _, err := h.s.fsys.SetAttr(ctx, p, times); err != nil {
+				return status(r, err)
+			}
+		}
+	}
+	return nfs3OK
 }
 
 // appendTryStat appends p's post_op_attr as go-nfs's tryStat makes it (none

@@ -74,10 +74,9 @@ func (h *connHandler) current() *request {
 	return h.c.current()
 }
 
-var (
-	_ gonfs.Handler        = (*connHandler)(nil)
-	_ gonfs.CachingHandler = (*connHandler)(nil)
-)
+// connHandler is no gonfs.CachingHandler: go-nfs's only use of one is
+// READDIR and READDIRPLUS, which the adapter answers (fastpath.go, readdir.go).
+var _ gonfs.Handler = (*connHandler)(nil)
 
 func (h *connHandler) fsFor(id uint32, app string) *billyFS {
 	b := h.fss[id]
@@ -246,31 +245,13 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 }
 
 // FromHandle resolves a handle to its file's current path and the filesystem of
-// its mount's app. It is where a call learns its identity, where names the core
-// refuses stop the call, and where COMMIT syncs (go-nfs's COMMIT does nothing
-// else with the file).
+// its mount's app. It is where a call learns its identity and where names the
+// core refuses stop the call.
 func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string, err error) {
 	defer h.guard("resolve", &err)
 	b, p, err := h.resolveHandle(fh)
 	if err != nil {
 		return nil, nil, err
-	}
-	r := h.current()
-	if r.proc == procLookup && r.prog == progNFS {
-		// go-nfs looks a name up without asking whether the caller may
-		// search the directory; nfsd asks MAY_EXEC, as the fast path does.
-		if a, err := h.lstat(p); err == nil && a.IsDir() {
-			if err := h.s.fsys.CheckAccess(b.ctx(), "lookup", p, server.MayExec); err != nil {
-				return nil, nil, pathError(r, "lookup", p, err)
-			}
-		}
-	}
-	if r.proc == procCommit {
-		if err := h.s.commit(b.ctx(), p, h.resolvedID); err != nil {
-			h.s.log.Error("COMMIT: sync failed", "path", p, "err", err)
-			r.fail(nfs3ErrIO)
-			return nil, nil, err
-		}
 	}
 	if p == "" {
 		return b, nil, nil
@@ -321,38 +302,3 @@ func (h *connHandler) InvalidateHandle(billy.Filesystem, []byte) error { return 
 // HandleLimit is large because go-nfs also uses it to cap directory pages
 // (HandleLimit/2 entries); handles themselves are not limited.
 func (h *connHandler) HandleLimit() int { return 1 << 24 }
-
-// VerifierFor snapshots a fresh listing (cookie 0) under a new verifier.
-func (h *connHandler) VerifierFor(path string, contents []fs.FileInfo) uint64 {
-	return h.s.dirs.add(path, contents)
-}
-
-// DataForVerifier returns the snapshot a client is paging through. If it was
-// dropped (cache bound, restart), the directory is read again and kept under the
-// same verifier: the client goes on with positions in a fresh sorted listing,
-// which may repeat or skip entries changed meanwhile, rather than failing with
-// BADCOOKIE.
-func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.FileInfo) {
-	defer func() {
-		if v := recover(); v != nil {
-			h.s.log.Error("panic in DataForVerifier", "panic", fmt.Sprint(v))
-			out = nil
-		}
-	}()
-	if infos := h.s.dirs.get(path, verifier); infos != nil {
-		h.current().sawAll(infos)
-		return infos
-	}
-	p, err := server.CleanTreePath("readdir", path)
-	if err != nil {
-		return nil
-	}
-	infos, err := h.s.readDir(context.Background(), p)
-	if err != nil {
-		return nil
-	}
-	infos = h.viewInfos(p, infos)
-	h.s.dirs.put(verifier, path, infos)
-	h.current().sawAll(infos)
-	return infos
-}

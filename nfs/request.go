@@ -76,12 +76,8 @@ type request struct {
 	gids       [16]uint32 // AUTH_UNIX's supplementary gids (at most 16, RFC 5531), gids[:ngids]
 	ngids      int
 
-	stable     uint32  // WRITE: stable_how asked by the client
-	createHow  uint32  // CREATE: UNCHECKED, GUARDED or EXCLUSIVE (before rewriting)
-	verf       [8]byte // CREATE EXCLUSIVE: the client's verifier
-	atimeHow   uint32  // SETATTR: DONT_CHANGE, SET_TO_SERVER_TIME or SET_TO_CLIENT_TIME
-	mtimeHow   uint32
-	hasTimeHow bool
+	createHow uint32  // CREATE: UNCHECKED, GUARDED or EXCLUSIVE
+	verf      [8]byte // CREATE EXCLUSIVE: the client's verifier
 	// MKDIR: the mode asked for, setuid, setgid and sticky included (go-nfs
 	// passes the permission bits only); hasMode says one was sent.
 	mkdirMode uint32
@@ -205,51 +201,13 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 		r.badName = server.CheckName("name", s)
 	}
 	switch r.proc {
-	case procSetattr:
-		_ = x.opaque(maxHandleOpaque)
-		if x.uint32() != 0 {
-			x.skip(4) // mode
-		}
-		if x.uint32() != 0 {
-			x.skip(4) // uid
-		}
-		if x.uint32() != 0 {
-			x.skip(4) // gid
-		}
-		if x.uint32() != 0 {
-			x.skip(8) // size
-		}
-		r.atimeHow = x.uint32()
-		if r.atimeHow == timeClient {
-			x.skip(8)
-		}
-		r.mtimeHow = x.uint32()
-		r.hasTimeHow = x.ok
 	case procLookup:
 		name(true)
-	case procWrite:
-		_ = x.opaque(maxHandleOpaque)
-		_ = x.uint64() // offset
-		_ = x.uint32() // count
-		r.stable = x.uint32()
-		if !x.ok {
-			r.stable = 2 // unknown: go-nfs will refuse the call anyway; never claim less
-		}
 	case procCreate:
 		name(false)
-		howOff := x.off
 		r.createHow = x.uint32()
 		if r.createHow == createExclusive {
 			copy(r.verf[:], x.fixed(8))
-			if x.ok && whole {
-				// go-nfs v0.0.4 answers EXCLUSIVE with NOTSUPP. Hand it an
-				// UNCHECKED create with no attributes; the billy layer does the
-				// exclusive create and keeps the verifier (see billyfs.go).
-				out := append([]byte(nil), body[:howOff]...)
-				out = appendUint32(out, createUnchecked)
-				out = append(out, make([]byte, 24)...) // sattr3: nothing set
-				return r, out
-			}
 		}
 	case procMkdir:
 		name(false)

@@ -18,8 +18,8 @@ import (
 
 const (
 	lastFragment = 1 << 31
-	// replyBufferMax: replies that need rewriting are small (WRITE, CREATE, LINK,
-	// errors); anything larger passes through untouched.
+	// replyBufferMax: go-nfs's replies that need rewriting are small (LINK,
+	// FSINFO, errors, attributes); anything larger passes through untouched.
 	replyBufferMax = 64 << 10
 	// maxRecord bounds a call record, all its fragments together: go-nfs decodes
 	// a WRITE's data into memory whole, and FSINFO advertises 1 MiB transfers
@@ -101,9 +101,9 @@ type rpcConn struct {
 	// or a COMMIT goroutine): fastCommit answers inline on a connection that
 	// has not for sequentialCalls calls (commitlater.go).
 	calls, concurrentAt uint64
-	// fast answers a call itself (see connHandler.serveFast) and returns the
-	// reply record, an empty one when the reply will be sent later by another
-	// goroutine through replyNow, or nil to leave the call to go-nfs. The record may be reused
+	// fast answers a call request.fast accepts (connHandler.serveFast) and
+	// returns the reply record, or an empty one when the reply will be sent
+	// later by another goroutine through replyNow. The record may be reused
 	// once replyNow returns.
 	fast func(r *request, body []byte) []byte
 	// afterFast, if set, runs on the reading goroutine after each reply fast
@@ -135,8 +135,7 @@ type rpcConn struct {
 
 	obs *observer // metrics; nil without Options.Observe
 
-	fsid      uint64 // the fsid every fattr3 carries (attrs.go)
-	bufferAll bool   // no fast path: go-nfs's READ and READDIRPLUS replies are completed too
+	fsid uint64 // the fsid every fattr3 carries (attrs.go)
 }
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
@@ -203,9 +202,6 @@ func (c *rpcConn) nextRecord() error {
 		}
 		r, rewritten := parseCall(body, true)
 		c.obs.call(r)
-		if r.prog == progNFS && r.proc == procReaddir {
-			clampReaddir(body, r.argsOff)
-		}
 		if rec := answerMount(r, body); rec != nil {
 			// go-nfs has no EXPORT, DUMP or UMNTALL and answers them with
 			// a malformed error (libnfs fails to mount, showmount fails).
@@ -214,7 +210,9 @@ func (c *rpcConn) nextRecord() error {
 			}
 			continue
 		}
-		if c.fast != nil && r.fast() {
+		if r.fast() {
+			// The adapter's answer is the only one (fastpath.go): these
+			// calls never reach go-nfs.
 			c.cur = r
 			if c.handOff != nil {
 				rec, taken := c.handOff(r, buf)
@@ -231,18 +229,17 @@ func (c *rpcConn) nextRecord() error {
 					continue // empty: answered already (a READ sent by sendfile)
 				}
 			}
-			if rec := c.fast(r, body); rec != nil {
-				if len(rec) == 0 {
-					continue // answered later, off this goroutine (commitLater)
-				}
-				if err := c.replyNow(rec); err != nil {
-					return err
-				}
-				if c.afterFast != nil {
-					c.afterFast()
-				}
-				continue
+			rec := c.fast(r, body)
+			if len(rec) == 0 {
+				continue // answered later, off this goroutine (commitLater)
 			}
+			if err := c.replyNow(rec); err != nil {
+				return err
+			}
+			if c.afterFast != nil {
+				c.afterFast()
+			}
+			continue
 		}
 		r.lib = true
 		if rewritten != nil {
@@ -425,7 +422,7 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 			// Every small NFS reply is examined: go-nfs answers some failures
 			// (an error it passes through unwrapped) with an RPC-level error
 			// instead of an NFS status, which shows only in the reply.
-			if r != nil && (size <= replyBufferMax || c.bufferAll && size <= maxRecord) {
+			if r != nil && size <= replyBufferMax {
 				c.wreq, c.wlen = r, int(size)
 				c.wbuf = append(c.wbuf[:0], c.wmark[4:]...)
 				continue
@@ -580,8 +577,6 @@ func (c *rpcConn) Close() error {
 //     error kind maps to (go-nfs guesses from os.IsNotExist and friends). Every
 //     NFSv3 error reply's body layout depends only on the procedure, so only the
 //     status word changes.
-//   - WRITE asked UNSTABLE: go-nfs always answers FILE_SYNC without syncing; the
-//     reply says UNSTABLE, and COMMIT (which fsyncs) makes it durable.
 //   - LINK: go-nfs sends "handle follows + handle" that LINK3resok does not have,
 //     and a failure body one post_op_attr short.
 func rewriteReply(r *request, msg []byte, out []byte) []byte {
@@ -631,10 +626,6 @@ func rewriteReply(r *request, msg []byte, out []byte) []byte {
 					binary.BigEndian.PutUint32(msg[y.off+off:], maxTransfer)
 				}
 			}
-		case r.proc == procWrite && status == nfs3OK && r.stable == stableUnstable:
-			if off, ok := writeCommittedOffset(msg, x.off); ok {
-				binary.BigEndian.PutUint32(msg[off:], stableUnstable)
-			}
 		case r.link && status == nfs3OK:
 			y := newXDRReader(msg)
 			y.off = x.off
@@ -669,20 +660,4 @@ func failBodyLen(proc uint32) int {
 		return 12 // post_op_attr + wcc_data
 	}
 	return 4 // post_op_attr: LOOKUP, ACCESS, READLINK, READ, READDIR(PLUS), FSSTAT, FSINFO, PATHCONF
-}
-
-// writeCommittedOffset finds WRITE3resok.committed after wcc_data at off.
-func writeCommittedOffset(msg []byte, off int) (int, bool) {
-	x := newXDRReader(msg)
-	x.off = off
-	if x.uint32() == 1 { // pre_op_attr follows
-		x.skip(24)
-	}
-	if x.uint32() == 1 { // post_op_attr follows
-		x.skip(84)
-	}
-	_ = x.uint32() // count
-	committed := x.off
-	_ = x.uint32()
-	return committed, x.ok
 }

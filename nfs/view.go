@@ -1,7 +1,6 @@
 package nfs
 
 import (
-	"io/fs"
 	"syscall"
 
 	"github.com/semfs/semfs/server"
@@ -10,10 +9,11 @@ import (
 
 // The --policy file over NFS (issue 26). The core decides every call made
 // with the caller's identity (server/view.go); the adapter also reaches
-// paths as the daemon (handle resolution, the per-call attribute cache, a
-// listing read again for a verifier), and there the call's view is applied
+// paths as the daemon (handle resolution, the per-call attribute cache), and
+// there the call's view is applied
 // here: a path hidden from the call's app is missing from lookups (ENOENT),
-// its handle is STALE, and listings leave it out.
+// and its handle is STALE. Listings are read with the identity, so the core
+// leaves hidden names out of them.
 
 // callView is the policy view of one call: set when the call's first
 // handle is resolved (resolveHandle), for the app that handle was mounted
@@ -38,19 +38,3 @@ func (h *connHandler) hidden(p string) bool {
 
 // errHidden is a hidden path's answer: that of a missing one.
 func errHidden(op, p string) error { return server.E(op, server.KindNotFound, p, syscall.ENOENT) }
-
-// viewInfos leaves out of directory p's listing what the current call may
-// not see (a listing read as the daemon: DataForVerifier).
-func (h *connHandler) viewInfos(p string, infos []fs.FileInfo) []fs.FileInfo {
-	v := h.view
-	if v.rules == nil || v.r != h.current() || !v.rules.HidesAny() {
-		return infos
-	}
-	out := make([]fs.FileInfo, 0, len(infos))
-	for _, fi := range infos {
-		if cp := server.Join(p, fi.Name()); !v.rules.Hidden(cp) || !h.s.fsys.Inline(cp) {
-			out = append(out, fi)
-		}
-	}
-	return out
-}

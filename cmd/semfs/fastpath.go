@@ -5,32 +5,27 @@ import (
 	"strings"
 )
 
-// fastPaths says which protocol servers answer their hot requests themselves
-// (nfs/fastpath.go, ninep/fast.go) instead of leaving every request to go-nfs
-// and p9.
-type fastPaths struct{ nfs, ninep bool }
+// fastPaths says whether the 9P server answers its hot requests itself
+// (ninep/fast.go) instead of leaving every request to p9. NFS has no such
+// switch: the adapter's answer is the only one for the procedures it answers
+// (nfs/fastpath.go, issue 30).
+type fastPaths struct{ ninep bool }
 
-// parseFastPath reads --fast-path: "on" (both), "off" (neither), or a comma
-// list of "nfs-off", "9p-off" (and "nfs-on", "9p-on"), applied in order to
-// both on. Anything else is an error naming the word.
+// parseFastPath reads --fast-path: "on", "off", or a comma list of "9p-off"
+// and "9p-on", applied in order to on. "nfs-off" and "nfs-on" are refused
+// with the reason; anything else is an error naming the word.
 func parseFastPath(v string) (fastPaths, error) {
-	f := fastPaths{nfs: true, ninep: true}
+	f := fastPaths{ninep: true}
 	for _, w := range strings.Split(v, ",") {
-		switch strings.TrimSpace(w) {
-		case "on":
-			f = fastPaths{nfs: true, ninep: true}
-		case "off":
-			f = fastPaths{}
-		case "nfs-off":
-			f.nfs = false
-		case "nfs-on":
-			f.nfs = true
-		case "9p-off":
-			f.ninep = false
-		case "9p-on":
+		switch w = strings.TrimSpace(w); w {
+		case "on", "9p-on":
 			f.ninep = true
+		case "off", "9p-off":
+			f.ninep = false
+		case "nfs-off", "nfs-on":
+			return fastPaths{}, fmt.Errorf("%q: NFS has one route for every procedure, there is nothing to switch (issue 30)", w)
 		default:
-			return fastPaths{}, fmt.Errorf("%q: want on, off, or a comma list of nfs-off, 9p-off", w)
+			return fastPaths{}, fmt.Errorf("%q: want on, off, or a comma list of 9p-off, 9p-on", w)
 		}
 	}
 	return f, nil
