@@ -3,14 +3,12 @@ package nfs
 import (
 	"context"
 	"encoding/binary"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
 
 	billy "github.com/go-git/go-billy/v5"
 	"github.com/semfs/semfs/server"
-	gonfs "github.com/willscott/go-nfs"
 )
 
 // billyFS is the billy view go-nfs works through: one per connection and mount
@@ -32,11 +30,9 @@ type billyFS struct {
 	mountRoot string
 }
 
-var (
-	_ billy.Filesystem = (*billyFS)(nil)
-	_ billy.Change     = (*billyFS)(nil)
-	_ gonfs.UnixChange = (*billyFS)(nil)
-)
+// billyFS is no billy.Change: go-nfs changes attributes only in the
+// procedures the adapter answers itself (connHandler.Change says so).
+var _ billy.Filesystem = (*billyFS)(nil)
 
 func (b *billyFS) req() *request { return b.h.current() }
 
@@ -71,17 +67,6 @@ func (b *billyFS) done(op, p string, err error) error {
 		return nil
 	}
 	return pathError(b.req(), op, p, err)
-}
-
-// inoOf returns the inode of p if the call's handle resolved to it, else 0.
-func (b *billyFS) inoOf(p string) uint64 {
-	if b.h.resolvedFor == b.req() && b.h.resolved == p {
-		return b.h.resolvedID.ino
-	}
-	if a, err := b.h.lstat(p); err == nil {
-		return a.Ino
-	}
-	return 0
 }
 
 func (b *billyFS) Join(elem ...string) string { return strings.Join(elem, "/") }
@@ -147,25 +132,19 @@ func verfMatches(a server.Attr, v [8]byte) bool {
 	return a.Atime.Unix() == at.Unix() && a.Mtime.Unix() == mt.Unix()
 }
 
+// Open and OpenFile refuse: go-nfs opens files only for READ, WRITE and
+// attribute changes, which the adapter answers itself.
 func (b *billyFS) Open(name string) (billy.File, error) { return b.OpenFile(name, os.O_RDONLY, 0) }
 
-// OpenFile opens an existing regular file through the descriptor cache: only
-// go-nfs's attribute setting does, for a size (see billyFile).
-func (b *billyFS) OpenFile(name string, flag int, perm os.FileMode) (f billy.File, err error) {
-	defer b.h.guard("open", &err)
-	p, err := b.begin("open", name)
-	if err != nil {
-		return nil, err
-	}
-	if flag&os.O_CREATE != 0 {
-		return b.Create(name)
-	}
-	write := flag&(os.O_WRONLY|os.O_RDWR) != 0
-	e, err := b.h.s.fds.acquire(b.ctx(), p, b.inoOf(p), write)
-	if err != nil {
-		return nil, b.done("open", p, err)
-	}
-	return &billyFile{b: b, e: e, p: p}, b.done("open", p, nil)
+func (b *billyFS) OpenFile(name string, flag int, perm os.FileMode) (billy.File, error) {
+	return nil, b.notHere("open", name)
+}
+
+// notHere is the answer of the billy calls go-nfs no longer makes: the
+// procedures that made them are the adapter's (fastpath.go, make.go,
+// setattr.go, readdir.go).
+func (b *billyFS) notHere(op, name string) error {
+	return b.done(op, name, server.E(op, server.KindNotSupported, name, nil))
 }
 
 func (b *billyFS) Stat(name string) (os.FileInfo, error) { return b.Lstat(name) }
@@ -179,14 +158,6 @@ func (b *billyFS) Lstat(name string) (fi os.FileInfo, err error) {
 	a, err := b.h.lstat(p)
 	if err != nil {
 		return nil, b.done("lstat", p, err)
-	}
-	if r := b.req(); r.probesExistence() {
-		// The name MKDIR, SYMLINK or LINK makes exists: only a caller who
-		// may search its directory learns that (exist.go).
-		dir, _ := server.Split(p)
-		if err := b.h.searchBeforeExist(r, b, dir); err != nil {
-			return nil, err
-		}
 	}
 	err = b.done("lstat", p, nil)
 	_, base := server.Split(p)
@@ -239,47 +210,11 @@ func (b *billyFS) TempFile(dir, prefix string) (billy.File, error) {
 	return nil, b.done("tempfile", dir, server.E("tempfile", server.KindNotSupported, dir, nil))
 }
 
-func (b *billyFS) ReadDir(name string) (infos []os.FileInfo, err error) {
-	defer b.h.guard("readdir", &err)
-	p, err := b.begin("readdir", name)
-	if err != nil {
-		return nil, err
-	}
-	infos, err = b.h.s.readDir(b.ctx(), p)
-	b.req().sawAll(infos)
-	return infos, b.done("readdir", p, err)
-}
+func (b *billyFS) ReadDir(name string) ([]os.FileInfo, error) { return nil, b.notHere("readdir", name) }
 
-// MkdirAll creates one directory: go-nfs checked that the parent exists.
-func (b *billyFS) MkdirAll(name string, perm os.FileMode) (err error) {
-	defer b.h.guard("mkdir", &err)
-	defer b.h.invalidate()
-	p, err := b.begin("mkdir", name)
-	if err != nil {
-		return err
-	}
-	if perm == 755 {
-		perm = 0o755 // go-nfs's default when the client sets no mode is decimal 755
-	}
-	perm &= fs.ModePerm
-	if r := b.req(); r.proc == procMkdir && r.hasMode {
-		perm = server.PermOf(r.mkdirMode) // with the sticky bit go-nfs drops
-	}
-	_, err = b.h.s.fsys.Mkdir(b.ctx(), p, perm)
-	return b.done("mkdir", p, err)
-}
+func (b *billyFS) MkdirAll(name string, perm os.FileMode) error { return b.notHere("mkdir", name) }
 
-// Symlink stores target verbatim; the server never resolves it.
-func (b *billyFS) Symlink(target, link string) (err error) {
-	defer b.h.guard("symlink", &err)
-	defer b.h.invalidate()
-	p, err := b.begin("symlink", link)
-	if err != nil {
-		return err
-	}
-	_, err = b.h.s.fsys.Symlink(b.ctx(), target, p)
-	return b.done("symlink", p, err)
-}
+func (b *billyFS) Symlink(target, link string) error { return b.notHere("symlink", link) }
 
 func (b *billyFS) Readlink(link string) (t string, err error) {
 	defer b.h.guard("readlink", &err)
@@ -296,86 +231,3 @@ func (b *billyFS) Chroot(path string) (billy.Filesystem, error) {
 }
 
 func (b *billyFS) Root() string { return "/" }
-
-func (b *billyFS) setAttr(op, name string, sa server.SetAttr) (err error) {
-	p, err := b.begin(op, name)
-	if err != nil {
-		return err
-	}
-	_, err = b.h.s.fsys.SetAttr(b.ctx(), p, sa)
-	return b.done(op, p, err)
-}
-
-func (b *billyFS) Chmod(name string, mode os.FileMode) (err error) {
-	defer b.h.guard("chmod", &err)
-	defer b.h.invalidate()
-	if b.req().proc == procSymlink {
-		return nil // a symlink's own mode is meaningless on Linux; the create already happened
-	}
-	// go-nfs passes permission bits only.
-	m := mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	return b.setAttr("chmod", name, server.SetAttr{Mode: &m})
-}
-
-func (b *billyFS) Lchown(name string, uid, gid int) (err error) {
-	defer b.h.guard("chown", &err)
-	defer b.h.invalidate()
-	u, g := uint32(uid), uint32(gid)
-	return b.setAttr("chown", name, server.SetAttr{UID: &u, GID: &g})
-}
-
-func (b *billyFS) Chown(name string, uid, gid int) error { return b.Lchown(name, uid, gid) }
-
-// Chtimes applies the times of a MKDIR's or SYMLINK's sattr3 (go-nfs passes
-// the current mtime for a time the client left alone).
-func (b *billyFS) Chtimes(name string, atime, mtime time.Time) (err error) {
-	defer b.h.guard("chtimes", &err)
-	defer b.h.invalidate()
-	return b.setAttr("chtimes", name, server.SetAttr{Atime: &atime, Mtime: &mtime})
-}
-
-// Link serves LINK. The record stream rewrote the call so that target carries the
-// source file's handle (see parseCall); anything else is refused.
-func (b *billyFS) Link(target, link string) (err error) {
-	defer b.h.guard("link", &err)
-	defer b.h.invalidate()
-	p, err := b.begin("link", link)
-	if err != nil {
-		return err
-	}
-	if !b.req().link {
-		return b.done("link", p, server.E("link", server.KindInvalid, p, nil))
-	}
-	fhd, err := decodeHandle(b.h.s.hm.macs, []byte(target))
-	if err != nil {
-		b.req().fail(nfs3ErrStale)
-		return &fs.PathError{Op: "link", Path: "/" + p, Err: err}
-	}
-	src, _, err := b.h.s.resolve(fhd, b.h.lstat)
-	if err != nil {
-		return b.done("link", p, err)
-	}
-	_, err = b.h.s.fsys.Link(b.ctx(), src, p)
-	return b.done("link", p, err)
-}
-
-func (b *billyFS) Mkfifo(name string, mode uint32) (err error) {
-	defer b.h.guard("mknod", &err)
-	defer b.h.invalidate()
-	p, err := b.begin("mknod", name)
-	if err != nil {
-		return err
-	}
-	_, err = b.h.s.fsys.Mkfifo(b.ctx(), p, fs.FileMode(mode)&fs.ModePerm)
-	return b.done("mknod", p, err)
-}
-
-// Mknod and Socket are never called: MKNOD is answered in the record stream
-// (ownMknod, setattr.go), since go-nfs made the handle before the node.
-func (b *billyFS) Mknod(name string, mode, major, minor uint32) error {
-	return b.done("mknod", name, server.E("mknod", server.KindNotSupported, name, nil))
-}
-
-func (b *billyFS) Socket(name string) error {
-	return b.done("mknod", name, server.E("mknod", server.KindNotSupported, name, nil))
-}

@@ -280,31 +280,3 @@ func checkNFSArgs(proc uint32, x *xdrReader) (ok, badType bool) {
 	}
 	return x.ok, badType && x.ok
 }
-
-// symlinkTargetOffset returns where a SYMLINK call's target bytes start in
-// body (a call checkCall accepted), 0 if not found. go-nfs reads the target
-// with a single Read through a 4 KiB bufio.Reader (go-nfs-client's ReadOpaque),
-// which comes back short when the target straddles the buffer's end: the
-// record stream hands go-nfs the record in two parts, split here, so the
-// target is always read in one piece (see rpcConn.Read).
-func symlinkTargetOffset(body []byte, argsOff int) int {
-	x := newXDRReader(body)
-	x.off = argsOff
-	_ = x.opaque(maxHandleOpaque)
-	_ = x.opaque(maxNameLen)
-	for i := 0; i < 4; i++ { // mode, uid, gid, size
-		if x.uint32() == 1 {
-			x.skip(4 * (1 + i/3)) // size is 8 bytes
-		}
-	}
-	for i := 0; i < 2; i++ { // atime, mtime
-		if x.uint32() == timeClient {
-			x.skip(8)
-		}
-	}
-	x.skip(4) // the target's length
-	if !x.ok {
-		return 0
-	}
-	return x.off
-}

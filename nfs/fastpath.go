@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	billy "github.com/go-git/go-billy/v5"
 	"github.com/semfs/semfs/server"
 	"golang.org/x/sys/unix"
 )
@@ -51,8 +50,8 @@ func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
 	a.fh = x.opaque(maxHandleOpaque)
 	switch r.proc {
 	case procGetattr, procCommit:
-	case procSetattr, procMknod:
-		a.body = body // decoded whole by their answers (setattr.go)
+	case procSetattr, procMknod, procMkdir, procSymlink, procLink:
+		a.body = body // decoded whole by their answers (setattr.go, make.go)
 	case procRead:
 		a.off, a.count = x.uint64(), x.uint32()
 	case procLookup:
@@ -183,6 +182,12 @@ func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
 		return h.ownSetattr(r, a.body)
 	case procMknod:
 		return h.ownMknod(r, a.body)
+	case procMkdir:
+		return h.ownMkdir(r, a.body)
+	case procSymlink:
+		return h.ownSymlink(r, a.body)
+	case procLink:
+		return h.ownLink(r, a.body)
 	}
 	return nil
 }
@@ -712,11 +717,9 @@ func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
 	return h.replyEnd(append(out, h.s.verf[:]...))
 }
 
-// fastCreate answers CREATE (RFC 1813 3.3.8). An UNCHECKED or GUARDED create
-// in a directory first tries to make the name, which nearly always succeeds;
-// when it does not, the name is looked up and the answer follows from what is
-// there (EXIST, NOTDIR, or an UNCHECKED create of an existing file, which
-// opens it). A new file then gets the attributes its sattr3 sets, in the order
+// fastCreate answers CREATE (RFC 1813 3.3.8): GUARDED and EXCLUSIVE make a
+// new file or fail with EXIST, UNCHECKED also opens an existing one. A new
+// file then gets the attributes its sattr3 sets, in the order
 // a local open and its fchmod, fchown, ftruncate and utimensat would set them,
 // each as the caller; an existing one only the size, as Linux's nfsd does
 // (differential finding N5: "create a 0644; create a 0755" leaves 0644).
@@ -743,31 +746,19 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 	// NAMETOOLONG) before anything is looked up.
 	newFile := append(path, a.name)
 	newPath := b.Join(newFile...)
-	// EXCLUSIVE comes here as UNCHECKED (decodeCreateHow); billyFS.Create
-	// keeps its verifier and retransmission rules.
-	var f billy.File
-	if dir, err := h.lstat(b.Join(path...)); err == nil && dir.IsDir() {
-		f, _ = b.Create(newPath)
-	}
-	if f == nil {
-		if fi, err := b.Stat(newPath); err == nil {
-			// The name exists, which the daemon saw; whether the caller may
-			// learn it is the directory's search permission (nfsd's lookup
-			// asks MAY_EXEC before it answers EXIST, as open(2) does).
-			if err := h.searchBeforeExist(r, b, b.Join(path...)); err != nil {
-				return fail(r.override)
-			}
-			if fi.IsDir() || a.how == createGuarded {
-				return fail(nfs3ErrExist)
-			}
-		} else if fi, err := b.Stat(b.Join(path...)); err != nil {
-			return fail(nfs3ErrAcces)
-		} else if !fi.IsDir() {
-			return fail(nfs3ErrNotDir)
+	// One core call as the caller (EXCLUSIVE comes here as UNCHECKED,
+	// decodeCreateHow; billyFS.Create keeps its verifier and retransmission
+	// rules): the kernel decides, and a caller who may not search the
+	// directory learns ACCES before whether the name exists (finding N9).
+	f, err := b.Create(newPath)
+	if err != nil {
+		if server.KindOf(err) == server.KindIsDir {
+			// The name is a directory: CREATE says EXIST whatever how
+			// asks, as Linux's nfsd does (open(2) would say EISDIR).
+			r.override = 0
+			return fail(nfs3ErrExist)
 		}
-		if f, err = b.Create(newPath); err != nil {
-			return fail(nfs3ErrAcces)
-		}
+		return fail(status(r, err))
 	}
 	if err := f.Close(); err != nil {
 		return fail(nfs3ErrAcces)

@@ -173,14 +173,10 @@ func (h *connHandler) mountPath(dirpath string) (app, sub string, st gonfs.Mount
 	return app, sub, gonfs.MountStatusOk
 }
 
-// Change returns the filesystem itself: it implements billy.Change and
-// go-nfs's UnixChange (LINK, MKNOD).
-func (h *connHandler) Change(bfs billy.Filesystem) billy.Change {
-	if b, ok := bfs.(*billyFS); ok {
-		return b
-	}
-	return nil
-}
+// Change returns nil: go-nfs changes attributes (SETATTR, and the sattr3 of
+// CREATE, MKDIR, SYMLINK, MKNOD) and links only in procedures the adapter
+// answers itself.
+func (h *connHandler) Change(billy.Filesystem) billy.Change { return nil }
 
 func (h *connHandler) FSStat(ctx context.Context, bfs billy.Filesystem, st *gonfs.FSStat) (err error) {
 	defer h.guard("fsstat", &err)

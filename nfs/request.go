@@ -78,13 +78,7 @@ type request struct {
 
 	createHow uint32  // CREATE: UNCHECKED, GUARDED or EXCLUSIVE
 	verf      [8]byte // CREATE EXCLUSIVE: the client's verifier
-	// MKDIR: the mode asked for, setuid, setgid and sticky included (go-nfs
-	// passes the permission bits only); hasMode says one was sent.
-	mkdirMode uint32
-	hasMode   bool
-	badName   error // a component name the core refuses; every handle lookup of the call fails with it
-	link      bool  // LINK: arguments and reply are translated to and from go-nfs's layout
-	probed    bool  // MKDIR, SYMLINK, LINK: go-nfs's existence check of the new name is done (exist.go)
+	badName   error   // a component name the core refuses; every handle lookup of the call fails with it
 
 	// Set while the call is served, read by the reply rewriter.
 	override uint32 // nfsstat3 for an error reply (the adapter knows better than go-nfs); 0 keeps go-nfs's
@@ -103,7 +97,7 @@ func (r *request) fast() bool {
 	}
 	switch r.proc {
 	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddir, procReaddirplus, procCommit, procCreate,
-		procSetattr, procMknod:
+		procSetattr, procMknod, procMkdir, procSymlink, procLink:
 		return true
 	}
 	return false
@@ -209,36 +203,14 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 		if r.createHow == createExclusive {
 			copy(r.verf[:], x.fixed(8))
 		}
-	case procMkdir:
-		name(false)
-		if x.uint32() != 0 {
-			r.mkdirMode = x.uint32()
-			r.hasMode = x.ok
-		}
-	case procSymlink, procMknod, procRemove, procRmdir:
+	case procMkdir, procSymlink, procMknod, procRemove, procRmdir:
 		name(false)
 	case procRename:
 		name(false)
 		name(false)
 	case procLink:
-		file := x.opaque(maxHandleOpaque)
-		dir := x.opaque(maxHandleOpaque)
-		n := x.opaque(4096)
-		if x.ok {
-			r.badName = server.CheckName("link", string(n))
-		}
-		if x.ok && whole {
-			// go-nfs v0.0.4 decodes LINK3args as (diropargs3, sattr3, path):
-			// translate, passing the source file's handle as the "target"
-			// (billyFS.Link resolves it), and translate the reply back.
-			r.link = true
-			out := append([]byte(nil), body[:argsOff]...)
-			out = appendOpaque(out, dir)
-			out = appendOpaque(out, n)
-			out = append(out, make([]byte, 24)...)
-			out = appendOpaque(out, file)
-			return r, out
-		}
+		_ = x.opaque(maxHandleOpaque) // the file
+		name(false)
 	}
 	return r, nil
 }

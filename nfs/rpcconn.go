@@ -92,7 +92,6 @@ type rpcConn struct {
 	rbuf   []byte       // the current record (mark included) not yet handed out
 	rstore []byte       // reused backing array of records
 	roff   int
-	rcut   int    // hand out rbuf up to here first (0: no cut)
 	reject []byte // reused buffer of refusals (checkCall)
 	cur    *request
 	// calls counts the records read; concurrentAt is its value when the
@@ -163,11 +162,7 @@ func (c *rpcConn) Read(p []byte) (n int, err error) {
 			return 0, err
 		}
 	}
-	end := len(c.rbuf)
-	if c.roff < c.rcut {
-		end = c.rcut // see symlinkTargetOffset
-	}
-	n = copy(p, c.rbuf[c.roff:end])
+	n = copy(p, c.rbuf[c.roff:])
 	c.roff += n
 	return n, nil
 }
@@ -246,12 +241,7 @@ func (c *rpcConn) nextRecord() error {
 			buf = append(buf[:4], rewritten...)
 		}
 		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4)|lastFragment)
-		c.rbuf, c.roff, c.rcut = buf, 0, 0
-		if r.prog == progNFS && r.proc == procSymlink {
-			if off := symlinkTargetOffset(body, r.argsOff); off > 0 {
-				c.rcut = 4 + off
-			}
-		}
+		c.rbuf, c.roff = buf, 0
 		c.cur = r
 		if r.prog == progNFS {
 			c.mu.Lock()
@@ -577,8 +567,6 @@ func (c *rpcConn) Close() error {
 //     error kind maps to (go-nfs guesses from os.IsNotExist and friends). Every
 //     NFSv3 error reply's body layout depends only on the procedure, so only the
 //     status word changes.
-//   - LINK: go-nfs sends "handle follows + handle" that LINK3resok does not have,
-//     and a failure body one post_op_attr short.
 func rewriteReply(r *request, msg []byte, out []byte) []byte {
 	x := newXDRReader(msg)
 	_ = x.uint32() // xid
@@ -588,7 +576,6 @@ func rewriteReply(r *request, msg []byte, out []byte) []byte {
 	_ = x.opaque(400)
 	acceptOff := x.off
 	acceptStat := x.uint32()
-	synthesized := false
 	if x.ok && mtype == 1 && replyStat == 0 && acceptStat == goNFSSystemErr && r.prog == progNFS {
 		// go-nfs's RPC error enum is one off (it has no PROG_MISMATCH), so its
 		// SYSTEM_ERR goes out as GARBAGE_ARGS, which clients read as a broken
@@ -604,7 +591,6 @@ func rewriteReply(r *request, msg []byte, out []byte) []byte {
 		x = newXDRReader(msg)
 		x.off = acceptOff + 4
 		acceptStat = 0
-		synthesized = true
 	}
 	statusOff := x.off
 	status := x.uint32()
@@ -626,17 +612,6 @@ func rewriteReply(r *request, msg []byte, out []byte) []byte {
 					binary.BigEndian.PutUint32(msg[y.off+off:], maxTransfer)
 				}
 			}
-		case r.link && status == nfs3OK:
-			y := newXDRReader(msg)
-			y.off = x.off
-			if y.uint32() == 1 {
-				_ = y.opaque(maxHandleOpaque)
-			}
-			if y.ok {
-				body = append(append([]byte(nil), msg[:x.off]...), msg[y.off:]...)
-			}
-		case r.link && !synthesized:
-			body = append(append(append([]byte(nil), msg[:x.off]...), 0, 0, 0, 0), msg[x.off:]...)
 		}
 	}
 	out = binary.BigEndian.AppendUint32(out, uint32(len(body))|lastFragment)
