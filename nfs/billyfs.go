@@ -11,16 +11,17 @@ import (
 	"github.com/semfs/semfs/server"
 )
 
-// billyFS is the billy view go-nfs works through: one per connection and mount
-// app. Every method turns the path go-nfs built into a core path (server.CleanPath
-// refuses ".."), calls the core with the call's identity (the handle's app, the
-// AUTH_UNIX uid the record stream saw) and returns core errors as *fs.PathError
-// with the errno toNFS gives, recording the exact NFS status for the reply.
+// billyFS is the file system of one connection and mount app: what go-nfs's
+// MOUNT hands back, and what a handle resolves to (FromHandle) for the
+// adapter's own answers, which take the call's identity from it (ctx) and
+// make files through it (Create). go-nfs answers no NFS procedure any more,
+// so the billy methods it alone called refuse (notHere); Lstat and Create
+// remain, for CREATE (fastCreate). Core errors come back as *fs.PathError
+// with the errno toNFS gives, the exact NFS status recorded on the call.
 //
-// Paths are never followed: Stat is Lstat, so go-nfs's checks ("is the target a
-// directory", "is it a regular file") see a symlink as a symlink and refuse it.
+// Paths are never followed: Stat is Lstat.
 //
-// Called only from its connection's serving goroutine (see connHandler).
+// Called only from the goroutine serving the call (see connHandler).
 type billyFS struct {
 	h     *connHandler
 	app   string
@@ -164,47 +165,9 @@ func (b *billyFS) Lstat(name string) (fi os.FileInfo, err error) {
 	return newFileInfo(base, a), err
 }
 
-func (b *billyFS) Rename(oldName, newName string) (err error) {
-	defer b.h.guard("rename", &err)
-	defer b.h.invalidate()
-	op, err := b.begin("rename", oldName)
-	if err != nil {
-		return err
-	}
-	np, err := b.begin("rename", newName)
-	if err != nil {
-		return err
-	}
-	s := b.h.s
-	if err := s.fsys.Rename(b.ctx(), op, np); err != nil {
-		return b.done("rename", op, err)
-	}
-	s.fds.evict(op)
-	s.fds.evict(np)
-	s.recordPlace(np)
-	return b.done("rename", op, nil)
-}
+func (b *billyFS) Rename(oldName, newName string) error { return b.notHere("rename", oldName) }
 
-// Remove serves REMOVE and RMDIR (go-nfs calls it for both).
-func (b *billyFS) Remove(name string) (err error) {
-	defer b.h.guard("remove", &err)
-	defer b.h.invalidate()
-	p, err := b.begin("remove", name)
-	if err != nil {
-		return err
-	}
-	s := b.h.s
-	a, idErr := b.h.lstat(p)
-	id := idOf(a)
-	if err := s.fsys.Remove(b.ctx(), p, b.req().proc == procRmdir); err != nil {
-		return b.done("remove", p, err)
-	}
-	s.fds.evict(p)
-	if idErr == nil && (id.isDir || id.nlink <= 1) {
-		s.hm.del(id.ino)
-	}
-	return b.done("remove", p, nil)
-}
+func (b *billyFS) Remove(name string) error { return b.notHere("remove", name) }
 
 func (b *billyFS) TempFile(dir, prefix string) (billy.File, error) {
 	return nil, b.done("tempfile", dir, server.E("tempfile", server.KindNotSupported, dir, nil))
@@ -216,15 +179,7 @@ func (b *billyFS) MkdirAll(name string, perm os.FileMode) error { return b.notHe
 
 func (b *billyFS) Symlink(target, link string) error { return b.notHere("symlink", link) }
 
-func (b *billyFS) Readlink(link string) (t string, err error) {
-	defer b.h.guard("readlink", &err)
-	p, err := b.begin("readlink", link)
-	if err != nil {
-		return "", err
-	}
-	t, err = b.h.s.fsys.Readlink(b.ctx(), p)
-	return t, b.done("readlink", p, err)
-}
+func (b *billyFS) Readlink(link string) (string, error) { return "", b.notHere("readlink", link) }
 
 func (b *billyFS) Chroot(path string) (billy.Filesystem, error) {
 	return nil, b.done("chroot", path, server.E("chroot", server.KindNotSupported, path, nil))

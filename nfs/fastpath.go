@@ -45,12 +45,15 @@ type fastArgs struct {
 // already bounded every field, so false (arguments it cannot read) is
 // answered GARBAGE_ARGS (serveFast).
 func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
+	if r.proc == procNull {
+		return a, true
+	}
 	x := newXDRReader(body)
 	x.off = r.argsOff
 	a.fh = x.opaque(maxHandleOpaque)
 	switch r.proc {
-	case procGetattr, procCommit:
-	case procSetattr, procMknod, procMkdir, procSymlink, procLink:
+	case procGetattr, procCommit, procReadlink, procFsstat, procFsinfo, procPathconf:
+	case procSetattr, procMknod, procMkdir, procSymlink, procLink, procRemove, procRmdir, procRename:
 		a.body = body // decoded whole by their answers (setattr.go, make.go)
 	case procRead:
 		a.off, a.count = x.uint64(), x.uint32()
@@ -125,10 +128,13 @@ func (h *connHandler) serveFast(r *request, body []byte) []byte {
 }
 
 // garbageArgs is the reply to a call whose arguments cannot be decoded.
-func (h *connHandler) garbageArgs(r *request) []byte {
+func (h *connHandler) garbageArgs(r *request) []byte { return h.refuse(r, acceptGarbageArgs) }
+
+// refuse is an accepted call's reply with accept_stat st instead of SUCCESS.
+func (h *connHandler) refuse(r *request, st uint32) []byte {
 	out := h.replyStart(r, 0)
 	out = out[:len(out)-8] // no accept_stat SUCCESS, no status
-	return h.replyEnd(appendUint32(out, acceptGarbageArgs))
+	return h.replyEnd(appendUint32(out, st))
 }
 
 // answerInline answers r on the connection's reading goroutine with raw
@@ -188,8 +194,22 @@ func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
 		return h.ownSymlink(r, a.body)
 	case procLink:
 		return h.ownLink(r, a.body)
+	case procRemove, procRmdir:
+		return h.ownRemove(r, a.body)
+	case procRename:
+		return h.ownRename(r, a.body)
+	case procNull:
+		return h.ownNull(r)
+	case procReadlink:
+		return h.ownReadlink(r, a.fh)
+	case procFsstat:
+		return h.ownFsstat(r, a.fh)
+	case procFsinfo:
+		return h.ownFsinfo(r, a.fh)
+	case procPathconf:
+		return h.ownPathconf(r, a.fh)
 	}
-	return nil
+	return h.refuse(r, acceptProcUnavail) // checkCall refuses it first
 }
 
 // replyStart begins an accepted reply with an NFS status in the connection's
@@ -414,6 +434,9 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	}
 	return h.replyEnd(out)
 }
+
+// used is the space a file takes on disk, as fattr3.used wants it.
+func used(a server.Attr) uint64 { return uint64(max(a.Blocks, 0)) * 512 }
 
 func appendPostOp(out []byte, a *server.Attr, fsid uint64) []byte {
 	if a == nil {

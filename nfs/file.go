@@ -5,12 +5,11 @@ import (
 	"syscall"
 )
 
-// billyFile is a cached open file handed through the billy interface: made
-// by Create for fastCreate, or opened by go-nfs's attribute setting for the
-// size a MKDIR or SYMLINK asks (which fails: neither makes a regular file),
-// and closed at the end of the same call. Close releases the descriptor to the
-// cache instead of closing it. READ and WRITE never come here (fastpath.go
-// answers them), so the data methods refuse.
+// billyFile is a new file's cached descriptor handed through the billy
+// interface: made by billyFS.Create for fastCreate and closed at the end of
+// the same call. Close releases the descriptor to the cache instead of
+// closing it. READ, WRITE and SETATTR never come here (fastpath.go,
+// setattr.go answer them), so the data methods refuse.
 type billyFile struct {
 	b      *billyFS
 	e      *fdEntry
@@ -43,13 +42,4 @@ func (f *billyFile) Close() (err error) {
 func (f *billyFile) Lock() error   { return nil }
 func (f *billyFile) Unlock() error { return nil }
 
-// Truncate serves the size of go-nfs's attribute setting.
-func (f *billyFile) Truncate(size int64) (err error) {
-	defer f.b.h.guard("truncate", &err)
-	defer f.b.h.invalidate()
-	if err := f.e.f.Truncate(size); err != nil {
-		return f.b.done("truncate", f.p, err)
-	}
-	f.e.dirty.Store(true)
-	return f.b.done("truncate", f.p, nil)
-}
+func (f *billyFile) Truncate(int64) error { return f.errNoData("truncate") }

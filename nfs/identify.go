@@ -50,7 +50,6 @@ func (h *connHandler) lstat(p string) (server.Attr, error) {
 		h.attrsFor = r
 		clear(h.attrs)
 	} else if a, ok := h.attrs[p]; ok {
-		r.saw(a)
 		return a, nil
 	}
 	var a server.Attr
@@ -62,7 +61,6 @@ func (h *connHandler) lstat(p string) (server.Attr, error) {
 	}
 	if err == nil {
 		h.attrs[p] = a
-		r.saw(a)
 	}
 	return a, err
 }
@@ -81,5 +79,4 @@ func (h *connHandler) remember(p string, a server.Attr) {
 		clear(h.attrs)
 	}
 	h.attrs[p] = a
-	r.saw(a)
 }

@@ -20,6 +20,7 @@ const (
 	mountProcUmntAll = 4
 	mountProcExport  = 5
 
+	procNull        = 0
 	procGetattr     = 1
 	procSetattr     = 2
 	procLookup      = 3
@@ -81,26 +82,14 @@ type request struct {
 	badName   error   // a component name the core refuses; every handle lookup of the call fails with it
 
 	// Set while the call is served, read by the reply rewriter.
-	override uint32 // nfsstat3 for an error reply (the adapter knows better than go-nfs); 0 keeps go-nfs's
+	override uint32 // nfsstat3 of the failure recorded where it happened (fail, pathError); 0: none yet
 	panicked bool   // the adapter panicked serving this call: SERVERFAULT sticks
-	lib      bool   // go-nfs serves the call (the fast path did not answer it)
-	// seen are the attributes the adapter handed go-nfs for this call (lstat,
-	// listings): go-nfs writes atime = ctime = mtime, used = size and fsid 0
-	// into every fattr3, and the rewriter puts the real ones back (attrs.go).
-	seen []server.Attr
 }
 
-// fast says the adapter answers this call itself (see fastpath.go).
+// fast says the adapter answers this call itself (fastpath.go): every NFSv3
+// procedure does; go-nfs answers only MOUNT.
 func (r *request) fast() bool {
-	if r.prog != progNFS || r.vers != 3 || r.argsOff == 0 {
-		return false
-	}
-	switch r.proc {
-	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddir, procReaddirplus, procCommit, procCreate,
-		procSetattr, procMknod, procMkdir, procSymlink, procLink:
-		return true
-	}
-	return false
+	return r.prog == progNFS && r.vers == 3 && r.argsOff != 0 && r.proc <= nfsProcMax
 }
 
 // fail records the status an error reply to this call must carry.
@@ -165,15 +154,6 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 	}
 	if r.prog != progNFS || vers != 3 {
 		return r, nil
-	}
-	if r.proc != 0 {
-		// Every NFSv3 call but NULL starts with a handle. go-nfs cannot read
-		// an empty one (see MNT above) and answers INVAL; it is BADHANDLE, as
-		// the fast path and Linux's nfsd say.
-		y := *x
-		if fh := y.opaque(maxHandleOpaque); y.ok && len(fh) == 0 {
-			r.override = nfs3ErrBadHandl
-		}
 	}
 	name := func(lookup bool) {
 		_ = x.opaque(maxHandleOpaque)

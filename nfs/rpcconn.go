@@ -18,9 +18,6 @@ import (
 
 const (
 	lastFragment = 1 << 31
-	// replyBufferMax: go-nfs's replies that need rewriting are small (LINK,
-	// FSINFO, errors, attributes); anything larger passes through untouched.
-	replyBufferMax = 64 << 10
 	// maxRecord bounds a call record, all its fragments together: go-nfs decodes
 	// a WRITE's data into memory whole, and FSINFO advertises 1 MiB transfers
 	// (see rewriteReply).
@@ -117,28 +114,21 @@ type rpcConn struct {
 
 	// write side: go-nfs's writer goroutine, and the read side when it answers a
 	// call itself (inject); wmu serialises them at record boundaries.
-	wmu     sync.Mutex
-	wcond   *sync.Cond // signalled when a reply record is complete
-	werr    error      // the connection failed writing
-	wmark   [8]byte    // record mark + xid of the reply being examined
-	wmarkN  int
-	wleft   int64    // bytes of the current reply still to pass through
-	wreq    *request // non-nil while buffering a reply to rewrite
-	wbuf    []byte
-	wlen    int
-	scratch []byte
+	wmu    sync.Mutex
+	wcond  *sync.Cond // signalled when a reply record is complete
+	werr   error      // the connection failed writing
+	wmark  [8]byte    // record mark + xid of the reply being examined
+	wmarkN int
+	wleft  int64 // bytes of the current reply still to pass through
 
-	mu      sync.Mutex
-	pending map[uint32]*request
-	closed  bool
+	mu     sync.Mutex
+	closed bool
 
 	obs *observer // metrics; nil without Options.Observe
-
-	fsid uint64 // the fsid every fattr3 carries (attrs.go)
 }
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
-	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}, spares: make(chan []byte, maxWorkers+1)}
+	rc := &rpcConn{Conn: c, onClose: onClose, cur: &request{}, spares: make(chan []byte, maxWorkers+1)}
 	rc.rstore = make([]byte, 4, 4+4096)
 	rc.sio = sockio.New(c)
 	rc.rd = bufio.NewReaderSize(rc.sio, readBuffer)
@@ -236,18 +226,13 @@ func (c *rpcConn) nextRecord() error {
 			}
 			continue
 		}
-		r.lib = true
+		// MOUNT's MNT, UMNT and NULL: go-nfs's.
 		if rewritten != nil {
 			buf = append(buf[:4], rewritten...)
 		}
 		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4)|lastFragment)
 		c.rbuf, c.roff = buf, 0
 		c.cur = r
-		if r.prog == progNFS {
-			c.mu.Lock()
-			c.pending[r.xid] = r
-			c.mu.Unlock()
-		}
 		return nil
 	}
 }
@@ -374,20 +359,6 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 	// reply to queue would then wait for it forever.)
 	for len(p) > 0 && c.werr == nil {
 		switch {
-		case c.wreq != nil: // buffering a reply to rewrite
-			n := min(len(p), c.wlen-len(c.wbuf))
-			c.wbuf = append(c.wbuf, p[:n]...)
-			p = p[n:]
-			if len(c.wbuf) == c.wlen {
-				out := rewriteReply(c.wreq, c.wbuf, c.scratch[:0])
-				completeAttrs(c.wreq, out[4:], c.fsid)
-				c.obs.reply(out[4:])
-				c.scratch = out
-				c.wreq, c.wbuf = nil, c.wbuf[:0]
-				if c.writeAll(out) != nil {
-					return total, nil
-				}
-			}
 		case c.wleft > 0: // passing a reply through
 			n := int(min(int64(len(p)), c.wleft))
 			if c.writeAll(p[:n]) != nil {
@@ -404,19 +375,6 @@ func (c *rpcConn) Write(p []byte) (n int, err error) {
 			}
 			c.wmarkN = 0
 			size := int64(binary.BigEndian.Uint32(c.wmark[:4]) &^ lastFragment)
-			xid := binary.BigEndian.Uint32(c.wmark[4:])
-			c.mu.Lock()
-			r := c.pending[xid]
-			delete(c.pending, xid)
-			c.mu.Unlock()
-			// Every small NFS reply is examined: go-nfs answers some failures
-			// (an error it passes through unwrapped) with an RPC-level error
-			// instead of an NFS status, which shows only in the reply.
-			if r != nil && size <= replyBufferMax {
-				c.wreq, c.wlen = r, int(size)
-				c.wbuf = append(c.wbuf[:0], c.wmark[4:]...)
-				continue
-			}
 			c.obs.reply(c.wmark[4:])
 			if c.writeAll(c.wmark[:]) != nil {
 				return total, nil
@@ -450,7 +408,7 @@ func (c *rpcConn) contain(op string, n *int, err *error) {
 
 // atBoundaryLocked says no reply record is half written. Precondition: c.wmu held.
 func (c *rpcConn) atBoundaryLocked() bool {
-	return c.wreq == nil && c.wleft == 0 && c.wmarkN == 0
+	return c.wleft == 0 && c.wmarkN == 0
 }
 
 // replyNow sends a whole reply record the adapter built itself, between
@@ -559,67 +517,6 @@ func (c *rpcConn) Close() error {
 	}
 	return err
 }
-
-// rewriteReply fixes one buffered reply record body (xid first) for r and returns
-// it with its record mark, appended to out.
-//
-//   - An error status go-nfs chose is replaced by r.override, the status the core's
-//     error kind maps to (go-nfs guesses from os.IsNotExist and friends). Every
-//     NFSv3 error reply's body layout depends only on the procedure, so only the
-//     status word changes.
-func rewriteReply(r *request, msg []byte, out []byte) []byte {
-	x := newXDRReader(msg)
-	_ = x.uint32() // xid
-	mtype := x.uint32()
-	replyStat := x.uint32()
-	_ = x.uint32() // verifier flavor
-	_ = x.opaque(400)
-	acceptOff := x.off
-	acceptStat := x.uint32()
-	if x.ok && mtype == 1 && replyStat == 0 && acceptStat == goNFSSystemErr && r.prog == progNFS {
-		// go-nfs's RPC error enum is one off (it has no PROG_MISMATCH), so its
-		// SYSTEM_ERR goes out as GARBAGE_ARGS, which clients read as a broken
-		// request. It sends it when a handler returns a plain error (e.g. a
-		// SETATTR size change on a directory). Answer with an NFS status and
-		// an empty failure body instead.
-		st := r.override
-		if st == 0 {
-			st = nfs3ErrServerFault
-		}
-		msg = appendUint32(appendUint32(msg[:acceptOff], 0), st)
-		msg = append(msg, make([]byte, failBodyLen(r.proc))...)
-		x = newXDRReader(msg)
-		x.off = acceptOff + 4
-		acceptStat = 0
-	}
-	statusOff := x.off
-	status := x.uint32()
-	body := msg
-	if x.ok && mtype == 1 && replyStat == 0 && acceptStat == 0 {
-		if status != nfs3OK && r.override != 0 {
-			binary.BigEndian.PutUint32(msg[statusOff:], r.override)
-			status = r.override
-		}
-		switch {
-		case r.proc == procFsinfo && status == nfs3OK:
-			y := newXDRReader(msg)
-			y.off = x.off
-			if y.uint32() == 1 {
-				y.skip(84) // post_op_attr
-			}
-			if y.off+20 <= len(msg) && y.ok {
-				for _, off := range []int{0, 4, 12, 16} { // rtmax, rtpref, wtmax, wtpref
-					binary.BigEndian.PutUint32(msg[y.off+off:], maxTransfer)
-				}
-			}
-		}
-	}
-	out = binary.BigEndian.AppendUint32(out, uint32(len(body))|lastFragment)
-	return append(out, body...)
-}
-
-// goNFSSystemErr is go-nfs's ResponseCodeSystemErr as it appears on the wire.
-const goNFSSystemErr = 4
 
 // failBodyLen is the size of an NFSv3 failure result's body with no attributes
 // (RFC 1813: post_op_attr, wcc_data or nothing), by procedure.

@@ -53,7 +53,7 @@ type Server struct {
 	hold    atomic.Value // func(op string); tests hold, or count, a fast-path call here
 	observe ObserveFunc
 	track   TrackFunc
-	fsid    uint64 // the backing directory's file system, in every fattr3 (attrs.go)
+	fsid    uint64 // the backing directory's file system, in every fattr3 (appendFattr)
 }
 
 // NewServer opens the handle map in opts.StateDir and prepares to serve fsys.
@@ -161,7 +161,6 @@ func (s *Server) serveConn(c net.Conn, gone func()) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
-	rc.fsid = s.fsid
 	rc.done = done
 	rc.fast = h.serveFast
 	rc.afterFast = h.afterReply
