@@ -118,5 +118,5 @@ func commitReply(out []byte, xid, status uint32, a *server.Attr, verf [8]byte, f
 }
 
 // answeredLater is what the fast path returns for a call another goroutine
-// will answer: an empty record, not nil (nil hands the call to go-nfs).
+// will answer: an empty record.
 func answeredLater() []byte { return []byte{} }

@@ -13,16 +13,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The fast path answers GETATTR, LOOKUP, ACCESS, READ, WRITE, READDIRPLUS,
-// COMMIT and CREATE in the record stream, without go-nfs. They are nearly all of a client's calls
-// under load, and go-nfs spends
-// most of its time on them in reflection-based XDR, a fresh buffer per READ
-// (zeroed, then copied twice) and a goroutine hand-off per reply; its READ was 8x
-// nfs-ganesha's CPU. Here a READ is one pread into the reply buffer, reused per
-// connection, and one write. The procedures' semantics stay those of the slow
-// path (same handles, identity, errors, stability and attributes: the file
-// system's atime, ctime, space used and fsid, which the rewriter also puts into
-// go-nfs's replies, see attrs.go).
+// The adapter answers every NFSv3 procedure in the record stream (serveFast
+// dispatches; this file holds the hot ones and the reply encoding). go-nfs,
+// which once answered them, spent most of its time in reflection-based XDR, a
+// fresh buffer per READ (zeroed, then copied twice) and a goroutine hand-off
+// per reply; its READ was 8x nfs-ganesha's CPU. Here a READ is one pread (or
+// sendfile) into a reply buffer reused per connection, and one write. The
+// name "fast" stays from when a slower route existed beside it (issue 30).
 
 // fastArgs are a fast-path call's decoded arguments; the slices point into the
 // call's record.
@@ -451,10 +448,10 @@ func appendTime(out []byte, t time.Time) []byte {
 	return appendUint32(out, uint32(t.Nanosecond()))
 }
 
-// appendFattr encodes fattr3 as go-nfs does from fileInfo (type, mode, link
-// count...) but with the file system's own atime, ctime and space used, and
-// fsid: what the rewriter puts into go-nfs's replies too (attrs.go), so both
-// paths describe a file identically.
+// appendFattr encodes fattr3 (RFC 1813 2.6) from the file system's own
+// attributes: type, mode with setuid, setgid and sticky, link count, owner,
+// size, space used, device, the backing directory's device as fsid, inode,
+// atime, mtime and ctime.
 func appendFattr(out []byte, a server.Attr, fsid uint64) []byte {
 	fi := newFileInfo("", a)
 	var typ uint32
@@ -491,10 +488,9 @@ func appendFattr(out []byte, a server.Attr, fsid uint64) []byte {
 }
 
 // fastReaddirplus lists a directory page with attributes and handles. Cookies
-// and verifiers are go-nfs's (".": 0, "..": 1, entry i: i+2; a verifier names a
-// snapshot in the dirCache), so READDIR through go-nfs and READDIRPLUS here
-// agree. Pages are filled to the client's dircount and maxcount by the real
-// encoded sizes (go-nfs assumes 512 bytes an entry), and the entries' handles
+// and verifiers are READDIR's (".": 0, "..": 1, entry i: i+2; a verifier
+// names a snapshot in the dirCache), so a client may switch between the two. Pages are filled to the client's dircount and maxcount by the real
+// encoded sizes, and the entries' handles
 // come from the listing's own attributes, recorded in one handle-map
 // transaction, instead of a stat per entry.
 func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64, dircount, maxcount uint32) []byte {

@@ -35,9 +35,9 @@ func idOf(a server.Attr) inodeID {
 	return id
 }
 
-// lstat is Lstat with a cache for the duration of one call: go-nfs stats the
-// same paths several times per call (LOOKUP: the directory three times, the
-// entry three times). Mutations in the call clear it (invalidate). A call
+// lstat is Lstat with a cache for the duration of one call: an answer may
+// stat the same path more than once (the handle's resolution, then the
+// reply's attributes). Mutations in the call clear it (invalidate). A call
 // answered inline (h.inline) stats raw (server.FS.LstatInline), as 9P's shim
 // does: the same containment and result, without telling the Go scheduler.
 // Precondition: called on the goroutine serving the handler's call.

@@ -61,12 +61,11 @@ const (
 	nfs3ErrStale    = 70
 )
 
-// request is what the record stream learned about one RPC call before go-nfs
-// decoded it: the caller's AUTH_UNIX credentials and the arguments go-nfs either
-// drops (WRITE stability, SETATTR time modes, the EXCLUSIVE verifier) or decodes
-// wrongly (LINK). Lifetime: created when the call's record header is read, used by
-// the billy layer while go-nfs serves the call (one call at a time per
-// connection), and by the reply rewriter once, when the reply for xid leaves.
+// request is what the record stream learned about one RPC call from its
+// header: the caller's AUTH_UNIX credentials, a name the core refuses, the
+// EXCLUSIVE verifier. Lifetime: created when the call's record is read, used
+// while the call is answered (on the reading goroutine, a worker or a COMMIT
+// goroutine), and for MOUNT while go-nfs serves it.
 type request struct {
 	xid        uint32
 	prog, proc uint32

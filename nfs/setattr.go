@@ -8,9 +8,8 @@ import (
 	"github.com/semfs/semfs/server"
 )
 
-// SETATTR and MKNOD are answered here, in the record stream, on both the fast
-// path and without it (serveOwn): go-nfs v0.0.4 gets them wrong in ways a
-// client sees.
+// SETATTR and MKNOD are answered here, in the record stream. go-nfs v0.0.4,
+// which once answered them, got them wrong in ways a client sees:
 //
 //   - SETATTR: its SetFileAttributes.Apply drops the setuid, setgid and sticky
 //     bits of a mode (chmod 01777 stored 0777), and skips a change that leaves

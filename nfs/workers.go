@@ -42,8 +42,8 @@ type handed struct {
 // the hand-off to another goroutine (a cross-CPU wake-up) would cost. So does a
 // large READ when the connection has nothing else in progress and the page
 // cache holds all its data (see handOff). COMMIT
-// has its own hand-off (commitLater). go-nfs's calls (CREATE, SETATTR, …) stay
-// on the reading goroutine, which go-nfs serves one call at a time.
+// has its own hand-off (commitLater). The other procedures (SETATTR, MKDIR,
+// REMOVE, RENAME, …) stay on the reading goroutine.
 //
 // Each worker has its own connHandler: the per-call caches (resolved handle,
 // attributes, reply buffer) and the call being served (cur) are the worker's,
@@ -58,7 +58,7 @@ type workers struct {
 // handOff gives the call r, whose record (mark included) is buf, to a worker
 // if it is one workers answer and its arguments decode (taken: buf belongs to
 // the worker now); or answers a large READ itself (rec); or leaves the call to
-// the caller (inline, or go-nfs). Precondition: the connection's reading
+// the caller (inline). Precondition: the connection's reading
 // goroutine.
 func (h *connHandler) handOff(r *request, buf []byte) (rec []byte, taken bool) {
 	w := &h.workers

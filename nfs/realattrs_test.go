@@ -118,8 +118,7 @@ func TestRealAttributes(t *testing.T) {
 			if a.used != uint64(st.Blocks)*512 || a.ctime != nfsTime(st.Ctim) || a.fsid != root.Dev {
 				t.Errorf("READ: %+v", a)
 			}
-			// MKDIR is go-nfs's: the rewriter puts the real values into its
-			// reply (attrs.go).
+			// MKDIR's new directory.
 			if s, d = c.call(pMkdir, (&enc{}).dirop(rootFH, "m").sattr(0o755)); s != sOK {
 				t.Fatalf("mkdir: %d", s)
 			}
