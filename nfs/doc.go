@@ -58,8 +58,8 @@
 //     handles answer STALE), never a reason not to start.
 //
 // One route per procedure. The adapter answers every NFSv3 procedure itself,
-// in the record stream (fastpath.go, setattr.go, make.go, namespace.go,
-// info.go, readdir.go), with one reply encoder and one error mapping
+// in the record stream (dispatch.go; fastpath.go, setattr.go, make.go,
+// namespace.go, info.go, readdir.go), with one reply encoder (encode.go) and one error mapping
 // (errors.go: the core's Kind to nfsstat3); go-nfs v0.0.4 answers only the
 // MOUNT program (MNT, UMNT, NULL: Mount and ToHandle in handler.go), and
 // answerMount the MOUNT procedures it lacks (EXPORT, DUMP, UMNTALL). Calls
@@ -109,11 +109,13 @@
 // where a copy would have answered a shorter count.
 //
 // Files: server.go (listener, one go-nfs server per connection for MOUNT),
-// limits.go, rpcconn.go (the record stream), callcheck.go (bounds of every
-// call), request.go (what a call's header and arguments say), handler.go
+// limits.go, the record stream: rpcconn.go (the connection), framing.go
+// (reading call records), callcheck.go (bounds of every call), request.go
+// (what a call's header says), dispatch.go (which code answers a call),
+// send.go (writing replies), encode.go (building replies); handler.go
 // (go-nfs Handler: MOUNT, handles), billyfs.go and file.go (the billy file
-// system MOUNT hands go-nfs, and CREATE's), fastpath.go (dispatch, GETATTR,
-// LOOKUP, ACCESS, READ, WRITE, READDIRPLUS, COMMIT, CREATE, reply encoding),
+// system MOUNT hands go-nfs, and CREATE's), fastpath.go (GETATTR, LOOKUP,
+// ACCESS, READ, WRITE, READDIRPLUS, COMMIT, CREATE),
 // readdir.go, setattr.go (SETATTR, MKNOD), make.go (MKDIR, SYMLINK, LINK),
 // namespace.go (REMOVE, RMDIR, RENAME), info.go (NULL, READLINK, FSSTAT,
 // FSINFO, PATHCONF), workers.go, commitlater.go, writeback.go, handle.go and
