@@ -51,8 +51,8 @@ func (c *rpcConn) nextRecord() error {
 		}
 		if r.fast() {
 			// The adapter's answer is the only one (fastpath.go): these
-			// calls never reach go-nfs.
-			c.cur = r
+			// calls never reach go-nfs. The call travels as a value
+			// (call.go), never through c.cur.
 			if c.handOff != nil {
 				rec, taken := c.handOff(r, buf)
 				if taken {
@@ -182,7 +182,7 @@ func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
 }
 
 // decodeCreateHow reads CREATE's createhow3 into a: UNCHECKED and GUARDED
-// with their sattr3, EXCLUSIVE as UNCHECKED with nothing set (billyFS.Create
+// with their sattr3, EXCLUSIVE as UNCHECKED with nothing set (call.create
 // keeps its verifier, which parseCall put on the request).
 func decodeCreateHow(x *xdrReader, a *fastArgs) bool {
 	a.how = x.uint32()
@@ -243,15 +243,21 @@ func (h *connHandler) refuse(r *request, st uint32) []byte {
 // the page cache (fastRead), for the caller to read it where waiting is
 // harmless. Only GETATTR, LOOKUP, ACCESS and READ come here.
 func (h *connHandler) answerInline(r *request, a fastArgs) []byte {
-	h.inline = true
-	defer func() { h.inline = false }()
-	return h.answerFast(r, a)
+	k := h.newCall(r)
+	k.inline = true
+	return k.answer(a)
 }
 
-// answerFast answers a decoded fast-path call: on the connection's serving
-// goroutine, or on one of its workers (workers.go) with the worker's own
-// connHandler.
-func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
+// answerFast answers a decoded call: on the connection's reading goroutine,
+// or on one of its workers (workers.go) with the worker's own connHandler.
+func (h *connHandler) answerFast(r *request, a fastArgs) []byte {
+	k := h.newCall(r)
+	return k.answer(a)
+}
+
+// answer runs the call's procedure.
+func (h *call) answer(a fastArgs) (rec []byte) {
+	r := h.r
 	defer func() {
 		if v := recover(); v != nil {
 			h.s.log.Error("panic in NFS fast path; answering SERVERFAULT", "proc", r.proc, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
@@ -262,47 +268,47 @@ func (h *connHandler) answerFast(r *request, a fastArgs) (rec []byte) {
 	switch r.proc {
 	case procGetattr:
 		h.s.maybePanic("getattr")
-		return h.fastGetattr(r, a.fh)
+		return h.fastGetattr(a.fh)
 	case procRead:
-		return h.fastRead(r, a.fh, a.off, a.count)
+		return h.fastRead(a.fh, a.off, a.count)
 	case procLookup:
-		return h.fastLookup(r, a.fh, a.name)
+		return h.fastLookup(a.fh, a.name)
 	case procCommit:
-		return h.fastCommit(r, a.fh)
+		return h.fastCommit(a.fh)
 	case procAccess:
-		return h.fastAccess(r, a.fh, a.want)
+		return h.fastAccess(a.fh, a.want)
 	case procReaddirplus:
-		return h.fastReaddirplus(r, a.fh, a.cookie, a.verf, a.dircount, a.maxcount)
+		return h.fastReaddirplus(a.fh, a.cookie, a.verf, a.dircount, a.maxcount)
 	case procWrite:
-		return h.fastWrite(r, a.fh, a.off, a.stable, a.data)
+		return h.fastWrite(a.fh, a.off, a.stable, a.data)
 	case procReaddir:
-		return h.fastReaddir(r, a.fh, a.cookie, a.verf, a.count)
+		return h.fastReaddir(a.fh, a.cookie, a.verf, a.count)
 	case procCreate:
-		return h.fastCreate(r, a)
+		return h.fastCreate(a)
 	case procSetattr:
-		return h.ownSetattr(r, a.body)
+		return h.ownSetattr(a.body)
 	case procMknod:
-		return h.ownMknod(r, a.body)
+		return h.ownMknod(a.body)
 	case procMkdir:
-		return h.ownMkdir(r, a.body)
+		return h.ownMkdir(a.body)
 	case procSymlink:
-		return h.ownSymlink(r, a.body)
+		return h.ownSymlink(a.body)
 	case procLink:
-		return h.ownLink(r, a.body)
+		return h.ownLink(a.body)
 	case procRemove, procRmdir:
-		return h.ownRemove(r, a.body)
+		return h.ownRemove(a.body)
 	case procRename:
-		return h.ownRename(r, a.body)
+		return h.ownRename(a.body)
 	case procNull:
-		return h.ownNull(r)
+		return h.ownNull()
 	case procReadlink:
-		return h.ownReadlink(r, a.fh)
+		return h.ownReadlink(a.fh)
 	case procFsstat:
-		return h.ownFsstat(r, a.fh)
+		return h.ownFsstat(a.fh)
 	case procFsinfo:
-		return h.ownFsinfo(r, a.fh)
+		return h.ownFsinfo(a.fh)
 	case procPathconf:
-		return h.ownPathconf(r, a.fh)
+		return h.ownPathconf(a.fh)
 	}
 	return h.refuse(r, acceptProcUnavail) // checkCall refuses it first
 }

@@ -113,8 +113,9 @@
 // (reading call records), callcheck.go (bounds of every call), request.go
 // (what a call's header says), dispatch.go (which code answers a call),
 // send.go (writing replies), encode.go (building replies); handler.go
-// (go-nfs Handler: MOUNT, handles), billyfs.go and file.go (the billy file
-// system MOUNT hands go-nfs, and CREATE's), fastpath.go (GETATTR, LOOKUP,
+// (go-nfs Handler: MOUNT, handles), call.go (one call's state while it is
+// answered: the call value every answer is a method of), billyfs.go (the
+// mount app MOUNT hands go-nfs; CREATE's create), fastpath.go (GETATTR, LOOKUP,
 // ACCESS, READ, WRITE, READDIRPLUS, COMMIT, CREATE),
 // readdir.go, setattr.go (SETATTR, MKNOD), make.go (MKDIR, SYMLINK, LINK),
 // namespace.go (REMOVE, RMDIR, RENAME), info.go (NULL, READLINK, FSSTAT,

@@ -109,14 +109,12 @@ func appendFattr(out []byte, a server.Attr, fsid uint64) []byte {
 	return appendTime(out, a.Ctime)
 }
 
-// appendTryStat appends p's post_op_attr as go-nfs's tryStat makes it (none
-// when the lstat fails).
-func (h *connHandler) appendTryStat(out []byte, b *billyFS, p string) []byte {
-	fi, err := b.Lstat(p)
+// appendTryStat appends p's post_op_attr (none when the lstat fails).
+func (h *call) appendTryStat(out []byte, p string) []byte {
+	a, err := h.lstat(p)
 	if err != nil {
 		return appendPostOp(out, nil, h.s.fsid)
 	}
-	a := fi.(*fileInfo).a
 	return appendPostOp(out, &a, h.s.fsid)
 }
 

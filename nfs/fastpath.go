@@ -25,7 +25,7 @@ func status(r *request, err error) uint32 {
 
 // resolveStat resolves a handle and lstats what it names: the first step of
 // every fast-path call that needs the file's attributes.
-func (h *connHandler) resolveStat(fh []byte) (*billyFS, string, server.Attr, error) {
+func (h *call) resolveStat(fh []byte) (*billyFS, string, server.Attr, error) {
 	b, p, err := h.resolveHandle(fh)
 	if err != nil {
 		return nil, "", server.Attr{}, err
@@ -34,7 +34,8 @@ func (h *connHandler) resolveStat(fh []byte) (*billyFS, string, server.Attr, err
 	return b, p, a, err
 }
 
-func (h *connHandler) fastGetattr(r *request, fh []byte) []byte {
+func (h *call) fastGetattr(fh []byte) []byte {
+	r := h.r
 	_, _, a, err := h.resolveStat(fh)
 	if err != nil {
 		return h.replyEnd(h.replyStart(r, status(r, err)))
@@ -47,7 +48,8 @@ func (h *connHandler) fastGetattr(r *request, fh []byte) []byte {
 // page-cache check, the header's own send).
 const sendFileMin = 16 << 10
 
-func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) []byte {
+func (h *call) fastRead(fh []byte, off uint64, count uint32) []byte {
+	r := h.r
 	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
@@ -59,7 +61,7 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 	case !a.Mode.IsRegular():
 		return fail(nfs3ErrInval) // a symlink is never read through
 	}
-	e, err := h.s.fds.acquire(b.ctx(), p, a.Ino, false)
+	e, err := h.s.fds.acquire(h.ctx(b), p, a.Ino, false)
 	if err != nil {
 		return fail(status(r, err))
 	}
@@ -126,7 +128,8 @@ func (h *connHandler) fastRead(r *request, fh []byte, off uint64, count uint32) 
 	return h.replyEnd(out)
 }
 
-func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32, data []byte) []byte {
+func (h *call) fastWrite(fh []byte, off uint64, stable uint32, data []byte) []byte {
+	r := h.r
 	fail := func(st uint32) []byte {
 		return h.replyEnd(append(h.replyStart(r, st), 0, 0, 0, 0, 0, 0, 0, 0)) // wcc_data: none
 	}
@@ -143,7 +146,7 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 		return fail(nfs3ErrFBig)
 	}
 	defer h.invalidate()
-	e, err := h.s.fds.acquire(b.ctx(), p, pre.Ino, true)
+	e, err := h.s.fds.acquire(h.ctx(b), p, pre.Ino, true)
 	if err != nil {
 		return fail(status(r, err))
 	}
@@ -153,7 +156,7 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 	if n > 0 {
 		e.dirty.Store(true)
 		if pre.Mode&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
-			e.f.DropPrivsAfterWrite(b.ctx(), pre) // as nfsd's write as the caller would
+			e.f.DropPrivsAfterWrite(h.ctx(b), pre) // as nfsd's write as the caller would
 		}
 	}
 	if err != nil {
@@ -199,7 +202,8 @@ func (h *connHandler) fastWrite(r *request, fh []byte, off uint64, stable uint32
 // encoded sizes, and the entries' handles
 // come from the listing's own attributes, recorded in one handle-map
 // transaction, instead of a stat per entry.
-func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64, dircount, maxcount uint32) []byte {
+func (h *call) fastReaddirplus(fh []byte, cookie, verf uint64, dircount, maxcount uint32) []byte {
+	r := h.r
 	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	if dircount < 512 || maxcount < 4096 {
 		// go-nfs's bounds. TOOSMALL, not JUKEBOX: a hard mount retries JUKEBOX
@@ -221,7 +225,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 		if infos = h.s.dirs.get(p, verf); infos == nil {
 			// The snapshot is gone (cache bound, restart): go on in a fresh
 			// listing under the same verifier rather than fail the client.
-			if infos, err = h.s.readDir(b.ctx(), p); err != nil {
+			if infos, err = h.s.readDir(h.ctx(b), p); err != nil {
 				r.override = 0
 				_ = pathError(r, "readdir", p, err)
 				return fail(r.override)
@@ -229,7 +233,7 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 			h.s.dirs.put(verf, p, infos)
 		}
 	} else {
-		if infos, err = h.s.readDir(b.ctx(), p); err != nil {
+		if infos, err = h.s.readDir(h.ctx(b), p); err != nil {
 			r.override = 0
 			_ = pathError(r, "readdir", p, err)
 			return fail(r.override)
@@ -316,7 +320,8 @@ func (h *connHandler) fastReaddirplus(r *request, fh []byte, cookie, verf uint64
 
 // fastLookup looks name up in a directory. As go-nfs does, "." is the directory
 // itself and ".." its parent, refused (ACCES) at the root of the tree.
-func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
+func (h *call) fastLookup(fh []byte, name string) []byte {
+	r := h.r
 	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	b, p, dir, err := h.resolveStat(fh)
 	if err != nil {
@@ -326,7 +331,7 @@ func (h *connHandler) fastLookup(r *request, fh []byte, name string) []byte {
 		return fail(nfs3ErrNotDir)
 	}
 	// Looking a name up searches the directory: nfsd asks MAY_EXEC of it.
-	if err := h.s.fsys.CheckAccess(b.ctx(), "lookup", p, server.MayExec); err != nil {
+	if err := h.s.fsys.CheckAccess(h.ctx(b), "lookup", p, server.MayExec); err != nil {
 		r.override = 0
 		_ = pathError(r, "lookup", p, err)
 		return fail(r.override)
@@ -377,14 +382,15 @@ const (
 // and search on it, LOOKUP needs search; a file's EXECUTE needs execute; DELETE
 // of a file is decided by its directory, so it is not granted here). A daemon
 // that checks no caller grants every bit the policy grants (server.FS.Access).
-func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
+func (h *call) fastAccess(fh []byte, want uint32) []byte {
+	r := h.r
 	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
 		return fail(status(r, err))
 	}
 	// The mount's app too: the policy's rights are the app's (server/view.go).
-	got, err := h.s.fsys.Access(b.ctx(), p, server.MayRead|server.MayWrite|server.MayExec)
+	got, err := h.s.fsys.Access(h.ctx(b), p, server.MayRead|server.MayWrite|server.MayExec)
 	if err != nil {
 		r.override = 0
 		_ = pathError(r, "access", p, err)
@@ -415,7 +421,8 @@ func (h *connHandler) fastAccess(r *request, fh []byte, want uint32) []byte {
 }
 
 // fastCommit makes the file's written data durable (fsync) before it answers.
-func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
+func (h *call) fastCommit(fh []byte) []byte {
+	r := h.r
 	fail := func(st uint32) []byte {
 		return h.replyEnd(append(h.replyStart(r, st), 0, 0, 0, 0, 0, 0, 0, 0))
 	}
@@ -423,10 +430,10 @@ func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
 	if err != nil {
 		return fail(status(r, err))
 	}
-	if !h.resolvedID.isDir && !h.commitInline() && h.commitLater(b.ctx(), r, p, h.resolvedID) {
+	if !h.resolvedID.isDir && !h.commitInline() && h.commitLater(h.ctx(b), r, p, h.resolvedID) {
 		return answeredLater()
 	}
-	if err := h.s.commit(b.ctx(), p, h.resolvedID); err != nil {
+	if err := h.s.commit(h.ctx(b), p, h.resolvedID); err != nil {
 		h.s.log.Error("COMMIT: sync failed", "path", p, "err", err)
 		return fail(nfs3ErrIO)
 	}
@@ -450,7 +457,8 @@ func (h *connHandler) fastCommit(r *request, fh []byte) []byte {
 // (differential finding N5: "create a 0644; create a 0755" leaves 0644).
 // The reply carries the new file's handle and attributes and the directory's
 // post-op attributes (no pre-op).
-func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
+func (h *call) fastCreate(a fastArgs) []byte {
+	r := h.r
 	// A failure carries the status of its step, replaced by the one the
 	// adapter recorded on the call from the core's error.
 	fail := func(st uint32) []byte {
@@ -462,20 +470,18 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 	if a.attrs.badTime {
 		return fail(nfs3ErrInval)
 	}
-	bfs, path, err := h.FromHandle(a.fh)
+	b, dir, err := h.resolveHandle(a.fh)
 	if err != nil {
+		// A name past 255 bytes is refused here too (request.badName:
+		// NAMETOOLONG) before anything is looked up.
 		return fail(nfs3ErrStale)
 	}
-	b := bfs.(*billyFS)
-	// A name past 255 bytes is refused by FromHandle (request.badName:
-	// NAMETOOLONG) before anything is looked up.
-	newFile := append(path, a.name)
-	newPath := b.Join(newFile...)
+	newPath := server.Join(dir, a.name)
 	// One core call as the caller (EXCLUSIVE comes here as UNCHECKED,
-	// decodeCreateHow; billyFS.Create keeps its verifier and retransmission
-	// rules): the kernel decides, and a caller who may not search the
-	// directory learns ACCES before whether the name exists (finding N9).
-	f, err := b.Create(newPath)
+	// decodeCreateHow; create keeps its verifier and retransmission rules):
+	// the kernel decides, and a caller who may not search the directory
+	// learns ACCES before whether the name exists (finding N9).
+	e, err := h.create(b, newPath)
 	if err != nil {
 		if server.KindOf(err) == server.KindIsDir {
 			// The name is a directory: CREATE says EXIST whatever how
@@ -485,26 +491,25 @@ func (h *connHandler) fastCreate(r *request, a fastArgs) []byte {
 		}
 		return fail(status(r, err))
 	}
-	if err := f.Close(); err != nil {
-		return fail(nfs3ErrAcces)
-	}
-	fh := h.ToHandle(b, newFile)
-	if st := h.createdAttrs(r, b, newPath, a.attrs); st != nfs3OK {
+	h.s.fds.release(e)
+	fh := h.handleOf(b, newPath)
+	if st := h.createdAttrs(b, newPath, a.attrs); st != nfs3OK {
 		return fail(st)
 	}
 	out := h.replyStart(r, nfs3OK)
 	out = appendUint32(out, 1) // handle follows
 	out = appendOpaque(out, fh)
-	out = h.appendTryStat(out, b, f.Name())
+	out = h.appendTryStat(out, newPath)
 	out = appendUint32(out, 0) // dir_wcc: no pre-op attributes
-	return h.replyEnd(h.appendTryStat(out, b, b.Join(path...)))
+	return h.replyEnd(h.appendTryStat(out, dir))
 }
 
 // createdAttrs applies a CREATE's sattr3 to the file at p, which the call
 // made (h.fresh) or found: all of it to a new file, only the size to an
 // existing one. It returns the call's status.
-func (h *connHandler) createdAttrs(r *request, b *billyFS, p string, s sattr3) uint32 {
-	fresh := h.fresh.r == r
+func (h *call) createdAttrs(b *billyFS, p string, s sattr3) uint32 {
+	r := h.r
+	fresh := h.fresh != 0
 	if !fresh && s.size == nil {
 		return nfs3OK
 	}
@@ -512,7 +517,7 @@ func (h *connHandler) createdAttrs(r *request, b *billyFS, p string, s sattr3) u
 	if err != nil {
 		return status(r, err)
 	}
-	ctx := b.ctx()
+	ctx := h.ctx(b)
 	defer h.invalidate()
 	sa := s.core()
 	if fresh {

@@ -9,19 +9,21 @@ import (
 // transfer sizes: 1 MiB (maxTransfer), as Linux's nfsd, instead of 1 GiB.
 
 // ownNull answers NULL: an accepted call with no result.
-func (h *connHandler) ownNull(r *request) []byte {
+func (h *call) ownNull() []byte {
+	r := h.r
 	out := h.replyStart(r, 0)
 	return h.replyEnd(out[:len(out)-4]) // no status
 }
 
 // ownReadlink answers READLINK: the target as stored, never resolved.
-func (h *connHandler) ownReadlink(r *request, fh []byte) []byte {
+func (h *call) ownReadlink(fh []byte) []byte {
+	r := h.r
 	b, p, a, err := h.resolveStat(fh)
 	if err != nil {
 		return h.failReply(r, status(r, err))
 	}
 	h.s.maybePanic("readlink")
-	target, err := h.s.fsys.Readlink(b.ctx(), p)
+	target, err := h.s.fsys.Readlink(h.ctx(b), p)
 	if err != nil {
 		return h.failReply(r, status(r, err))
 	}
@@ -30,12 +32,13 @@ func (h *connHandler) ownReadlink(r *request, fh []byte) []byte {
 }
 
 // ownFsstat answers FSSTAT from the backing directory's file system.
-func (h *connHandler) ownFsstat(r *request, fh []byte) []byte {
+func (h *call) ownFsstat(fh []byte) []byte {
+	r := h.r
 	b, _, a, err := h.resolveStat(fh)
 	if err != nil {
 		return h.failReply(r, status(r, err))
 	}
-	s, err := h.s.fsys.StatFS(b.ctx())
+	s, err := h.s.fsys.StatFS(h.ctx(b))
 	if err != nil {
 		return h.failReply(r, status(r, err))
 	}
@@ -56,7 +59,8 @@ const (
 )
 
 // ownFsinfo answers FSINFO.
-func (h *connHandler) ownFsinfo(r *request, fh []byte) []byte {
+func (h *call) ownFsinfo(fh []byte) []byte {
+	r := h.r
 	_, _, a, err := h.resolveStat(fh)
 	if err != nil {
 		return h.failReply(r, status(r, err))
@@ -76,7 +80,8 @@ func (h *connHandler) ownFsinfo(r *request, fh []byte) []byte {
 }
 
 // ownPathconf answers PATHCONF.
-func (h *connHandler) ownPathconf(r *request, fh []byte) []byte {
+func (h *call) ownPathconf(fh []byte) []byte {
+	r := h.r
 	_, _, a, err := h.resolveStat(fh)
 	if err != nil {
 		return h.failReply(r, status(r, err))

@@ -20,7 +20,8 @@ import (
 // ownMkdir answers MKDIR (RFC 1813 3.3.9): the directory is made with the
 // mode asked (0755 when none is), setuid, setgid and sticky included; the
 // owner and times asked are applied after, as the caller.
-func (h *connHandler) ownMkdir(r *request, body []byte) []byte {
+func (h *call) ownMkdir(body []byte) []byte {
+	r := h.r
 	x := newXDRReader(body)
 	x.off = r.argsOff
 	fh := x.opaque(maxHandleOpaque)
@@ -42,18 +43,19 @@ func (h *connHandler) ownMkdir(r *request, body []byte) []byte {
 	}
 	p := server.Join(dir, name)
 	h.invalidate()
-	a, err := h.s.fsys.Mkdir(b.ctx(), p, perm)
+	a, err := h.s.fsys.Mkdir(h.ctx(b), p, perm)
 	if err != nil {
 		return h.madeFail(r, status(r, err))
 	}
 	s.mode = nil
-	return h.made(r, b, dir, name, a, s)
+	return h.made(b, dir, name, a, s)
 }
 
 // ownSymlink answers SYMLINK (RFC 1813 3.3.10): the target is stored as
 // sent, never resolved. A symlink's own mode means nothing on Linux, so only
 // the owner and times asked are applied.
-func (h *connHandler) ownSymlink(r *request, body []byte) []byte {
+func (h *call) ownSymlink(body []byte) []byte {
+	r := h.r
 	x := newXDRReader(body)
 	x.off = r.argsOff
 	fh := x.opaque(maxHandleOpaque)
@@ -72,18 +74,19 @@ func (h *connHandler) ownSymlink(r *request, body []byte) []byte {
 	}
 	p := server.Join(dir, name)
 	h.invalidate()
-	a, err := h.s.fsys.Symlink(b.ctx(), target, p)
+	a, err := h.s.fsys.Symlink(h.ctx(b), target, p)
 	if err != nil {
 		return h.madeFail(r, status(r, err))
 	}
 	s.mode, s.size = nil, nil
-	return h.made(r, b, dir, name, a, s)
+	return h.made(b, dir, name, a, s)
 }
 
 // made finishes a MKDIR or SYMLINK that made dir/name (attributes a): the
 // rest of its sattr3 applied as the caller, the handle recorded, and the
 // reply: handle, attributes, the directory's wcc_data (no pre-op).
-func (h *connHandler) made(r *request, b *billyFS, dir, name string, a server.Attr, s sattr3) []byte {
+func (h *call) made(b *billyFS, dir, name string, a server.Attr, s sattr3) []byte {
+	r := h.r
 	p := server.Join(dir, name)
 	sa := s.core()
 	if s.size != nil {
@@ -92,17 +95,13 @@ func (h *connHandler) made(r *request, b *billyFS, dir, name string, a server.At
 	}
 	if !setAttrEmpty(sa) {
 		var err error
-		if a, err = h.s.fsys.SetAttr(b.ctx(), p, sa); err != nil {
+		if a, err = h.s.fsys.SetAttr(h.ctx(b), p, sa); err != nil {
 			return h.madeFail(r, status(r, err))
 		}
 	}
 	h.remember(p, a)
-	h.fresh = freshFile{r: r, ino: a.Ino}
-	var comps []string
-	if dir != "" {
-		comps = append(comps, dir)
-	}
-	nfh := h.ToHandle(b, append(comps, name))
+	h.fresh = a.Ino
+	nfh := h.handleOf(b, p)
 	if len(nfh) == 0 {
 		return h.madeFail(r, nfs3ErrServerFault)
 	}
@@ -126,7 +125,8 @@ func (h *connHandler) madeFail(r *request, st uint32) []byte {
 // ownLink answers LINK (RFC 1813 3.3.15): the file's handle and the new
 // name's directory and name. The reply carries the file's attributes after
 // the link (its link count) and the directory's.
-func (h *connHandler) ownLink(r *request, body []byte) []byte {
+func (h *call) ownLink(body []byte) []byte {
+	r := h.r
 	x := newXDRReader(body)
 	x.off = r.argsOff
 	file := x.opaque(maxHandleOpaque)
@@ -149,7 +149,7 @@ func (h *connHandler) ownLink(r *request, body []byte) []byte {
 	}
 	p := server.Join(dir, name)
 	h.invalidate()
-	a, err := h.s.fsys.Link(b.ctx(), src, p)
+	a, err := h.s.fsys.Link(h.ctx(b), src, p)
 	if err != nil {
 		return fail(status(r, err), nil)
 	}

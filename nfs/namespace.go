@@ -9,7 +9,8 @@ import (
 // before (size, mtime, ctime) and after the change.
 
 // ownRemove answers REMOVE and RMDIR.
-func (h *connHandler) ownRemove(r *request, body []byte) []byte {
+func (h *call) ownRemove(body []byte) []byte {
+	r := h.r
 	x := newXDRReader(body)
 	x.off = r.argsOff
 	fh := x.opaque(maxHandleOpaque)
@@ -31,7 +32,7 @@ func (h *connHandler) ownRemove(r *request, body []byte) []byte {
 	p := server.Join(dir, name)
 	a, idErr := h.lstat(p)
 	h.invalidate()
-	if err := h.s.fsys.Remove(b.ctx(), p, r.proc == procRmdir); err != nil {
+	if err := h.s.fsys.Remove(h.ctx(b), p, r.proc == procRmdir); err != nil {
 		return reply(status(r, err), &pre, h.attrsNow(dir))
 	}
 	h.s.fds.evict(p)
@@ -42,7 +43,8 @@ func (h *connHandler) ownRemove(r *request, body []byte) []byte {
 }
 
 // ownRename answers RENAME.
-func (h *connHandler) ownRename(r *request, body []byte) []byte {
+func (h *call) ownRename(body []byte) []byte {
+	r := h.r
 	x := newXDRReader(body)
 	x.off = r.argsOff
 	fromFH := x.opaque(maxHandleOpaque)
@@ -80,7 +82,7 @@ func (h *connHandler) ownRename(r *request, body []byte) []byte {
 	}
 	op, np := server.Join(from, fromName), server.Join(to, toName)
 	h.invalidate()
-	if err := h.s.fsys.Rename(b.ctx(), op, np); err != nil {
+	if err := h.s.fsys.Rename(h.ctx(b), op, np); err != nil {
 		return reply(status(r, err), true, from, to)
 	}
 	h.s.fds.evict(op)
@@ -90,7 +92,7 @@ func (h *connHandler) ownRename(r *request, body []byte) []byte {
 }
 
 // attrsNow is p's attributes read again, nil if they cannot be.
-func (h *connHandler) attrsNow(p string) *server.Attr {
+func (h *call) attrsNow(p string) *server.Attr {
 	h.invalidate()
 	if a, err := h.lstat(p); err == nil {
 		return &a

@@ -82,7 +82,6 @@ type request struct {
 
 	// Set while the call is served, read by the reply rewriter.
 	override uint32 // nfsstat3 of the failure recorded where it happened (fail, pathError); 0: none yet
-	panicked bool   // the adapter panicked serving this call: SERVERFAULT sticks
 }
 
 // fast says the adapter answers this call itself (fastpath.go): every NFSv3
@@ -93,7 +92,7 @@ func (r *request) fast() bool {
 
 // fail records the status an error reply to this call must carry.
 func (r *request) fail(status uint32) {
-	if r != nil && !r.panicked {
+	if r != nil {
 		r.override = status
 	}
 }

@@ -151,9 +151,7 @@ func (h *connHandler) answerHanded(c handed) {
 			go h.c.Close()
 		}
 	}()
-	h.cur = c.r
 	rec := h.answerFast(c.r, c.a)
-	h.cur = nil
 	h.c.spare(c.buf)
 	if len(rec) > 0 {
 		_ = h.c.replyNow(rec) // fails only on a closed connection
