@@ -22,7 +22,7 @@ type TrackFunc = server.TrackFunc
 type observer struct {
 	fn    ObserveFunc
 	calls server.Calls[uint32, callKind] // by xid
-	apps  *server.ConnApps           // nil without a TrackFunc
+	apps  *server.ConnApps               // nil without a TrackFunc
 }
 
 type callKind struct{ prog, proc uint32 }
