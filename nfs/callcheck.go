@@ -8,7 +8,7 @@ import (
 // The record stream checks every call completely before anything decodes it.
 // go-nfs's XDR decoding allocates whatever length a field declares before it
 // reads a byte (a GETATTR saying its handle is 0xfffffff0 bytes long made the
-// daemon allocate 4 GiB), so no call reaches go-nfs, the fast path or the MOUNT
+// daemon allocate 4 GiB), so no call reaches go-nfs, the adapter's answers or the MOUNT
 // answers unless each opaque, string and array in it is within its protocol
 // bound and within the bytes left in the record. Bounds are those of RFC 5531
 // (credentials), RFC 1813 (NFSv3, MOUNT v3) and Linux's nfsd where the RFC

@@ -8,7 +8,7 @@ import (
 
 // Dispatch: which code answers a call the record stream has read. Refused
 // calls are answered by checkCall's reply, the MOUNT procedures go-nfs lacks
-// by answerMount, every NFSv3 procedure by the adapter (serveFast, or a
+// by answerMount, every NFSv3 procedure by the adapter (serveNFS, or a
 // worker through handOff), and MOUNT's MNT, UMNT and NULL by go-nfs.
 
 // nextRecord reads call records until one is for go-nfs (MOUNT's MNT, UMNT,
@@ -49,7 +49,7 @@ func (c *rpcConn) nextRecord() error {
 			}
 			continue
 		}
-		if r.fast() {
+		if r.isNFS() {
 			// The adapter's answer is the only one (fastpath.go): these
 			// calls never reach go-nfs. The call travels as a value
 			// (call.go), never through c.cur.
@@ -68,15 +68,15 @@ func (c *rpcConn) nextRecord() error {
 					continue // empty: answered already (a READ sent by sendfile)
 				}
 			}
-			rec := c.fast(r, body)
+			rec := c.answer(r, body)
 			if len(rec) == 0 {
 				continue // answered later, off this goroutine (commitLater)
 			}
 			if err := c.replyNow(rec); err != nil {
 				return err
 			}
-			if c.afterFast != nil {
-				c.afterFast()
+			if c.afterReply != nil {
+				c.afterReply()
 			}
 			continue
 		}
@@ -111,7 +111,7 @@ func (c *rpcConn) spare(b []byte) {
 	}
 }
 
-// The adapter answers every NFSv3 procedure in the record stream (serveFast
+// The adapter answers every NFSv3 procedure in the record stream (serveNFS
 // dispatches; this file holds the hot ones and the reply encoding). go-nfs,
 // which once answered them, spent most of its time in reflection-based XDR, a
 // fresh buffer per READ (zeroed, then copied twice) and a goroutine hand-off
@@ -119,9 +119,9 @@ func (c *rpcConn) spare(b []byte) {
 // sendfile) into a reply buffer reused per connection, and one write. The
 // name "fast" stays from when a slower route existed beside it (issue 30).
 
-// fastArgs are a fast-path call's decoded arguments; the slices point into the
+// callArgs are a call's decoded arguments; the slices point into the
 // call's record.
-type fastArgs struct {
+type callArgs struct {
 	fh                 []byte
 	name               string // LOOKUP
 	off                uint64 // READ, WRITE
@@ -136,10 +136,10 @@ type fastArgs struct {
 	body               []byte // SETATTR, MKNOD: the record body, decoded by their answers
 }
 
-// decodeFast decodes the arguments of a call r.fast() accepts. checkCall has
+// decodeArgs decodes the arguments of a call r.isNFS() accepts. checkCall has
 // already bounded every field, so false (arguments it cannot read) is
-// answered GARBAGE_ARGS (serveFast).
-func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
+// answered GARBAGE_ARGS (serveNFS).
+func decodeArgs(r *request, body []byte) (a callArgs, ok bool) {
 	if r.proc == procNull {
 		return a, true
 	}
@@ -184,7 +184,7 @@ func decodeFast(r *request, body []byte) (a fastArgs, ok bool) {
 // decodeCreateHow reads CREATE's createhow3 into a: UNCHECKED and GUARDED
 // with their sattr3, EXCLUSIVE as UNCHECKED with nothing set (call.create
 // keeps its verifier, which parseCall put on the request).
-func decodeCreateHow(x *xdrReader, a *fastArgs) bool {
+func decodeCreateHow(x *xdrReader, a *callArgs) bool {
 	a.how = x.uint32()
 	switch a.how {
 	case createExclusive:
@@ -198,14 +198,14 @@ func decodeCreateHow(x *xdrReader, a *fastArgs) bool {
 	return false
 }
 
-// serveFast answers r, whose record body is body: every call r.fast()
+// serveNFS answers r, whose record body is body: every call r.isNFS()
 // accepts is answered here and nowhere else. It runs on the connection's
 // reading goroutine.
 //
 // GETATTR, LOOKUP, ACCESS and a READ whose data is in the page cache are
 // answered there with raw system calls only (answerInline).
-func (h *connHandler) serveFast(r *request, body []byte) []byte {
-	a, ok := decodeFast(r, body)
+func (h *connHandler) serveNFS(r *request, body []byte) []byte {
+	a, ok := decodeArgs(r, body)
 	if !ok {
 		return h.garbageArgs(r)
 	}
@@ -219,7 +219,7 @@ func (h *connHandler) serveFast(r *request, body []byte) []byte {
 		// Not all in the page cache: read here as before (a small READ
 		// on an idle connection; workers.go).
 	}
-	return h.answerFast(r, a)
+	return h.answerCall(r, a)
 }
 
 // garbageArgs is the reply to a call whose arguments cannot be decoded.
@@ -242,25 +242,25 @@ func (h *connHandler) refuse(r *request, st uint32) []byte {
 // goroutine either way. A READ never waits: nil when its data is not all in
 // the page cache (fastRead), for the caller to read it where waiting is
 // harmless. Only GETATTR, LOOKUP, ACCESS and READ come here.
-func (h *connHandler) answerInline(r *request, a fastArgs) []byte {
+func (h *connHandler) answerInline(r *request, a callArgs) []byte {
 	k := h.newCall(r)
 	k.inline = true
 	return k.answer(a)
 }
 
-// answerFast answers a decoded call: on the connection's reading goroutine,
+// answerCall answers a decoded call: on the connection's reading goroutine,
 // or on one of its workers (workers.go) with the worker's own connHandler.
-func (h *connHandler) answerFast(r *request, a fastArgs) []byte {
+func (h *connHandler) answerCall(r *request, a callArgs) []byte {
 	k := h.newCall(r)
 	return k.answer(a)
 }
 
 // answer runs the call's procedure.
-func (h *call) answer(a fastArgs) (rec []byte) {
+func (h *call) answer(a callArgs) (rec []byte) {
 	r := h.r
 	defer func() {
 		if v := recover(); v != nil {
-			h.s.log.Error("panic in NFS fast path; answering SERVERFAULT", "proc", r.proc, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			h.s.log.Error("panic answering an NFS call; answering SERVERFAULT", "proc", r.proc, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			out := h.replyStart(r, nfs3ErrServerFault)
 			rec = h.replyEnd(append(out, make([]byte, failBodyLen(r.proc))...))
 		}

@@ -24,7 +24,7 @@ func status(r *request, err error) uint32 {
 }
 
 // resolveStat resolves a handle and lstats what it names: the first step of
-// every fast-path call that needs the file's attributes.
+// every answer that needs the file's attributes.
 func (h *call) resolveStat(fh []byte) (*billyFS, string, server.Attr, error) {
 	b, p, err := h.resolveHandle(fh)
 	if err != nil {
@@ -457,7 +457,7 @@ func (h *call) fastCommit(fh []byte) []byte {
 // (differential finding N5: "create a 0644; create a 0755" leaves 0644).
 // The reply carries the new file's handle and attributes and the directory's
 // post-op attributes (no pre-op).
-func (h *call) fastCreate(a fastArgs) []byte {
+func (h *call) fastCreate(a callArgs) []byte {
 	r := h.r
 	// A failure carries the status of its step, replaced by the one the
 	// adapter recorded on the call from the core's error.

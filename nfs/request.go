@@ -84,9 +84,9 @@ type request struct {
 	override uint32 // nfsstat3 of the failure recorded where it happened (fail, pathError); 0: none yet
 }
 
-// fast says the adapter answers this call itself (fastpath.go): every NFSv3
+// isNFS says the adapter answers this call itself (dispatch.go): every NFSv3
 // procedure does; go-nfs answers only MOUNT.
-func (r *request) fast() bool {
+func (r *request) isNFS() bool {
 	return r.prog == progNFS && r.vers == 3 && r.argsOff != 0 && r.proc <= nfsProcMax
 }
 

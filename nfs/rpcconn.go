@@ -74,14 +74,14 @@ type rpcConn struct {
 	// or a COMMIT goroutine): fastCommit answers inline on a connection that
 	// has not for sequentialCalls calls (commitlater.go).
 	calls, concurrentAt uint64
-	// fast answers a call request.fast accepts (connHandler.serveFast) and
+	// answer answers a call request.isNFS accepts (connHandler.serveNFS) and
 	// returns the reply record, or an empty one when the reply will be sent
 	// later by another goroutine through replyNow. The record may be reused
 	// once replyNow returns.
-	fast func(r *request, body []byte) []byte
-	// afterFast, if set, runs on the reading goroutine after each reply fast
+	answer func(r *request, body []byte) []byte
+	// afterReply, if set, runs on the reading goroutine after each reply answer
 	// made was sent (see connHandler.afterReply).
-	afterFast func()
+	afterReply func()
 	// handOff gives a call to one of the connection's workers (workers.go),
 	// with its record buffer (taken); or answers it itself (rec, a reply
 	// record like fast's); or neither: answer it here. nil: no workers.

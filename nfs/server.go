@@ -50,7 +50,7 @@ type Server struct {
 	wg          sync.WaitGroup
 
 	panicOp atomic.Value // string; tests make this billy operation panic
-	hold    atomic.Value // func(op string); tests hold, or count, a fast-path call here
+	hold    atomic.Value // func(op string); tests hold, or count, a call here
 	observe ObserveFunc
 	track   TrackFunc
 	fsid    uint64 // the backing directory's file system, in every fattr3 (appendFattr)
@@ -162,8 +162,8 @@ func (s *Server) serveConn(c net.Conn, gone func()) {
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
 	rc.done = done
-	rc.fast = h.serveFast
-	rc.afterFast = h.afterReply
+	rc.answer = h.serveNFS
+	rc.afterReply = h.afterReply
 	rc.handOff = h.handOff
 	rc.log = s.log
 	rc.obs = newObserver(s.observe, s.track)

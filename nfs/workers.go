@@ -22,12 +22,12 @@ const handOffSize = 16 << 10
 // buffer they point into, which the worker owns until it has answered.
 type handed struct {
 	r    *request
-	a    fastArgs
+	a    callArgs
 	buf  []byte
 	busy *atomic.Int32 // the connection's count of calls handed, decremented once answered
 }
 
-// workers answer a connection's slow fast-path calls (READ, WRITE,
+// workers answer a connection's slow calls (READ, WRITE,
 // READDIRPLUS, and CREATE while other calls are in progress) off its reading
 // goroutine. The reading goroutine answers every call of a connection in turn,
 // so one process's 1 MiB READ or WRITE (a pread or pwrite of hundreds of
@@ -67,7 +67,7 @@ func (h *connHandler) handOff(r *request, buf []byte) (rec []byte, taken bool) {
 	default:
 		return nil, false
 	}
-	a, ok := decodeFast(r, buf[4:])
+	a, ok := decodeArgs(r, buf[4:])
 	if !ok {
 		return nil, false
 	}
@@ -145,13 +145,13 @@ func (h *connHandler) work(calls <-chan handed, done <-chan struct{}) {
 
 func (h *connHandler) answerHanded(c handed) {
 	defer func() {
-		// answerFast recovers its own panics; this is for replyNow's.
+		// answerCall recovers its own panics; this is for replyNow's.
 		if v := recover(); v != nil {
 			h.s.log.Error("panic answering an NFS call on a worker; closing the connection", "proc", c.r.proc, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			go h.c.Close()
 		}
 	}()
-	rec := h.answerFast(c.r, c.a)
+	rec := h.answerCall(c.r, c.a)
 	h.c.spare(c.buf)
 	if len(rec) > 0 {
 		_ = h.c.replyNow(rec) // fails only on a closed connection
