@@ -374,14 +374,16 @@ const (
 	access3Extend  = 0x08
 	access3Delete  = 0x10
 	access3Execute = 0x20
+	access3All     = 0x3f
 )
 
 // fastAccess answers ACCESS where the core checks the caller's permissions (a
 // root daemon): the bits the kernel grants the caller on the file, mapped as
 // Linux's nfsd maps them (a directory's MODIFY, EXTEND and DELETE need write
 // and search on it, LOOKUP needs search; a file's EXECUTE needs execute; DELETE
-// of a file is decided by its directory, so it is not granted here). A daemon
-// that checks no caller grants every bit the policy grants (server.FS.Access).
+// of a file is decided by its directory, so it is not granted here). Where
+// the core checks no caller, every bit asked is granted, as before issue 30
+// (go-nfs answered ACCESS there).
 func (h *call) fastAccess(fh []byte, want uint32) []byte {
 	r := h.r
 	fail := func(st uint32) []byte { return h.failReply(r, st) }
@@ -389,8 +391,15 @@ func (h *call) fastAccess(fh []byte, want uint32) []byte {
 	if err != nil {
 		return fail(status(r, err))
 	}
-	// The mount's app too: the policy's rights are the app's (server/view.go).
-	got, err := h.s.fsys.Access(h.ctx(b), p, server.MayRead|server.MayWrite|server.MayExec)
+	ctx := h.ctx(b) // the mount's app too: the policy's rights are the app's (server/view.go)
+	if !h.s.fsys.ChecksPermissions(ctx) {
+		// The core checks no call of this caller (a daemon not running as
+		// root, or uid 0): each call then decides for itself (a write the
+		// policy refuses says EROFS), and ACCESS grants every bit asked.
+		out := appendPostOp(h.replyStart(r, nfs3OK), &a, h.s.fsid)
+		return h.replyEnd(appendUint32(out, want&access3All))
+	}
+	got, err := h.s.fsys.Access(ctx, p, server.MayRead|server.MayWrite|server.MayExec)
 	if err != nil {
 		r.override = 0
 		_ = pathError(r, "access", p, err)
