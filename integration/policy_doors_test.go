@@ -87,13 +87,9 @@ func makeMany(t *testing.T, dir string, n int) []string {
 }
 
 func TestPolicyDoors(t *testing.T) {
-	for _, fast := range []string{"on", "off"} {
-		t.Run("fast-path="+fast, func(t *testing.T) {
-			d, _ := policyFixture(t, policyDoors, "--fast-path", fast)
-			t.Run("nfs", func(t *testing.T) { policyNFS(t, d) })
-			t.Run("9p", func(t *testing.T) { policy9P(t, d) })
-		})
-	}
+	d, _ := policyFixture(t, policyDoors)
+	t.Run("nfs", func(t *testing.T) { policyNFS(t, d) })
+	t.Run("9p", func(t *testing.T) { policy9P(t, d) })
 }
 
 func policyNFS(t *testing.T, d *semfstest.Daemon) {

@@ -8,7 +8,7 @@ import (
 // The record stream checks every call completely before anything decodes it.
 // go-nfs's XDR decoding allocates whatever length a field declares before it
 // reads a byte (a GETATTR saying its handle is 0xfffffff0 bytes long made the
-// daemon allocate 4 GiB), so no call reaches go-nfs, the fast path or the MOUNT
+// daemon allocate 4 GiB), so no call reaches go-nfs, the adapter's answers or the MOUNT
 // answers unless each opaque, string and array in it is within its protocol
 // bound and within the bytes left in the record. Bounds are those of RFC 5531
 // (credentials), RFC 1813 (NFSv3, MOUNT v3) and Linux's nfsd where the RFC
@@ -279,46 +279,4 @@ func checkNFSArgs(proc uint32, x *xdrReader) (ok, badType bool) {
 		return false, false
 	}
 	return x.ok, badType && x.ok
-}
-
-// clampReaddir lowers a READDIR call's count to the transfer size FSINFO
-// advertises, in place (go-nfs fills a reply up to whatever count says; the
-// fast path clamps READDIRPLUS itself). body is a call checkCall accepted.
-func clampReaddir(body []byte, argsOff int) {
-	x := newXDRReader(body)
-	x.off = argsOff
-	_ = x.opaque(maxHandleOpaque)
-	x.skip(16) // cookie, cookieverf
-	off := x.off
-	if count := x.uint32(); x.ok && count > maxTransfer {
-		binary.BigEndian.PutUint32(body[off:], maxTransfer)
-	}
-}
-
-// symlinkTargetOffset returns where a SYMLINK call's target bytes start in
-// body (a call checkCall accepted), 0 if not found. go-nfs reads the target
-// with a single Read through a 4 KiB bufio.Reader (go-nfs-client's ReadOpaque),
-// which comes back short when the target straddles the buffer's end: the
-// record stream hands go-nfs the record in two parts, split here, so the
-// target is always read in one piece (see rpcConn.Read).
-func symlinkTargetOffset(body []byte, argsOff int) int {
-	x := newXDRReader(body)
-	x.off = argsOff
-	_ = x.opaque(maxHandleOpaque)
-	_ = x.opaque(maxNameLen)
-	for i := 0; i < 4; i++ { // mode, uid, gid, size
-		if x.uint32() == 1 {
-			x.skip(4 * (1 + i/3)) // size is 8 bytes
-		}
-	}
-	for i := 0; i < 2; i++ { // atime, mtime
-		if x.uint32() == timeClient {
-			x.skip(8)
-		}
-	}
-	x.skip(4) // the target's length
-	if !x.ok {
-		return 0
-	}
-	return x.off
 }

@@ -117,6 +117,6 @@ func commitReply(out []byte, xid, status uint32, a *server.Attr, verf [8]byte, f
 	return out
 }
 
-// answeredLater is what the fast path returns for a call another goroutine
-// will answer: an empty record, not nil (nil hands the call to go-nfs).
+// answeredLater is what an answer returns for a call another goroutine
+// will answer: an empty record.
 func answeredLater() []byte { return []byte{} }

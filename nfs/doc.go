@@ -1,6 +1,7 @@
 // Package nfs serves a server.FS over NFSv3 (MOUNT and NFS on one TCP port),
-// using github.com/willscott/go-nfs v0.0.4 for the protocol and translating
-// every call into the core's path-based, identity-carrying operations.
+// answering every NFS procedure itself and leaving MOUNT to
+// github.com/willscott/go-nfs v0.0.4, translating every call into the core's
+// path-based, identity-carrying operations.
 //
 // Invariants:
 //
@@ -8,11 +9,9 @@
 //     The mount's app ("/@APP") is carried inside every file handle (an app id
 //     from a persistent table, MAC'd so a client cannot forge it), because MOUNT
 //     and the data calls arrive on different connections. The caller's AUTH_UNIX
-//     uid is read from the RPC record stream at the net.Conn (rpcConn): go-nfs
-//     serves one call per connection at a time and rpcConn never lets it read
-//     ahead, so the credentials seen belong to the call being served; a call
-//     answered on one of the connection's workers (workers.go) carries its own
-//     request to the worker's handler. Every core
+//     uid is read from the RPC record stream at the net.Conn (rpcConn), with
+//     each call: a call answered on one of the connection's workers
+//     (workers.go) carries its own request to the worker's handler. Every core
 //     call carries both (uid, gid and gids) through server.WithIdentity. A root
 //     daemon checks the caller on every call (server/cred.go): path-based calls
 //     run with its credentials; READ and WRITE through the shared descriptor
@@ -29,21 +28,19 @@
 //     generation) before use; it survives renames and daemon restarts and is STALE
 //     only when its file is really gone.
 //   - Containment. The adapter never follows a symlink (Stat is Lstat), refuses
-//     names the core refuses (seen in the record stream before go-nfs joins them
-//     into paths), and reaches the backing directory only through server.FS.
+//     names the core refuses (request.badName: every handle lookup of the call
+//     fails with it), and reaches the backing directory only through server.FS.
 //   - Stability. A WRITE is acknowledged FILE_SYNC only after fsync; an UNSTABLE
-//     WRITE is answered UNSTABLE (rpcConn rewrites go-nfs's unconditional
-//     FILE_SYNC) and COMMIT fsyncs. The write verifier changes on every start.
+//     WRITE is answered UNSTABLE and COMMIT fsyncs. The write verifier changes on every start.
 //     An UNSTABLE WRITE that ends a file of at most 64 KiB (a file being
 //     created) has its writeback started once it is answered (writeback.go):
 //     a hint to the kernel, which changes no reply and no durability (COMMIT
 //     still fsyncs) but lets the COMMIT that follows find the data written.
-//   - Errors. Core errors reach go-nfs as *fs.PathError{Err: syscall.Errno} and
-//     reach the client with the exact nfsstat3 from toNFS (rpcConn replaces the
-//     status go-nfs guessed). Panics in the adapter are recovered and answered
-//     with NFS3ERR_SERVERFAULT.
-//   - Hostile input. No byte reaches go-nfs, the fast path or the MOUNT
-//     answers before rpcConn has read the call record whole (fragments joined,
+//   - Errors. Core errors reach the client with the exact nfsstat3 from toNFS,
+//     the one mapping of every Kind (status, pathError). Panics in the adapter
+//     are recovered and answered with NFS3ERR_SERVERFAULT.
+//   - Hostile input. No byte reaches go-nfs, the adapter's answers or the
+//     MOUNT answers before rpcConn has read the call record whole (fragments joined,
 //     at most 4 MiB, buffered only as bytes arrive) and checkCall has bounded
 //     every length in it: credentials (RFC 5531), and each NFSv3 and MOUNT
 //     procedure's handles, names, paths and data (RFC 1813). A call out of
@@ -60,85 +57,69 @@
 //   - The handle map is a cache: a damaged one is set aside and rebuilt (old
 //     handles answer STALE), never a reason not to start.
 //
-// Where go-nfs v0.0.4 is wrong on the wire (LINK arguments, EXCLUSIVE create,
-// RPC error codes, padding after handles, the MOUNT procedures it lacks, and the
-// attributes it fakes: atime = ctime = mtime, used = size, fsid 0), rpcConn
-// translates the call or the reply (SETATTR and MKNOD it answers itself,
-// setattr.go: go-nfs skipped changes that changed nothing, so a non-owner's
-// chown answered OK, dropped setuid, setgid and sticky, and made MKNOD's
-// handle before the node) (attrs.go puts the file system's atime,
-// ctime, blocks*512 and the backing directory's device as fsid into every
-// fattr3 of its replies, as the fast path encodes them); no library code is
-// copied. The calls that
-// dominate a busy client (GETATTR, LOOKUP, ACCESS, READ, WRITE, READDIRPLUS,
-// COMMIT, and CREATE setting at most the mode) are answered by the adapter
-// itself in the record stream (fastpath.go) with the same handles, identity,
-// errors and stability; everything else goes through go-nfs. CREATE runs
-// go-nfs's own sequence of billy and handler calls, so its checks and statuses
-// are go-nfs's by construction, but for one shortcut: an UNCHECKED or GUARDED
-// create in a directory first tries to make the name, and only when that fails
-// takes go-nfs's steps from the start (its lookup of the new name would have
-// found nothing otherwise); and UNCHECKED over an existing file applies only
-// a size, as Linux's nfsd does (billyFS.existingCreated). Large WRITEs, READDIRPLUS, large READs the page
-// cache cannot serve whole or that arrive while other calls of the connection
-// are in progress, and small READs, WRITEs and CREATEs while other calls are in
-// progress are answered on up to four worker goroutines per connection
-// (workers.go), COMMIT on a goroutine of its own (commitlater.go; inline on a
-// connection that has sent each of its last 256 calls after the reply to the
-// one before, commitInline): replies may
+// One route per procedure. The adapter answers every NFSv3 procedure itself,
+// in the record stream (dispatch.go; fastpath.go, setattr.go, make.go,
+// namespace.go, info.go, readdir.go), with one reply encoder (encode.go) and one error mapping
+// (errors.go: the core's Kind to nfsstat3); go-nfs v0.0.4 answers only the
+// MOUNT program (MNT, UMNT, NULL: Mount and ToHandle in handler.go), and
+// answerMount the MOUNT procedures it lacks (EXPORT, DUMP, UMNTALL). Calls
+// that change the tree are one core call each, made as the caller (Create,
+// Mkdir, Symlink, Mknod, Link, Remove, Rename, SetAttr), so the kernel
+// decides what the caller may do and in which order it learns why not: a
+// caller who may not search a directory gets ACCES before it learns that a
+// name exists there (EXIST), as on Linux's nfsd. LOOKUP asks the core for
+// search permission on the directory (CheckAccess), as nfsd does. No library
+// code is copied, and no reply is rewritten. Until issue 30 go-nfs answered
+// every procedure the adapter did not, its replies patched to agree, and a
+// switch (--fast-path=nfs-off) sent every call its way; both are gone, and
+// the proof against an independent server is integration/differential
+// (generated sequences compared with nfs-ganesha) with the kernel and
+// pjdfstest suites, while TestAnswers holds the adapter's answers to the
+// cases those never make (forged and empty handles, truncated arguments,
+// renames by another connection, pipelining).
+//
+// Threads. Small calls are answered on the connection's reading goroutine.
+// GETATTR, LOOKUP, ACCESS and READs served from the page cache make raw
+// system calls only there (socket I/O through server/sockio, the core's
+// inline stat and page-cache read), which keeps the Go runtime's monitor
+// thread asleep between a lone client's calls (answerInline). Large WRITEs,
+// READDIRPLUS, large READs the page cache cannot serve whole or that arrive
+// while other calls of the connection are in progress, and small READs,
+// WRITEs and CREATEs while other calls are in progress are answered on up to
+// four worker goroutines per connection (workers.go), COMMIT on a goroutine of
+// its own (commitlater.go; inline on a connection that has sent each of its
+// last 256 calls after the reply to the one before, commitInline): replies may
 // leave in another order than the calls came, which RPC allows (the client
 // matches them by xid), and calls a client has in flight at once may take
-// effect in any order, as on Linux's nfsd. GETATTR, LOOKUP, ACCESS and READs
-// served from the page cache on the connection's reading goroutine make raw
-// system calls only (socket I/O through server/sockio, the core's inline stat
-// and page-cache read), which keeps the Go runtime's monitor thread asleep
-// between a lone client's calls; a large READ the page cache cannot serve
-// goes to a worker, a small one is read there with a plain pread as before.
-// A READ of 16 KiB or more whose pages are all in the page cache (cachestat)
-// goes out by sendfile behind its header, on either goroutine, without the
-// copies into and out of a reply buffer (rpcConn.replyFile). Its bytes are
-// the same as a copy's, with two differences only a write or truncate racing
-// the READ can show: the data is the file's as the socket takes it, so a
-// WRITE answered just after the READ's reply may show in it (the reply's
-// attributes are from before); and a truncation between the count's choice
-// and the send fills the missing tail with zeros (logged) where a copy would
-// have answered a shorter count.
+// effect in any order, as on Linux's nfsd.
 //
-// Options.NoFastPath (semfs serve --fast-path=off or nfs-off) leaves those calls
-// to go-nfs too. TestFastPathAnswersAsGoNFS serves one tree both ways and
-// holds the two to the same reply, byte for byte, for every procedure the fast
-// path answers (good and bad arguments, pipelined on two connections, with
-// renames and removals from a third in between; CREATEs, beside a READ that
-// sends them to the workers, in one directory per side; 1 MiB READs from the
-// page cache and from the disk). Where go-nfs was wrong the
-// go-nfs path is corrected in front of it, so both answer as Linux's nfsd: an
-// empty handle is BADHANDLE (go-nfs: INVAL), WRITE to a directory is ISDIR
-// (go-nfs: INVAL), LOOKUP needs search permission on the directory (go-nfs
-// asks none), READDIRPLUS below go-nfs's minimum counts is TOOSMALL, READDIR
-// is the adapter's on both (readdir.go: go-nfs refuses counts below 1024), and a
-// failed call carries no attributes on either path. The deliberate
-// differences, each normalised by the test and nothing else:
+// Attributes. Every fattr3 carries the file system's own atime, ctime, space
+// used (blocks*512) and the backing directory's device as fsid (appendFattr).
+// CREATE applies its sattr3 as the caller, to a new file only; an UNCHECKED
+// create of an existing file applies only the size, as nfsd does.
 //
-//   - ACCESS of a root daemon is answered by the adapter on both paths (go-nfs
-//     grants every bit asked), so the test checks it against itself.
-//   - A new listing's cookie verifier is a random id on both paths (dircache.go),
-//     so it is compared by position, not value.
-//   - READDIRPLUS pages are filled by real encoded sizes on the fast path and by
-//     go-nfs's 512 bytes an entry on its own, so a small page ends earlier
-//     through go-nfs; the test compares pages that hold the whole rest of a
-//     listing, from cookie 0 and from a later cookie.
-//   - Times in the replies of a batch that writes (each path's WRITE happens at
-//     its own moment), and atime everywhere (a READ moves it, so the path asked
-//     second sees the first one's read).
-//   - A CREATE's new handle and the fileids in its reply: each side creates in
-//     a directory of its own (c0, c1), so the inodes differ; the rest (status,
-//     attributes, the directory's post-op attributes) is compared.
+// sendfile. A READ of 16 KiB or more whose pages are all in the page cache
+// (cachestat) goes out by sendfile behind its header, on either goroutine,
+// without the copies into and out of a reply buffer (rpcConn.replyFile). Its
+// bytes are the same as a copy's, with two differences only a write or
+// truncate racing the READ can show: the data is the file's as the socket
+// takes it, so a WRITE answered just after the READ's reply may show in it
+// (the reply's attributes are from before); and a truncation between the
+// count's choice and the send fills the missing tail with zeros (logged)
+// where a copy would have answered a shorter count.
 //
-// Files: server.go (listener, one go-nfs server per connection), limits.go,
-// rpcconn.go (the record stream), callcheck.go (bounds of every call),
-// request.go (what a call's header and arguments say),
-// handler.go (go-nfs Handler: mount, handles, listings), billyfs.go and file.go
-// (the billy filesystem over server.FS), fastpath.go, workers.go, commitlater.go, attrs.go, handle.go and handlemap.go
-// (persistent handles), resolve.go, fdcache.go, dircache.go, writeback.go,
-// errors.go (the Kind mapping), fileinfo.go, identify.go, xdr.go.
+// Files: server.go (listener, one go-nfs server per connection for MOUNT),
+// limits.go, the record stream: rpcconn.go (the connection), framing.go
+// (reading call records), callcheck.go (bounds of every call), request.go
+// (what a call's header says), dispatch.go (which code answers a call),
+// send.go (writing replies), encode.go (building replies); handler.go
+// (go-nfs Handler: MOUNT, handles), call.go (one call's state while it is
+// answered: the call value every answer is a method of), billyfs.go (the
+// mount app MOUNT hands go-nfs; CREATE's create), fastpath.go (GETATTR, LOOKUP,
+// ACCESS, READ, WRITE, READDIRPLUS, COMMIT, CREATE),
+// readdir.go, setattr.go (SETATTR, MKNOD), make.go (MKDIR, SYMLINK, LINK),
+// namespace.go (REMOVE, RMDIR, RENAME), info.go (NULL, READLINK, FSSTAT,
+// FSINFO, PATHCONF), workers.go, commitlater.go, writeback.go, handle.go and
+// handlemap.go (persistent handles), resolve.go, fdcache.go, dircache.go,
+// errors.go (the Kind mapping), fileinfo.go, identify.go, view.go, xdr.go.
 package nfs

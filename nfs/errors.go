@@ -29,11 +29,9 @@ const (
 	nfs3ErrTooSmall    = 10005
 )
 
-// toNFS is the one mapping from the core's error vocabulary to NFS: the errno the
-// billy layer returns inside an *fs.PathError (go-nfs classifies with
-// os.IsNotExist / os.IsPermission and errors.Is(err, syscall.ENOSPC)...), and the
-// nfsstat3 the reply must carry, which the record stream puts in (rpcConn) because
-// go-nfs maps most failures to ACCES or IO. It panics on a Kind it does not know,
+// toNFS is the one mapping from the core's error vocabulary to NFS: the
+// nfsstat3 the reply carries, and the errno of the *fs.PathError pathError
+// returns (the errors.Is view of the same failure). It panics on a Kind it does not know,
 // so a new Kind cannot slip through unmapped: TestKindMapping walks server.Kinds().
 func toNFS(k server.Kind) (syscall.Errno, uint32) {
 	switch k {
@@ -86,8 +84,8 @@ func toNFS(k server.Kind) (syscall.Errno, uint32) {
 	panic(fmt.Sprintf("nfs: server.Kind %d (%v) has no NFS mapping", k, k))
 }
 
-// pathError converts a core error for go-nfs and records the NFS status the reply
-// must carry on r.
+// pathError records on r the NFS status of a core error (status reads it) and
+// returns the error as an *fs.PathError.
 func pathError(r *request, op, p string, err error) error {
 	if err == nil {
 		return nil

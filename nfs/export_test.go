@@ -1,7 +1,6 @@
 package nfs
 
 import (
-	"net"
 	"time"
 
 	"github.com/semfs/semfs/server"
@@ -12,11 +11,6 @@ func ToNFS(k server.Kind) (errno uint32, status uint32) {
 	e, s := toNFS(k)
 	return uint32(e), s
 }
-
-// ServeLibrary serves ln like Serve but leaves every call to go-nfs: the same
-// handles, caches and tree as s's fast connections, so that replies can be
-// compared byte for byte.
-func (s *Server) ServeLibrary(ln net.Listener) error { return s.serve(ln, false) }
 
 // SetPanic makes the billy or handler operation op panic ("" to stop), to prove
 // that panics are contained.

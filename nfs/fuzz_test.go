@@ -148,7 +148,7 @@ func FuzzRecordStream(f *testing.F) {
 	s := fuzzServer(f)
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		client, conn := net.Pipe()
-		s.serveConn(conn, true, nil)
+		s.serveConn(conn, nil)
 		drained := make(chan struct{})
 		go func() {
 			io.Copy(io.Discard, client)

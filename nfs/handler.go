@@ -17,92 +17,46 @@ import (
 
 const nfs3ErrServerFault = 10006
 
-// connHandler is the go-nfs Handler of one connection. go-nfs calls it, and the
-// billy filesystems it returns, only from the connection's serving goroutine, one
-// call at a time, so it needs no locks of its own; the Server's shared state is
-// locked where it lives.
+// connHandler answers a connection's calls: one for the connection's reading
+// goroutine (also go-nfs's Handler, for MOUNT), one for each of its workers.
+// A handler answers one call at a time (see call), so it needs no locks of
+// its own; the Server's shared state is locked where it lives.
 type connHandler struct {
 	s   *Server
 	c   *rpcConn
-	fss map[uint32]*billyFS // by app id: RENAME compares both directories' filesystems with reflect.DeepEqual
+	fss map[uint32]*billyFS // by app id
 
-	// The last handle resolved in the current call (resolvedFor): the parent
-	// directory for ToHandle in READDIRPLUS and LOOKUP, the inode for the fd cache.
-	resolvedFor *request
-	resolved    string
-	resolvedID  inodeID
+	// attrs caches lstat's answers for the call being answered (see lstat);
+	// newCall empties it.
+	attrs map[string]server.Attr
 
-	attrsFor *request // the call attrs belong to (see lstat)
-	attrs    map[string]server.Attr
-
-	out []byte // the fast path's reply buffer, reused call after call
-
-	// inline: the call is answered on the connection's reading goroutine with
-	// raw system calls only (see serveFast): lstat goes through the core's
-	// LstatInline.
-	inline bool
+	out []byte // the reply buffer, reused call after call
 
 	commits chan struct{} // COMMITs waiting on the disk off this goroutine (commitLater)
-
-	// fresh is the inode the current call's create made (billyFS.Create), for
-	// ToHandle to record without reading the map first (handleMap.putNew).
-	fresh freshFile
 
 	// writeback: the data of the WRITE just answered, for afterReply to
 	// start writing to the disk (fastWrite; the reading goroutine's only).
 	writeback writebackKick
 
 	workers workers // the reading goroutine's: workers it handed calls to (workers.go)
-	worker  bool    // this handler is a worker's: the call it serves is cur
-	cur     *request
-
-	view callView // the current call's policy view (view.go)
+	worker  bool    // this handler is a worker's
 }
 
-// freshFile is an inode made by the call r.
-type freshFile struct {
-	r   *request
-	ino uint64
-}
+// mountCall is the call go-nfs is serving (MOUNT), as a call value.
+func (h *connHandler) mountCall() call { return h.newCall(h.c.current()) }
 
-// current returns the call this handler serves: the worker's, or the one the
-// connection's reading goroutine (go-nfs's, or the fast path inline) serves.
-func (h *connHandler) current() *request {
-	if h.worker {
-		return h.cur
-	}
-	return h.c.current()
-}
-
-var (
-	_ gonfs.Handler        = (*connHandler)(nil)
-	_ gonfs.CachingHandler = (*connHandler)(nil)
-)
+// connHandler is no gonfs.CachingHandler: go-nfs's only use of one is
+// READDIR and READDIRPLUS, which the adapter answers (fastpath.go, readdir.go).
+var _ gonfs.Handler = (*connHandler)(nil)
 
 func (h *connHandler) fsFor(id uint32, app string) *billyFS {
 	b := h.fss[id]
 	if b == nil {
-		b = &billyFS{h: h, app: app, appID: id}
+		b = &billyFS{app: app, appID: id}
 		h.fss[id] = b
 		h.c.obs.app(app)
 	}
 	return b
-}
-
-// guard turns a panic in the adapter into an error for the current call (go-nfs
-// would otherwise let it kill the process: it serves on goroutines of its own).
-func (h *connHandler) guard(op string, err *error) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	h.s.log.Error("panic in NFS adapter; answering SERVERFAULT", "op", op, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	r := h.current()
-	r.fail(nfs3ErrServerFault)
-	r.panicked = true
-	if err != nil {
-		*err = &fs.PathError{Op: op, Err: syscall.EIO}
-	}
 }
 
 // Mount honours the export path: "/" mounts the whole tree anonymously, "/@APP"
@@ -114,7 +68,8 @@ func (h *connHandler) Mount(ctx context.Context, conn net.Conn, req gonfs.MountR
 			status, bfs, flavors = gonfs.MountStatusErrServerFault, nil, nil
 		}
 	}()
-	app, sub, st := h.mountPath(string(req.Dirpath))
+	k := h.mountCall()
+	app, sub, st := k.mountPath(string(req.Dirpath))
 	if st != gonfs.MountStatusOk {
 		h.s.log.Info("mount refused", "path", string(req.Dirpath), "status", uint32(st))
 		return st, nil, nil
@@ -145,7 +100,7 @@ func (h *connHandler) Mount(ctx context.Context, conn net.Conn, req gonfs.MountR
 // like nfsd without subtree checks, the directories above it are not checked
 // for the caller's search permission (the answer only names the directory's
 // handle; every call through it is checked as usual).
-func (h *connHandler) mountPath(dirpath string) (app, sub string, st gonfs.MountStatus) {
+func (h *call) mountPath(dirpath string) (app, sub string, st gonfs.MountStatus) {
 	p := strings.Trim(dirpath, "/")
 	first, rest, _ := strings.Cut(p, "/")
 	if strings.HasPrefix(first, "@") {
@@ -174,30 +129,18 @@ func (h *connHandler) mountPath(dirpath string) (app, sub string, st gonfs.Mount
 	return app, sub, gonfs.MountStatusOk
 }
 
-// Change returns the filesystem itself: it implements billy.Change and
-// go-nfs's UnixChange (LINK, MKNOD).
-func (h *connHandler) Change(bfs billy.Filesystem) billy.Change {
-	if b, ok := bfs.(*billyFS); ok {
-		return b
-	}
-	return nil
+// Change returns nil: go-nfs changes attributes (SETATTR, and the sattr3 of
+// CREATE, MKDIR, SYMLINK, MKNOD) and links only in procedures the adapter
+// answers itself.
+func (h *connHandler) Change(billy.Filesystem) billy.Change { return nil }
+
+// FSStat refuses: go-nfs never asks (FSSTAT is the adapter's, info.go).
+func (h *connHandler) FSStat(context.Context, billy.Filesystem, *gonfs.FSStat) error {
+	return &fs.PathError{Op: "fsstat", Path: "/", Err: syscall.ENOTSUP}
 }
 
-func (h *connHandler) FSStat(ctx context.Context, bfs billy.Filesystem, st *gonfs.FSStat) (err error) {
-	defer h.guard("fsstat", &err)
-	s, err := h.s.fsys.StatFS(ctx)
-	if err != nil {
-		return pathError(h.current(), "fsstat", "", err)
-	}
-	bs := uint64(s.BlockSize)
-	st.TotalSize, st.FreeSize, st.AvailableSize = s.Blocks*bs, s.BlocksFree*bs, s.BlocksAvail*bs
-	st.TotalFiles, st.FreeFiles, st.AvailableFiles = s.Files, s.FilesFree, s.FilesFree
-	return nil
-}
-
-// ToHandle makes the persistent handle of the file at path (see handle.go) and
-// records where it lives. A path that does not exist gets an empty handle (go-nfs
-// asks for LINK's new name before creating it, and never uses that handle).
+// ToHandle makes the handle of the file at path for go-nfs's MOUNT reply
+// (the mount's root, or the subdirectory it names).
 func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -216,6 +159,13 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if len(path) == 0 && b.mountRoot != "" {
 		p = b.mountRoot // the MOUNT reply of a subdirectory (Mount)
 	}
+	k := h.mountCall()
+	return k.handleOf(b, p)
+}
+
+// handleOf makes the persistent handle of the file at core path p (see
+// handle.go) and records where it lives; nil when p cannot be stat'ed.
+func (h *call) handleOf(b *billyFS, p string) []byte {
 	a, err := h.lstat(p)
 	if err != nil {
 		return nil
@@ -225,7 +175,7 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if p != "" {
 		dir, name := server.Split(p)
 		n.name = name
-		if h.resolvedFor == h.current() && h.resolved == dir {
+		if h.hasResolved && h.resolved == dir {
 			n.parent = h.resolvedID.ino
 		} else {
 			pa, err := h.lstat(dir)
@@ -236,7 +186,7 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 		}
 	}
 	put := h.s.hm.put
-	if h.fresh.r != nil && h.fresh.r == h.current() && h.fresh.ino == id.ino {
+	if h.fresh != 0 && h.fresh == id.ino {
 		put = h.s.hm.putNew
 	}
 	if err := put(id.ino, n); err != nil {
@@ -245,32 +195,19 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	return encodeHandle(h.s.hm.macs, fileHandle{app: b.appID, ino: id.ino, gen: id.gen})
 }
 
-// FromHandle resolves a handle to its file's current path and the filesystem of
-// its mount's app. It is where a call learns its identity, where names the core
-// refuses stop the call, and where COMMIT syncs (go-nfs's COMMIT does nothing
-// else with the file).
+// FromHandle resolves a handle for go-nfs, which never asks (it answers only
+// MOUNT): the interface wants it.
 func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string, err error) {
-	defer h.guard("resolve", &err)
-	b, p, err := h.resolveHandle(fh)
+	defer func() {
+		if v := recover(); v != nil {
+			h.s.log.Error("panic in FromHandle", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			bfs, path, err = nil, nil, &fs.PathError{Op: "resolve", Err: syscall.EIO}
+		}
+	}()
+	k := h.mountCall()
+	b, p, err := k.resolveHandle(fh)
 	if err != nil {
 		return nil, nil, err
-	}
-	r := h.current()
-	if r.proc == procLookup && r.prog == progNFS {
-		// go-nfs looks a name up without asking whether the caller may
-		// search the directory; nfsd asks MAY_EXEC, as the fast path does.
-		if a, err := h.lstat(p); err == nil && a.IsDir() {
-			if err := h.s.fsys.CheckAccess(b.ctx(), "lookup", p, server.MayExec); err != nil {
-				return nil, nil, pathError(r, "lookup", p, err)
-			}
-		}
-	}
-	if r.proc == procCommit {
-		if err := h.s.commit(b.ctx(), p, h.resolvedID); err != nil {
-			h.s.log.Error("COMMIT: sync failed", "path", p, "err", err)
-			r.fail(nfs3ErrIO)
-			return nil, nil, err
-		}
 	}
 	if p == "" {
 		return b, nil, nil
@@ -278,10 +215,12 @@ func (h *connHandler) FromHandle(fh []byte) (bfs billy.Filesystem, path []string
 	return b, strings.Split(p, "/"), nil
 }
 
-// resolveHandle turns a handle of the current call into the filesystem of its
-// app and the file's core path, recording the failure status on the call.
-func (h *connHandler) resolveHandle(fh []byte) (*billyFS, string, error) {
-	r := h.current()
+// resolveHandle turns a handle of the call into the filesystem of its app
+// and the file's core path, recording the failure status on the call. It is
+// where a call learns its identity's app and policy view, and where names
+// the core refuses stop the call.
+func (h *call) resolveHandle(fh []byte) (*billyFS, string, error) {
+	r := h.r
 	h.s.maybePanic("resolve")
 	if r.badName != nil {
 		return nil, "", pathError(r, "resolve", "", r.badName)
@@ -300,7 +239,7 @@ func (h *connHandler) resolveHandle(fh []byte) (*billyFS, string, error) {
 		r.fail(nfs3ErrStale)
 		return nil, "", errForged
 	}
-	h.setView(r, app)
+	h.rules = h.s.fsys.RulesFor(identity(r, app))
 	p, id, err := h.s.resolve(fhd, h.lstat)
 	if err == nil && h.hidden(p) {
 		err = errHidden("resolve", p) // a handle learned elsewhere: STALE
@@ -309,7 +248,7 @@ func (h *connHandler) resolveHandle(fh []byte) (*billyFS, string, error) {
 		r.fail(nfs3ErrStale)
 		return nil, "", err
 	}
-	h.resolvedFor, h.resolved, h.resolvedID = r, p, id
+	h.resolved, h.resolvedID, h.hasResolved = p, id, true
 	r.fail(0)
 	return h.fsFor(fhd.app, app), p, nil
 }
@@ -321,38 +260,3 @@ func (h *connHandler) InvalidateHandle(billy.Filesystem, []byte) error { return 
 // HandleLimit is large because go-nfs also uses it to cap directory pages
 // (HandleLimit/2 entries); handles themselves are not limited.
 func (h *connHandler) HandleLimit() int { return 1 << 24 }
-
-// VerifierFor snapshots a fresh listing (cookie 0) under a new verifier.
-func (h *connHandler) VerifierFor(path string, contents []fs.FileInfo) uint64 {
-	return h.s.dirs.add(path, contents)
-}
-
-// DataForVerifier returns the snapshot a client is paging through. If it was
-// dropped (cache bound, restart), the directory is read again and kept under the
-// same verifier: the client goes on with positions in a fresh sorted listing,
-// which may repeat or skip entries changed meanwhile, rather than failing with
-// BADCOOKIE.
-func (h *connHandler) DataForVerifier(path string, verifier uint64) (out []fs.FileInfo) {
-	defer func() {
-		if v := recover(); v != nil {
-			h.s.log.Error("panic in DataForVerifier", "panic", fmt.Sprint(v))
-			out = nil
-		}
-	}()
-	if infos := h.s.dirs.get(path, verifier); infos != nil {
-		h.current().sawAll(infos)
-		return infos
-	}
-	p, err := server.CleanTreePath("readdir", path)
-	if err != nil {
-		return nil
-	}
-	infos, err := h.s.readDir(context.Background(), p)
-	if err != nil {
-		return nil
-	}
-	infos = h.viewInfos(p, infos)
-	h.s.dirs.put(verifier, path, infos)
-	h.current().sawAll(infos)
-	return infos
-}

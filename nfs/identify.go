@@ -35,22 +35,17 @@ func idOf(a server.Attr) inodeID {
 	return id
 }
 
-// lstat is Lstat with a cache for the duration of one call: go-nfs stats the
-// same paths several times per call (LOOKUP: the directory three times, the
-// entry three times). Mutations in the call clear it (invalidate). A call
-// answered inline (h.inline) stats raw (server.FS.LstatInline), as 9P's shim
-// does: the same containment and result, without telling the Go scheduler.
-// Precondition: called on the goroutine serving the handler's call.
-func (h *connHandler) lstat(p string) (server.Attr, error) {
+// lstat is Lstat with a cache for the duration of the call (the handler's
+// attrs, emptied by newCall): an answer may stat the same path more than once
+// (the handle's resolution, then the reply's attributes). Mutations in the
+// call clear it (invalidate). A call answered inline (h.inline) stats raw
+// (server.FS.LstatInline), as 9P's shim does: the same containment and
+// result, without telling the Go scheduler.
+func (h *call) lstat(p string) (server.Attr, error) {
 	if h.hidden(p) {
 		return server.Attr{}, errHidden("lstat", p)
 	}
-	r := h.current()
-	if h.attrsFor != r {
-		h.attrsFor = r
-		clear(h.attrs)
-	} else if a, ok := h.attrs[p]; ok {
-		r.saw(a)
+	if a, ok := h.attrs[p]; ok {
 		return a, nil
 	}
 	var a server.Attr
@@ -62,7 +57,6 @@ func (h *connHandler) lstat(p string) (server.Attr, error) {
 	}
 	if err == nil {
 		h.attrs[p] = a
-		r.saw(a)
 	}
 	return a, err
 }
@@ -74,12 +68,4 @@ func (h *connHandler) invalidate() { clear(h.attrs) }
 // have: for attributes the call has just read from the file's own descriptor
 // after its last change (a new file's), so that the handle and the post-op
 // attributes that follow need no second path lookup of the same file.
-func (h *connHandler) remember(p string, a server.Attr) {
-	r := h.current()
-	if h.attrsFor != r {
-		h.attrsFor = r
-		clear(h.attrs)
-	}
-	h.attrs[p] = a
-	r.saw(a)
-}
+func (h *call) remember(p string, a server.Attr) { h.attrs[p] = a }

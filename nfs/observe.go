@@ -21,11 +21,11 @@ type TrackFunc = server.TrackFunc
 // *observer observes nothing.
 type observer struct {
 	fn    ObserveFunc
-	calls server.Calls[uint32, call] // by xid; go-nfs answers every call it reads
-	apps  *server.ConnApps           // nil without a TrackFunc
+	calls server.Calls[uint32, callKind] // by xid
+	apps  *server.ConnApps               // nil without a TrackFunc
 }
 
-type call struct{ prog, proc uint32 }
+type callKind struct{ prog, proc uint32 }
 
 func newObserver(fn ObserveFunc, track TrackFunc) *observer {
 	if fn == nil && track == nil {
@@ -39,7 +39,7 @@ func (o *observer) call(r *request) {
 	if o == nil || o.fn == nil || r == nil {
 		return
 	}
-	o.calls.Start(r.xid, call{prog: r.prog, proc: r.proc})
+	o.calls.Start(r.xid, callKind{prog: r.prog, proc: r.proc})
 }
 
 // reply notes a reply whose record body starts with msg (xid first). Only as

@@ -21,7 +21,8 @@ const readdirFixed = 4 + 84 + 8 + 4 + 4
 // entry i+2, from the same per-verifier snapshot, so a client may switch
 // between the two. "." and ".." go out together or not at all, since a
 // client resuming after "." would send cookie 0 and start again.
-func (h *connHandler) fastReaddir(r *request, fh []byte, cookie, verf uint64, count uint32) []byte {
+func (h *call) fastReaddir(fh []byte, cookie, verf uint64, count uint32) []byte {
+	r := h.r
 	fail := func(st uint32) []byte { return h.failReply(r, st) }
 	count = min(count, maxTransfer)
 	b, p, a, err := h.resolveStat(fh)
@@ -41,13 +42,13 @@ func (h *connHandler) fastReaddir(r *request, fh []byte, cookie, verf uint64, co
 		if infos = h.s.dirs.get(p, verf); infos == nil {
 			// The snapshot is gone: go on in a fresh listing under the same
 			// verifier, as fastReaddirplus does.
-			if infos, err = h.s.readDir(b.ctx(), p); err != nil {
+			if infos, err = h.s.readDir(h.ctx(b), p); err != nil {
 				return listFail(err)
 			}
 			h.s.dirs.put(verf, p, infos)
 		}
 	} else {
-		if infos, err = h.s.readDir(b.ctx(), p); err != nil {
+		if infos, err = h.s.readDir(h.ctx(b), p); err != nil {
 			return listFail(err)
 		}
 		verf = h.s.dirs.add(p, infos)

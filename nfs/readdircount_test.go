@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/semfs/semfs/nfs"
 )
 
 const sTooSmall = 10005
@@ -17,11 +15,10 @@ const sTooSmall = 10005
 // whole READDIR3resok, RFC 1813), as ganesha and Linux's nfsd do, and answers
 // NFS3ERR_TOOSMALL only when not even the next entry fits; go-nfs refused
 // every count below 1024, even for an empty directory. On generated
-// directories (names of 1 to 255 bytes) and counts, with and without the fast
-// path, every name comes back exactly once, each reply within count. A file
+// directories (names of 1 to 255 bytes) and counts, every name comes back exactly once, each reply within count. A file
 // is NOTDIR whatever the count.
 func TestReaddirCounts(t *testing.T) {
-	for _, fast := range []bool{true, false} {
+	{
 		dir := filepath.Join(t.TempDir(), "export")
 		if err := os.Mkdir(dir, 0o777); err != nil {
 			t.Fatal(err)
@@ -29,14 +26,14 @@ func TestReaddirCounts(t *testing.T) {
 		if err := os.Chmod(dir, 0o777); err != nil { // the tests act as several uids
 			t.Fatal(err)
 		}
-		e := newEnvWith(t, dir, func(o *nfs.Options) { o.NoFastPath = !fast })
+		e := newEnvAt(t, dir)
 		c, root := e.client("/")
 		if st, _ := c.create(root, "f", 0, 0); st != sOK {
 			t.Fatalf("create f: %d", st)
 		}
 		_, f, _ := c.lookup(root, "f")
 		if st, _ := c.call(pReaddir, (&enc{}).opaque(f).u64(0).u64(0).u32(64)); st != sNotDir {
-			t.Errorf("fast %v: READDIR of a file at count 64: %d, want NOTDIR", fast, st)
+			t.Errorf("READDIR of a file at count 64: %d, want NOTDIR", st)
 		}
 		rng := rand.New(rand.NewPCG(5, 12))
 		for i := range 30 {
@@ -60,7 +57,7 @@ func TestReaddirCounts(t *testing.T) {
 			var cookie, verf uint64
 			for round := 0; ; round++ {
 				if round > 100 {
-					t.Fatalf("fast %v: %s at count %d does not end", fast, name, count)
+					t.Fatalf("%s at count %d does not end", name, count)
 				}
 				st, dd := c.call(pReaddir, (&enc{}).opaque(d).u64(cookie).u64(verf).u32(count))
 				if st == sTooSmall {
@@ -70,13 +67,13 @@ func TestReaddirCounts(t *testing.T) {
 						count *= 2
 						continue
 					}
-					t.Fatalf("fast %v: %s at count %d, round %d: TOOSMALL", fast, name, count, round)
+					t.Fatalf("%s at count %d, round %d: TOOSMALL", name, count, round)
 				}
 				if st != sOK {
-					t.Fatalf("fast %v: %s: status %d", fast, name, st)
+					t.Fatalf("%s: status %d", name, st)
 				}
 				if size := dd.rest(); size > int(count) {
-					t.Errorf("fast %v: %s: a reply of %d bytes at count %d", fast, name, size, count)
+					t.Errorf("%s: a reply of %d bytes at count %d", name, size, count)
 				}
 				dd.postOp()
 				verf = dd.u64()
@@ -92,7 +89,7 @@ func TestReaddirCounts(t *testing.T) {
 			slices.Sort(got)
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
-				t.Errorf("fast %v: %s at count %d: %d names, want %d", fast, name, count, len(got), len(want))
+				t.Errorf("%s at count %d: %d names, want %d", name, count, len(got), len(want))
 			}
 		}
 	}

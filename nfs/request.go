@@ -20,6 +20,7 @@ const (
 	mountProcUmntAll = 4
 	mountProcExport  = 5
 
+	procNull        = 0
 	procGetattr     = 1
 	procSetattr     = 2
 	procLookup      = 3
@@ -60,12 +61,11 @@ const (
 	nfs3ErrStale    = 70
 )
 
-// request is what the record stream learned about one RPC call before go-nfs
-// decoded it: the caller's AUTH_UNIX credentials and the arguments go-nfs either
-// drops (WRITE stability, SETATTR time modes, the EXCLUSIVE verifier) or decodes
-// wrongly (LINK). Lifetime: created when the call's record header is read, used by
-// the billy layer while go-nfs serves the call (one call at a time per
-// connection), and by the reply rewriter once, when the reply for xid leaves.
+// request is what the record stream learned about one RPC call from its
+// header: the caller's AUTH_UNIX credentials, a name the core refuses, the
+// EXCLUSIVE verifier. Lifetime: created when the call's record is read, used
+// while the call is answered (on the reading goroutine, a worker or a COMMIT
+// goroutine), and for MOUNT while go-nfs serves it.
 type request struct {
 	xid        uint32
 	prog, proc uint32
@@ -76,46 +76,23 @@ type request struct {
 	gids       [16]uint32 // AUTH_UNIX's supplementary gids (at most 16, RFC 5531), gids[:ngids]
 	ngids      int
 
-	stable     uint32  // WRITE: stable_how asked by the client
-	createHow  uint32  // CREATE: UNCHECKED, GUARDED or EXCLUSIVE (before rewriting)
-	verf       [8]byte // CREATE EXCLUSIVE: the client's verifier
-	atimeHow   uint32  // SETATTR: DONT_CHANGE, SET_TO_SERVER_TIME or SET_TO_CLIENT_TIME
-	mtimeHow   uint32
-	hasTimeHow bool
-	// MKDIR: the mode asked for, setuid, setgid and sticky included (go-nfs
-	// passes the permission bits only); hasMode says one was sent.
-	mkdirMode uint32
-	hasMode   bool
-	badName   error // a component name the core refuses; every handle lookup of the call fails with it
-	link      bool  // LINK: arguments and reply are translated to and from go-nfs's layout
-	probed    bool  // MKDIR, SYMLINK, LINK: go-nfs's existence check of the new name is done (exist.go)
+	createHow uint32  // CREATE: UNCHECKED, GUARDED or EXCLUSIVE
+	verf      [8]byte // CREATE EXCLUSIVE: the client's verifier
+	badName   error   // a component name the core refuses; every handle lookup of the call fails with it
 
 	// Set while the call is served, read by the reply rewriter.
-	override uint32 // nfsstat3 for an error reply (the adapter knows better than go-nfs); 0 keeps go-nfs's
-	panicked bool   // the adapter panicked serving this call: SERVERFAULT sticks
-	lib      bool   // go-nfs serves the call (the fast path did not answer it)
-	// seen are the attributes the adapter handed go-nfs for this call (lstat,
-	// listings): go-nfs writes atime = ctime = mtime, used = size and fsid 0
-	// into every fattr3, and the rewriter puts the real ones back (attrs.go).
-	seen []server.Attr
+	override uint32 // nfsstat3 of the failure recorded where it happened (fail, pathError); 0: none yet
 }
 
-// fast says the adapter answers this call itself (see fastpath.go).
-func (r *request) fast() bool {
-	if r.prog != progNFS || r.vers != 3 || r.argsOff == 0 {
-		return false
-	}
-	switch r.proc {
-	case procGetattr, procLookup, procAccess, procRead, procWrite, procReaddir, procReaddirplus, procCommit, procCreate,
-		procSetattr, procMknod:
-		return true
-	}
-	return false
+// isNFS says the adapter answers this call itself (dispatch.go): every NFSv3
+// procedure does; go-nfs answers only MOUNT.
+func (r *request) isNFS() bool {
+	return r.prog == progNFS && r.vers == 3 && r.argsOff != 0 && r.proc <= nfsProcMax
 }
 
 // fail records the status an error reply to this call must carry.
 func (r *request) fail(status uint32) {
-	if r != nil && !r.panicked {
+	if r != nil {
 		r.override = status
 	}
 }
@@ -176,15 +153,6 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 	if r.prog != progNFS || vers != 3 {
 		return r, nil
 	}
-	if r.proc != 0 {
-		// Every NFSv3 call but NULL starts with a handle. go-nfs cannot read
-		// an empty one (see MNT above) and answers INVAL; it is BADHANDLE, as
-		// the fast path and Linux's nfsd say.
-		y := *x
-		if fh := y.opaque(maxHandleOpaque); y.ok && len(fh) == 0 {
-			r.override = nfs3ErrBadHandl
-		}
-	}
 	name := func(lookup bool) {
 		_ = x.opaque(maxHandleOpaque)
 		n := x.opaque(4096)
@@ -205,82 +173,22 @@ func parseCall(body []byte, whole bool) (r *request, rewritten []byte) {
 		r.badName = server.CheckName("name", s)
 	}
 	switch r.proc {
-	case procSetattr:
-		_ = x.opaque(maxHandleOpaque)
-		if x.uint32() != 0 {
-			x.skip(4) // mode
-		}
-		if x.uint32() != 0 {
-			x.skip(4) // uid
-		}
-		if x.uint32() != 0 {
-			x.skip(4) // gid
-		}
-		if x.uint32() != 0 {
-			x.skip(8) // size
-		}
-		r.atimeHow = x.uint32()
-		if r.atimeHow == timeClient {
-			x.skip(8)
-		}
-		r.mtimeHow = x.uint32()
-		r.hasTimeHow = x.ok
 	case procLookup:
 		name(true)
-	case procWrite:
-		_ = x.opaque(maxHandleOpaque)
-		_ = x.uint64() // offset
-		_ = x.uint32() // count
-		r.stable = x.uint32()
-		if !x.ok {
-			r.stable = 2 // unknown: go-nfs will refuse the call anyway; never claim less
-		}
 	case procCreate:
 		name(false)
-		howOff := x.off
 		r.createHow = x.uint32()
 		if r.createHow == createExclusive {
 			copy(r.verf[:], x.fixed(8))
-			if x.ok && whole {
-				// go-nfs v0.0.4 answers EXCLUSIVE with NOTSUPP. Hand it an
-				// UNCHECKED create with no attributes; the billy layer does the
-				// exclusive create and keeps the verifier (see billyfs.go).
-				out := append([]byte(nil), body[:howOff]...)
-				out = appendUint32(out, createUnchecked)
-				out = append(out, make([]byte, 24)...) // sattr3: nothing set
-				return r, out
-			}
 		}
-	case procMkdir:
-		name(false)
-		if x.uint32() != 0 {
-			r.mkdirMode = x.uint32()
-			r.hasMode = x.ok
-		}
-	case procSymlink, procMknod, procRemove, procRmdir:
+	case procMkdir, procSymlink, procMknod, procRemove, procRmdir:
 		name(false)
 	case procRename:
 		name(false)
 		name(false)
 	case procLink:
-		file := x.opaque(maxHandleOpaque)
-		dir := x.opaque(maxHandleOpaque)
-		n := x.opaque(4096)
-		if x.ok {
-			r.badName = server.CheckName("link", string(n))
-		}
-		if x.ok && whole {
-			// go-nfs v0.0.4 decodes LINK3args as (diropargs3, sattr3, path):
-			// translate, passing the source file's handle as the "target"
-			// (billyFS.Link resolves it), and translate the reply back.
-			r.link = true
-			out := append([]byte(nil), body[:argsOff]...)
-			out = appendOpaque(out, dir)
-			out = appendOpaque(out, n)
-			out = append(out, make([]byte, 24)...)
-			out = appendOpaque(out, file)
-			return r, out
-		}
+		_ = x.opaque(maxHandleOpaque) // the file
+		name(false)
 	}
 	return r, nil
 }

@@ -74,7 +74,7 @@ func TestPanicContained(t *testing.T) {
 			st, _, _, _ = c.write(f, 0, []byte("x"), 0)
 		case "read":
 			st, _, _ = c.read(f, 0, 1)
-		case "readlink": // through go-nfs
+		case "readlink":
 			st, _ = c.call(pReadlink, (&enc{}).opaque(link))
 		default:
 			st, _ = c.getattr(f)

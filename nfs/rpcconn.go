@@ -2,65 +2,39 @@ package nfs
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"runtime/debug"
 	"sync"
 	"time"
 
-	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/sockio"
 )
 
-const (
-	lastFragment = 1 << 31
-	// replyBufferMax: replies that need rewriting are small (WRITE, CREATE, LINK,
-	// errors); anything larger passes through untouched.
-	replyBufferMax = 64 << 10
-	// maxRecord bounds a call record, all its fragments together: go-nfs decodes
-	// a WRITE's data into memory whole, and FSINFO advertises 1 MiB transfers
-	// (see rewriteReply).
-	maxRecord = 4 << 20
-	// maxFragments bounds the fragments of one record (clients send one): a
-	// stream of empty fragments would otherwise be read four bytes at a time
-	// until the body timeout.
-	maxFragments = 64
-	// recordChunk is the most a record buffer grows ahead of the bytes that
-	// have arrived, so a record mark that promises megabytes costs nothing
-	// until they come.
-	recordChunk = 64 << 10
-	// readBuffer is the socket read buffer of a connection (rpcConn.rd).
-	readBuffer = 16 << 10
-	// maxTransfer is the rtmax/wtmax/rtpref/wtpref FSINFO advertises instead of
-	// go-nfs's 1 GiB, as Linux's nfsd does.
-	maxTransfer = 1 << 20
-)
-
-// rpcConn sits between go-nfs and the client's TCP connection and watches the ONC
-// RPC record stream (RFC 5531 record marking) in both directions.
+// rpcConn is one client connection's ONC RPC record stream (RFC 5531 record
+// marking), seen from go-nfs as its net.Conn. Its jobs, one file each:
+// framing.go reads call records whole; dispatch.go decides which code answers
+// each; send.go writes the replies; encode.go builds the adapter's.
 //
-// Read side: go-nfs serves one call at a time per connection (conn.serve reads a
-// call, handles it, queues the reply, then reads the next). rpcConn reads each
-// call record whole (fragments reassembled, at most maxRecord bytes), checks it
-// completely (checkCall) and hands go-nfs exactly one well-formed record at a
-// time, so go-nfs's bufio.Reader cannot read ahead, and the next record is read
-// only when go-nfs asks for it, i.e. after the previous call was fully handled.
-// Hence cur always describes the call go-nfs is serving: its AUTH_UNIX uid and
-// the arguments go-nfs ignores. Calls that fail the check are answered here and
-// never reach go-nfs; a stream that is not RPC, and any read error, closes the
-// connection (go-nfs itself closes it only on a clean EOF).
+// Read side: rpcConn reads each call record whole (fragments reassembled, at
+// most maxRecord bytes), checks it completely (checkCall) and answers it
+// (dispatch.go): only MOUNT's MNT, UMNT and NULL are handed to go-nfs, which
+// serves one call at a time per connection (conn.serve reads a call, handles
+// it, queues the reply, then reads the next), one well-formed record at a
+// time, so go-nfs's bufio.Reader cannot read ahead. Hence cur always describes
+// the call being served on the reading goroutine. A stream that is not RPC,
+// and any read error, closes the connection (go-nfs itself closes it only on
+// a clean EOF).
 //
 // Timeouts: while waiting for a call's first byte (no call in progress) reads
 // are bounded by the idle timeout; from that byte on, the whole record must
 // arrive within the body timeout. Every write of a reply is bounded by the body
 // timeout too, so a client that never reads its replies is shed.
 //
-// Write side: replies pass through, except those of calls with something to fix
-// (see request and rewriteReply), which are buffered whole and rewritten.
+// Write side: go-nfs's replies pass through as written; the adapter's own
+// replies go out between them, whole (replyNow, replyFile).
 //
 // Socket reads and writes are raw system calls on the poller's descriptor
 // (server/sockio), so that a call answered on the reading goroutine with raw
@@ -70,11 +44,11 @@ const (
 // call at a time on every call. Deadlines and Close end their waits as they end
 // net.Conn's (they wait in the same poller).
 //
-// Read and the billy layer run on go-nfs's per-connection goroutine (the billy
-// layer also on the connection's workers, each with its own handler and call:
-// see workers.go); Write runs on go-nfs's writer goroutine; replyNow on any.
-// pending is shared and locked; a record buffer handed to a worker is the
-// worker's until it gives it back (spare).
+// Read runs on go-nfs's per-connection goroutine, which is also the
+// connection's reading goroutine that answers calls inline; the connection's
+// workers answer calls with their own handler (workers.go); Write runs on
+// go-nfs's writer goroutine; replyNow on any. A record buffer handed to a
+// worker is the worker's until it gives it back (spare).
 type rpcConn struct {
 	net.Conn
 	onClose func()
@@ -82,7 +56,7 @@ type rpcConn struct {
 	idle    time.Duration // <= 0: no limit
 	body    time.Duration // <= 0: no limit
 
-	// read side (go-nfs's serving goroutine only)
+	// read side (the reading goroutine only)
 	// rd buffers the socket's reads: a small call's record mark and body, and
 	// often the next call pipelined behind it, come in one read(2) instead of
 	// two or more. Records are still handed on one at a time (rbuf); a large
@@ -92,7 +66,6 @@ type rpcConn struct {
 	rbuf   []byte       // the current record (mark included) not yet handed out
 	rstore []byte       // reused backing array of records
 	roff   int
-	rcut   int    // hand out rbuf up to here first (0: no cut)
 	reject []byte // reused buffer of refusals (checkCall)
 	cur    *request
 	// calls counts the records read; concurrentAt is its value when the
@@ -101,14 +74,14 @@ type rpcConn struct {
 	// or a COMMIT goroutine): fastCommit answers inline on a connection that
 	// has not for sequentialCalls calls (commitlater.go).
 	calls, concurrentAt uint64
-	// fast answers a call itself (see connHandler.serveFast) and returns the
-	// reply record, an empty one when the reply will be sent later by another
-	// goroutine through replyNow, or nil to leave the call to go-nfs. The record may be reused
+	// answer answers a call request.isNFS accepts (connHandler.serveNFS) and
+	// returns the reply record, or an empty one when the reply will be sent
+	// later by another goroutine through replyNow. The record may be reused
 	// once replyNow returns.
-	fast func(r *request, body []byte) []byte
-	// afterFast, if set, runs on the reading goroutine after each reply fast
+	answer func(r *request, body []byte) []byte
+	// afterReply, if set, runs on the reading goroutine after each reply answer
 	// made was sent (see connHandler.afterReply).
-	afterFast func()
+	afterReply func()
 	// handOff gives a call to one of the connection's workers (workers.go),
 	// with its record buffer (taken); or answers it itself (rec, a reply
 	// record like fast's); or neither: answer it here. nil: no workers.
@@ -118,29 +91,21 @@ type rpcConn struct {
 
 	// write side: go-nfs's writer goroutine, and the read side when it answers a
 	// call itself (inject); wmu serialises them at record boundaries.
-	wmu     sync.Mutex
-	wcond   *sync.Cond // signalled when a reply record is complete
-	werr    error      // the connection failed writing
-	wmark   [8]byte    // record mark + xid of the reply being examined
-	wmarkN  int
-	wleft   int64    // bytes of the current reply still to pass through
-	wreq    *request // non-nil while buffering a reply to rewrite
-	wbuf    []byte
-	wlen    int
-	scratch []byte
+	wmu    sync.Mutex
+	wcond  *sync.Cond // signalled when a reply record is complete
+	werr   error      // the connection failed writing
+	wmark  [8]byte    // record mark + xid of the reply being examined
+	wmarkN int
+	wleft  int64 // bytes of the current reply still to pass through
 
-	mu      sync.Mutex
-	pending map[uint32]*request
-	closed  bool
+	mu     sync.Mutex
+	closed bool
 
 	obs *observer // metrics; nil without Options.Observe
-
-	fsid      uint64 // the fsid every fattr3 carries (attrs.go)
-	bufferAll bool   // no fast path: go-nfs's READ and READDIRPLUS replies are completed too
 }
 
 func newRPCConn(c net.Conn, onClose func()) *rpcConn {
-	rc := &rpcConn{Conn: c, onClose: onClose, pending: map[uint32]*request{}, cur: &request{}, spares: make(chan []byte, maxWorkers+1)}
+	rc := &rpcConn{Conn: c, onClose: onClose, cur: &request{}, spares: make(chan []byte, maxWorkers+1)}
 	rc.rstore = make([]byte, 4, 4+4096)
 	rc.sio = sockio.New(c)
 	rc.rd = bufio.NewReaderSize(rc.sio, readBuffer)
@@ -164,280 +129,9 @@ func (c *rpcConn) Read(p []byte) (n int, err error) {
 			return 0, err
 		}
 	}
-	end := len(c.rbuf)
-	if c.roff < c.rcut {
-		end = c.rcut // see symlinkTargetOffset
-	}
-	n = copy(p, c.rbuf[c.roff:end])
+	n = copy(p, c.rbuf[c.roff:])
 	c.roff += n
 	return n, nil
-}
-
-// nextRecord reads call records until one is for go-nfs, and makes it current.
-// Calls the adapter answers itself (refused calls, the fast procedures, the
-// MOUNT procedures go-nfs lacks) are answered here and never reach go-nfs.
-func (c *rpcConn) nextRecord() error {
-	for {
-		buf, err := c.readRecord()
-		if err != nil {
-			return err
-		}
-		c.calls++
-		if c.rd.Buffered() > 0 {
-			c.concurrentAt = c.calls // the next call came before this one's reply
-		}
-		body := buf[4:]
-		rej, err := checkCall(body, c.reject[:0])
-		if err != nil {
-			if c.log != nil {
-				c.log.Debug("closing NFS connection", "remote", c.RemoteAddr().String(), "err", err)
-			}
-			return err
-		}
-		if rej != nil {
-			c.reject = rej
-			if err := c.replyNow(rej); err != nil {
-				return err
-			}
-			continue
-		}
-		r, rewritten := parseCall(body, true)
-		c.obs.call(r)
-		if r.prog == progNFS && r.proc == procReaddir {
-			clampReaddir(body, r.argsOff)
-		}
-		if rec := answerMount(r, body); rec != nil {
-			// go-nfs has no EXPORT, DUMP or UMNTALL and answers them with
-			// a malformed error (libnfs fails to mount, showmount fails).
-			if err := c.replyNow(rec); err != nil {
-				return err
-			}
-			continue
-		}
-		if c.fast != nil && r.fast() {
-			c.cur = r
-			if c.handOff != nil {
-				rec, taken := c.handOff(r, buf)
-				if taken {
-					c.rstore = c.takeSpare() // buf is the worker's now
-					continue
-				}
-				if len(rec) > 0 {
-					if err := c.replyNow(rec); err != nil {
-						return err
-					}
-				}
-				if rec != nil {
-					continue // empty: answered already (a READ sent by sendfile)
-				}
-			}
-			if rec := c.fast(r, body); rec != nil {
-				if len(rec) == 0 {
-					continue // answered later, off this goroutine (commitLater)
-				}
-				if err := c.replyNow(rec); err != nil {
-					return err
-				}
-				if c.afterFast != nil {
-					c.afterFast()
-				}
-				continue
-			}
-		}
-		r.lib = true
-		if rewritten != nil {
-			buf = append(buf[:4], rewritten...)
-		}
-		binary.BigEndian.PutUint32(buf, uint32(len(buf)-4)|lastFragment)
-		c.rbuf, c.roff, c.rcut = buf, 0, 0
-		if r.prog == progNFS && r.proc == procSymlink {
-			if off := symlinkTargetOffset(body, r.argsOff); off > 0 {
-				c.rcut = 4 + off
-			}
-		}
-		c.cur = r
-		if r.prog == progNFS {
-			c.mu.Lock()
-			c.pending[r.xid] = r
-			c.mu.Unlock()
-		}
-		return nil
-	}
-}
-
-// takeSpare returns a record buffer to read the next call into: one a worker
-// has finished with, or a new one.
-func (c *rpcConn) takeSpare() []byte {
-	select {
-	case b := <-c.spares:
-		return b[:4]
-	default:
-		return make([]byte, 4, 4+4096)
-	}
-}
-
-// spare takes back a record buffer handed to a worker; from any goroutine. At
-// most cap(c.spares) are kept.
-func (c *rpcConn) spare(b []byte) {
-	select {
-	case c.spares <- b:
-	default:
-	}
-}
-
-// errRecordTooLarge: a record over maxRecord (or in too many fragments) is no
-// call this server would serve, and skipping it would mean reading it.
-var errRecordTooLarge = errors.New("nfs: call record too large or in too many fragments; closing the connection")
-
-// readRecord reads the next call record whole, its fragments joined, and
-// returns it with 4 bytes of room in front for the record mark go-nfs will see.
-// Reads wait at most the idle timeout for the record's first byte, then the
-// body timeout for all the rest.
-func (c *rpcConn) readRecord() ([]byte, error) {
-	c.setReadDeadline(c.idle)
-	var mark [4]byte
-	n, err := io.ReadAtLeast(c.rd, mark[:], 1)
-	if err != nil {
-		return nil, err // io.EOF between records: a clean close
-	}
-	c.setReadDeadline(c.body)
-	buf := c.rstore[:4]
-	for frag := 0; ; frag++ {
-		if _, err := io.ReadFull(c.rd, mark[n:]); err != nil {
-			return nil, unexpected(err)
-		}
-		n = 0
-		m := binary.BigEndian.Uint32(mark[:])
-		size := int(m &^ lastFragment)
-		if frag >= maxFragments || len(buf)-4+size > maxRecord {
-			return nil, errRecordTooLarge
-		}
-		buf, err = appendRead(c.rd, buf, size)
-		c.rstore = buf
-		if err != nil {
-			return nil, unexpected(err)
-		}
-		if m&lastFragment != 0 {
-			return buf, nil
-		}
-	}
-}
-
-func unexpected(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// setReadDeadline bounds the next reads by d from now (d <= 0: no bound).
-func (c *rpcConn) setReadDeadline(d time.Duration) {
-	var t time.Time
-	if d > 0 {
-		t = time.Now().Add(d)
-	}
-	_ = c.Conn.SetReadDeadline(t)
-}
-
-// appendRead appends n bytes read from r to buf. buf grows no faster than the
-// bytes arrive (at most recordChunk or its own size ahead of them).
-func appendRead(r io.Reader, buf []byte, n int) ([]byte, error) {
-	for n > 0 {
-		if len(buf) == cap(buf) {
-			nb := make([]byte, len(buf), len(buf)+min(n, max(len(buf), recordChunk)))
-			copy(nb, buf)
-			buf = nb
-		}
-		k := min(n, cap(buf)-len(buf))
-		got, err := io.ReadFull(r, buf[len(buf):len(buf)+k])
-		buf = buf[:len(buf)+got]
-		n -= got
-		if err != nil {
-			return buf, err
-		}
-	}
-	return buf, nil
-}
-
-// grow returns b resized to n bytes, reusing its array when it is big enough.
-func grow(b []byte, n int) []byte {
-	if cap(b) >= n {
-		return b[:n]
-	}
-	nb := make([]byte, n, max(n, 2*cap(b)))
-	copy(nb, b)
-	return nb
-}
-
-func (c *rpcConn) Write(p []byte) (n int, err error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	defer c.contain("write", &n, &err)
-	total := len(p)
-	n = total // what a panic reports (see contain)
-	defer func() {
-		if c.atBoundaryLocked() || c.werr != nil {
-			c.wcond.Broadcast()
-		}
-	}()
-	// Once a write failed the connection is closed; replies still coming are
-	// dropped but reported written, so go-nfs's writer goroutine keeps taking
-	// them until its serving goroutine sees the read side fail and ends both.
-	// (An error would end the writer first, and a serving goroutine with a
-	// reply to queue would then wait for it forever.)
-	for len(p) > 0 && c.werr == nil {
-		switch {
-		case c.wreq != nil: // buffering a reply to rewrite
-			n := min(len(p), c.wlen-len(c.wbuf))
-			c.wbuf = append(c.wbuf, p[:n]...)
-			p = p[n:]
-			if len(c.wbuf) == c.wlen {
-				out := rewriteReply(c.wreq, c.wbuf, c.scratch[:0])
-				completeAttrs(c.wreq, out[4:], c.fsid)
-				c.obs.reply(out[4:])
-				c.scratch = out
-				c.wreq, c.wbuf = nil, c.wbuf[:0]
-				if c.writeAll(out) != nil {
-					return total, nil
-				}
-			}
-		case c.wleft > 0: // passing a reply through
-			n := int(min(int64(len(p)), c.wleft))
-			if c.writeAll(p[:n]) != nil {
-				return total, nil
-			}
-			c.wleft -= int64(n)
-			p = p[n:]
-		default: // collecting a record mark and xid
-			n := copy(c.wmark[c.wmarkN:], p)
-			c.wmarkN += n
-			p = p[n:]
-			if c.wmarkN < 8 {
-				continue
-			}
-			c.wmarkN = 0
-			size := int64(binary.BigEndian.Uint32(c.wmark[:4]) &^ lastFragment)
-			xid := binary.BigEndian.Uint32(c.wmark[4:])
-			c.mu.Lock()
-			r := c.pending[xid]
-			delete(c.pending, xid)
-			c.mu.Unlock()
-			// Every small NFS reply is examined: go-nfs answers some failures
-			// (an error it passes through unwrapped) with an RPC-level error
-			// instead of an NFS status, which shows only in the reply.
-			if r != nil && (size <= replyBufferMax || c.bufferAll && size <= maxRecord) {
-				c.wreq, c.wlen = r, int(size)
-				c.wbuf = append(c.wbuf[:0], c.wmark[4:]...)
-				continue
-			}
-			c.obs.reply(c.wmark[4:])
-			if c.writeAll(c.wmark[:]) != nil {
-				return total, nil
-			}
-			c.wleft = size - 4
-		}
-	}
-	return total, nil
 }
 
 // contain turns a panic on one of go-nfs's goroutines into a closed connection.
@@ -461,97 +155,6 @@ func (c *rpcConn) contain(op string, n *int, err *error) {
 	go c.Close() // Close takes wmu, which Write may hold
 }
 
-// atBoundaryLocked says no reply record is half written. Precondition: c.wmu held.
-func (c *rpcConn) atBoundaryLocked() bool {
-	return c.wreq == nil && c.wleft == 0 && c.wmarkN == 0
-}
-
-// replyNow sends a whole reply record the adapter built itself, between
-// go-nfs's records: if go-nfs's writer is halfway through one, it waits until
-// that record is out. rec may be reused when it returns.
-func (c *rpcConn) replyNow(rec []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if err := c.awaitBoundaryLocked(); err != nil {
-		return err
-	}
-	c.obs.reply(rec[4:])
-	return c.writeAll(rec)
-}
-
-// awaitBoundaryLocked waits until no reply record is half written (go-nfs's
-// writer may be in the middle of one); the connection's write failure, if
-// it failed. Precondition: c.wmu held.
-func (c *rpcConn) awaitBoundaryLocked() error {
-	for !c.atBoundaryLocked() && c.werr == nil {
-		c.wcond.Wait()
-	}
-	return c.werr
-}
-
-// replyFile sends a READ reply whose data comes from the file f, from off
-// for n bytes: hdr is the record up to and including the data's length word
-// (its record mark counting the data and pad zero bytes after it), sent
-// with the data by sendfile (server.File.SendCached), between go-nfs's
-// records as replyNow's. ok=false, nothing sent, when the data is not all in
-// the page cache (or cannot be sent so): the caller then reads it into a
-// reply of its own. A send that fails or is cut short by a truncation closes
-// the connection's write side as writeAll's failures do, or completes the
-// record with zeros (short), which the caller logs.
-func (c *rpcConn) replyFile(hdr []byte, f *server.File, off int64, n, pad int) (ok, short bool, err error) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if err := c.awaitBoundaryLocked(); err != nil {
-		return true, false, err // closed: as if sent (the reply is dropped)
-	}
-	c.armWriteLocked()
-	var zeros [3]byte
-	ok, short, err = f.SendCached(c.sio, hdr, off, n, zeros[:pad])
-	if !ok {
-		return false, false, nil
-	}
-	c.obs.reply(hdr[4:])
-	if err != nil {
-		c.failWriteLocked(err)
-	}
-	return true, short, err
-}
-
-// armWriteLocked bounds the next writes by the body timeout. Precondition:
-// c.wmu held.
-func (c *rpcConn) armWriteLocked() {
-	if c.body > 0 {
-		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.body))
-	}
-}
-
-// failWriteLocked records a failed write and closes the connection, which
-// ends the read side too; later replies are dropped (see Write).
-// Precondition: c.wmu held.
-func (c *rpcConn) failWriteLocked(err error) {
-	c.werr = err
-	c.Conn.Close()
-}
-
-// writeAll writes b fully (go-nfs's writer panics on a short write without
-// error) within the body timeout. A failed write closes the connection, which
-// ends the read side too. Precondition: c.wmu held.
-func (c *rpcConn) writeAll(b []byte) error {
-	if c.werr != nil {
-		return c.werr
-	}
-	c.armWriteLocked()
-	for len(b) > 0 {
-		n, err := c.sio.Write(b)
-		if err != nil {
-			c.failWriteLocked(err)
-			return err
-		}
-		b = b[n:]
-	}
-	return nil
-}
-
 func (c *rpcConn) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -571,118 +174,4 @@ func (c *rpcConn) Close() error {
 		c.onClose()
 	}
 	return err
-}
-
-// rewriteReply fixes one buffered reply record body (xid first) for r and returns
-// it with its record mark, appended to out.
-//
-//   - An error status go-nfs chose is replaced by r.override, the status the core's
-//     error kind maps to (go-nfs guesses from os.IsNotExist and friends). Every
-//     NFSv3 error reply's body layout depends only on the procedure, so only the
-//     status word changes.
-//   - WRITE asked UNSTABLE: go-nfs always answers FILE_SYNC without syncing; the
-//     reply says UNSTABLE, and COMMIT (which fsyncs) makes it durable.
-//   - LINK: go-nfs sends "handle follows + handle" that LINK3resok does not have,
-//     and a failure body one post_op_attr short.
-func rewriteReply(r *request, msg []byte, out []byte) []byte {
-	x := newXDRReader(msg)
-	_ = x.uint32() // xid
-	mtype := x.uint32()
-	replyStat := x.uint32()
-	_ = x.uint32() // verifier flavor
-	_ = x.opaque(400)
-	acceptOff := x.off
-	acceptStat := x.uint32()
-	synthesized := false
-	if x.ok && mtype == 1 && replyStat == 0 && acceptStat == goNFSSystemErr && r.prog == progNFS {
-		// go-nfs's RPC error enum is one off (it has no PROG_MISMATCH), so its
-		// SYSTEM_ERR goes out as GARBAGE_ARGS, which clients read as a broken
-		// request. It sends it when a handler returns a plain error (e.g. a
-		// SETATTR size change on a directory). Answer with an NFS status and
-		// an empty failure body instead.
-		st := r.override
-		if st == 0 {
-			st = nfs3ErrServerFault
-		}
-		msg = appendUint32(appendUint32(msg[:acceptOff], 0), st)
-		msg = append(msg, make([]byte, failBodyLen(r.proc))...)
-		x = newXDRReader(msg)
-		x.off = acceptOff + 4
-		acceptStat = 0
-		synthesized = true
-	}
-	statusOff := x.off
-	status := x.uint32()
-	body := msg
-	if x.ok && mtype == 1 && replyStat == 0 && acceptStat == 0 {
-		if status != nfs3OK && r.override != 0 {
-			binary.BigEndian.PutUint32(msg[statusOff:], r.override)
-			status = r.override
-		}
-		switch {
-		case r.proc == procFsinfo && status == nfs3OK:
-			y := newXDRReader(msg)
-			y.off = x.off
-			if y.uint32() == 1 {
-				y.skip(84) // post_op_attr
-			}
-			if y.off+20 <= len(msg) && y.ok {
-				for _, off := range []int{0, 4, 12, 16} { // rtmax, rtpref, wtmax, wtpref
-					binary.BigEndian.PutUint32(msg[y.off+off:], maxTransfer)
-				}
-			}
-		case r.proc == procWrite && status == nfs3OK && r.stable == stableUnstable:
-			if off, ok := writeCommittedOffset(msg, x.off); ok {
-				binary.BigEndian.PutUint32(msg[off:], stableUnstable)
-			}
-		case r.link && status == nfs3OK:
-			y := newXDRReader(msg)
-			y.off = x.off
-			if y.uint32() == 1 {
-				_ = y.opaque(maxHandleOpaque)
-			}
-			if y.ok {
-				body = append(append([]byte(nil), msg[:x.off]...), msg[y.off:]...)
-			}
-		case r.link && !synthesized:
-			body = append(append(append([]byte(nil), msg[:x.off]...), 0, 0, 0, 0), msg[x.off:]...)
-		}
-	}
-	out = binary.BigEndian.AppendUint32(out, uint32(len(body))|lastFragment)
-	return append(out, body...)
-}
-
-// goNFSSystemErr is go-nfs's ResponseCodeSystemErr as it appears on the wire.
-const goNFSSystemErr = 4
-
-// failBodyLen is the size of an NFSv3 failure result's body with no attributes
-// (RFC 1813: post_op_attr, wcc_data or nothing), by procedure.
-func failBodyLen(proc uint32) int {
-	switch proc {
-	case 1: // GETATTR
-		return 0
-	case procSetattr, procWrite, procCreate, procMkdir, procSymlink, procMknod, procRemove, procRmdir, procCommit:
-		return 8 // wcc_data
-	case procRename:
-		return 16 // two wcc_data
-	case procLink:
-		return 12 // post_op_attr + wcc_data
-	}
-	return 4 // post_op_attr: LOOKUP, ACCESS, READLINK, READ, READDIR(PLUS), FSSTAT, FSINFO, PATHCONF
-}
-
-// writeCommittedOffset finds WRITE3resok.committed after wcc_data at off.
-func writeCommittedOffset(msg []byte, off int) (int, bool) {
-	x := newXDRReader(msg)
-	x.off = off
-	if x.uint32() == 1 { // pre_op_attr follows
-		x.skip(24)
-	}
-	if x.uint32() == 1 { // post_op_attr follows
-		x.skip(84)
-	}
-	_ = x.uint32() // count
-	committed := x.off
-	_ = x.uint32()
-	return committed, x.ok
 }

@@ -29,10 +29,6 @@ type Options struct {
 
 	Observe ObserveFunc // nil: no metrics (observe.go)
 	Track   TrackFunc   // nil: connections are not counted per app
-
-	// NoFastPath leaves every call to go-nfs (semfs serve --fast-path=off):
-	// the reference fastpath.go is held to, and a way out if it is ever wrong.
-	NoFastPath bool
 }
 
 // Server serves one server.FS over NFSv3. MOUNT and NFS share the listener's port.
@@ -54,11 +50,10 @@ type Server struct {
 	wg          sync.WaitGroup
 
 	panicOp atomic.Value // string; tests make this billy operation panic
-	hold    atomic.Value // func(op string); tests hold, or count, a fast-path call here
+	hold    atomic.Value // func(op string); tests hold, or count, a call here
 	observe ObserveFunc
 	track   TrackFunc
-	noFast  bool   // Options.NoFastPath
-	fsid    uint64 // the backing directory's file system, in every fattr3 (attrs.go)
+	fsid    uint64 // the backing directory's file system, in every fattr3 (appendFattr)
 }
 
 // NewServer opens the handle map in opts.StateDir and prepares to serve fsys.
@@ -89,7 +84,7 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 	if root, err := fsys.Lstat(context.Background(), ""); err == nil {
 		s.fsid = root.Dev
 	}
-	s.observe, s.track, s.noFast = opts.Observe, opts.Track, opts.NoFastPath
+	s.observe, s.track = opts.Observe, opts.Track
 	if _, err := rand.Read(s.verf[:]); err != nil {
 		hm.close()
 		return nil, err
@@ -100,11 +95,7 @@ func NewServer(fsys *server.FS, opts Options) (*Server, error) {
 // Serve accepts connections on ln until ln is closed (or Close is called) and
 // serves each with its own go-nfs server and handler, so that the handler knows
 // the connection its calls arrive on. It returns nil once closed by Close.
-func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, !s.noFast) }
-
-// serve is Serve, with the fast path on ln's connections or not (the tests
-// serve one Server both ways, to hold the fast path to go-nfs's replies).
-func (s *Server) serve(ln net.Listener, fast bool) error {
+func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -130,13 +121,12 @@ func (s *Server) serve(ln net.Listener, fast bool) error {
 			return
 		}
 		active.Add(1)
-		s.serveConn(c, fast, func() { active.Add(-1) })
+		s.serveConn(c, func() { active.Add(-1) })
 	})
 }
 
-// serveConn serves c, with the fast path when fast; gone runs once when it is
-// closed.
-func (s *Server) serveConn(c net.Conn, fast bool, gone func()) {
+// serveConn serves c; gone runs once when it is closed.
+func (s *Server) serveConn(c net.Conn, gone func()) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		// A 1 MiB READ reply then leaves in one write instead of a park and
 		// wake per socket-buffer's worth; the kernel caps it at wmem_max.
@@ -171,16 +161,10 @@ func (s *Server) serveConn(c net.Conn, fast bool, gone func()) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	h := &connHandler{s: s, c: rc, fss: map[uint32]*billyFS{}, attrs: map[string]server.Attr{}}
-	rc.fsid = s.fsid
 	rc.done = done
-	if fast {
-		rc.fast = h.serveFast
-		rc.afterFast = h.afterReply
-		rc.handOff = h.handOff
-	} else {
-		rc.fast = h.serveOwn
-		rc.bufferAll = true
-	}
+	rc.answer = h.serveNFS
+	rc.afterReply = h.afterReply
+	rc.handOff = h.handOff
 	rc.log = s.log
 	rc.obs = newObserver(s.observe, s.track)
 	srv := &gonfs.Server{Handler: h, ID: s.verf, Context: context.Background()}

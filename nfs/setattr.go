@@ -8,9 +8,8 @@ import (
 	"github.com/semfs/semfs/server"
 )
 
-// SETATTR and MKNOD are answered here, in the record stream, on both the fast
-// path and without it (serveOwn): go-nfs v0.0.4 gets them wrong in ways a
-// client sees.
+// SETATTR and MKNOD are answered here, in the record stream. go-nfs v0.0.4,
+// which once answered them, got them wrong in ways a client sees:
 //
 //   - SETATTR: its SetFileAttributes.Apply drops the setuid, setgid and sticky
 //     bits of a mode (chmod 01777 stored 0777), and skips a change that leaves
@@ -125,7 +124,8 @@ func appendUint64(b []byte, v uint64) []byte {
 // shared descriptor and the per-request check READ and WRITE have (CheckIO:
 // as nfsd, the owner may truncate a file it made read-only through an open
 // descriptor); then the rest in one core call as the caller.
-func (h *connHandler) ownSetattr(r *request, body []byte) []byte {
+func (h *call) ownSetattr(body []byte) []byte {
+	r := h.r
 	x := newXDRReader(body)
 	x.off = r.argsOff
 	fh := x.opaque(maxHandleOpaque)
@@ -153,7 +153,7 @@ func (h *connHandler) ownSetattr(r *request, body []byte) []byte {
 	if guard && (uint32(pre.Ctime.Unix()) != gsec || uint32(pre.Ctime.Nanosecond()) != gnsec) {
 		return reply(nfs3ErrNotSync, &pre, &pre)
 	}
-	ctx := b.ctx()
+	ctx := h.ctx(b)
 	h.invalidate()
 	defer h.invalidate()
 	post := func() *server.Attr {
@@ -177,7 +177,7 @@ func (h *connHandler) ownSetattr(r *request, body []byte) []byte {
 }
 
 // setSize truncates regular file p to size through the descriptor cache.
-func (h *connHandler) setSize(b *billyFS, p string, a server.Attr, size uint64) error {
+func (h *call) setSize(b *billyFS, p string, a server.Attr, size uint64) error {
 	switch {
 	case a.IsDir():
 		return server.E("setattr", server.KindIsDir, p, nil)
@@ -186,7 +186,7 @@ func (h *connHandler) setSize(b *billyFS, p string, a server.Attr, size uint64) 
 	case size > math.MaxInt64:
 		return server.E("setattr", server.KindTooLarge, p, nil)
 	}
-	e, err := h.s.fds.acquire(b.ctx(), p, a.Ino, true)
+	e, err := h.s.fds.acquire(h.ctx(b), p, a.Ino, true)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,8 @@ func (h *connHandler) setSize(b *billyFS, p string, a server.Attr, size uint64) 
 // (NFS3ERR_PERM, EPERM on the client, as mknod(2) without CAP_MKNOD); the
 // other types never get here (checkCall answers BADTYPE). Attributes other
 // than the mode are applied after, as the caller.
-func (h *connHandler) ownMknod(r *request, body []byte) []byte {
+func (h *call) ownMknod(body []byte) []byte {
+	r := h.r
 	x := newXDRReader(body)
 	x.off = r.argsOff
 	fh := x.opaque(maxHandleOpaque)
@@ -239,7 +240,7 @@ func (h *connHandler) ownMknod(r *request, body []byte) []byte {
 	if s.mode != nil {
 		perm = server.PermOf(*s.mode)
 	}
-	ctx := b.ctx()
+	ctx := h.ctx(b)
 	h.invalidate()
 	a, err := h.s.fsys.Mknod(ctx, p, kind|perm)
 	if err != nil {
@@ -256,11 +257,7 @@ func (h *connHandler) ownMknod(r *request, body []byte) []byte {
 		}
 	}
 	h.remember(p, a)
-	var comps []string
-	if dir != "" {
-		comps = append(comps, dir)
-	}
-	nfh := h.ToHandle(b, append(comps, name))
+	nfh := h.handleOf(b, p)
 	if len(nfh) == 0 {
 		return fail(nfs3ErrServerFault)
 	}

@@ -22,12 +22,12 @@ const handOffSize = 16 << 10
 // buffer they point into, which the worker owns until it has answered.
 type handed struct {
 	r    *request
-	a    fastArgs
+	a    callArgs
 	buf  []byte
 	busy *atomic.Int32 // the connection's count of calls handed, decremented once answered
 }
 
-// workers answer a connection's slow fast-path calls (READ, WRITE,
+// workers answer a connection's slow calls (READ, WRITE,
 // READDIRPLUS, and CREATE while other calls are in progress) off its reading
 // goroutine. The reading goroutine answers every call of a connection in turn,
 // so one process's 1 MiB READ or WRITE (a pread or pwrite of hundreds of
@@ -42,8 +42,8 @@ type handed struct {
 // the hand-off to another goroutine (a cross-CPU wake-up) would cost. So does a
 // large READ when the connection has nothing else in progress and the page
 // cache holds all its data (see handOff). COMMIT
-// has its own hand-off (commitLater). go-nfs's calls (CREATE, SETATTR, …) stay
-// on the reading goroutine, which go-nfs serves one call at a time.
+// has its own hand-off (commitLater). The other procedures (SETATTR, MKDIR,
+// REMOVE, RENAME, …) stay on the reading goroutine.
 //
 // Each worker has its own connHandler: the per-call caches (resolved handle,
 // attributes, reply buffer) and the call being served (cur) are the worker's,
@@ -58,7 +58,7 @@ type workers struct {
 // handOff gives the call r, whose record (mark included) is buf, to a worker
 // if it is one workers answer and its arguments decode (taken: buf belongs to
 // the worker now); or answers a large READ itself (rec); or leaves the call to
-// the caller (inline, or go-nfs). Precondition: the connection's reading
+// the caller (inline). Precondition: the connection's reading
 // goroutine.
 func (h *connHandler) handOff(r *request, buf []byte) (rec []byte, taken bool) {
 	w := &h.workers
@@ -67,7 +67,7 @@ func (h *connHandler) handOff(r *request, buf []byte) (rec []byte, taken bool) {
 	default:
 		return nil, false
 	}
-	a, ok := decodeFast(r, buf[4:])
+	a, ok := decodeArgs(r, buf[4:])
 	if !ok {
 		return nil, false
 	}
@@ -145,15 +145,13 @@ func (h *connHandler) work(calls <-chan handed, done <-chan struct{}) {
 
 func (h *connHandler) answerHanded(c handed) {
 	defer func() {
-		// answerFast recovers its own panics; this is for replyNow's.
+		// answerCall recovers its own panics; this is for replyNow's.
 		if v := recover(); v != nil {
 			h.s.log.Error("panic answering an NFS call on a worker; closing the connection", "proc", c.r.proc, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			go h.c.Close()
 		}
 	}()
-	h.cur = c.r
-	rec := h.answerFast(c.r, c.a)
-	h.cur = nil
+	rec := h.answerCall(c.r, c.a)
 	h.c.spare(c.buf)
 	if len(rec) > 0 {
 		_ = h.c.replyNow(rec) // fails only on a closed connection

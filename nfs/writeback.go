@@ -34,7 +34,7 @@ func (h *connHandler) noteWriteback(p string, ino uint64, off, n, size int64) {
 }
 
 // afterReply runs on the connection's reading goroutine after a reply of the
-// fast path was sent: it starts the writeback noteWriteback asked for, on the
+// answer was sent: it starts the writeback noteWriteback asked for, on the
 // descriptor the fd cache still holds (none: nothing to do). A hint only:
 // durability is still COMMIT's fsync, and an error here changes no reply.
 func (h *connHandler) afterReply() {

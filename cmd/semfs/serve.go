@@ -47,7 +47,6 @@ type serveArgs struct {
 	metaDir             string              // the .semfs namespace's name in every export; "off" = none
 	listMetaDir         bool                // list it in the root's listing too
 	watch               server.WatchOptions // --watch, --watch-rescan, --watch-max (follow.go)
-	fastPath            string              // --fast-path: whether NFS answers its hot requests in front of go-nfs
 	policy              string              // --policy: per-app views and rights (servepolicy.go); "" = none
 	changesKeep         int                 // --changes-keep: events the change feed keeps (feed.go)
 	changesKeepFor      time.Duration       // --changes-keep-for: and for how long at most
@@ -71,7 +70,6 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.DurationVar(&a.limits.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "a request must arrive whole this long after its first byte (all doors); negative: never")
 	fs.BoolVar(&a.rebuildIndex, "rebuild-index", false, "move the index's records.db, vectors.db and bleve/ aside and rebuild them from the backing files' durable records alone (accepts losing what only the index held)")
 	fs.IntVar(&a.limits.MaxConns, "max-conns", server.DefaultMaxConns, "connections served at once per listener (NFS, 9P, control); negative: no cap")
-	fs.StringVar(&a.fastPath, "fast-path", "on", "on, off (or nfs-off): turn off the NFS fast path, so that go-nfs answers every request (slower; the reference the fast path is tested against)")
 	fs.StringVar(&a.metricsAddr, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (always at GET /v1/metrics on the control socket)")
 	fs.StringVar(&a.metaDir, "meta-dir", meta.DefaultName, "name of the query and tag namespace at the root of every export (From inside the mount), or off")
 	fs.BoolVar(&a.listMetaDir, "list-meta-dir", false, "list the --meta-dir directory in the root's listing (by default it is reachable by name only, so find, du and backups skip it)")
@@ -113,18 +111,13 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "semfs serve: --threshold: %v\n", err)
 		return exitUsage
 	}
-	fast, err := parseFastPath(a.fastPath)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "semfs serve: --fast-path: %v\n", err)
-		return exitUsage
-	}
 	stopProfile, err := startCPUProfile()
 	if err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
 		return exitUsage
 	}
 	defer stopProfile()
-	d := &daemon{args: a, fast: fast, log: log, pol: pol, paths: resolve(a.data, a.index, a.socket), listeners: map[string]string{}}
+	d := &daemon{args: a, log: log, pol: pol, paths: resolve(a.data, a.index, a.socket), listeners: map[string]string{}}
 	if err := d.paths.check(); err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
 		return exitUsage
@@ -158,7 +151,6 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 // daemon is one running semfs: the core, the index, and the listeners.
 type daemon struct {
 	args      serveArgs
-	fast      fastPaths // from args.fastPath
 	log       *slog.Logger
 	paths     paths
 	started   time.Time
@@ -308,7 +300,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	d.goServe("control", d.ctl.Serve)
 	d.stopPolicy = d.watchPolicy()
 	if d.args.nfsAddr != "off" {
-		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log, Limits: d.args.limits, Observe: d.observer("nfs"), Track: d.tracker("nfs"), NoFastPath: !d.fast.nfs}); err != nil {
+		if d.nfs, err = nfs.NewServer(d.fs, nfs.Options{StateDir: d.paths.Index, Logger: d.log, Limits: d.args.limits, Observe: d.observer("nfs"), Track: d.tracker("nfs")}); err != nil {
 			return err
 		}
 		ln, err := net.Listen("tcp", d.args.nfsAddr)

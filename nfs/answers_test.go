@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,129 +37,68 @@ func (c *rawClient) sendAt(xid, proc uint32, args []byte) {
 	c.send(progNFS, 3, proc, args)
 }
 
-// diffStep is one call of a differential sequence. args builds the call for a
-// side (0: fast path, 1: go-nfs), so a page request can carry the cookie
-// verifier that side's listing got.
+// diffStep is one call of a sequence. args builds the call (its argument is
+// always 0: the directory c0 the CREATEs make their files in), so a page
+// request can carry the cookie verifier an earlier listing got.
 type diffStep struct {
 	name string
-	conn int // which of the side's two connections sends it
+	conn int // which of the two connections sends it
 	proc uint32
 	args func(side int) []byte
 	seen func(side int, reply []byte) // nil, or what a later step needs of the reply
 }
 
 // diffBatch is sent pipelined: every call on both connections before any reply
-// is read. mutates says the batch writes, so the two sides' replies carry
-// different times (each side's WRITE happened at its own moment).
+// is read.
 type diffBatch struct {
 	steps   []diffStep
 	mutates bool
-	before  func() // runs once, before both sides: another connection's renames and removals
+	before  func() // runs first: another connection's renames and removals
 }
 
-// normalise clears what is allowed to differ between the two sides' reply to
-// the same call, and nothing else: the cookie verifier of a new listing (a
-// random id of the listing's snapshot on either path, see the package doc),
-// atime (a READ moves it, so the side that reads second sees the first side's
-// read), and, for a batch that writes, mtime and ctime.
-func normalise(t *testing.T, proc uint32, rec []byte, times bool) []byte {
-	t.Helper()
-	b := append([]byte(nil), rec...)
-	d := &dec{t: t, b: b, off: 4}
-	d.u32() // xid
-	if d.u32() != 1 || d.u32() != 0 {
-		return b // not an accepted reply: compared as is
+// outcome is how a reply ends: "nfs N" (an accepted call's nfsstat3) or
+// "rpc N" (the accept_stat of a call refused before any procedure ran).
+// An ACCESS answered OK adds the bits granted, a READ its count and eof.
+func outcome(t *testing.T, proc uint32, rec []byte) string {
+	d := &dec{t: t, b: rec, off: 4 + 8} // mark; xid, REPLY
+	if d.u32() != 0 {
+		return "denied"
 	}
 	d.u32()
 	d.opaque()
-	if d.u32() != 0 {
-		return b
-	}
-	zero := func(off, n int) {
-		if times {
-			clear(b[off : off+n])
-		}
-	}
-	fattr := func() {
-		if proc == pCreate {
-			clear(b[d.off+52 : d.off+60]) // fileid: each side creates in its own directory
-		}
-		clear(b[d.off+60 : d.off+68]) // atime: the first side's READ moved it
-		zero(d.off+68, 16)            // mtime, ctime
-		d.skip(84)
-	}
-	postOp := func() {
-		if d.u32() == 1 {
-			fattr()
-		}
-	}
-	wcc := func() {
-		if d.u32() == 1 {
-			zero(d.off+8, 16) // pre-op mtime, ctime
-			d.skip(24)
-		}
-		postOp()
+	if acc := d.u32(); acc != 0 {
+		return fmt.Sprintf("rpc %d", acc)
 	}
 	st := d.u32()
-	switch proc {
-	case pGetattr:
-		if st == sOK {
-			fattr()
-		}
-	case pLookup:
-		if st == sOK {
-			d.opaque()
-			postOp()
-		}
-		postOp()
-	case pAccess, pRead:
-		postOp()
-	case pWrite, pCommit:
-		wcc()
-	case pCreate:
-		if st == sOK && d.u32() == 1 {
-			n := int(d.u32())
-			clear(b[d.off : d.off+n]) // the new file's handle (its inode)
-			d.skip((n + 3) &^ 3)
-			postOp()
-		}
-		wcc()
-	case pReaddirplus:
-		postOp()
-		if st != sOK {
-			break
-		}
-		clear(b[d.off : d.off+8]) // cookie verifier
-		d.skip(8)
-		for d.u32() == 1 {
-			d.u64()
-			d.opaque()
-			d.u64()
-			postOp()
-			if d.u32() == 1 {
-				d.opaque()
-			}
-		}
+	switch {
+	case st == sOK && proc == pAccess:
+		d.postOp()
+		return fmt.Sprintf("nfs 0 access %#x", d.u32())
+	case st == sOK && proc == pRead:
+		d.postOp()
+		n, eof := d.u32(), d.u32()
+		return fmt.Sprintf("nfs 0 read %d eof %d", n, eof)
 	}
-	return b
+	return fmt.Sprintf("nfs %d", st)
 }
 
-// TestFastPathAnswersAsGoNFS holds the NFS fast path (fastpath.go) to go-nfs:
-// one Server serves the same tree on two listeners, one with the fast path and
-// one where go-nfs answers every call, and each side gets the same calls on two
-// connections of its own (one as root, one as an unprivileged uid), pipelined,
-// with renames and removals made in between on a third connection. Every
-// procedure the fast path answers (GETATTR, LOOKUP, ACCESS, READ, WRITE,
-// READDIRPLUS, COMMIT) is sent with good and bad arguments, and the replies
-// must be equal byte for byte, but for the differences the package doc lists.
-func TestFastPathAnswersAsGoNFS(t *testing.T) {
-	e := newEnv(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// TestAnswers: the procedures the adapter answers itself (GETATTR, LOOKUP,
+// ACCESS, READ, WRITE, READDIRPLUS, COMMIT, CREATE) with good and bad
+// arguments, sent on two connections (one as root, one as an unprivileged
+// uid), pipelined, with renames and removals made in between on a third
+// connection, each answered with the status Linux's nfsd gives (wants, below).
+// Until issue 30 these calls were compared with go-nfs's answers to the same
+// calls; the statuses here are the ones that comparison held, reviewed
+// against RFC 1813 and nfsd. The generated sequences against nfs-ganesha
+// (integration/differential) check the same procedures on a kernel-free
+// client; this test keeps the cases those never make: forged, short and
+// empty handles, truncated arguments, renames of a handle's directory by
+// another connection, READs from the disk and the page cache, pipelining.
+func TestAnswers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("root mode needs a daemon running as root: the unprivileged steps' answers are its checks")
 	}
-	go e.srv.ServeLibrary(ln)
-	libAddr := ln.Addr().String()
+	e := newEnv(t)
 
 	// The tree, made by the host.
 	content := bytes.Repeat([]byte("semfs fast path "), 10000/16)
@@ -189,19 +127,19 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 	must(os.Symlink("f", filepath.Join(e.dir, "l")))
 	must(os.WriteFile(filepath.Join(e.dir, "d", "g"), []byte("g before"), 0o644))
 	must(os.WriteFile(filepath.Join(e.dir, "gone"), []byte("removed soon"), 0o644))
-	// CREATE: each side creates in a directory of its own (c0, c1), alike.
-	for _, c := range []string{"c0", "c1"} {
+	// CREATE: in c0.
+	for _, c := range []string{"c0"} {
 		must(os.Mkdir(filepath.Join(e.dir, c), 0o777))
 		must(os.Chmod(filepath.Join(e.dir, c), 0o777))
 		must(os.WriteFile(filepath.Join(e.dir, c, "old"), []byte("old"), 0o644))
 		must(os.Mkdir(filepath.Join(e.dir, c, "sub"), 0o755))
 	}
 
-	// Handles, the same for both listeners (one Server).
+	// Handles.
 	setup, root := e.client("/")
 	setup.as(0, 0)
 	fh := map[string][]byte{"": root}
-	for _, p := range []string{"f", "big", "secret", "empty", "d", "private", "l", "gone", "d/g", "d/entry-07", "private/p", "c0", "c1", "c0/old", "c1/old"} {
+	for _, p := range []string{"f", "big", "secret", "empty", "d", "private", "l", "gone", "d/g", "d/entry-07", "private/p", "c0", "c0/old"} {
 		dir, name := "", p
 		if i := strings.LastIndexByte(p, '/'); i >= 0 {
 			dir, name = p[:i], p[i+1:]
@@ -218,12 +156,10 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 	fh["zeros"] = make([]byte, 32)
 	fh["short"] = fh["f"][:8]
 
-	var sides [2][2]*rawClient
-	for side, addr := range []string{e.addr, libAddr} {
-		sides[side][0] = dialRaw(t, addr).as(0, 0)
-		sides[side][1] = dialRaw(t, addr).as(4242, 4242)
-	}
-	other := dialRaw(t, libAddr).as(0, 0) // renames and removals between batches
+	var sides [1][2]*rawClient
+	sides[0][0] = dialRaw(t, e.addr).as(0, 0)
+	sides[0][1] = dialRaw(t, e.addr).as(4242, 4242)
+	other := dialRaw(t, e.addr).as(0, 0) // renames and removals between batches
 
 	call := func(args *enc) func(int) []byte { return func(int) []byte { return args.b } }
 	getattr := func(p string) func(int) []byte { return call((&enc{}).opaque(fh[p])) }
@@ -254,8 +190,7 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 	createWith := func(name string, sattr *enc) func(int) []byte {
 		return func(side int) []byte { return append((&enc{}).dirop(sideDir(side, ""), name).u32(0).b, sattr.b...) }
 	}
-	// A listing's verifier, per side, for a later page (at cookie 12: the
-	// pages' ends differ by design, see the package doc).
+	// A listing's verifier, for a later page (at cookie 12).
 	var verf [2]uint64
 	lastPage := func(side int, rec []byte) {
 		d := &dec{t: t, b: rec, off: 4 + 24}
@@ -423,7 +358,6 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 			{"CREATE empty name", 1, pCreate, create("", "", 0, 0o644), nil},
 			{"CREATE bad how", 0, pCreate, call((&enc{}).dirop(fh["c0"], "x").u32(3)), nil},
 			{"CREATE truncated sattr", 0, pCreate, call((&enc{}).dirop(fh["c0"], "x").u32(0).u32(1)), nil},
-			// go-nfs's on both paths: sattr3 sets more than the mode.
 			{"CREATE setting size", 0, pCreate, createWith("new7", (&enc{}).u32(1).u32(0o644).u32(0).u32(0).u32(1).u64(3).u32(0).u32(0)), nil},
 		}},
 		{mutates: true, steps: []diffStep{
@@ -458,7 +392,7 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 				sides[side][s.conn].sendAt(xid+uint32(i), s.proc, s.args(side))
 			}
 			// Replies come in any order (RPC allows it: a call the record
-			// stream refuses is answered before go-nfs's earlier replies).
+			// stream refuses is answered before earlier calls on workers).
 			byXid := map[uint32][]byte{}
 			for c := range sides[side] {
 				for _, s := range b.steps {
@@ -481,14 +415,142 @@ func TestFastPathAnswersAsGoNFS(t *testing.T) {
 			}
 		}
 		for i, s := range b.steps {
-			got := normalise(t, s.proc, replies[0][i], b.mutates)
-			want := normalise(t, s.proc, replies[1][i], b.mutates)
-			if !bytes.Equal(got, want) {
-				t.Errorf("batch %d, %s: fast path replied (%d bytes)\n  %x\ngo-nfs replied (%d bytes)\n  %x", bi, s.name, len(got), head(got), len(want), head(want))
+			want, ok := wants[s.name]
+			if !ok {
+				t.Errorf("batch %d, %s: no expected answer", bi, s.name)
+				continue
+			}
+			if got := outcome(t, s.proc, replies[0][i]); got != want {
+				t.Errorf("batch %d, %s: %s, want %s", bi, s.name, got, want)
 			}
 		}
 		xid += uint32(len(b.steps))
 	}
+	// The CREATE whose sattr3 set a size as well as the mode.
+	if fi, err := os.Lstat(filepath.Join(e.dir, "c0", "new7")); err != nil || fi.Size() != 3 || fi.Mode().Perm() != 0o644 {
+		t.Errorf("CREATE setting size: %v (%v), want mode 0644 and size 3", fi, err)
+	}
 }
 
-func head(b []byte) []byte { return b[:min(len(b), 160)] }
+// wants are the answers of TestAnswers's steps. Connection 0 calls as root,
+// whose calls the core does not check: its ACCESS is granted every bit asked.
+var wants = map[string]string{
+	"GETATTR root":                       "nfs 0",
+	"GETATTR file":                       "nfs 0",
+	"GETATTR dir":                        "nfs 0",
+	"GETATTR symlink":                    "nfs 0",
+	"GETATTR bad MAC":                    "nfs 70",
+	"GETATTR zero handle":                "nfs 10001",
+	"GETATTR short handle":               "nfs 10001",
+	"GETATTR empty handle":               "nfs 10001",
+	"GETATTR no arguments":               "rpc 4",
+	"LOOKUP file":                        "nfs 0",
+	"LOOKUP in dir":                      "nfs 0",
+	"LOOKUP missing":                     "nfs 2",
+	"LOOKUP dot":                         "nfs 0",
+	"LOOKUP dotdot":                      "nfs 0",
+	"LOOKUP dotdot at root":              "nfs 13",
+	"LOOKUP in a file":                   "nfs 20",
+	"LOOKUP in a symlink":                "nfs 20",
+	"LOOKUP slash in name":               "nfs 22",
+	"LOOKUP empty name":                  "nfs 2",
+	"LOOKUP long name":                   "nfs 63",
+	"LOOKUP in private, unprivileged":    "nfs 13",
+	"LOOKUP in private, root":            "nfs 0",
+	"LOOKUP stale dir handle":            "nfs 70",
+	"LOOKUP truncated name":              "rpc 4",
+	"ACCESS file all":                    "nfs 0 access 0x3f",
+	"ACCESS file all, unprivileged":      "nfs 0 access 0x1",
+	"ACCESS dir all, unprivileged":       "nfs 0 access 0x3",
+	"ACCESS secret, unprivileged":        "nfs 0 access 0x0",
+	"ACCESS private, unprivileged":       "nfs 0 access 0x0",
+	"ACCESS symlink":                     "nfs 0 access 0x3f",
+	"ACCESS no bits":                     "nfs 0 access 0x0",
+	"ACCESS unknown bits":                "nfs 0 access 0x1",
+	"ACCESS bad handle":                  "nfs 10001",
+	"READ":                               "nfs 0 read 4096 eof 0",
+	"READ unprivileged":                  "nfs 0 read 100 eof 0",
+	"READ short at end":                  "nfs 0 read 10 eof 1",
+	"READ at end":                        "nfs 0 read 0 eof 1",
+	"READ past end":                      "nfs 0 read 0 eof 1",
+	"READ count 0":                       "nfs 0 read 0 eof 0",
+	"READ huge count":                    "nfs 0 read 10000 eof 1",
+	"READ empty file":                    "nfs 0 read 0 eof 1",
+	"READ directory":                     "nfs 21",
+	"READ symlink":                       "nfs 22",
+	"READ secret, unprivileged":          "nfs 13",
+	"READ secret, root":                  "nfs 0 read 9 eof 1",
+	"READ bad handle":                    "nfs 70",
+	"READ no count":                      "rpc 4",
+	"READ 1 MiB, cached":                 "nfs 0 read 1048576 eof 0",
+	"READ 64 KiB, cached, unprivileged":  "nfs 0 read 65536 eof 0",
+	"READ 1 MiB to the end, cached":      "nfs 0 read 1048576 eof 1",
+	"READ 1 MiB past the end":            "nfs 0 read 0 eof 1",
+	"READ 1 MiB from the disk":           "nfs 0 read 1048576 eof 0",
+	"WRITE unstable":                     "nfs 0",
+	"WRITE data sync":                    "nfs 0",
+	"WRITE file sync":                    "nfs 0",
+	"WRITE empty":                        "nfs 0",
+	"WRITE bad stable":                   "rpc 4",
+	"WRITE directory":                    "nfs 21",
+	"WRITE symlink":                      "nfs 22",
+	"WRITE bad handle":                   "nfs 10001",
+	"WRITE unprivileged to a 0644 file":  "nfs 13",
+	"WRITE count under data":             "rpc 4",
+	"WRITE count over data":              "rpc 4",
+	"WRITE offset past 2^62":             "nfs 27",
+	"COMMIT":                             "nfs 0",
+	"COMMIT directory":                   "nfs 0",
+	"COMMIT bad handle":                  "nfs 10001",
+	"GETATTR after writes":               "nfs 0",
+	"READ after writes":                  "nfs 0 read 64 eof 0",
+	"READDIRPLUS root":                   "nfs 0",
+	"READDIRPLUS d, first page":          "nfs 0",
+	"READDIRPLUS file":                   "nfs 20",
+	"READDIRPLUS private, unprivileged":  "nfs 13",
+	"READDIRPLUS small dircount":         "nfs 10005",
+	"READDIRPLUS small maxcount":         "nfs 10005",
+	"READDIRPLUS bad handle":             "nfs 70",
+	"READDIRPLUS d, next page":           "nfs 0",
+	"READDIRPLUS d, unknown verifier":    "nfs 0",
+	"GETATTR renamed dir":                "nfs 0",
+	"GETATTR file in renamed dir":        "nfs 0",
+	"READ file in renamed dir":           "nfs 0 read 8 eof 1",
+	"LOOKUP in renamed dir":              "nfs 0",
+	"ACCESS renamed dir":                 "nfs 0 access 0x3f",
+	"READDIRPLUS renamed dir, next page": "nfs 0",
+	"GETATTR removed":                    "nfs 70",
+	"READ removed":                       "nfs 70",
+	"LOOKUP removed":                     "nfs 2",
+	"ACCESS removed":                     "nfs 70",
+	"READDIRPLUS removed":                "nfs 70",
+	"COMMIT removed":                     "nfs 70",
+	"READ beside creates":                "nfs 0 read 8192 eof 0",
+	"CREATE unchecked, mode 0644":        "nfs 0",
+	"CREATE unchecked, mode 0600":        "nfs 0",
+	"CREATE unchecked, nothing set":      "nfs 0",
+	"CREATE guarded":                     "nfs 0",
+	"CREATE exclusive":                   "nfs 0",
+	"CREATE unchecked, existing file":    "nfs 0",
+	"CREATE guarded, existing file":      "nfs 17",
+	"CREATE exclusive, existing file":    "nfs 17",
+	"CREATE existing directory":          "nfs 17",
+	"CREATE in a file":                   "nfs 20",
+	"CREATE unprivileged":                "nfs 0",
+	"CREATE unprivileged in private":     "nfs 13",
+	"CREATE bad handle":                  "nfs 10001",
+	"CREATE slash in name":               "nfs 22",
+	"CREATE dotdot":                      "nfs 22",
+	"CREATE empty name":                  "nfs 22",
+	"CREATE bad how":                     "rpc 4",
+	"CREATE truncated sattr":             "rpc 4",
+	"CREATE setting size":                "nfs 0",
+	"CREATE exclusive, retransmitted":    "nfs 0",
+	"CREATE guarded, now existing":       "nfs 17",
+	"WRITE file in renamed dir":          "nfs 0",
+	"WRITE removed":                      "nfs 70",
+	"COMMIT file in renamed dir":         "nfs 0",
+	"READ renamed file":                  "nfs 0 read 16 eof 0",
+	"GETATTR renamed file":               "nfs 0",
+	"LOOKUP the new f":                   "nfs 0",
+}
