@@ -686,6 +686,9 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 	if err := f.viewWrite(ctx, "setattr", p); err != nil {
 		return Attr{}, err
 	}
+	if s.GID != nil {
+		ctx = withVouchedGroup(ctx, *s.GID) // see vouch.go
+	}
 	f.gate.RLock()
 	defer f.gate.RUnlock()
 	err = f.as(ctx, "setattr", p, func() (err error) {
