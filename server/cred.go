@@ -90,7 +90,6 @@ func (f *FS) callerCred(ctx context.Context) (cred, bool) {
 	if len(c.groups) > maxGroups {
 		c.groups = c.groups[:maxGroups]
 	}
-	c.groups = vouchedCreateGroups(id, c.groups)
 	return c, true
 }
 

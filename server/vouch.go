@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"runtime"
 	"slices"
 )
 
@@ -16,36 +17,43 @@ import (
 // groups exist in the guest, usually in no database on this host.
 //
 // A door whose client vouches for its callers that way sets
-// Identity.VouchedGroups, and the core then counts the one group such a
-// request names among the caller's groups, for that call only. The kernel of
-// this host still decides, for the caller's uid holding that group: only the
-// file's owner may chgrp, nobody gives a file away, setuid and setgid are
-// cleared. Nothing else is taken on the client's word: read, write and search
-// through group bits are decided with the database's groups.
+// Identity.VouchedGroups, and the core then adds the one group such a request
+// names to the caller's groups for the one chown that gives a file that
+// group (asMemberOf). The kernel of this host still decides, for the caller's
+// uid holding that group: only the file's owner may chgrp, nobody gives a
+// file away, setuid and setgid are cleared. Nothing else is taken on the
+// client's word: opens, truncates, searches and modes, in the same request
+// too, are decided with the database's groups.
 //
 // The ninep door vouches only on a connection where uid 0 has attached
 // (a kernel mount attaches as root on root's first access), as diod trusts a
 // connection root attached on; with no authentication, such a client can
 // already act as root itself, so its word on a group grants it nothing new.
 
-// withVouchedGroup returns ctx with gid among its caller's groups when the
-// door vouches for the groups its requests name (see Vouched groups above),
-// else ctx unchanged.
-func withVouchedGroup(ctx context.Context, gid uint32) context.Context {
-	id, ok := identityOf(ctx)
-	if !ok || !id.VouchedGroups || gid == ^uint32(0) || slices.Contains(id.Groups, gid) {
-		return ctx
+// asMemberOf runs fn, one chown made inside f.as for ctx, with gid added to
+// the thread's groups when ctx's door vouches for the groups its requests
+// name and the caller does not hold gid already (see Vouched groups above);
+// otherwise fn runs as it is. Only that one system call sees the group: the
+// caller's groups are restored before asMemberOf returns.
+// Precondition: inside f.as for ctx (the thread is locked and holds the
+// caller's credentials when callerCred says so).
+func (f *FS) asMemberOf(ctx context.Context, gid uint32, fn func() error) error {
+	c, ok := f.callerCred(ctx)
+	id, _ := identityOf(ctx)
+	if !ok || !id.VouchedGroups || gid == ^uint32(0) || gid == c.gid || slices.Contains(c.groups, gid) {
+		return fn()
 	}
-	id.Groups = append(slices.Clip(id.Groups), gid)
-	return WithIdentity(ctx, id)
-}
-
-// vouchedCreateGroups is groups with id's CreateGID added when the door
-// vouches for it: the group a create asked for is then one the new file may
-// be given (own in mutate.go chowns to it with the caller's rights).
-func vouchedCreateGroups(id Identity, groups []uint32) []uint32 {
-	if !id.VouchedGroups || !id.HasCreateGID || id.CreateGID == ^uint32(0) || slices.Contains(groups, id.CreateGID) {
-		return groups
+	if err := setThreadCred(c.uid, c.gid, append(slices.Clip(c.groups), gid), true); err != nil {
+		return err
 	}
-	return append(slices.Clip(groups), id.CreateGID)
+	defer func() {
+		if err := setThreadCred(c.uid, c.gid, c.groups, true); err != nil {
+			// It cannot fail (setgroups by a root process). If it did, the
+			// thread must never serve anyone else: lock it once more, so
+			// f.leave's unlock leaves it locked and it ends with the goroutine.
+			runtime.LockOSThread()
+			f.log.Error("could not restore a caller's groups on a thread; it is retired", "err", err)
+		}
+	}()
+	return fn()
 }

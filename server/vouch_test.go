@@ -92,6 +92,30 @@ func TestVouchedGroups(t *testing.T) {
 		id.CreateGID, id.HasCreateGID = gp, true
 		return server.WithIdentity(ctx, id)
 	}
+
+	// Nor does the group reach the rest of the request: a truncate sent with
+	// the chgrp, or the open of an existing file by a create naming its group.
+	gw := filepath.Join(dir, "groupw")
+	if err := os.WriteFile(gw, []byte("data"), 0o060); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(gw, 0, gp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(gw, 0o060); err != nil {
+		t.Fatal(err)
+	}
+	zero := int64(0)
+	if _, err := fsys.SetAttr(vouched(other), "groupw", server.SetAttr{GID: &g, Size: &zero}); err == nil {
+		t.Errorf("a vouched chgrp with a truncate, by a caller that neither owns the file nor holds its group: allowed")
+	}
+	if fl, _, err := fsys.Create(creating(vouched(other)), "groupw", 0o644, false); err == nil {
+		fl.Close()
+		t.Errorf("a vouched create naming an existing file's group opened it (group bits 060, the caller outside the group)")
+	}
+	if b, err := os.ReadFile(gw); err != nil || string(b) != "data" {
+		t.Errorf("groupw after the refused calls: %q, %v", b, err)
+	}
 	for _, c := range []struct {
 		name string
 		ctx  context.Context
