@@ -27,8 +27,8 @@ type Identity struct {
 	HasCreateGID bool
 	// VouchedGroups says the client checked the caller's membership of the
 	// group a request names (a chown's new group, CreateGID) before sending it:
-	// a root daemon then counts that group among Groups for that call (see
-	// vouch.go). Set by the 9P door on a connection where root attached.
+	// a root daemon then adds that group to Groups for the chown that gives
+	// it (see vouch.go). Set by the 9P door on a connection where root attached.
 	VouchedGroups bool
 	Proto         string // "nfs", "9p", "control": for logs only
 }

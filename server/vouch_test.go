@@ -13,9 +13,10 @@ import (
 )
 
 // TestVouchedGroups: with Identity.VouchedGroups, the group a chgrp or a
-// create names counts among the caller's groups for that call, and nothing
-// else changes: the owner alone may chgrp, nobody gives a file away, setuid
-// and setgid are cleared, and group bits still use the caller's own groups.
+// create names counts among the caller's groups for the chown that gives it,
+// and nothing else changes: the owner alone may chgrp, nobody gives a file
+// away, setuid and setgid are cleared, and group bits still use the caller's
+// own groups.
 // Without it the same calls are refused.
 func TestVouchedGroups(t *testing.T) {
 	if os.Geteuid() != 0 {
