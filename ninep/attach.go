@@ -26,8 +26,9 @@ const attachPrefix = "semfs-attach:"
 
 func isAttachToken(name string) bool { return strings.HasPrefix(name, attachPrefix) }
 
-// attachToken encodes the shim's decision for one Tattach.
-func attachToken(nonce, aname string, nuname uint32) string {
+// attachToken encodes the shim's decision for one Tattach: the uid, whether
+// the connection vouches for its callers' groups (vouch.go), the app.
+func attachToken(nonce, aname string, nuname uint32, vouched bool) string {
 	app, ok := server.AppFromMount(aname)
 	if !ok {
 		return attachPrefix + nonce + ":refused"
@@ -36,7 +37,11 @@ func attachToken(nonce, aname string, nuname uint32) string {
 	if nuname != noUID {
 		uid = strconv.FormatUint(uint64(nuname), 10)
 	}
-	return attachPrefix + nonce + ":" + uid + ":" + app
+	v := "-"
+	if vouched {
+		v = "v"
+	}
+	return attachPrefix + nonce + ":" + uid + ":" + v + ":" + app
 }
 
 // parseAttachToken decodes a token; ok is false for a refused or foreign one.
@@ -45,11 +50,15 @@ func parseAttachToken(nonce, tok string) (server.Identity, bool) {
 	if !found {
 		return server.Identity{}, false
 	}
-	uid, app, found := strings.Cut(rest, ":")
+	uid, rest, found := strings.Cut(rest, ":")
 	if !found {
 		return server.Identity{}, false
 	}
-	id := server.Identity{MountApp: app, Proto: "9p"}
+	v, app, found := strings.Cut(rest, ":")
+	if !found || (v != "v" && v != "-") {
+		return server.Identity{}, false
+	}
+	id := server.Identity{MountApp: app, Proto: "9p", VouchedGroups: v == "v"}
 	if uid != "-" {
 		n, err := strconv.ParseUint(uid, 10, 32)
 		if err != nil {
@@ -80,7 +89,7 @@ func (f *file) attachRoot(tok string) ([]p9.QID, *file, server.Attr, error) {
 	if f.conn != nil {
 		f.conn.made(root)
 	}
-	f.srv.log.Debug("ninep: attach", "app", id.MountApp, "uid", id.UID, "hasUID", id.HasUID)
+	f.srv.log.Debug("ninep: attach", "app", id.MountApp, "uid", id.UID, "hasUID", id.HasUID, "vouchedGroups", id.VouchedGroups)
 	return []p9.QID{qidOf(a)}, root, a, nil
 }
 

@@ -46,8 +46,11 @@ func TestConformance(t *testing.T) {
 				uint64(0), uint64(0), uint64(0), uint64(0)))
 			return fsErr(err)
 		}
+		// A kernel mount's connection: root attaches, then each caller on it.
+		vouching := kernelAttacher(t, e.tcp, 0)
 		return servertest.Env{Client: &p9Client{root: attach(0), attach: attach, rawChmod: rawChmod}, Backing: e.export,
-			Outside: e.outside, HostGroups: true}
+			Outside: e.outside, HostGroups: true,
+			Vouching: &p9Client{root: vouching(0), attach: vouching, rawChmod: rawChmod}}
 	})
 }
 

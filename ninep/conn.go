@@ -65,6 +65,7 @@ type conn struct {
 	// Reader state; p9 receives from one goroutine at a time.
 	left int    // bytes of a passed-through message not yet handed to p9
 	out  []byte // a rewritten message not yet handed to p9
+	root bool   // uid 0 has attached: the connection vouches for groups (vouch.go)
 
 	gmu      sync.Mutex
 	getlocks map[uint16]*getlock // by tag, from Tgetlock until its reply
@@ -217,7 +218,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		w.u32(fid)
 		w.u32(afid)
 		w.str(uname)
-		w.str(attachToken(c.srv.nonce, aname, nuname))
+		w.str(attachToken(c.srv.nonce, aname, nuname, c.vouches(aname, nuname)))
 		w.u32(nuname)
 		if app, ok := server.AppFromMount(aname); !ok {
 			c.srv.log.Warn("ninep: attach refused: the aname must be \"/\", empty or \"@APP\"",

@@ -11,7 +11,10 @@
 //     (resolved by the core's Registry on each call), and is carried by every fid
 //     walked from that attach, with the uid's groups from the user database: a
 //     root daemon checks every core call against them (server/cred.go), the
-//     shim's inline ones included; an opened fid keeps the access its open got. p9 drops both fields, so a per-connection shim
+//     shim's inline ones included; an opened fid keeps the access its open got.
+//     On a connection where uid 0 attached (a kernel mount), later attaches
+//     also vouch for the group a chgrp or a create names (vouch.go,
+//     server/vouch.go). p9 drops both fields, so a per-connection shim
 //     (conn.go) rewrites the aname into an attach token (attach.go).
 //   - A fid names a file, not a path: it remembers the identity (inode and
 //     birth time) of the file it was walked to or created as, and every use of

@@ -20,7 +20,8 @@
 //     name their own app. A daemon running as root runs each door's call with
 //     the caller's fsuid, fsgid and groups (cred.go), so the kernel checks it as
 //     it would check that user; a context without an Identity is the daemon's
-//     own work and is not checked.
+//     own work and is not checked. A door may vouch for the one group a chgrp
+//     or a create names (Identity.VouchedGroups, vouch.go).
 //   - Errors. Every error returned is a *Error carrying Op, Kind and Path. Front
 //     ends map Kind to their status codes in one exhaustive switch each.
 //

@@ -25,7 +25,12 @@ type Identity struct {
 	// where the caller may (chown(2)'s rules for that caller).
 	CreateGID    uint32
 	HasCreateGID bool
-	Proto        string // "nfs", "9p", "control": for logs only
+	// VouchedGroups says the client checked the caller's membership of the
+	// group a request names (a chown's new group, CreateGID) before sending it:
+	// a root daemon then adds that group to Groups for the chown that gives
+	// it (see vouch.go). Set by the 9P door on a connection where root attached.
+	VouchedGroups bool
+	Proto         string // "nfs", "9p", "control": for logs only
 }
 
 type identityKey struct{}

@@ -72,7 +72,13 @@ func (f *FS) own(ctx context.Context, fd int, name string, flags int) {
 		if err := unix.Fstatat(fd, name, &st, flags); err != nil || st.Gid == id.CreateGID {
 			return
 		}
-		uid, gid = -1, int(id.CreateGID)
+		// With the caller's rights, plus the group where the door vouches
+		// for it (vouch.go).
+		f.asMemberOf(ctx, id.CreateGID, func() error {
+			f.chown(fd, name, -1, int(id.CreateGID), flags)
+			return nil
+		})
+		return
 	}
 	f.chown(fd, name, uid, gid, flags)
 }
@@ -776,10 +782,15 @@ func (f *FS) setAttr(ctx context.Context, p string, s SetAttr) (Attr, error) {
 		if s.UID != nil {
 			uid = int(*s.UID)
 		}
+		chown := func() error { return unix.Fchownat(pfd, "", uid, gid, unix.AT_EMPTY_PATH) }
+		var err error
 		if s.GID != nil {
 			gid = int(*s.GID)
+			err = f.asMemberOf(ctx, *s.GID, chown) // a group the door vouches for (vouch.go)
+		} else {
+			err = chown()
 		}
-		if err := unix.Fchownat(pfd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
+		if err != nil {
 			return Attr{}, wrap("setattr", p, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"sync/atomic"
 )
 
 const (
@@ -19,9 +20,15 @@ const (
 // every Tattach carrying uid as its n_uname.
 func Wrap(c net.Conn, uid uint32) net.Conn { return &conn{Conn: c, uid: uid} }
 
+// WrapAs is Wrap with every Tattach carrying the uid *uid holds when it is
+// sent: one connection then attaches as several uids, as v9fs does (root's
+// attach, then one per caller).
+func WrapAs(c net.Conn, uid *atomic.Uint32) net.Conn { return &conn{Conn: c, uidp: uid} }
+
 type conn struct {
 	net.Conn
-	uid uint32
+	uid  uint32
+	uidp *atomic.Uint32 // WrapAs: read at each Tattach instead of uid
 
 	// The message being written: pend holds what is not sent yet (its header
 	// and small fields, or all of it when it is to be rewritten), left is how
@@ -100,6 +107,10 @@ func (c *conn) rewrite(m []byte) []byte {
 		binary.LittleEndian.PutUint32(v, uint32(len(v)))
 		return v
 	}
-	binary.LittleEndian.PutUint32(m[len(m)-4:], c.uid) // Tattach: n_uname[4] is the last field
+	uid := c.uid
+	if c.uidp != nil {
+		uid = c.uidp.Load()
+	}
+	binary.LittleEndian.PutUint32(m[len(m)-4:], uid) // Tattach: n_uname[4] is the last field
 	return m
 }

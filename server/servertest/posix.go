@@ -104,6 +104,43 @@ func testChownRights(t *testing.T, e Env) {
 	}
 }
 
+// testChgrpToCallersGroup: the owner of a file may give it to any group it
+// holds, a supplementary one included (pjdfstest chown/00, chown/05), which
+// clears setuid and setgid; holding the group gives nothing else: a member
+// that does not own the file still gets EPERM, and an owner still cannot give
+// its file away. NFS and the core carry the caller's groups; 9P carries none,
+// and its kernel client vouches for the group it sends (Env.Vouching).
+func testChgrpToCallersGroup(t *testing.T, e Env) {
+	needRoot(t)
+	c := e.Client
+	if e.HostGroups {
+		if e.Vouching == nil {
+			t.Skip("the protocol carries no groups and this client vouches for none")
+		}
+		c = e.Vouching
+	}
+	root := e.Client.As(0, 0, nil)
+	must(t, root.WriteFile("f", []byte("x"), 0o644), "write")
+	must(t, root.Chown("f", NobodyUID, NobodyGID), "chown as root")
+	must(t, root.Chmod("f", 0o755|fs.ModeSetuid|fs.ModeSetgid), "chmod 06755 as root")
+	member := c.As(NobodyUID, NobodyGID, []uint32{NobodyGID, OtherUID})
+	must(t, member.Chown("f", -1, int(OtherUID)), "chgrp by the owner to its supplementary group")
+	if uid, gid, mode := hostOwner(t, e, "f"); uid != NobodyUID || gid != OtherUID || mode&specialBits != 0o755 {
+		t.Errorf("after the owner's chgrp: %d:%d %v on disk, want %d:%d with setuid and setgid cleared (0755)",
+			uid, gid, mode, NobodyUID, OtherUID)
+	}
+	if err := member.Chown("f", int(OtherUID), -1); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("an owner holding the group giving its file away: %v, want EPERM", err)
+	}
+	otherMember := c.As(OtherUID, OtherUID, []uint32{OtherUID, NobodyGID})
+	if err := otherMember.Chown("f", -1, int(NobodyGID)); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("chgrp by a member of both groups that does not own the file: %v, want EPERM", err)
+	}
+	if uid, gid, _ := hostOwner(t, e, "f"); uid != NobodyUID || gid != OtherUID {
+		t.Errorf("refused chowns changed the file to %d:%d", uid, gid)
+	}
+}
+
 // testSupplementaryGroups: a caller's supplementary groups grant what the
 // group bits allow (pjdfstest open/06), and only those (NFS: AUTH_UNIX's gid
 // list; 9P carries none, Env.HostGroups).

@@ -76,6 +76,12 @@ type Env struct {
 	// server takes a caller's from the host's user and group databases, so
 	// Client.As's gid and groups are not the caller's.
 	HostGroups bool
+	// Vouching, where HostGroups, is a client whose As callers hold the group
+	// a request of theirs names (a chgrp's) on the client's word: a 9P
+	// connection on which root attached, as a kernel mount's, whose kernel
+	// checked the caller's real groups before sending (server/vouch.go). Nil
+	// where Client.As's groups travel with each call.
+	Vouching Client
 	// Seconds32 says the protocol carries a time's seconds in 32 unsigned
 	// bits (NFSv3's nfstime3: 1970 to 2106).
 	Seconds32 bool
@@ -129,6 +135,7 @@ func Run(t *testing.T, start StartFn) {
 		{"NewNamesMustBeUTF8", testNonUTF8},
 		{"ChownRights", testChownRights},
 		{"SupplementaryGroups", testSupplementaryGroups},
+		{"ChgrpToTheCallersGroup", testChgrpToCallersGroup},
 		{"StickyDirectory", testStickyDirectory},
 		{"SpecialFiles", testSpecialFiles},
 		{"LongNames", testLongNames},
