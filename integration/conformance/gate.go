@@ -22,7 +22,7 @@ import (
 // have since been fixed.
 const (
 	AcceptedHeading = "## Accepted differences"
-	KnownHeading    = "## Known failures, not yet fixed (issue 29 open)"
+	KnownHeading    = "## Known failures, not yet fixed"
 )
 
 // Key names one assertion of one test file through one protocol.
