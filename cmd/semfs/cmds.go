@@ -146,6 +146,7 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	printStats(w, h.Index)
 	printContent(w, h.Content)
+	printPassages(w, h.Passages)
 	if len(h.Registered) > 0 {
 		uids := make([]string, 0, len(h.Registered))
 		for u := range h.Registered {

@@ -20,6 +20,7 @@ import (
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/passage"
 	"github.com/semfs/semfs/metrics"
 	"github.com/semfs/semfs/nfs"
 	"github.com/semfs/semfs/ninep"
@@ -52,6 +53,7 @@ type serveArgs struct {
 	changesKeep         int                 // --changes-keep: events the change feed keeps (feed.go)
 	changesKeepFor      time.Duration       // --changes-keep-for: and for how long at most
 	contentMax          int64               // --content-max: bigger files are not content-indexed (content.go)
+	passageCPU          float64             // --passage-cpu: share of a core embedding passages may take (passages.go)
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -78,6 +80,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&a.watch.Mode, "watch", server.WatchInotify, "follow changes host processes make in the backing directory: inotify (rescans when it cannot), scan (rescan every --watch-rescan) or off (next start only)")
 	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")
 	fs.Int64Var(&a.contentMax, "content-max", content.DefaultMax, "files bigger than this many bytes are not content-indexed (grep reads them with all)")
+	fs.Float64Var(&a.passageCPU, "passage-cpu", passage.DefaultCPU, "share of one core the background embedding of passages may take (0 < x <= 1; negative: passages by words only)")
 	fs.IntVar(&a.watch.MaxWatches, "watch-max", 0, "at most this many inotify watches (one per directory), then fall back to rescans; 0: the kernel's limit")
 	fs.StringVar(&a.policy, "policy", "", "per-app views and rights: a JSON policy file (docs/policy.md), reloaded on SIGHUP or when it changes")
 	fs.IntVar(&a.changesKeep, "changes-keep", feed.DefaultKeep, "the change feed (GET /v1/changes) keeps at most this many events; older cursors answer reset")
@@ -167,16 +170,17 @@ type daemon struct {
 	bgCancel context.CancelFunc // stops the background start-up reconcile
 	bgDone   sync.WaitGroup     // the background start-up reconcile
 
-	reg     *server.Registry
-	idx     *index.Index
-	queue   *server.Batcher // the change stream into the index
-	fs      *server.FS
-	watch   *server.Watcher // changes host processes make in the backing directory (follow.go)
-	feed    *feed.Log       // the change feed's history (feed.go)
-	content *content.Index  // grep's trigram index (content.go)
-	ctl     *control.Server
-	nfs     *nfs.Server
-	ninep   *ninep.Server
+	reg      *server.Registry
+	idx      *index.Index
+	queue    *server.Batcher // the change stream into the index
+	fs       *server.FS
+	watch    *server.Watcher // changes host processes make in the backing directory (follow.go)
+	feed     *feed.Log       // the change feed's history (feed.go)
+	content  *content.Index  // grep's trigram index (content.go)
+	passages *passage.Index  // meaning over contents (passages.go)
+	ctl      *control.Server
+	nfs      *nfs.Server
+	ninep    *ninep.Server
 
 	pol        *policy.Live     // --policy; nil without it
 	stopPolicy func()           // ends the policy's reload watch
@@ -239,6 +243,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if err := d.openContent(); err != nil {
 		return err
 	}
+	if err := d.openPassages(); err != nil {
+		return err
+	}
 	if err := d.openFeed(); err != nil {
 		return err
 	}
@@ -292,12 +299,13 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	}
 	d.ctl = control.New(control.Options{
 		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits, Policy: d.pol,
-		Health:  d.health,
-		Grep:    d.grep,
-		Sync:    d.queue.Flush,
-		Metrics: d.metrics.Handler(),
-		Observe: d.observeControl,
-		Changes: d.feed, ChangesView: d.changesView,
+		Health:   d.health,
+		Grep:     d.grep,
+		Contents: d.contents,
+		Sync:     d.queue.Flush,
+		Metrics:  d.metrics.Handler(),
+		Observe:  d.observeControl,
+		Changes:  d.feed, ChangesView: d.changesView,
 		Snapshot: func(ctx context.Context, w io.Writer, _ func(int64)) error {
 			return snapshot.Write(ctx, w, d.fs, d.idx, d.reg)
 		},
@@ -426,6 +434,7 @@ func (d *daemon) stop() {
 	if d.queue != nil {
 		d.queue.Close()
 	}
+	d.closePassages()
 	if d.content != nil {
 		if err := d.content.Close(); err != nil {
 			d.log.Error("closing the content index", "err", err)
@@ -496,6 +505,7 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	var files []index.FileState
 	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
 	since := d.content.Begin()
+	psince := d.passagesBegin()
 	var texts []content.FileStat
 	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
 		if a.IsDir() {
@@ -532,6 +542,7 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 		return fmt.Errorf("walking the backing directory: %w", err)
 	}
 	d.content.Reconcile(since, nil, texts)
+	d.passagesReconcile(psince, nil, texts)
 	if err := d.checkRecoverable(scan); err != nil {
 		return err
 	}
@@ -613,8 +624,9 @@ func (d *daemon) health() control.Health {
 	return control.Health{
 		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
 		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(),
-		Content: d.contentStats(),
-		Changes: d.feedStats(),
+		Content:  d.contentStats(),
+		Passages: d.passageStats(),
+		Changes:  d.feedStats(),
 	}
 }
 

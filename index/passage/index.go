@@ -217,10 +217,10 @@ func (x *Index) Begin() uint64 {
 }
 
 // Reconcile brings the index in line with a walk of the whole export begun at
-// since (Begin): a file whose size or mtime differs from its entry, or that has
+// since (Begin), of scopes (directories or files; nil: the whole export): a file whose size or mtime differs from its entry, or that has
 // none, is queued; an entry the walk did not see is dropped, unless a newer
 // change touched it.
-func (x *Index) Reconcile(since uint64, walked []content.FileStat) {
+func (x *Index) Reconcile(since uint64, scopes []string, walked []content.FileStat) {
 	x.mu.Lock()
 	x.drainLocked()
 	seen := make(map[string]bool, len(walked))
@@ -232,9 +232,20 @@ func (x *Index) Reconcile(since uint64, walked []content.FileStat) {
 			stale = append(stale, f.Path)
 		}
 	}
+	inScope := func(p string) bool {
+		if scopes == nil {
+			return true
+		}
+		for _, s := range scopes {
+			if within(p, s) {
+				return true
+			}
+		}
+		return false
+	}
 	x.dmu.Lock()
 	for p, e := range x.files {
-		if seen[p] || e.gen > since {
+		if seen[p] || !inScope(p) || e.gen > since {
 			continue
 		}
 		if g, ok := x.dirty[p]; ok && g > since {
