@@ -53,6 +53,11 @@ func split(text []byte) []span {
 				flush(int32(off))
 			}
 		}
+		if cur.lines == 0 && blank(l) {
+			line++ // a passage starts at its first line with text
+			off = end
+			continue
+		}
 		n := countWords(l)
 		if words+n > maxWords && words > 0 {
 			flush(int32(off))
