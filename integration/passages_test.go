@@ -221,6 +221,22 @@ func TestContentsOnlyWhatTheCallerMayRead(t *testing.T) {
 	if got := resultPaths(resp.Results); !slices.Equal(got, []string{"public.txt"}) || resp.Results[0].Passages[0].Text != "the lighthouse keeper logs every passing ship" {
 		t.Fatalf("nobody sees %+v", resp.Results)
 	}
+	// .semfs/query answers as the caller too, passages included.
+	for _, who := range []struct {
+		uid  uint32
+		want []string
+	}{{65534, []string{"public.txt"}}, {0, []string{"public.txt", "secret.txt"}}} {
+		b := nfsRead(t, d.MountNFS(t, "/", who.uid), ".semfs/query/lighthouse keeper ship/.results.json")
+		var qr client.QueryResponse
+		if err := json.Unmarshal(b, &qr); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		got := resultPaths(qr.Results)
+		slices.Sort(got)
+		if !slices.Equal(got, who.want) || len(qr.Results[0].Passages) == 0 {
+			t.Fatalf(".semfs/query as uid %d over NFS: %s", who.uid, b)
+		}
+	}
 }
 
 // waitPassagesSettled waits until the passage index holds n files and has
