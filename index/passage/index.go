@@ -355,6 +355,7 @@ const (
 	saveQuiet   = 10 * time.Second
 	saveEvery   = 5 * time.Minute
 	embedBatch  = 16
+	batchFiles  = 64
 )
 
 // run is the worker: off every protocol's reply path, one file at a time.
@@ -394,18 +395,27 @@ func (x *Index) run() {
 		if !x.settle() {
 			return
 		}
-		x.dmu.Lock()
-		if len(x.queue) == 0 {
+		// Up to batchFiles files per settle: a burst is read after it
+		// stops, then file after file.
+		for range batchFiles {
+			x.dmu.Lock()
+			if len(x.queue) == 0 {
+				x.dmu.Unlock()
+				break
+			}
+			p := x.queue[0]
+			x.queue = x.queue[1:]
+			delete(x.queued, p)
+			g, ok := x.dirty[p]
 			x.dmu.Unlock()
-			continue
-		}
-		p := x.queue[0]
-		x.queue = x.queue[1:]
-		delete(x.queued, p)
-		g, ok := x.dirty[p]
-		x.dmu.Unlock()
-		if ok {
-			buf = x.index(p, g, buf)
+			if ok {
+				buf = x.index(p, g, buf)
+			}
+			select {
+			case <-x.stop:
+				return
+			default:
+			}
 		}
 	}
 }

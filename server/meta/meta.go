@@ -908,7 +908,8 @@ Query: list a directory named after what you look for.
     grep -r ERROR "` + name + `/query/auth problems/"
 
 Each result is a symlink NN-<name> (NN = rank, best first) to the real file.
-.results.json in the directory holds the full records and scores as JSON.
+.results.json in the directory holds the full records and scores as JSON,
+with "passages" (line and text) for files found by what they contain.
 A directory lists at most 50 results; "<text>@N" lists N (at most 1000),
 e.g. ` + name + `/query/invoices 2024@200/.
 
