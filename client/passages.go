@@ -9,7 +9,7 @@ const (
 // Passage is a run of lines of a file that matched a query (Result.Passages).
 type Passage struct {
 	Line  int     `json:"line"` // its first line, 1-based
-	Text  string  `json:"text"` // at most about 1,000 bytes
+	Text  string  `json:"text"` // at most about 2,000 bytes
 	Score float64 `json:"score"`
 }
 

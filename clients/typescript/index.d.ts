@@ -23,7 +23,7 @@ export interface FileRecord {
 export interface Passage {
   /** Its first line, 1-based. */
   line: number;
-  /** Its text (at most about 1,000 bytes), read from the file when the query ran. */
+  /** Its text (at most about 2,000 bytes), read from the file when the query ran. */
   text: string;
   score: number;
 }

@@ -451,6 +451,8 @@ func (x *Index) settle() bool {
 // index reads p (dirty at generation g), installs its passages' words at
 // once, then embeds them under the CPU budget and installs the vectors.
 func (x *Index) index(p string, g uint64, buf []byte) []byte {
+	start := time.Now()
+	defer func() { x.rest(time.Since(start)) }() // reading and splitting, within the budget too
 	size, mtime, text, ok, err := x.read(p, buf)
 	buf = text[:0]
 	x.mu.Lock()
@@ -500,7 +502,8 @@ func (x *Index) index(p string, g uint64, buf []byte) []byte {
 		h.Write(body)
 		ps := pass{path: p, span: sp, words: n, hash: h.Sum64(), terms: make([]termTF, 0, len(tf))}
 		for t, c := range tf {
-			ps.terms = append(ps.terms, termTF{t, c})
+			// A copy: a word cut from the text would keep the text alive.
+			ps.terms = append(ps.terms, termTF{strings.Clone(t), c})
 		}
 		if v, ok := old[ps.hash]; ok && oldModel == x.model {
 			ps.vec = v
@@ -523,8 +526,27 @@ func (x *Index) index(p string, g uint64, buf []byte) []byte {
 	x.changed, x.lastMod = true, time.Now()
 	x.maybeCompactLocked()
 	x.mu.Unlock()
+	x.rest(time.Since(start))
 	x.embed(p, e, need, text)
+	start = time.Now()
 	return buf
+}
+
+// rest sleeps after took of work so that the worker's work takes at most the
+// budget's share of a core (Options.CPU; DefaultCPU for words alone when
+// embedding is off).
+func (x *Index) rest(took time.Duration) {
+	f := x.opt.CPU
+	if f <= 0 {
+		f = DefaultCPU
+	}
+	if f >= 1 {
+		return
+	}
+	select {
+	case <-x.stop:
+	case <-time.After(time.Duration(float64(took) * (1 - f) / f)):
+	}
 }
 
 // embed computes the vectors of p's passages need (of version e, whose text
@@ -572,13 +594,7 @@ func (x *Index) embed(p string, e *file, need []uint32, text []byte) {
 			x.changed, x.lastMod = true, time.Now()
 		}
 		x.mu.Unlock()
-		if x.opt.CPU < 1 {
-			select {
-			case <-x.stop:
-				return
-			case <-time.After(time.Duration(float64(took) * (1 - x.opt.CPU) / x.opt.CPU)):
-			}
-		}
+		x.rest(took)
 	}
 }
 

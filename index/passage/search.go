@@ -25,7 +25,7 @@ const (
 	perFile      = 3
 	zStandOut    = 2.5
 	// maxText bounds a passage's text in an answer (cut at a line, or a rune).
-	maxText = 1000
+	maxText = 2000
 )
 
 // Source is the content evidence for one caller: Open opens a file as that
