@@ -19,7 +19,9 @@ import (
 // dir opens files below a test's directory.
 type dir string
 
-func (d dir) Open(_ context.Context, p string) (*os.File, error) { return os.Open(filepath.Join(string(d), p)) }
+func (d dir) Open(_ context.Context, p string) (*os.File, error) {
+	return os.Open(filepath.Join(string(d), p))
+}
 
 func open(t *testing.T, root, idx string) *passage.Index {
 	t.Helper()
