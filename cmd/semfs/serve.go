@@ -170,17 +170,18 @@ type daemon struct {
 	bgCancel context.CancelFunc // stops the background start-up reconcile
 	bgDone   sync.WaitGroup     // the background start-up reconcile
 
-	reg      *server.Registry
-	idx      *index.Index
-	queue    *server.Batcher // the change stream into the index
-	fs       *server.FS
-	watch    *server.Watcher // changes host processes make in the backing directory (follow.go)
-	feed     *feed.Log       // the change feed's history (feed.go)
-	content  *content.Index  // grep's trigram index (content.go)
-	passages *passage.Index  // meaning over contents (passages.go)
-	ctl      *control.Server
-	nfs      *nfs.Server
-	ninep    *ninep.Server
+	reg     *server.Registry
+	idx     *index.Index
+	queue   *server.Batcher // the change stream into the index
+	fs      *server.FS
+	watch   *server.Watcher // changes host processes make in the backing directory (follow.go)
+	feed    *feed.Log       // the change feed's history (feed.go)
+	content *content.Index  // grep's trigram index (content.go)
+	ctl     *control.Server
+	nfs     *nfs.Server
+	ninep   *ninep.Server
+
+	passages *passage.Index // meaning over contents (passages.go)
 
 	pol        *policy.Live     // --policy; nil without it
 	stopPolicy func()           // ends the policy's reload watch
@@ -298,14 +299,13 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		guard = d.idx.Guard()
 	}
 	d.ctl = control.New(control.Options{
-		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits, Policy: d.pol,
-		Health:   d.health,
-		Grep:     d.grep,
-		Contents: d.contents,
-		Sync:     d.queue.Flush,
-		Metrics:  d.metrics.Handler(),
-		Observe:  d.observeControl,
-		Changes:  d.feed, ChangesView: d.changesView,
+		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits, Policy: d.pol, Contents: d.contents,
+		Health:  d.health,
+		Grep:    d.grep,
+		Sync:    d.queue.Flush,
+		Metrics: d.metrics.Handler(),
+		Observe: d.observeControl,
+		Changes: d.feed, ChangesView: d.changesView,
 		Snapshot: func(ctx context.Context, w io.Writer, _ func(int64)) error {
 			return snapshot.Write(ctx, w, d.fs, d.idx, d.reg)
 		},
@@ -623,10 +623,9 @@ func (d *daemon) health() control.Health {
 	}
 	return control.Health{
 		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
-		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(),
-		Content:  d.contentStats(),
-		Passages: d.passageStats(),
-		Changes:  d.feedStats(),
+		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(), Passages: d.passageStats(),
+		Content: d.contentStats(),
+		Changes: d.feedStats(),
 	}
 }
 
