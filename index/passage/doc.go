@@ -32,7 +32,10 @@
 // not change keeps its vector when its file is rewritten.
 //
 // CPU: one worker goroutine reads, splits and embeds, a file at a time, on an
-// OS thread it lowers to nice 19, and after each embedding call sleeps long
-// enough that embedding uses at most Options.CPU of one core. The change
-// stream (Apply) only queues paths; no protocol reply waits for it.
+// OS thread it lowers to nice 19, and after each file's reading and splitting
+// and each embedding call sleeps long enough that its work takes at most
+// Options.CPU of one core. The change stream (Apply) only queues paths; no
+// protocol reply waits for it. A query reads the index under its read lock
+// and the passages' text from the files, never waiting for the worker's
+// reads or embeddings (the worker holds the lock only to install results).
 package passage
