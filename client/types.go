@@ -49,6 +49,9 @@ type QueryRequest struct {
 	Rank string `json:"rank,omitempty"`
 	// Explain asks for Result.Explain.
 	Explain bool `json:"explain,omitempty"`
+	// Scope is ScopeAll ("" means it too: tags, names and contents) or
+	// ScopeTags (tags and names only); RankSeed never looks at contents.
+	Scope string `json:"scope,omitempty"`
 }
 
 // The rank modes of QueryRequest.Rank.
@@ -77,6 +80,8 @@ type Result struct {
 	Record
 	Score   float64      `json:"score"`
 	Explain *Explanation `json:"explain,omitempty"` // only when the query asked
+	// Passages are the file's best 1–3 passages when its contents matched.
+	Passages []Passage `json:"passages,omitempty"`
 }
 
 // Explanation is why a file matched (see docs/query.md).
@@ -101,10 +106,11 @@ type Health struct {
 	Index         IndexStats        `json:"index"`
 	Registered    map[string]string `json:"registered"` // uid -> app
 	LastReconcile string            `json:"lastReconcile,omitempty"`
-	Watch         string            `json:"watch,omitempty"`   // how host changes to the backing directory are followed
-	Content       *ContentStats     `json:"content,omitempty"` // grep's content index
-	Policy        *PolicyStatus     `json:"policy,omitempty"`  // the --policy file's state; nil without one
-	Changes       *ChangesStats     `json:"changes,omitempty"` // the change feed's history
+	Watch         string            `json:"watch,omitempty"`    // how host changes to the backing directory are followed
+	Content       *ContentStats     `json:"content,omitempty"`  // grep's content index
+	Passages      *PassageStats     `json:"passages,omitempty"` // meaning over contents
+	Policy        *PolicyStatus     `json:"policy,omitempty"`   // the --policy file's state; nil without one
+	Changes       *ChangesStats     `json:"changes,omitempty"`  // the change feed's history
 	// Error says why the daemon is unhealthy (e.g. its backing directory was
 	// moved or removed); nil when Status is "ok".
 	Error *ErrorDetail `json:"error,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/passage"
 	"github.com/semfs/semfs/server/control"
 )
 
@@ -37,6 +38,8 @@ func TestWireTypesMatchServer(t *testing.T) {
 		{"GrepRequest", client.GrepRequest{}, control.GrepRequest{}},
 		{"GrepResponse", client.GrepResponse{}, control.GrepResponse{}},
 		{"ContentStats", client.ContentStats{}, content.IndexStats{}},
+		{"PassageStats", client.PassageStats{}, passage.Stats{}},
+		{"Passage", client.Passage{}, index.Passage{}},
 		{"Change", client.Change{}, control.Change{}},
 		{"ChangesResponse", client.ChangesResponse{}, control.ChangesResponse{}},
 		{"ChangesStats", client.ChangesStats{}, control.ChangesStats{}},

@@ -86,6 +86,9 @@ type bestCand struct {
 	sim   float64
 	has   bool // sim is known
 	score float64
+	csim  float64 // the best passage's cosine (chas: known)
+	chas  bool
+	hit   int // 1 + its index in the content hits, 0: none
 }
 
 func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
@@ -109,6 +112,20 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		return nil, errorf("query", KindInvalid, "", fmt.Errorf("%w: no words and no vector", ErrInvalidQuery))
 	}
 	threshold := x.models[model].Threshold
+	var chits []ContentHit
+	switch q.Scope {
+	case ScopeAll:
+		if q.Contents != nil && hasWords {
+			// Before the lock: the source reads files as the caller.
+			var err error
+			if chits, err = q.Contents.Evidence(ctx, q.Text, qv, model); err != nil {
+				return nil, ioErr("query", "", err)
+			}
+		}
+	case ScopeTags:
+	default:
+		return nil, errorf("query", KindInvalid, "", fmt.Errorf("%w: scope %q: want %q or %q (the default)", ErrInvalidQuery, q.Scope, ScopeTags, "all"))
+	}
 
 	x.flushBleve()
 	x.mu.RLock()
@@ -165,6 +182,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	if err != nil {
 		return nil, ioErr("query", "", err)
 	}
+	cLo, cHi := x.contentEvidence(chits, &cands, threshold)
 
 	var semHi, semLo float64
 	if set != nil && set.len() > 0 {
@@ -199,8 +217,10 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		}
 		return (1-semRaw)*math.Min(1, math.Max(0, (c.sim-semLo)/(semHi-semLo))) + semRaw*c.sim
 	}
+	tagSem := semOf
+	semOf = func(c *bestCand) float64 { return max(tagSem(c), contentSem(c, cLo, cHi)) }
 	lambda := 0.0 // keyword-only: no meaning to weigh
-	if set != nil {
+	if set != nil || cHi > 0 {
 		fu := Fusion{Tie: fusionTie, Rescue: fusionRescue}
 		if q.Fusion != nil {
 			fu = *q.Fusion
@@ -288,6 +308,9 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 				return fmt.Errorf("record %q indexed but not stored", p)
 			}
 			res[i] = Result{Record: s.record(p), Score: h.score}
+			if h.hit > 0 {
+				res[i].Passages = chits[h.hit-1].Passages
+			}
 			if q.Explain {
 				res[i].Explain = x.explainBest(qt, res[i].Record, h, semOf(h))
 			}

@@ -57,6 +57,11 @@
 //     default, best.go) ranks a file with an exact-name hit above every file
 //     matched by meaning or common words alone. A storage failure is an error,
 //     never an empty result.
+//   - Contents enter only the best rank, only through Query.Contents
+//     (contents.go: the passage index's evidence for one caller), and only as
+//     word coverage (kw' = kw + (1 − kw)·ckw, in [0,1]) and as meaning
+//     (sem' = max(sem, csem), weighed by λ like tag meaning): the exact-name
+//     promise holds with them. Query.Scope "tags" and RankSeed never read them.
 //   - Vectors are compared only with vectors of the same model. In-process
 //     vectors are computed from tag text (embed's tag text: task, related apps,
 //     path; never contents) and kept current in the background after a rename or

@@ -28,6 +28,9 @@ type Result struct {
 	Score float64 `json:"score"`
 	// Explain says why the file matched; set only when the query asked.
 	Explain *Explanation `json:"explain,omitempty"`
+	// Passages are the file's best passages when its contents matched (best
+	// rank with Query.Contents; contents.go).
+	Passages []Passage `json:"passages,omitempty"`
 }
 
 // Explanation is why a file matched a query.
@@ -74,6 +77,11 @@ type Query struct {
 	// Fusion overrides the best rank's weights of meaning; nil (what every
 	// client gets) means the calibrated ones. For calibration (index/eval).
 	Fusion *Fusion
+	// Scope is ScopeAll ("") or ScopeTags; any other value is KindInvalid.
+	// Contents, when set and Scope is ScopeAll, adds the files' contents to
+	// the best rank's evidence (contents.go); the seed rank never reads it.
+	Scope    string
+	Contents ContentSource
 }
 
 // Fusion is the weight of meaning in the best rank (best.go): Tie when some

@@ -15,6 +15,17 @@ export interface FileRecord {
   score?: number;
   /** Query results only, when the query asked (explain: true): why the file matched. */
   explain?: Explanation;
+  /** Query results only (rank "best", scope "all"): the file's best 1-3 passages when its contents matched. */
+  passages?: Passage[];
+}
+
+/** A run of lines of a file that matched a query by its words or meaning. */
+export interface Passage {
+  /** Its first line, 1-based. */
+  line: number;
+  /** Its text (at most about 2,000 bytes), read from the file when the query ran. */
+  text: string;
+  score: number;
 }
 
 /** Why a file matched a query. */
@@ -37,6 +48,8 @@ export interface QueryOptions {
   rank?: "best" | "seed";
   /** Add explain to each result. */
   explain?: boolean;
+  /** "all" (the default: tags, names and contents) or "tags" (tags and names only); "seed" never looks at contents. */
+  scope?: "all" | "tags";
 }
 
 export interface Embedding {

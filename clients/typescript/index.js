@@ -126,10 +126,11 @@ export class SemanticFsClient {
   }
 
   /** Files matching text, best first; limit <= 0 or absent: every match. Throws SemanticFsError. */
-  async query(text, limit, { rank, explain } = {}) {
+  async query(text, limit, { rank, explain, scope } = {}) {
     const body = { text };
     if (limit !== undefined && limit !== null) body.limit = limit;
     if (rank) body.rank = rank;
+    if (scope) body.scope = scope;
     if (explain) body.explain = true;
     if (this.embed && String(text).trim()) body.embedding = await this.#embed(text);
     const out = await this.#request("POST", "/v1/query", body);
@@ -299,5 +300,6 @@ function toRecord(r) {
   out.updatedAt = r.updatedAt;
   if (typeof r.score === "number") out.score = r.score;
   if (r.explain && typeof r.explain === "object") out.explain = r.explain;
+  if (Array.isArray(r.passages) && r.passages.length) out.passages = r.passages;
   return out;
 }

@@ -64,11 +64,13 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 	var limit int
 	var rank string
 	var explain bool
-	fs := newFlagSet(env, "query", "TEXT... [--limit N] [--rank best|seed] [--explain]")
+	var scope string
+	fs := newFlagSet(env, "query", "TEXT... [--limit N] [--rank best|seed] [--scope all|tags] [--explain]")
 	cf.register(fs)
 	fs.IntVar(&limit, "limit", 0, "return at most N results (0: all)")
 	fs.StringVar(&rank, "rank", "", "ranking rule: best (default) or seed")
 	fs.BoolVar(&explain, "explain", false, "say why each file matched (with --json: the explain field)")
+	fs.StringVar(&scope, "scope", "", "what best ranks by: all (default: tags, names and contents) or tags")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil || len(pos) == 0 || limit < 0 {
 		if err == nil {
@@ -76,7 +78,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return exitUsage
 	}
-	res, err := cf.client().Query(ctx, client.QueryRequest{Text: strings.Join(pos, " "), Limit: limit, Rank: rank, Explain: explain})
+	res, err := cf.client().Query(ctx, client.QueryRequest{Text: strings.Join(pos, " "), Limit: limit, Rank: rank, Explain: explain, Scope: scope})
 	if err != nil {
 		return exitFor(env, err)
 	}
@@ -84,6 +86,7 @@ func runQuery(ctx context.Context, env *cliEnv, args []string) int {
 		printJSON(env.stdout, client.QueryResponse{Results: res})
 	} else if len(res) > 0 {
 		printRecords(env.stdout, res, true)
+		printResultPassages(env.stdout, res)
 		if explain {
 			printExplain(env.stdout, res)
 		}
@@ -146,6 +149,7 @@ func runStatus(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	printStats(w, h.Index)
 	printContent(w, h.Content)
+	printPassages(w, h.Passages)
 	if len(h.Registered) > 0 {
 		uids := make([]string, 0, len(h.Registered))
 		for u := range h.Registered {

@@ -52,6 +52,7 @@ func (d *daemon) contentChanges(cs []server.Change) {
 		}
 	}
 	d.content.Apply(out)
+	d.passageChanges(out)
 }
 
 // contentStat is a walked regular file as the content index compares it.

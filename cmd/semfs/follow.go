@@ -29,6 +29,7 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	t0 := time.Now()
 	var files []index.FileState
 	since := d.content.Begin()
+	psince := d.passagesBegin()
 	var texts []content.FileStat
 	add := func(into *[]index.FileState) func(p string, a server.Attr) error {
 		return func(p string, a server.Attr) error {
@@ -61,6 +62,7 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 		files = append(files, in...)
 	}
 	d.content.Reconcile(since, kept, texts)
+	d.passagesReconcile(psince, kept, texts)
 	rep, err := d.idx.ReconcileIn(kept, files)
 	if err != nil {
 		return err

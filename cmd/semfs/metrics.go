@@ -30,6 +30,7 @@ func (d *daemon) observeControl(route string, status int, took time.Duration) {
 func (d *daemon) startMetrics() error {
 	d.metrics.WatchIndex(d.idx.Stats)
 	d.metrics.WatchContent(d.content.Stats)
+	d.metrics.WatchPassages(d.passages.Stats)
 	if d.nfs != nil {
 		d.metrics.WatchConns("nfs", d.nfs.OpenConns)
 	}

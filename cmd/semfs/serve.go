@@ -20,6 +20,7 @@ import (
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/passage"
 	"github.com/semfs/semfs/metrics"
 	"github.com/semfs/semfs/nfs"
 	"github.com/semfs/semfs/ninep"
@@ -51,6 +52,7 @@ type serveArgs struct {
 	changesKeep         int                 // --changes-keep: events the change feed keeps (feed.go)
 	changesKeepFor      time.Duration       // --changes-keep-for: and for how long at most
 	contentMax          int64               // --content-max: bigger files are not content-indexed (content.go)
+	passageCPU          float64             // --passage-cpu: share of a core embedding passages may take (passages.go)
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) int {
@@ -76,6 +78,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&a.watch.Mode, "watch", server.WatchInotify, "follow changes host processes make in the backing directory: inotify (rescans when it cannot), scan (rescan every --watch-rescan) or off (next start only)")
 	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")
 	fs.Int64Var(&a.contentMax, "content-max", content.DefaultMax, "files bigger than this many bytes are not content-indexed (grep reads them with all)")
+	fs.Float64Var(&a.passageCPU, "passage-cpu", passage.DefaultCPU, "share of one core the background embedding of passages may take (0 < x <= 1; negative: passages by words only)")
 	fs.IntVar(&a.watch.MaxWatches, "watch-max", 0, "at most this many inotify watches (one per directory), then fall back to rescans; 0: the kernel's limit")
 	fs.StringVar(&a.policy, "policy", "", "per-app views and rights: a JSON policy file (docs/policy.md), reloaded on SIGHUP or when it changes")
 	fs.IntVar(&a.changesKeep, "changes-keep", feed.DefaultKeep, "the change feed (GET /v1/changes) keeps at most this many events; older cursors answer reset")
@@ -170,6 +173,8 @@ type daemon struct {
 	nfs     *nfs.Server
 	ninep   *ninep.Server
 
+	passages *passage.Index // meaning over contents (passages.go)
+
 	pol        *policy.Live     // --policy; nil without it
 	stopPolicy func()           // ends the policy's reload watch
 	metrics    *metrics.Metrics // this daemon's registry (metrics.go)
@@ -231,6 +236,9 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if err := d.openContent(); err != nil {
 		return err
 	}
+	if err := d.openPassages(); err != nil {
+		return err
+	}
 	if err := d.openFeed(); err != nil {
 		return err
 	}
@@ -239,7 +247,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if d.args.metaDir != "off" {
 		// Sync: d.queue is made just below, before any call can reach the tree.
 		sync := func(ctx context.Context) error { return d.queue.Flush(ctx) }
-		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync, Changes: d.recentChanges, Grep: d.grep}); err != nil {
+		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync, Changes: d.recentChanges, Grep: d.grep, Contents: d.contents}); err != nil {
 			return fmt.Errorf("--meta-dir: %w", err)
 		}
 		virt = tree
@@ -283,7 +291,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		guard = d.idx.Guard()
 	}
 	d.ctl = control.New(control.Options{
-		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits, Policy: d.pol,
+		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits, Policy: d.pol, Contents: d.contents,
 		Health:  d.health,
 		Grep:    d.grep,
 		Sync:    d.queue.Flush,
@@ -418,6 +426,7 @@ func (d *daemon) stop() {
 	if d.queue != nil {
 		d.queue.Close()
 	}
+	d.closePassages()
 	if d.content != nil {
 		if err := d.content.Close(); err != nil {
 			d.log.Error("closing the content index", "err", err)
@@ -488,6 +497,7 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	var files []index.FileState
 	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
 	since := d.content.Begin()
+	psince := d.passagesBegin()
 	var texts []content.FileStat
 	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
 		if a.IsDir() {
@@ -524,6 +534,7 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 		return fmt.Errorf("walking the backing directory: %w", err)
 	}
 	d.content.Reconcile(since, nil, texts)
+	d.passagesReconcile(psince, nil, texts)
 	if err := d.checkRecoverable(scan); err != nil {
 		return err
 	}
@@ -604,7 +615,7 @@ func (d *daemon) health() control.Health {
 	}
 	return control.Health{
 		Version: version, StartedAt: d.started, DataDir: d.paths.Data, IndexDir: d.paths.Index,
-		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(),
+		Socket: d.paths.Socket, Listeners: l, LastReconcile: d.reconcile, Watch: d.watchState(), Passages: d.passageStats(),
 		Content: d.contentStats(),
 		Changes: d.feedStats(),
 	}

@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -207,3 +208,29 @@ func TestBestNotBelowSeed(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { os.Exit(m.Run()) }
+
+// The content known-item set (EvaluateContents) on the machine's man pages,
+// keyword-only (make eval prints it with USE-lite too): a page's body under
+// a neutral name is found from its NAME line's description by its contents,
+// never by the seed rank or the tag-only scope, which have nothing to go on.
+func TestContentsKnownItem(t *testing.T) {
+	docs, err := eval.ManDocs("/usr/share/man", 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) < 40 {
+		msg := fmt.Sprintf("only %d usable man pages under /usr/share/man (apt-get install manpages man-db)", len(docs))
+		if os.Getenv("SEMFS_REQUIRE_TOOLS") == "1" {
+			t.Fatal(msg + "; SEMFS_REQUIRE_TOOLS=1 requires them")
+		}
+		t.Skip(msg)
+	}
+	cs, err := eval.EvaluateContents(context.Background(), t.TempDir(), docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d pages, %d passages: MRR@10 seed %.3f, best scope tags %.3f, best with contents %.3f", cs.N, cs.Passages, cs.Seed, cs.BestTags, cs.BestContents)
+	if cs.Files != len(docs) || cs.Seed > 0.1 || cs.BestTags > 0.1 || cs.BestContents < 0.6 {
+		t.Fatalf("%+v", cs)
+	}
+}

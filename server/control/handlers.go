@@ -220,7 +220,12 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 	if rules != nil && rules.HidesAny() {
 		limit = 0 // hidden results are dropped below, so the limit applies after
 	}
-	res, err := s.opt.Index.Query(r.Context(), index.Query{Text: req.Text, Limit: limit, Vector: req.Embedding, Rank: req.Rank, Explain: req.Explain})
+	q, ok := s.queryScope(w, r, req)
+	if !ok {
+		return
+	}
+	q.Limit = limit
+	res, err := s.opt.Index.Query(r.Context(), q)
 	if err != nil {
 		writeErr(w, err)
 		return

@@ -51,6 +51,10 @@ type Options struct {
 	// Grep answers POST /v1/grep for the caller of ctx (grep.go); nil: the
 	// route answers 404.
 	Grep func(ctx context.Context, req GrepRequest) (GrepResponse, error)
+	// Contents gives the best rank's content evidence for the caller of ctx
+	// (passages only from files it may read); nil: queries rank by tags and
+	// names only.
+	Contents func(ctx context.Context) index.ContentSource
 	// Changes, when set, is served at GET /v1/changes (changes.go).
 	Changes *feed.Log
 	// ChangesView decides what the caller in ctx (its Identity: the socket

@@ -5,6 +5,7 @@ import (
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/passage"
 	"github.com/semfs/semfs/server/policy"
 )
 
@@ -47,6 +48,9 @@ type QueryRequest struct {
 	Embedding *index.Vector `json:"embedding,omitempty"`
 	Rank      string        `json:"rank,omitempty"`
 	Explain   bool          `json:"explain,omitempty"`
+	// Scope is "all" (the default: tags, names and contents) or "tags"
+	// (the tag-only search); the seed rank never looks at contents.
+	Scope string `json:"scope,omitempty"`
 }
 
 // QueryResponse lists matches best first. Results is never null.
@@ -76,6 +80,9 @@ type Health struct {
 	// Content is the content index's state (grep): files and bytes indexed,
 	// files skipped by reason, paths pending.
 	Content *content.IndexStats `json:"content,omitempty"`
+	// Passages is the passage index's state (meaning over contents): files
+	// and bytes indexed, passages, those embedded, pending work.
+	Passages *passage.Stats `json:"passages,omitempty"`
 	// Policy is the --policy file's state (absent without one): when it was
 	// last loaded whole and why the last reload failed, if it did; the
 	// policy in force is the last one loaded.

@@ -93,6 +93,7 @@ type Tree struct {
 	grep    func(context.Context, content.Request) (content.Answer, error)
 	greps   map[grepSeenKey]grepView // per caller, see grepAnswer (grep.go)
 	changes ChangesFunc              // Options.Changes
+	contents
 }
 
 type queryKey struct {
@@ -119,6 +120,9 @@ type Options struct {
 	Grep func(ctx context.Context, req content.Request) (content.Answer, error)
 	// Changes, when set, gives .semfs/changes its content (changes.go).
 	Changes ChangesFunc
+	// Contents, when set, adds the files' contents to the query/
+	// directories' best rank, for their caller (contents.go).
+	Contents func(ctx context.Context) index.ContentSource
 }
 
 // New returns the tree. It checks the name as the core checks any name.
@@ -135,7 +139,7 @@ func New(opt Options) (*Tree, error) {
 	}
 	return &Tree{name: name, idx: opt.Index, sync: opt.Sync, uid: uint32(os.Getuid()), gid: uint32(os.Getgid()),
 		changed: time.Now(), cache: map[queryKey]cached{}, seen: map[seenKey]seenView{}, pending: map[string][]byte{},
-		grep: opt.Grep, greps: map[grepSeenKey]grepView{}, changes: opt.Changes}, nil
+		grep: opt.Grep, greps: map[grepSeenKey]grepView{}, changes: opt.Changes, contents: contents{source: opt.Contents, views: map[seenKey]seenView{}}}, nil
 }
 
 // flush brings the index up to the file changes made so far.
@@ -523,6 +527,9 @@ func (t *Tree) results(ctx context.Context, p string, q queryKey) ([]index.Resul
 	if err := t.flush(ctx, p); err != nil {
 		return nil, err
 	}
+	if t.contents.source != nil {
+		return t.contentResults(ctx, p, q)
+	}
 	gen := t.idx.Generation()
 	t.mu.Lock()
 	c, ok := t.cache[q]
@@ -901,7 +908,8 @@ Query: list a directory named after what you look for.
     grep -r ERROR "` + name + `/query/auth problems/"
 
 Each result is a symlink NN-<name> (NN = rank, best first) to the real file.
-.results.json in the directory holds the full records and scores as JSON.
+.results.json in the directory holds the full records and scores as JSON,
+with "passages" (line and text) for files found by what they contain.
 A directory lists at most 50 results; "<text>@N" lists N (at most 1000),
 e.g. ` + name + `/query/invoices 2024@200/.
 

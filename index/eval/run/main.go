@@ -29,8 +29,10 @@ func main() {
 	curve := flag.Bool("curve", false, "print the calibration curve of the weight of meaning instead")
 	only := flag.String("sets", "", "comma-separated names of the sets to run (default: all)")
 	grid := flag.String("grid", "0,0.05,0.1,0.2,0.3;0,0.25,0.5,1,1.5", "with -curve: the weights tried, \"ties;rescues\"")
+	contents := flag.Int("contents", 500, "pages of the content known-item set (0: skip it)")
+	man := flag.String("man", "/usr/share/man", "with -contents: the man page root the set is generated from")
 	flag.Parse()
-	if err := run(*model, *data, *curve, *only, *grid); err != nil {
+	if err := run(*model, *data, *curve, *only, *grid, *contents, *man); err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
@@ -42,7 +44,7 @@ type namedSet struct {
 	cls  []string
 }
 
-func run(modelDir, data string, curve bool, only, grid string) error {
+func run(modelDir, data string, curve bool, only, grid string, contents int, man string) error {
 	ctx := context.Background()
 	var sets []namedSet
 	for _, sb := range eval.Sandboxes() {
@@ -78,6 +80,11 @@ func run(modelDir, data string, curve bool, only, grid string) error {
 	defer os.RemoveAll(tmp)
 	if curve {
 		return printCurve(ctx, tmp, sets, use, grid)
+	}
+	if contents > 0 && (only == "" || slices.Contains(strings.Split(only, ","), "contents")) {
+		if err := printContents(ctx, tmp, man, contents, use); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("%-10s %-12s %-5s %-11s %4s %7s %7s %7s\n", "set", "vectors", "rank", "class", "n", "nDCG@5", "R@10", "MRR@10")
 	for _, set := range sets {
@@ -191,5 +198,32 @@ func printCurve(ctx context.Context, tmp string, sets []namedSet, use embed.Embe
 			return err
 		}
 	}
+	return nil
+}
+
+// printContents scores the content known-item set (eval.EvaluateContents),
+// generated now from the machine's man pages.
+func printContents(ctx context.Context, tmp, man string, n int, use embed.Embedder) error {
+	docs, err := eval.ManDocs(man, n)
+	if err != nil {
+		return err
+	}
+	if len(docs) == 0 {
+		fmt.Printf("contents: no man pages under %s (apt-get install man-db manpages); skipped\n\n", man)
+		return nil
+	}
+	fmt.Printf("contents: %d man pages as pages/NNNN.txt (NAME section and command name removed), query = the NAME description; MRR@10\n", len(docs))
+	fmt.Printf("%-12s %9s %9s %9s %7s %9s %9s\n", "vectors", "seed", "best-tags", "best", "files", "passages", "embedded")
+	for _, m := range []struct {
+		name string
+		emb  embed.Embedder
+	}{{"keyword-only", nil}, {"use-lite", use}} {
+		cs, err := eval.EvaluateContents(ctx, filepath.Join(tmp, "contents-"+m.name), docs, m.emb)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-12s %9.3f %9.3f %9.3f %7d %9d %9d\n", m.name, cs.Seed, cs.BestTags, cs.BestContents, cs.Files, cs.Passages, cs.Embedded)
+	}
+	fmt.Println()
 	return nil
 }

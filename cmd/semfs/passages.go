@@ -1,0 +1,80 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/passage"
+)
+
+// openPassages opens the passage index (meaning over contents) beside the
+// content index, embedding with the tag index's in-process model. Its worker
+// reads files through the core as the daemon, like the content indexer.
+func (d *daemon) openPassages() error {
+	x, err := passage.Open(passage.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d},
+		Embedder: d.idx.Embedder(), CPU: d.args.passageCPU, Log: d.log})
+	if err != nil {
+		return fmt.Errorf("opening the passage index: %w", err)
+	}
+	if dmg := x.Damaged(); dmg != "" && dmg != "missing" {
+		d.log.Warn("passage index damaged; rebuilding it from the files", "why", dmg)
+	}
+	d.passages = x
+	return nil
+}
+
+// passageChanges hands the change stream, as the content index takes it, to
+// the passage index (only queued: no file is read here).
+func (d *daemon) passageChanges(cs []content.Change) {
+	if d.passages != nil {
+		d.passages.Apply(cs)
+	}
+}
+
+// passagesBegin and passagesReconcile bracket a walk as the content index's
+// Begin and Reconcile do.
+func (d *daemon) passagesBegin() uint64 {
+	if d.passages == nil {
+		return 0
+	}
+	return d.passages.Begin()
+}
+
+func (d *daemon) passagesReconcile(since uint64, scopes []string, walked []content.FileStat) {
+	if d.passages != nil {
+		d.passages.Reconcile(since, scopes, walked)
+	}
+}
+
+// contents is the best rank's content evidence for the caller of ctx
+// (control.Options.Contents): passages only from files that caller may read,
+// decided as for grep (grepEnv).
+func (d *daemon) contents(ctx context.Context) index.ContentSource {
+	if d.passages == nil {
+		return nil
+	}
+	env := d.grepEnv()
+	return passage.Source{X: d.passages, Open: func(_ context.Context, p string) (*os.File, error) { return env.Open(ctx, p) }}
+}
+
+// passageStats is the health report's passages section.
+func (d *daemon) passageStats() *passage.Stats {
+	if d.passages == nil {
+		return nil
+	}
+	st := d.passages.Stats()
+	return &st
+}
+
+func (d *daemon) closePassages() {
+	if d.passages != nil {
+		if err := d.passages.Close(); err != nil {
+			d.log.Error("closing the passage index", "err", err)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package index
+
+import (
+	"context"
+
+	"github.com/semfs/semfs/embed"
+)
+
+// ContentSource is the content evidence of the best rank (Query.Contents): the
+// files whose passages match a query by words or by meaning, for one caller.
+// The passage index (index/passage) is the daemon's.
+type ContentSource interface {
+	// Evidence returns, for text and, when vec is not nil, its vector of
+	// model, the files whose contents match, each with its best passages
+	// (read from the file as the caller: a file the caller may not read is
+	// never among them).
+	Evidence(ctx context.Context, text string, vec []float32, model string) ([]ContentHit, error)
+}
+
+// ContentHit is one file's content evidence.
+type ContentHit struct {
+	Path string
+	// Keyword is the coverage of the query's words by the file's best
+	// passage: the IDF-weighted share it holds, each word moved by at most a
+	// tenth by its BM25 strength; in [0,1].
+	Keyword float64
+	// Sim is the best cosine between the query and a passage (HasSim: one
+	// was computed); StandOut says it is at least 2.5 standard deviations
+	// above the mean over every passage.
+	Sim      float64
+	HasSim   bool
+	StandOut bool
+	Passages []Passage // the best 1–3, best first
+}
+
+// Passage is a run of lines of a file that matched a query.
+type Passage struct {
+	Line  int     `json:"line"` // its first line, 1-based
+	Text  string  `json:"text"`
+	Score float64 `json:"score"`
+}
+
+// Scopes of Query.Scope.
+const (
+	ScopeAll  = ""     // tags, names and, with Query.Contents, contents
+	ScopeTags = "tags" // tags and names only
+)
+
+// contentEvidence adds the contents' evidence to the candidates: a file whose
+// passages hold query words gets kw += (1 − kw)·Keyword (its contents cover
+// what its tags miss; kw stays in [0,1]), one whose closest passage reaches
+// threshold or stands out becomes a candidate for its meaning. Files with no
+// record are left out (every file has one once the change stream reached
+// the tag index). It returns the spread of the passages' cosines, for
+// contentSem. Precondition: x.mu held for reading, keyword evidence complete.
+func (x *Index) contentEvidence(hits []ContentHit, cands *candSet, threshold float64) (lo, hi float64) {
+	var sum float64
+	n := 0
+	for i, h := range hits {
+		slot, ok := x.hay.pos[h.Path]
+		if !ok {
+			continue
+		}
+		c := cands.find(slot)
+		if c == nil {
+			if h.Keyword <= 0 && !(h.HasSim && (h.Sim >= threshold || h.StandOut)) {
+				continue
+			}
+			c = cands.get(slot)
+		}
+		c.hit = i + 1
+		c.kw += (1 - c.kw) * min(1, h.Keyword)
+		if h.HasSim {
+			c.csim, c.chas = h.Sim, true
+			sum += h.Sim
+			hi = max(hi, h.Sim)
+			n++
+		}
+	}
+	if n > 0 {
+		lo = sum / float64(n)
+	}
+	return lo, hi
+}
+
+// contentSem is a candidate's meaning from its closest passage, scaled as
+// the best rank scales tag similarity (sem, best.go), so in [0,1]: weighed by
+// λ like any meaning, it cannot lift a file above a name hit.
+func contentSem(c *bestCand, lo, hi float64) float64 {
+	switch {
+	case !c.chas:
+		return 0
+	case hi <= lo:
+		return c.csim
+	}
+	return (1-semRaw)*min(1, max(0, (c.csim-lo)/(hi-lo))) + semRaw*c.csim
+}
+
+// Embedder is the in-process embedder (nil: none), for the passage index to
+// embed with the same model as queries.
+func (x *Index) Embedder() embed.Embedder { return x.emb }

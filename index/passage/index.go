@@ -1,0 +1,688 @@
+package passage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/semfs/semfs/embed"
+	"github.com/semfs/semfs/index/content"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultCPU is the default share of one core the worker's embedding may use.
+const DefaultCPU = 0.25
+
+// Options configure Open.
+type Options struct {
+	Dir   string        // where passages.gob lives; "" keeps nothing on disk
+	Max   int64         // size cap, as the content index's; 0 = content.DefaultMax
+	Files content.Files // how the worker reads the export (as the daemon)
+	// Embedder computes passage vectors; nil: words only. EmbedderFrom, when
+	// set, is called once by the worker before its first embedding (the
+	// daemon's model loads in the background).
+	Embedder     embed.Embedder
+	EmbedderFrom func() embed.Embedder
+	// CPU is the share of one core embedding may take (0 < CPU <= 1); 0 means
+	// DefaultCPU, a negative value turns embedding off.
+	CPU float64
+	Log *slog.Logger
+}
+
+// file is one indexed version of a path.
+type file struct {
+	size, mtime int64
+	pids        []uint32
+	gen         uint64 // the dirty generation it was read at
+}
+
+// pass is one passage. path "" marks a dead pid.
+type pass struct {
+	path  string
+	span  span
+	words int32
+	hash  uint64
+	terms []termTF // its distinct words
+	vec   []float32
+}
+
+type termTF struct {
+	term string
+	tf   uint16
+}
+
+// Index is the passage index. Its methods are safe for concurrent use.
+type Index struct {
+	opt Options
+	log *slog.Logger
+
+	// mu guards files, passes, postings and the counters. Never held while a
+	// file is read or a text embedded.
+	mu       sync.RWMutex
+	files    map[string]*file
+	passes   []pass              // by pid; pid 0 is never used
+	post     map[string][]uint32 // term -> pids (with tf in passes[pid].terms)
+	free     []uint32
+	dead     int
+	words    int64 // of live passages, for BM25's average length
+	live     int
+	bytes    int64
+	model    string // the vectors' model ("" none yet)
+	embedded int    // live passages with a vector
+	changed  bool
+	lastMod  time.Time
+
+	// dmu guards the queue (as content's: Apply takes only dmu).
+	dmu     sync.Mutex
+	dirty   map[string]uint64
+	queue   []string
+	queued  map[string]bool
+	pending []content.Change
+	gen     uint64
+	wake    chan struct{}
+	idle    *sync.Cond
+	busy    bool
+
+	emb     embed.Embedder // the worker's only (embedder)
+	embOnce sync.Once
+	damaged string
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// Open loads the index from opt.Dir, or starts empty (Damaged says why), and
+// starts the worker.
+func Open(opt Options) (*Index, error) {
+	if opt.Max <= 0 {
+		opt.Max = content.DefaultMax
+	}
+	if opt.CPU == 0 {
+		opt.CPU = DefaultCPU
+	}
+	if opt.CPU > 1 {
+		opt.CPU = 1
+	}
+	if opt.Files == nil {
+		return nil, errors.New("passage index: no Files")
+	}
+	x := &Index{opt: opt, log: opt.Log, dirty: map[string]uint64{}, queued: map[string]bool{}, wake: make(chan struct{}, 1),
+		stop: make(chan struct{}), done: make(chan struct{}), emb: opt.Embedder}
+	if x.log == nil {
+		x.log = slog.Default()
+	}
+	x.idle = sync.NewCond(&x.dmu)
+	x.reset()
+	if opt.Dir != "" {
+		if err := x.load(); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				x.damaged = "missing"
+			} else {
+				x.damaged = err.Error()
+				x.log.Warn("passage index unreadable; rebuilding it from the files", "err", err)
+			}
+			x.reset()
+		}
+	}
+	go x.run()
+	return x, nil
+}
+
+func (x *Index) reset() {
+	x.files = map[string]*file{}
+	x.passes = make([]pass, 1)
+	x.post = map[string][]uint32{}
+	x.free, x.dead, x.words, x.live, x.bytes, x.embedded = nil, 0, 0, 0, 0, 0
+}
+
+// Damaged is why the saved index was not used at Open ("" when it was,
+// "missing" when there was none).
+func (x *Index) Damaged() string { return x.damaged }
+
+// Close stops the worker and saves the index.
+func (x *Index) Close() error {
+	close(x.stop)
+	<-x.done
+	if x.opt.Dir == "" {
+		return nil
+	}
+	return x.Save()
+}
+
+// Apply takes changes of the core's change stream (content's shape). It only
+// queues paths and records moves; the worker does the rest.
+func (x *Index) Apply(cs []content.Change) {
+	x.dmu.Lock()
+	defer x.dmu.Unlock()
+	for _, c := range cs {
+		switch c.Op {
+		case content.Written:
+			x.markLocked(c.Path)
+		case content.Renamed:
+			x.pending = append(x.pending, c)
+			for p := range x.dirty {
+				if within(p, c.Path) {
+					delete(x.dirty, p)
+					x.markLocked(c.NewPath + p[len(c.Path):])
+				}
+			}
+			if !c.IsDir {
+				x.markLocked(c.NewPath) // a write to the old name may still be on its way
+			}
+		case content.Removed:
+			x.pending = append(x.pending, c)
+			for p := range x.dirty {
+				if within(p, c.Path) {
+					delete(x.dirty, p)
+				}
+			}
+		}
+	}
+	x.kick()
+}
+
+func (x *Index) markLocked(p string) {
+	x.gen++
+	if !x.queued[p] {
+		x.queued[p] = true
+		x.queue = append(x.queue, p)
+	}
+	x.dirty[p] = x.gen
+}
+
+func (x *Index) kick() {
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
+}
+
+func within(p, dir string) bool {
+	return p == dir || dir == "" || strings.HasPrefix(p, dir) && p[len(dir)] == '/'
+}
+
+// Begin returns the generation a walk for Reconcile starts at.
+func (x *Index) Begin() uint64 {
+	x.dmu.Lock()
+	defer x.dmu.Unlock()
+	return x.gen
+}
+
+// Reconcile brings the index in line with a walk of the whole export begun at
+// since (Begin), of scopes (directories or files; nil: the whole export): a file whose size or mtime differs from its entry, or that has
+// none, is queued; an entry the walk did not see is dropped, unless a newer
+// change touched it.
+func (x *Index) Reconcile(since uint64, scopes []string, walked []content.FileStat) {
+	x.mu.Lock()
+	x.drainLocked()
+	seen := make(map[string]bool, len(walked))
+	var stale []string
+	for _, f := range walked {
+		seen[f.Path] = true
+		e, ok := x.files[f.Path]
+		if !ok || e.size != f.Size || e.mtime != f.MTime.UnixNano() {
+			stale = append(stale, f.Path)
+		}
+	}
+	inScope := func(p string) bool {
+		if scopes == nil {
+			return true
+		}
+		for _, s := range scopes {
+			if within(p, s) {
+				return true
+			}
+		}
+		return false
+	}
+	x.dmu.Lock()
+	for p, e := range x.files {
+		if seen[p] || !inScope(p) || e.gen > since {
+			continue
+		}
+		if g, ok := x.dirty[p]; ok && g > since {
+			continue
+		}
+		x.dropLocked(p)
+	}
+	for _, p := range stale {
+		if g, ok := x.dirty[p]; ok && g > since {
+			continue
+		}
+		x.markLocked(p)
+	}
+	x.kick()
+	x.dmu.Unlock()
+	x.mu.Unlock()
+}
+
+// drainLocked applies the pending renames and removals. Precondition: mu held
+// for writing.
+func (x *Index) drainLocked() {
+	x.dmu.Lock()
+	cs := x.pending
+	x.pending = nil
+	x.dmu.Unlock()
+	for _, c := range cs {
+		switch c.Op {
+		case content.Renamed:
+			if c.Path == c.NewPath {
+				continue
+			}
+			var moved []string
+			for p := range x.files {
+				if within(p, c.Path) {
+					moved = append(moved, p)
+				}
+			}
+			for p := range x.files {
+				if within(p, c.NewPath) && !within(p, c.Path) {
+					x.dropLocked(p)
+				}
+			}
+			for _, p := range moved {
+				e := x.files[p]
+				delete(x.files, p)
+				np := c.NewPath + p[len(c.Path):]
+				x.files[np] = e
+				for _, id := range e.pids {
+					x.passes[id].path = np
+				}
+			}
+		case content.Removed:
+			for p := range x.files {
+				if within(p, c.Path) {
+					x.dropLocked(p)
+				}
+			}
+		}
+		x.changed, x.lastMod = true, time.Now()
+	}
+}
+
+// dropLocked forgets p's entry; its pids are dead until compaction.
+func (x *Index) dropLocked(p string) {
+	e, ok := x.files[p]
+	if !ok {
+		return
+	}
+	delete(x.files, p)
+	for _, id := range e.pids {
+		ps := &x.passes[id]
+		x.words -= int64(ps.words)
+		if ps.vec != nil {
+			x.embedded--
+		}
+		*ps = pass{}
+		x.dead++
+		x.live--
+	}
+	x.bytes -= e.size
+	x.changed, x.lastMod = true, time.Now()
+}
+
+// Settle waits until the worker has nothing left to do, vectors included
+// (tests, evaluation).
+func (x *Index) Settle(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		x.dmu.Lock()
+		x.idle.Broadcast()
+		x.dmu.Unlock()
+	})
+	defer stop()
+	x.dmu.Lock()
+	defer x.dmu.Unlock()
+	for len(x.queue) > 0 || x.busy {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		x.idle.Wait()
+	}
+	return nil
+}
+
+const (
+	settleQuiet = 50 * time.Millisecond
+	settleMax   = time.Second
+	saveQuiet   = 10 * time.Second
+	saveEvery   = 5 * time.Minute
+	embedBatch  = 16
+	batchFiles  = 64
+)
+
+// run is the worker: off every protocol's reply path, one file at a time.
+func (x *Index) run() {
+	defer close(x.done)
+	// A thread of its own at the lowest priority: the kernel gives the
+	// protocols' threads the CPU first. Embedding's own goroutines, if it has
+	// any, are bounded by the budget's sleeps instead.
+	runtime.LockOSThread()
+	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
+	saved := time.Now()
+	tick := time.NewTicker(saveQuiet)
+	defer tick.Stop()
+	var buf []byte
+	for {
+		x.dmu.Lock()
+		if len(x.queue) == 0 {
+			x.busy = false
+			x.idle.Broadcast()
+			x.dmu.Unlock()
+			select {
+			case <-x.stop:
+				return
+			case <-x.wake:
+			case <-tick.C:
+				if x.opt.Dir != "" && x.dueForSave(saved) {
+					if err := x.Save(); err != nil {
+						x.log.Warn("saving the passage index", "err", err)
+					}
+					saved = time.Now()
+				}
+			}
+			continue
+		}
+		x.busy = true
+		x.dmu.Unlock()
+		if !x.settle() {
+			return
+		}
+		// Up to batchFiles files per settle: a burst is read after it
+		// stops, then file after file.
+		for range batchFiles {
+			x.dmu.Lock()
+			if len(x.queue) == 0 {
+				x.dmu.Unlock()
+				break
+			}
+			p := x.queue[0]
+			x.queue = x.queue[1:]
+			delete(x.queued, p)
+			g, ok := x.dirty[p]
+			x.dmu.Unlock()
+			if ok {
+				buf = x.index(p, g, buf)
+			}
+			select {
+			case <-x.stop:
+				return
+			default:
+			}
+		}
+	}
+}
+
+func (x *Index) dueForSave(saved time.Time) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.changed && (time.Since(x.lastMod) >= saveQuiet || time.Since(saved) >= saveEvery)
+}
+
+// settle waits until no path was marked for settleQuiet (at most settleMax),
+// so a file marked at its create and when its writes settle is read once.
+func (x *Index) settle() bool {
+	start := time.Now()
+	for {
+		x.dmu.Lock()
+		gen := x.gen
+		x.dmu.Unlock()
+		select {
+		case <-x.stop:
+			return false
+		case <-time.After(settleQuiet):
+		}
+		x.dmu.Lock()
+		quiet := x.gen == gen
+		x.dmu.Unlock()
+		if quiet || time.Since(start) >= settleMax {
+			return true
+		}
+	}
+}
+
+// index reads p (dirty at generation g), installs its passages' words at
+// once, then embeds them under the CPU budget and installs the vectors.
+func (x *Index) index(p string, g uint64, buf []byte) []byte {
+	start := time.Now()
+	defer func() { x.rest(time.Since(start)) }() // reading and splitting, within the budget too
+	size, mtime, text, ok, err := x.read(p, buf)
+	buf = text[:0]
+	x.mu.Lock()
+	x.drainLocked()
+	x.dmu.Lock()
+	cur, still := x.dirty[p]
+	current := still && cur == g
+	if current {
+		delete(x.dirty, p)
+	}
+	x.dmu.Unlock()
+	if !current {
+		x.mu.Unlock()
+		return buf
+	}
+	old := map[uint64][]float32{} // by text hash: passages that did not change keep their vectors
+	oldModel := x.model
+	if e := x.files[p]; e != nil {
+		for _, id := range e.pids {
+			if v := x.passes[id].vec; v != nil {
+				old[x.passes[id].hash] = v
+			}
+		}
+	}
+	x.dropLocked(p)
+	if err != nil || !ok {
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			x.log.Debug("passage index: file unreadable", "path", p, "err", err)
+		}
+		x.mu.Unlock()
+		return buf
+	}
+	spans := split(text)
+	e := &file{size: size, mtime: mtime, gen: g, pids: make([]uint32, 0, len(spans))}
+	var need []uint32
+	for _, sp := range spans {
+		body := text[sp.start:sp.end]
+		tf := map[string]uint16{}
+		n := int32(0)
+		terms(string(body), func(t string) {
+			n++
+			if tf[t] < 0xffff {
+				tf[t]++
+			}
+		})
+		h := fnv.New64a()
+		h.Write(body)
+		ps := pass{path: p, span: sp, words: n, hash: h.Sum64(), terms: make([]termTF, 0, len(tf))}
+		for t, c := range tf {
+			// A copy: a word cut from the text would keep the text alive.
+			ps.terms = append(ps.terms, termTF{strings.Clone(t), c})
+		}
+		if v, ok := old[ps.hash]; ok && oldModel == x.model {
+			ps.vec = v
+			x.embedded++
+		}
+		id := x.newPidLocked()
+		x.passes[id] = ps
+		for _, t := range ps.terms {
+			x.post[t.term] = append(x.post[t.term], id)
+		}
+		e.pids = append(e.pids, id)
+		x.words += int64(n)
+		x.live++
+		if ps.vec == nil {
+			need = append(need, id)
+		}
+	}
+	x.files[p] = e
+	x.bytes += size
+	x.changed, x.lastMod = true, time.Now()
+	x.maybeCompactLocked()
+	x.mu.Unlock()
+	x.rest(time.Since(start))
+	x.embed(p, e, need, text)
+	start = time.Now()
+	return buf
+}
+
+// rest sleeps after took of work so that the worker's work takes at most the
+// budget's share of a core (Options.CPU; DefaultCPU for words alone when
+// embedding is off).
+func (x *Index) rest(took time.Duration) {
+	f := x.opt.CPU
+	if f <= 0 {
+		f = DefaultCPU
+	}
+	if f >= 1 {
+		return
+	}
+	select {
+	case <-x.stop:
+	case <-time.After(time.Duration(float64(took) * (1 - f) / f)):
+	}
+}
+
+// embed computes the vectors of p's passages need (of version e, whose text
+// is text) in batches, sleeping after each so that embedding takes at most
+// opt.CPU of a core, and installs them if e is still p's version.
+func (x *Index) embed(p string, e *file, need []uint32, text []byte) {
+	emb := x.embedder()
+	if emb == nil || len(need) == 0 {
+		return
+	}
+	for len(need) > 0 {
+		n := min(len(need), embedBatch)
+		batch := need[:n]
+		need = need[n:]
+		texts := make([]string, 0, n)
+		x.mu.RLock()
+		if x.files[p] != e {
+			x.mu.RUnlock()
+			return // written, moved or removed meanwhile: its next version is queued
+		}
+		for _, id := range batch {
+			sp := x.passes[id].span
+			texts = append(texts, string(text[sp.start:sp.end]))
+		}
+		x.mu.RUnlock()
+		start := time.Now()
+		vecs, err := emb.Embed(context.Background(), texts)
+		took := time.Since(start)
+		if err != nil {
+			x.log.Warn("passage index: embedding", "path", p, "err", err)
+			return
+		}
+		x.mu.Lock()
+		if x.model != emb.Name() {
+			x.dropVectorsLocked()
+			x.model = emb.Name()
+		}
+		if x.files[p] == e {
+			for i, id := range batch {
+				if x.passes[id].vec == nil {
+					x.embedded++
+				}
+				x.passes[id].vec = vecs[i]
+			}
+			x.changed, x.lastMod = true, time.Now()
+		}
+		x.mu.Unlock()
+		x.rest(took)
+	}
+}
+
+// embedder is the model, once loaded; nil when embedding is off or there is
+// none.
+func (x *Index) embedder() embed.Embedder {
+	if x.opt.CPU < 0 {
+		return nil
+	}
+	x.embOnce.Do(func() {
+		if x.emb == nil && x.opt.EmbedderFrom != nil {
+			x.emb = x.opt.EmbedderFrom()
+		}
+	})
+	return x.emb
+}
+
+// dropVectorsLocked forgets every vector (another model's).
+func (x *Index) dropVectorsLocked() {
+	for i := range x.passes {
+		x.passes[i].vec = nil
+	}
+	x.embedded = 0
+}
+
+func (x *Index) newPidLocked() uint32 {
+	if n := len(x.free); n > 0 {
+		id := x.free[n-1]
+		x.free = x.free[:n-1]
+		return id
+	}
+	x.passes = append(x.passes, pass{})
+	return uint32(len(x.passes) - 1)
+}
+
+// maybeCompactLocked removes dead pids from the postings once they are a
+// quarter of the live ones, and frees them.
+func (x *Index) maybeCompactLocked() {
+	if x.dead < 1024 || x.dead*4 < x.live {
+		return
+	}
+	for t, ids := range x.post {
+		kept := ids[:0]
+		for _, id := range ids {
+			if x.passes[id].path != "" {
+				kept = append(kept, id)
+			}
+		}
+		if len(kept) == 0 {
+			delete(x.post, t)
+		} else {
+			x.post[t] = kept
+		}
+	}
+	x.free = x.free[:0]
+	for id := 1; id < len(x.passes); id++ {
+		if x.passes[id].path == "" {
+			x.free = append(x.free, uint32(id))
+		}
+	}
+	x.dead = 0
+}
+
+// read reads p as the daemon; ok is false for a file the content rules skip
+// (over the cap, binary, not UTF-8, not regular).
+func (x *Index) read(p string, buf []byte) (size, mtime int64, text []byte, ok bool, err error) {
+	f, err := x.opt.Files.Open(context.Background(), p)
+	if err != nil {
+		return 0, 0, buf, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, buf, false, err
+	}
+	size, mtime = fi.Size(), fi.ModTime().UnixNano()
+	if !fi.Mode().IsRegular() || size > x.opt.Max {
+		return size, mtime, buf, false, nil
+	}
+	buf = buf[:0]
+	lim := io.LimitReader(f, x.opt.Max+1)
+	w := bytes.NewBuffer(buf)
+	if _, err := w.ReadFrom(lim); err != nil {
+		return size, mtime, w.Bytes(), false, err
+	}
+	text = w.Bytes()
+	if int64(len(text)) > x.opt.Max || bytes.IndexByte(text[:min(len(text), 8<<10)], 0) >= 0 || !utf8.Valid(text) {
+		return size, mtime, text, false, nil
+	}
+	return int64(len(text)), mtime, text, true, nil
+}
