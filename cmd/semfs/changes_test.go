@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/passage"
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/servertest"
 )
@@ -64,8 +66,18 @@ func createThroughIndex(b *testing.B, watch bool) {
 			b.Fatal(err)
 		}
 		var w *server.Watcher
+		var d *daemon
 		if watch {
-			d := &daemon{fs: fsys, idx: idx, log: log}
+			// The content and passage indexes as serve opens them: the
+			// watcher's handler feeds both.
+			d = &daemon{fs: fsys, idx: idx, log: log, paths: paths{Index: filepath.Join(dir, "index")},
+				args: serveArgs{contentMax: content.DefaultMax, passageCPU: passage.DefaultCPU}}
+			if err := d.openContent(); err != nil {
+				b.Fatal(err)
+			}
+			if err := d.openPassages(); err != nil {
+				b.Fatal(err)
+			}
 			if w, err = fsys.Watch(server.WatchOptions{Logger: log}, d.follow); err != nil {
 				b.Fatal(err)
 			}
@@ -97,6 +109,8 @@ func createThroughIndex(b *testing.B, watch bool) {
 			})
 			b.ReportMetric(float64(w.Stats().Batches), "batches")
 			w.Close()
+			d.passages.Close()
+			d.content.Close()
 			os.Remove(filepath.Join(data, "marker"))
 		}
 		b.StopTimer()
