@@ -15,6 +15,15 @@ type ReconcileReport struct {
 	Renamed []Move   `json:"renamed"` // records that followed their inode to a new path
 	Removed []string `json:"removed"` // records whose file is gone
 	Updated []string `json:"updated"` // files changed behind the index's back: UpdatedAt refreshed
+	// For the change feed, which tells apart what the fields above merge:
+	// Shrunk are the Updated files now smaller than the index last saw them
+	// (a truncate rather than a write; unknown, so not listed, when a write
+	// through the server came since); Replaced are the Removed records whose
+	// inode is now at another path that had a record of its own (a rename
+	// over an existing file: that path's record stays, as for any file
+	// still at its path).
+	Shrunk   []string `json:"shrunk,omitempty"`
+	Replaced []Move   `json:"replaced,omitempty"`
 
 	// From the files' durable records (FileState.Saved), which win over the
 	// index: records whose creator (or creation time), tags, or client vector
@@ -249,6 +258,17 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 			}
 		}
 		claimed := map[string]bool{}
+		// The kept paths by their inode now, for Replaced: built only when a
+		// record is gone (most batches have none).
+		var keptIno map[uint64]string
+		if len(gone) > 0 {
+			keptIno = make(map[uint64]string, len(keep))
+			for _, k := range keep {
+				if f := byPath[k.path]; f.Ino != 0 && f.Ino != k.s.Ino {
+					keptIno[f.Ino] = k.path
+				}
+			}
+		}
 		for _, r := range gone { // recs, hence gone, are in path order
 			p := r.key[len(recPrefix):]
 			s, err := decodeStored(r.val)
@@ -278,6 +298,9 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 					}
 				}
 				rep.Removed = append(rep.Removed, p)
+				if over, ok := keptIno[s.Ino]; ok && s.Ino != 0 {
+					rep.Replaced = append(rep.Replaced, Move{From: p, To: over})
+				}
 				continue
 			}
 			claimed[to] = true
@@ -329,6 +352,9 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 					s.UpdatedAt = mt
 				}
 				rep.Updated = append(rep.Updated, k.path)
+				if s.Seen != nil && f.Size < s.Seen.Size {
+					rep.Shrunk = append(rep.Shrunk, k.path)
+				}
 			}
 			if dirty {
 				s.Ino = f.Ino

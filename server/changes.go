@@ -43,7 +43,7 @@ type Change struct {
 	Path    string
 	NewPath string // ChangeRename only
 	App     string // the acting app ("" = unattributed); on ChangeCreate it becomes created_by
-	Ino     uint64 // the created file's identity, Attr.FileID (ChangeCreate)
+	Ino     uint64 // the created file's or directory's identity, Attr.FileID (ChangeCreate, ChangeMkdir)
 	IsDir   bool   // the renamed or removed entry is a directory
 	Time    time.Time
 

@@ -387,6 +387,11 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 				return wrap("mkdir", p, err)
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
+			// Under ns, as a create's record: the Watcher tells the core's
+			// new directories from a host's by it (ownChanges.takeDir).
+			if oc := f.ownChanges.Load(); oc != nil {
+				oc.addDir(p)
+			}
 			a, err = fstatat(d, name, "mkdir", p)
 			if err == nil && f.umasked(UnixPerm(perm)) {
 				a, err = f.restorePerm(d, name, "mkdir", p, UnixPerm(perm), a)
@@ -394,7 +399,7 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 			return err
 		})
 		if err == nil {
-			f.emit(ctx, Change{Op: ChangeMkdir, Path: p, App: f.App(ctx), IsDir: true, Type: TypeDir, Size: a.Size})
+			f.emit(ctx, Change{Op: ChangeMkdir, Path: p, App: f.App(ctx), IsDir: true, Type: TypeDir, Size: a.Size, Ino: a.FileID()})
 		}
 		return err
 	})

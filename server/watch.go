@@ -307,7 +307,7 @@ func (w *Watcher) addNewDir(b *batch, p string) (bool, error) {
 }
 
 // ownDir puts l's files in the batch as created, each for itself, and reports
-// true, when every file the core created below p (ownChanges) is in l: none
+// true, when the core made p and every file it created below p (ownChanges) is in l: none
 // was renamed or removed before the watch, when that made no event. A file of
 // l is left out by the batch only when the core created it (a host's file has
 // no record) and holds that same file open for writing: its close is an event,
@@ -316,6 +316,12 @@ func (w *Watcher) addNewDir(b *batch, p string) (bool, error) {
 // Precondition: ns held.
 func (w *Watcher) ownDir(b *batch, p string, l *listing) bool {
 	if l.incomplete || w.fs.ownChanges.Load() != w.own {
+		return false
+	}
+	// A directory a host process made is followed as a whole: the
+	// directory itself is a change (the change feed's mkdir), which
+	// nothing else would report.
+	if !w.own.takeDir(p) {
 		return false
 	}
 	listed := make(map[string]uint64, len(l.files))
@@ -794,6 +800,7 @@ type ownChanges struct {
 	mu     sync.Mutex
 	m      map[string]ownCreate
 	closes map[string]ownClose
+	dirs   map[string]time.Time // directories the core made, IN_CREATE not yet taken
 }
 
 type ownCreate struct {
@@ -810,7 +817,30 @@ type ownClose struct {
 }
 
 func newOwnChanges() *ownChanges {
-	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}}
+	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}, dirs: map[string]time.Time{}}
+}
+
+// addDir records that the core made directory p. Precondition: ns held.
+func (o *ownChanges) addDir(p string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	o.dirs[p] = time.Now()
+	o.mu.Unlock()
+}
+
+// takeDir reports whether the core made directory p, and forgets it.
+// Precondition: ns held (no mkdir half done).
+func (o *ownChanges) takeDir(p string) bool {
+	if o == nil {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.dirs[p]
+	delete(o.dirs, p)
+	return ok
 }
 
 func (o *ownChanges) add(p string) {
@@ -953,6 +983,11 @@ func (o *ownChanges) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 			delete(o.closes, p)
 		}
 	}
+	for p, at := range o.dirs {
+		if at.Before(stale) {
+			delete(o.dirs, p)
+		}
+	}
 }
 
 // dropUnder forgets the creates and closes at or below the scopes a batch
@@ -977,6 +1012,11 @@ func (o *ownChanges) dropUnder(scopes []string) {
 			delete(o.closes, p)
 		}
 	}
+	for p := range o.dirs {
+		if under(p) {
+			delete(o.dirs, p)
+		}
+	}
 }
 
 // reset forgets every create and close: a full rescan follows them all.
@@ -987,5 +1027,6 @@ func (o *ownChanges) reset() {
 	o.mu.Lock()
 	clear(o.m)
 	clear(o.closes)
+	clear(o.dirs)
 	o.mu.Unlock()
 }

@@ -173,6 +173,7 @@ type daemon struct {
 	fs      *server.FS
 	watch   *server.Watcher // changes host processes make in the backing directory (follow.go)
 	feed    *feed.Log       // the change feed's history (feed.go)
+	dirs    *feed.HostDirs  // the directories, for host changes to them (feed.go)
 	content *content.Index  // grep's trigram index (content.go)
 	ctl     *control.Server
 	nfs     *nfs.Server
@@ -432,6 +433,7 @@ func (d *daemon) stop() {
 		}
 	}
 	if d.feed != nil {
+		d.saveDirs()
 		if err := d.feed.Close(); err != nil {
 			d.log.Error("closing the change log", "err", err)
 		}
@@ -497,8 +499,10 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
 	since := d.content.Begin()
 	var texts []content.FileStat
+	dirs := map[string]uint64{}
 	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
 		if a.IsDir() {
+			dirs[p] = a.FileID()
 			return nil
 		}
 		if fs, ok := contentStat(p, a); ok {
@@ -546,11 +550,9 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 		return fmt.Errorf("reconciling the index: %w", err)
 	}
 	d.logRecovery(rep, scan, time.Since(t0))
-	if d.feed != nil && d.feed.Fresh() == "" {
-		// A new history has no cursor to continue: clients list the tree
-		// anyway, and a rebuilt index would make every file a "create".
-		d.recordHost(rep, files)
-	}
+	// A new history has no cursor to continue: clients list the tree
+	// anyway, and a rebuilt index would make every file a "create".
+	d.recordHost([]string{""}, dirs, rep, d.feed != nil && d.feed.Fresh() == "")
 	if err := d.saveUnsaved(ctx, rep, scan, guard == nil); err != nil {
 		return err
 	}
