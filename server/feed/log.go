@@ -64,7 +64,7 @@ type Log struct {
 	wmu       sync.Mutex
 	f         *os.File // nil: memory only, or the file failed (see fail)
 	inFile    int      // events in the file, for compaction
-	buf       bytes.Buffer
+	buf       []byte
 	fileStart uint64 // the rev before the file's first event (its header's base)
 
 	// The queue between Enqueue and the writer goroutine (run).
@@ -75,6 +75,8 @@ type Log struct {
 	enqueued uint64 // batches ever enqueued
 	written  uint64 // batches ever appended
 	qclosed  bool
+	idle     bool          // the writer waits for a first batch: Enqueue wakes it
+	kick     chan struct{} // ends the writer's gather at once (Settle, Close)
 	done     chan struct{}
 
 	mu     sync.Mutex
@@ -105,7 +107,7 @@ func Open(opt Options) (_ *Log, err error) {
 	if opt.KeepFor <= 0 {
 		opt.KeepFor = DefaultKeepFor
 	}
-	l := &Log{opt: opt, log: opt.Logger, wake: make(chan struct{}), done: make(chan struct{})}
+	l := &Log{opt: opt, log: opt.Logger, wake: make(chan struct{}), done: make(chan struct{}), kick: make(chan struct{}, 1)}
 	l.qcond = sync.NewCond(&l.qmu)
 	defer func() {
 		if err == nil {
@@ -271,9 +273,10 @@ func (l *Log) rewrite() error {
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
 	w.Write(l.headerBytes(false))
-	enc := json.NewEncoder(w)
+	var line []byte
 	for i := range ring {
-		enc.Encode(&ring[i])
+		line = appendJSON(line[:0], &ring[i])
+		w.Write(line)
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
@@ -324,7 +327,28 @@ func (l *Log) Enqueue(evs []Event) {
 	l.queue = append(l.queue, evs)
 	l.queued += len(evs)
 	l.enqueued++
-	l.qcond.Broadcast()
+	if l.idle {
+		// Only the first batch of a gather wakes the writer: a wake-up per
+		// batch (one per COMMIT of a create burst) cost the reply path a
+		// futex call each.
+		l.idle = false
+		l.qcond.Broadcast()
+	}
+}
+
+// gather is how long the writer lets batches gather after the first before
+// it writes them, with one write(2) and one wake-up of the readers: a create
+// burst enqueues a batch per COMMIT. A reader's Settle, and Close, end it at
+// once, so no reader waits for it; a long poll sees an event at most this
+// much later.
+const gather = 5 * time.Millisecond
+
+// kickWriter ends the writer's gather, if it is in one.
+func (l *Log) kickWriter() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
 }
 
 // Settle waits until every batch enqueued before the call is in the
@@ -337,6 +361,7 @@ func (l *Log) Settle(ctx context.Context) error {
 	if l.written >= target {
 		return nil
 	}
+	l.kickWriter()
 	stop := context.AfterFunc(ctx, func() {
 		l.qmu.Lock()
 		l.qcond.Broadcast()
@@ -356,16 +381,31 @@ func (l *Log) Settle(ctx context.Context) error {
 // Close, then what is left.
 func (l *Log) run() {
 	defer close(l.done)
+	timer := time.NewTimer(gather)
+	timer.Stop()
+	var all []Event // reused: Append copies the events into the ring
 	for {
 		l.qmu.Lock()
 		for len(l.queue) == 0 && !l.qclosed {
+			l.idle = true
 			l.qcond.Wait()
+		}
+		l.idle = false
+		if !l.qclosed {
+			l.qmu.Unlock()
+			timer.Reset(gather)
+			select {
+			case <-timer.C:
+			case <-l.kick:
+				timer.Stop()
+			}
+			l.qmu.Lock()
 		}
 		batches := l.queue
 		l.queue = nil
 		closed := l.qclosed
 		l.qmu.Unlock()
-		var all []Event
+		all = all[:0]
 		for _, b := range batches {
 			all = append(all, b...)
 		}
@@ -408,12 +448,11 @@ func (l *Log) Append(evs ...Event) {
 		}
 	}
 	if l.f != nil {
-		l.buf.Reset()
-		enc := json.NewEncoder(&l.buf)
+		l.buf = l.buf[:0]
 		for i := range evs {
-			enc.Encode(&evs[i])
+			l.buf = appendJSON(l.buf, &evs[i])
 		}
-		if _, err := l.f.Write(l.buf.Bytes()); err != nil {
+		if _, err := l.f.Write(l.buf); err != nil {
 			l.fail(err)
 		} else {
 			l.inFile += len(evs)
@@ -580,6 +619,7 @@ func (l *Log) Close() error {
 	l.qclosed = true
 	l.qcond.Broadcast()
 	l.qmu.Unlock()
+	l.kickWriter()
 	<-l.done
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
