@@ -47,7 +47,13 @@ func (d *daemon) recordChanges(cs []server.Change) {
 	if d.feed == nil {
 		return
 	}
-	evs := make([]feed.Event, len(cs))
+	// On the stack for the usual small batch (a COMMIT's): Enqueue copies.
+	var small [8]feed.Event
+	evs := small[:0]
+	if len(cs) > len(small) {
+		evs = make([]feed.Event, 0, len(cs))
+	}
+	evs = evs[:len(cs)]
 	for i, c := range cs {
 		evs[i] = feed.FromChange(c)
 		if c.IsDir {

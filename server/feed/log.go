@@ -70,9 +70,10 @@ type Log struct {
 	// The queue between Enqueue and the writer goroutine (run).
 	qmu      sync.Mutex
 	qcond    *sync.Cond
-	queue    [][]Event
-	queued   int    // events in queue
-	enqueued uint64 // batches ever enqueued
+	queue    []Event // the batches enqueued, one after the other
+	spare    []Event // the writer's last queue, reused as the next
+	qbatches int     // batches in queue
+	enqueued uint64  // batches ever enqueued
 	written  uint64 // batches ever appended
 	qclosed  bool
 	idle     bool          // the writer waits for a first batch: Enqueue wakes it
@@ -308,8 +309,8 @@ func (l *Log) fail(err error) {
 
 // Enqueue hands evs to the log's writer goroutine, which fills (Options.Fill),
 // numbers and appends them after everything enqueued before, and returns at
-// once (unless maxQueued events wait already). The caller gives up evs.
-// This is how recorders on a reply path record: the numbering, encoding and
+// once (unless maxQueued events wait already). evs is copied: the caller
+// may reuse it (an array on its stack, say). This is how recorders on a reply path record: the numbering, encoding and
 // write happen elsewhere. Safe for concurrent use; batches keep the order of
 // the Enqueue calls.
 func (l *Log) Enqueue(evs []Event) {
@@ -318,14 +319,14 @@ func (l *Log) Enqueue(evs []Event) {
 	}
 	l.qmu.Lock()
 	defer l.qmu.Unlock()
-	for l.queued >= maxQueued && !l.qclosed {
+	for len(l.queue) >= maxQueued && !l.qclosed {
 		l.qcond.Wait()
 	}
 	if l.qclosed {
 		return
 	}
-	l.queue = append(l.queue, evs)
-	l.queued += len(evs)
+	l.queue = append(l.queue, evs...)
+	l.qbatches++
 	l.enqueued++
 	if l.idle {
 		// Only the first batch of a gather wakes the writer: a wake-up per
@@ -383,7 +384,6 @@ func (l *Log) run() {
 	defer close(l.done)
 	timer := time.NewTimer(gather)
 	timer.Stop()
-	var all []Event // reused: Append copies the events into the ring
 	for {
 		l.qmu.Lock()
 		for len(l.queue) == 0 && !l.qclosed {
@@ -401,14 +401,12 @@ func (l *Log) run() {
 			}
 			l.qmu.Lock()
 		}
-		batches := l.queue
-		l.queue = nil
+		// The queue is taken whole and swapped with the last one, which
+		// Append copied into the ring: no allocation per gather.
+		all, batches := l.queue, l.qbatches
+		l.queue, l.spare, l.qbatches = l.spare[:0], nil, 0
 		closed := l.qclosed
 		l.qmu.Unlock()
-		all = all[:0]
-		for _, b := range batches {
-			all = append(all, b...)
-		}
 		if l.opt.Fill != nil {
 			for i := range all {
 				l.opt.Fill(&all[i])
@@ -416,11 +414,13 @@ func (l *Log) run() {
 		}
 		l.Append(all...)
 		l.qmu.Lock()
-		l.queued -= len(all)
-		l.written += uint64(len(batches))
+		if cap(all) <= 4096 { // a burst's large queue goes back to the heap
+			l.spare = all[:0]
+		}
+		l.written += uint64(batches)
 		l.qcond.Broadcast()
 		l.qmu.Unlock()
-		if closed && len(batches) == 0 {
+		if closed && batches == 0 {
 			return
 		}
 	}
