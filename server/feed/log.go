@@ -74,7 +74,7 @@ type Log struct {
 	spare    []Event // the writer's last queue, reused as the next
 	qbatches int     // batches in queue
 	enqueued uint64  // batches ever enqueued
-	written  uint64 // batches ever appended
+	written  uint64  // batches ever appended
 	qclosed  bool
 	idle     bool          // the writer waits for a first batch: Enqueue wakes it
 	kick     chan struct{} // ends the writer's gather at once (Settle, Close)
