@@ -24,6 +24,9 @@ type ReconcileReport struct {
 	// still at its path).
 	Shrunk   []string `json:"shrunk,omitempty"`
 	Replaced []Move   `json:"replaced,omitempty"`
+	// Chmod are the files whose permission bits differ from the record's
+	// (FileState.Mode; neither unknown).
+	Chmod []string `json:"chmod,omitempty"`
 
 	// From the files' durable records (FileState.Saved), which win over the
 	// index: records whose creator (or creation time), tags, or client vector
@@ -47,7 +50,7 @@ type Move struct {
 
 // Changed reports whether Reconcile changed anything visible.
 func (r ReconcileReport) Changed() bool {
-	return len(r.Created)+len(r.Renamed)+len(r.Removed)+len(r.Updated) > 0
+	return len(r.Created)+len(r.Renamed)+len(r.Removed)+len(r.Updated)+len(r.Chmod) > 0
 }
 
 func (r ReconcileReport) String() string {
@@ -317,7 +320,7 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 			}
 			f := byPath[p]
 			mt := stamp(f.ModTime)
-			s := &stored{RelatedApps: []string{}, CreatedAt: mt, UpdatedAt: mt, Ino: f.Ino, Seen: &seen{Size: f.Size, ModTime: mt}}
+			s := &stored{RelatedApps: []string{}, CreatedAt: mt, UpdatedAt: mt, Ino: f.Ino, Mode: f.Mode, Seen: &seen{Size: f.Size, ModTime: mt}}
 			if err := x.mergeSaved(tx, e, p, s, f.Saved, &rep); err != nil {
 				return err
 			}
@@ -338,6 +341,18 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 				changed = mt.After(s.UpdatedAt)
 			}
 			dirty := changed || s.Ino != f.Ino || s.Seen == nil || s.Seen.Size != f.Size || !s.Seen.ModTime.Equal(mt)
+			if f.Mode != 0 && s.Mode != f.Mode {
+				// Only of the same file: not another one moved over the
+				// path (a rename over it), nor a record that followed its
+				// inode here, whose mode may be a hard link's other
+				// name's, chmodded since (a chmod in the same batch as the
+				// move is missed).
+				if s.Mode != 0 && s.Ino == f.Ino && !claimed[k.path] {
+					rep.Chmod = append(rep.Chmod, k.path)
+				}
+				s.Mode = f.Mode
+				dirty = true
+			}
 			before := len(rep.RecoveredCreators) + len(rep.RecoveredTags)
 			if err := x.mergeSaved(tx, e, k.path, s, f.Saved, &rep); err != nil {
 				return err

@@ -12,8 +12,8 @@ import (
 // once each, in order, with their op, path, old path, type and app "host":
 // directories made, moved and removed (one event for a directory moved, not
 // one per file below it), files made, appended to (one event per settled
-// burst), truncated, linked, symlinked, moved, moved over another, a tree
-// removed; then what host processes did while the daemon was down, which
+// burst), truncated, chmodded, linked, symlinked, moved, moved over
+// another, a tree removed; then what host processes did while the daemon was down, which
 // the start-up reconcile finds.
 func TestChangesOfHostProcesses(t *testing.T) {
 	d := semfstest.Start(t, semfstest.Options{ModelDir: "off", NFS: "off", NineP: "off"})
@@ -41,6 +41,7 @@ func TestChangesOfHostProcesses(t *testing.T) {
 		{"truncate -s 2 hd/sub/a.txt", []want{{"truncate host hd/sub/a.txt", "file", 2}}},
 		{"ln hd/sub/a.txt hd/b.txt", []want{{"link host hd/b.txt", "file", 2}}},
 		{"ln -s sub/a.txt hd/s", []want{{"symlink host hd/s", "symlink", -1}}},
+		{"chmod 600 hd/sub/a.txt", []want{{"setattr host hd/sub/a.txt", "file", 2}}},
 		{"mv hd/b.txt hd/c.txt", []want{{"rename host hd/c.txt <- hd/b.txt", "file", -1}}},
 		{"mv hd/sub hd/moved", []want{{"rename host hd/moved <- hd/sub", "dir", -1}}},
 		{"printf x > hd/d.txt", []want{{"create host hd/d.txt", "file", 1}}},
@@ -50,7 +51,8 @@ func TestChangesOfHostProcesses(t *testing.T) {
 		// A tree: children before their directory.
 		{"rm -r hd", []want{{"remove host hd/s", "", -1}, {"remove host hd/moved/a.txt", "", -1},
 			{"remove host hd/moved", "dir", -1}, {"remove host hd/c.txt", "", -1}, {"remove host hd", "dir", -1}}},
-		{"mkdir olddir; printf 12 > keep.txt", []want{{"mkdir host olddir", "dir", -1}, {"create host keep.txt", "file", 2}}},
+		{"mkdir olddir; printf 12 > keep.txt; printf 123 > mode.txt", []want{{"mkdir host olddir", "dir", -1},
+			{"create host keep.txt", "file", 2}, {"create host mode.txt", "file", 3}}},
 	}
 	for _, s := range steps {
 		sh(s.script)
@@ -69,9 +71,9 @@ func TestChangesOfHostProcesses(t *testing.T) {
 	// While the daemon is down: the start-up reconcile records what changed,
 	// and the cursor goes on (a clean stop keeps the history).
 	d.Stop()
-	sh("mkdir down; printf abc > down/f.txt; mv olddir newdir; rm keep.txt")
+	sh("mkdir down; printf abc > down/f.txt; mv olddir newdir; rm keep.txt; chmod 600 mode.txt")
 	d.Restart()
-	got := f.expect("mkdir host down", "rename host newdir <- olddir", "create host down/f.txt", "remove host keep.txt")
+	got := f.expect("mkdir host down", "rename host newdir <- olddir", "create host down/f.txt", "setattr host mode.txt", "remove host keep.txt")
 	if got[2].Size != 3 {
 		t.Errorf("create while down: %+v, want size 3", got[2])
 	}

@@ -54,6 +54,10 @@ type Change struct {
 	Link  bool   // ChangeCreate of a hard link (Link)
 	Trunc bool   // ChangeWrite of a burst that truncated the file (O_TRUNC, a size set)
 	Size  int64  // the entry's size where the core knows it (ChangeCreate, ChangeMkdir)
+	// Mode is the permission bits (UnixPerm) of a file created or whose
+	// mode was set (ChangeCreate, ChangeSetMode): the index keeps them, so
+	// that a host's chmod is told from the core's.
+	Mode uint32
 }
 
 // Entry types of Change.Type.

@@ -191,7 +191,7 @@ func (f *FS) recordNew(ctx context.Context, p string, a Attr) error {
 	if a.IsSymlink() {
 		typ = TypeSymlink
 	}
-	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: typ, Size: a.Size})
+	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: typ, Size: a.Size, Mode: UnixPerm(a.Mode)})
 	return nil
 }
 
@@ -285,7 +285,7 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
 		file.setApp(app)
 		file.created.Store(&a)
-		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: TypeFile, Size: a.Size})
+		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: TypeFile, Size: a.Size, Mode: UnixPerm(a.Mode)})
 	}
 	return file, created, nil
 }
@@ -554,7 +554,7 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 			f.undo(newPath)
 			return err
 		}
-		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at, Type: typeOf(a), Link: true, Size: a.Size})
+		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at, Type: typeOf(a), Link: true, Size: a.Size, Mode: UnixPerm(a.Mode)})
 		return nil
 	})
 	return a, err
@@ -701,7 +701,7 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 		// Reported under the namespace lock, as every change is, so that it
 		// is ordered with renames and removes of the same path.
 		f.ns.Lock()
-		f.emit(ctx, Change{Op: ChangeSetMode, Path: p, App: f.App(ctx), IsDir: a.IsDir(), Type: typeOf(a), Size: a.Size})
+		f.emit(ctx, Change{Op: ChangeSetMode, Path: p, App: f.App(ctx), IsDir: a.IsDir(), Type: typeOf(a), Size: a.Size, Mode: UnixPerm(a.Mode)})
 		f.ns.Unlock()
 	}
 	return a, err

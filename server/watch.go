@@ -46,8 +46,12 @@ const (
 // mode or owner. Not IN_DONT_FOLLOW: the watch is added through the
 // /proc/self/fd link of a descriptor opened beneath the root, which must be
 // followed (the descriptor's own resolution refused every symlink).
+//
+// IN_ATTRIB after all, for a host's chmod (the change feed's setattr), but
+// only of files, and one the core's own create explains (its durable
+// record, its chown) is left out with the create (ownChanges.skipOwn).
 const watchMask = unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
-	unix.IN_DELETE | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+	unix.IN_DELETE | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK | unix.IN_ATTRIB
 
 // WatchOptions configure a Watcher.
 type WatchOptions struct {
@@ -472,6 +476,7 @@ type batch struct {
 type pathEvents struct {
 	creates int  // IN_CREATEs of a non-directory
 	closes  bool // an IN_CLOSE_WRITE (inotify merges identical ones: no count)
+	attrib  bool // an IN_ATTRIB of a non-directory
 	other   bool // anything else: a move, a removal, a directory made
 }
 
@@ -609,6 +614,11 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 	}
 	p := Join(dir, ev.name)
 	isDir := ev.mask&unix.IN_ISDIR != 0
+	if isDir && ev.mask&unix.IN_ATTRIB != 0 {
+		// A directory's attributes: not followed (a scope would walk the
+		// whole directory; the core's own mkdirs make them too).
+		return
+	}
 	if isDir && ev.mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0 {
 		// Let the directory go now (dirFDs.drop): its own IN_IGNORED then
 		// comes while this batch is gathered.
@@ -646,6 +656,8 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 		e.creates++
 	case ev.mask&unix.IN_CLOSE_WRITE != 0:
 		e.closes = true
+	case ev.mask&unix.IN_ATTRIB != 0:
+		e.attrib = true
 	default:
 		e.other = true
 	}
@@ -961,6 +973,8 @@ func (o *ownChanges) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 	for p := range b.dirty {
 		e := b.events[p]
 		c := o.m[p]
+		// An IN_ATTRIB is the core's when it made the file in this batch
+		// (its durable record, its chown); one on its own is followed.
 		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes {
 			continue
 		}

@@ -113,7 +113,7 @@ func (d *daemon) recordHost(scopes []string, dirs map[string]uint64, rep index.R
 	}
 	look := feed.HostLook{Scopes: scopes, Dirs: dirs, Removed: rep.Removed, At: time.Now()}
 	if record {
-		look.Created, look.Updated = d.hostFiles(rep)
+		look.Created, look.Updated, look.Chmod = d.hostFiles(rep)
 		for _, m := range rep.Renamed {
 			look.Renamed = append(look.Renamed, feed.Move{From: m.From, To: m.To})
 		}
@@ -131,8 +131,8 @@ func (d *daemon) recordHost(scopes []string, dirs map[string]uint64, rep index.R
 // now (one lstat each: these are the host's changes, not the core's): its
 // type and size, whether it is a new name of a file that has another (a
 // hard link: a second name it got in this same look is the link, the first
-// its create), and whether it shrank.
-func (d *daemon) hostFiles(rep index.ReconcileReport) (created, updated []feed.HostFile) {
+// its create), and whether it shrank; and the files whose mode changed.
+func (d *daemon) hostFiles(rep index.ReconcileReport) (created, updated, chmod []feed.HostFile) {
 	ctx := context.Background()
 	look := func(p string) (feed.HostFile, server.Attr) {
 		f := feed.HostFile{Path: p, Type: server.TypeFile}
@@ -176,7 +176,11 @@ func (d *daemon) hostFiles(rep index.ReconcileReport) (created, updated []feed.H
 		f.Trunc = shrunk[p]
 		updated = append(updated, f)
 	}
-	return created, updated
+	for _, p := range rep.Chmod {
+		f, _ := look(p)
+		chmod = append(chmod, f)
+	}
+	return created, updated, chmod
 }
 
 // saveDirs saves the directory list beside the log at a clean stop, so

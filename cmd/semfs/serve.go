@@ -480,7 +480,7 @@ func (d *daemon) loadModel() embed.Embedder {
 // inode is not taken for a rename. An unreadable durable record is the error,
 // with fst still usable without it; each caller decides what that means.
 func (d *daemon) fileState(ctx context.Context, p string, a server.Attr) (fst index.FileState, src server.MetaSource, err error) {
-	fst = index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime}
+	fst = index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime, Mode: server.UnixPerm(a.Mode)}
 	m, src, err := d.fs.ReadMeta(ctx, p)
 	if err == nil && src != server.MetaNone {
 		saved := savedOf(m)
@@ -649,7 +649,7 @@ func (s *changeSink) Ready() bool { return s.queue.Ready() }
 func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error {
 	batch := make([]index.Change, 0, len(cs))
 	for _, c := range cs {
-		ic := index.Change{Path: c.Path, NewPath: c.NewPath, CreatedBy: c.App, Ino: c.Ino, At: c.Time}
+		ic := index.Change{Path: c.Path, NewPath: c.NewPath, CreatedBy: c.App, Ino: c.Ino, Mode: c.Mode, At: c.Time}
 		switch c.Op {
 		case server.ChangeCreate:
 			ic.Op = index.OpCreate
@@ -659,8 +659,13 @@ func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error 
 			ic.Op = index.OpRename
 		case server.ChangeRemove:
 			ic.Op = index.OpRemove
-		case server.ChangeMkdir, server.ChangeSetMode:
-			continue // the index keeps no record of either (the change feed does)
+		case server.ChangeSetMode:
+			if c.IsDir {
+				continue // the index keeps no record of directories
+			}
+			ic.Op = index.OpMode
+		case server.ChangeMkdir:
+			continue // the index keeps no record of it (the change feed does)
 		default:
 			return fmt.Errorf("unknown change %v", c.Op)
 		}

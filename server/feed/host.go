@@ -106,14 +106,15 @@ type HostLook struct {
 	Over    []Move            // files moved over another, which took its place
 	Removed []string          // files gone (including those of Over)
 	Updated []HostFile        // files written (or truncated)
+	Chmod   []HostFile        // files whose permission bits changed
 	At      time.Time
 }
 
 // Events brings the list in line with look and returns look's events, app
 // AppHost, in an order that could have happened: directories made (parents
 // first), moves (a directory moved is one event, not one per file below
-// it), files made, written, then files and directories removed (children
-// first). The kernel's own order is lost in a batch; this one replays to
+// it), files made, written, their modes changed, then files and
+// directories removed (children first). The kernel's own order is lost in a batch; this one replays to
 // the same tree.
 func (h *HostDirs) Events(look HostLook) []Event {
 	h.mu.Lock()
@@ -224,6 +225,9 @@ func (h *HostDirs) Events(look HostLook) []Event {
 			op = OpTruncate
 		}
 		out = append(out, ev(op, f.Path, "", f.Type, f.Size))
+	}
+	for _, f := range look.Chmod {
+		out = append(out, ev(OpSetattr, f.Path, "", f.Type, f.Size))
 	}
 	// Removes, children first: a file, then its directories, deepest first.
 	var rm []Event
