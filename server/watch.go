@@ -41,15 +41,14 @@ const (
 
 // watchMask is what a change to the index needs to know of. Not IN_MODIFY:
 // every write(2) would wake the daemon (its own NFS and 9P writes included),
-// while IN_CLOSE_WRITE says the same once per writer. Not IN_ATTRIB: the
-// core's own durable records are extended attributes, and the index keeps no
-// mode or owner. Not IN_DONT_FOLLOW: the watch is added through the
-// /proc/self/fd link of a descriptor opened beneath the root, which must be
-// followed (the descriptor's own resolution refused every symlink).
-//
-// IN_ATTRIB after all, for a host's chmod (the change feed's setattr), but
-// only of files, and one the core's own create explains (its durable
-// record, its chown) is left out with the create (ownChanges.skipOwn).
+// while IN_CLOSE_WRITE says the same once per writer. IN_ATTRIB, for a
+// host's chmod (the index keeps each file's mode, the change feed reports a
+// setattr), though the core's own creates make one each (their durable
+// record is an extended attribute): such a path is left out with its create
+// (ownChanges.skipOwn), and a directory's is ignored (handle). Not
+// IN_DONT_FOLLOW: the watch is added through the /proc/self/fd link of a
+// descriptor opened beneath the root, which must be followed (the
+// descriptor's own resolution refused every symlink).
 const watchMask = unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
 	unix.IN_DELETE | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK | unix.IN_ATTRIB
 
@@ -88,10 +87,12 @@ type WatchStats struct {
 // other than the daemon, and hands the changed paths to a FollowFunc. Changes
 // the core makes itself arrive too (the kernel does not tell who made them);
 // the FollowFunc finds the index already in line with them and changes nothing.
-// The core's creates of regular files, its closes of files it wrote, and the
-// files it made in a new directory before the watch on it was added are left
-// out before that (ownChanges, addNewDir): they are most of what a busy daemon
-// makes, and each would be read back.
+// The core's creates of regular files (and the IN_ATTRIB they make), its
+// closes of files it wrote, and the files it made in a new directory it made
+// before the watch on it was added are left out before that (ownChanges,
+// addNewDir): they are most of what a busy daemon makes, and each would be
+// read back. A directory a host process made is followed whole: it is a
+// change itself (the change feed's mkdir).
 //
 // inotify needs one watch per directory, added as directories appear (the
 // subtree of a directory moved in is walked and watched, then reported whole).
