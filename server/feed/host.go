@@ -242,7 +242,23 @@ func (h *HostDirs) Events(look HostLook) []Event {
 		}
 	}
 	slices.SortStableFunc(rm, func(a, b Event) int { return strings.Compare(b.Path, a.Path) })
-	return append(out, rm...)
+	// A directory removed and another made at its path: the removal (and
+	// those below it) before everything else, so that the events replay.
+	var again []string
+	for _, p := range made {
+		if _, ok := before[p]; ok && !moved[p] {
+			again = append(again, p)
+		}
+	}
+	if len(again) == 0 {
+		return append(out, rm...)
+	}
+	under := func(e Event) bool {
+		return slices.ContainsFunc(again, func(d string) bool { return server.Within(e.Path, d) })
+	}
+	first := slices.DeleteFunc(slices.Clone(rm), func(e Event) bool { return !under(e) })
+	rm = slices.DeleteFunc(rm, under)
+	return append(append(first, out...), rm...)
 }
 
 // Save writes the list to path (at a clean stop, before the log is closed).
