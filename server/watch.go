@@ -814,6 +814,10 @@ type ownChanges struct {
 	m      map[string]ownCreate
 	closes map[string]ownClose
 	dirs   map[string]time.Time // directories the core made, IN_CREATE not yet taken
+	// attrs are the files whose durable record the core rewrote (a tag),
+	// IN_ATTRIB not yet taken. A host's chmod of such a file in the same
+	// batch is not seen.
+	attrs map[string]time.Time
 }
 
 type ownCreate struct {
@@ -830,7 +834,17 @@ type ownClose struct {
 }
 
 func newOwnChanges() *ownChanges {
-	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}, dirs: map[string]time.Time{}}
+	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}, dirs: map[string]time.Time{}, attrs: map[string]time.Time{}}
+}
+
+// addAttr records that the core is rewriting p's durable record.
+func (o *ownChanges) addAttr(p string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	o.attrs[p] = time.Now()
+	o.mu.Unlock()
 }
 
 // addDir records that the core made directory p. Precondition: ns held.
@@ -975,11 +989,17 @@ func (o *ownChanges) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 		e := b.events[p]
 		c := o.m[p]
 		// An IN_ATTRIB is the core's when it made the file in this batch
-		// (its durable record, its chown); one on its own is followed.
-		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes {
+		// (its durable record, its chown) or rewrote its durable record;
+		// one on its own is followed.
+		_, ownAttr := o.attrs[p]
+		ownAttr = ownAttr && e.attrib && !e.closes && e.creates == 0
+		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes && !ownAttr {
 			continue
 		}
 		delete(b.dirty, p)
+		if ownAttr {
+			delete(o.attrs, p)
+		}
 		switch {
 		case e.creates == 0:
 		case c.n > e.creates: // the others' events are still to come
@@ -1001,6 +1021,11 @@ func (o *ownChanges) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 	for p, at := range o.dirs {
 		if at.Before(stale) {
 			delete(o.dirs, p)
+		}
+	}
+	for p, at := range o.attrs {
+		if at.Before(stale) {
+			delete(o.attrs, p)
 		}
 	}
 }
@@ -1032,6 +1057,11 @@ func (o *ownChanges) dropUnder(scopes []string) {
 			delete(o.dirs, p)
 		}
 	}
+	for p := range o.attrs {
+		if under(p) {
+			delete(o.attrs, p)
+		}
+	}
 }
 
 // reset forgets every create and close: a full rescan follows them all.
@@ -1043,5 +1073,6 @@ func (o *ownChanges) reset() {
 	clear(o.m)
 	clear(o.closes)
 	clear(o.dirs)
+	clear(o.attrs)
 	o.mu.Unlock()
 }
