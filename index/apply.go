@@ -17,6 +17,7 @@ const (
 	OpTouch                      // Touch(Path, At); a path without a record is skipped
 	OpRename                     // Rename(Path, NewPath, At)
 	OpRemove                     // Remove(Path)
+	OpMode                       // Path's permission bits are now Mode; a path without a record is skipped
 )
 
 // Change is one file event of the core's change stream.
@@ -26,6 +27,7 @@ type Change struct {
 	NewPath   string
 	CreatedBy string
 	Ino       uint64
+	Mode      uint32 // permission bits (OpCreate, OpMode; 0 unknown)
 	At        time.Time
 }
 
@@ -70,7 +72,7 @@ func applyOne(tx txn, e *effects, c Change) error {
 		if err := checkText("create", c.Path, c.CreatedBy); err != nil {
 			return err
 		}
-		return createTx(tx, e, c.Path, c.CreatedBy, c.Ino, stamp(c.At))
+		return createTx(tx, e, c.Path, c.CreatedBy, c.Ino, c.Mode, stamp(c.At))
 	case OpTouch:
 		if err := checkPath("touch", c.Path); err != nil {
 			return err
@@ -95,6 +97,11 @@ func applyOne(tx txn, e *effects, c Change) error {
 			return err
 		}
 		return dropTree(tx, e, c.Path)
+	case OpMode:
+		if err := checkPath("mode", c.Path); err != nil {
+			return err
+		}
+		return modeTx(tx, e, c.Path, c.Mode)
 	}
 	return errorf("apply", KindInvalid, c.Path, errors.New("unknown change"))
 }

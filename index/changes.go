@@ -22,28 +22,45 @@ func (x *Index) Create(path, createdBy string, ino uint64, at time.Time) error {
 	}
 	at = stamp(at)
 	return x.update("create", path, func(tx txn, e *effects) error {
-		return createTx(tx, e, path, createdBy, ino, at)
+		return createTx(tx, e, path, createdBy, ino, 0, at)
 	})
 }
 
 // createTx is Create inside a transaction.
-func createTx(tx txn, e *effects, path, createdBy string, ino uint64, at time.Time) error {
+func createTx(tx txn, e *effects, path, createdBy string, ino uint64, mode uint32, at time.Time) error {
 	s, ok, err := getRecord(tx.Tx, path)
 	if err != nil {
 		return err
 	}
 	if ok {
-		if s.Ino == ino && !at.After(s.UpdatedAt) {
+		if s.Ino == ino && s.Mode == mode && !at.After(s.UpdatedAt) {
 			return nil
 		}
-		s.Ino = ino
+		s.Ino, s.Mode = ino, mode
 		if at.After(s.UpdatedAt) {
 			s.UpdatedAt = at
 		}
 		return e.putRecord(tx, path, s, false)
 	}
-	s = &stored{CreatedBy: createdBy, RelatedApps: []string{}, CreatedAt: at, UpdatedAt: at, Ino: ino}
+	s = &stored{CreatedBy: createdBy, RelatedApps: []string{}, CreatedAt: at, UpdatedAt: at, Ino: ino, Mode: mode}
 	return e.putRecord(tx, path, s, true)
+}
+
+// modeTx records that path's permission bits are now mode (a chmod through
+// the core), so that a Reconcile does not take it for a host's.
+func modeTx(tx txn, e *effects, path string, mode uint32) error {
+	s, ok, err := e.record(tx, path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errorf("mode", KindNotFound, path, ErrNotFound)
+	}
+	if s.Mode == mode {
+		return nil
+	}
+	s.Mode = mode
+	return e.putRecord(tx, path, s, false)
 }
 
 // Touch records a write to path at time at: UpdatedAt becomes at unless it is

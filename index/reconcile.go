@@ -15,6 +15,18 @@ type ReconcileReport struct {
 	Renamed []Move   `json:"renamed"` // records that followed their inode to a new path
 	Removed []string `json:"removed"` // records whose file is gone
 	Updated []string `json:"updated"` // files changed behind the index's back: UpdatedAt refreshed
+	// For the change feed, which tells apart what the fields above merge:
+	// Shrunk are the Updated files now smaller than the index last saw them
+	// (a truncate rather than a write; unknown, so not listed, when a write
+	// through the server came since); Replaced are the Removed records whose
+	// inode is now at another path that had a record of its own (a rename
+	// over an existing file: that path's record stays, as for any file
+	// still at its path).
+	Shrunk   []string `json:"shrunk,omitempty"`
+	Replaced []Move   `json:"replaced,omitempty"`
+	// Chmod are the files whose permission bits differ from the record's
+	// (FileState.Mode; neither unknown).
+	Chmod []string `json:"chmod,omitempty"`
 
 	// From the files' durable records (FileState.Saved), which win over the
 	// index: records whose creator (or creation time), tags, or client vector
@@ -38,7 +50,7 @@ type Move struct {
 
 // Changed reports whether Reconcile changed anything visible.
 func (r ReconcileReport) Changed() bool {
-	return len(r.Created)+len(r.Renamed)+len(r.Removed)+len(r.Updated) > 0
+	return len(r.Created)+len(r.Renamed)+len(r.Removed)+len(r.Updated)+len(r.Chmod) > 0
 }
 
 func (r ReconcileReport) String() string {
@@ -249,6 +261,17 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 			}
 		}
 		claimed := map[string]bool{}
+		// The kept paths by their inode now, for Replaced: built only when a
+		// record is gone (most batches have none).
+		var keptIno map[uint64]string
+		if len(gone) > 0 {
+			keptIno = make(map[uint64]string, len(keep))
+			for _, k := range keep {
+				if f := byPath[k.path]; f.Ino != 0 && f.Ino != k.s.Ino {
+					keptIno[f.Ino] = k.path
+				}
+			}
+		}
 		for _, r := range gone { // recs, hence gone, are in path order
 			p := r.key[len(recPrefix):]
 			s, err := decodeStored(r.val)
@@ -278,6 +301,9 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 					}
 				}
 				rep.Removed = append(rep.Removed, p)
+				if over, ok := keptIno[s.Ino]; ok && s.Ino != 0 {
+					rep.Replaced = append(rep.Replaced, Move{From: p, To: over})
+				}
 				continue
 			}
 			claimed[to] = true
@@ -294,7 +320,7 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 			}
 			f := byPath[p]
 			mt := stamp(f.ModTime)
-			s := &stored{RelatedApps: []string{}, CreatedAt: mt, UpdatedAt: mt, Ino: f.Ino, Seen: &seen{Size: f.Size, ModTime: mt}}
+			s := &stored{RelatedApps: []string{}, CreatedAt: mt, UpdatedAt: mt, Ino: f.Ino, Mode: f.Mode, Seen: &seen{Size: f.Size, ModTime: mt}}
 			if err := x.mergeSaved(tx, e, p, s, f.Saved, &rep); err != nil {
 				return err
 			}
@@ -315,6 +341,18 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 				changed = mt.After(s.UpdatedAt)
 			}
 			dirty := changed || s.Ino != f.Ino || s.Seen == nil || s.Seen.Size != f.Size || !s.Seen.ModTime.Equal(mt)
+			if f.Mode != 0 && s.Mode != f.Mode {
+				// Only of the same file: not another one moved over the
+				// path (a rename over it), nor a record that followed its
+				// inode here, whose mode may be a hard link's other
+				// name's, chmodded since (a chmod in the same batch as the
+				// move is missed).
+				if s.Mode != 0 && s.Ino == f.Ino && !claimed[k.path] {
+					rep.Chmod = append(rep.Chmod, k.path)
+				}
+				s.Mode = f.Mode
+				dirty = true
+			}
 			before := len(rep.RecoveredCreators) + len(rep.RecoveredTags)
 			if err := x.mergeSaved(tx, e, k.path, s, f.Saved, &rep); err != nil {
 				return err
@@ -329,6 +367,9 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 					s.UpdatedAt = mt
 				}
 				rep.Updated = append(rep.Updated, k.path)
+				if s.Seen != nil && f.Size < s.Seen.Size {
+					rep.Shrunk = append(rep.Shrunk, k.path)
+				}
 			}
 			if dirty {
 				s.Ino = f.Ino

@@ -100,6 +100,7 @@ type FileState struct {
 	Ino     uint64
 	Size    int64
 	ModTime time.Time
+	Mode    uint32 // permission bits (server.UnixPerm); 0 unknown
 	// Saved is the file's durable record, nil when it has none. Reconcile
 	// takes the creator, creation time and tags from it.
 	Saved *Saved
@@ -115,7 +116,11 @@ type stored struct {
 	CreatedAt   time.Time `json:"createdAt"`
 	UpdatedAt   time.Time `json:"updatedAt"`
 	Ino         uint64    `json:"ino"`
-	Seen        *seen     `json:"seen,omitempty"`
+	// Mode is the file's permission bits (server.UnixPerm) as the core set
+	// them or a Reconcile saw them; 0 unknown (older records). Kept so that
+	// a host's chmod is told apart (ReconcileReport.Chmod).
+	Mode uint32 `json:"mode,omitempty"`
+	Seen *seen  `json:"seen,omitempty"`
 }
 
 type seen struct {

@@ -40,6 +40,10 @@ func appendStored(b []byte, s *stored) (_ []byte, ok bool) {
 	}
 	b = append(b, `,"ino":`...)
 	b = strconv.AppendUint(b, s.Ino, 10)
+	if s.Mode != 0 {
+		b = append(b, `,"mode":`...)
+		b = strconv.AppendUint(b, uint64(s.Mode), 10)
+	}
 	if s.Seen != nil {
 		b = append(b, `,"seen":{"size":`...)
 		b = strconv.AppendInt(b, s.Seen.Size, 10)

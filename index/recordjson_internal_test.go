@@ -31,7 +31,7 @@ func TestStoredEncodingMatchesJSON(t *testing.T) {
 	for i, s := range strs {
 		for j, tm := range times {
 			st := stored{CreatedBy: s, Task: strs[(i+7)%len(strs)], RelatedApps: apps[(i+j)%len(apps)],
-				CreatedAt: tm, UpdatedAt: times[(i+j)%len(times)], Ino: uint64(i * j * 7919)}
+				CreatedAt: tm, UpdatedAt: times[(i+j)%len(times)], Ino: uint64(i * j * 7919), Mode: uint32(i*j) % 0o10000}
 			if (i+j)%3 == 0 {
 				st.Seen = &seen{Size: int64(i - j), ModTime: times[(i*3+j)%len(times)]}
 			}

@@ -254,24 +254,30 @@ func TestChangesThroughEveryDoor(t *testing.T) {
 }
 
 // A long poll parks until a change wakes it: it answers with the change
-// (a poll that was not woken would answer empty, at its timeout).
+// (a poll that was not woken would answer empty, at its timeout), within a
+// second of the change (the bound on the wait for an event).
 func TestChangesLongPollWakes(t *testing.T) {
 	d := semfstest.Start(t, semfstest.Options{ModelDir: "off", NFS: "off"})
 	f := newFeedReader(t, d)
 	type answer struct {
 		r   client.ChangesResponse
 		err error
+		at  time.Time
 	}
 	done := make(chan answer, 1)
 	go func() {
 		r, err := d.Client.ChangesOnce(context.Background(), client.ChangesRequest{Since: f.cursor, Timeout: 5 * time.Minute})
-		done <- answer{r, err}
+		done <- answer{r, err, time.Now()}
 	}()
 	root9 := d.Attach9P(t, "@waker", 0)
 	create9P(t, root9, "wake.txt", nil)
+	made := time.Now()
 	a := <-done
 	if a.err != nil || a.r.Reset || len(a.r.Changes) != 1 || line(a.r.Changes[0]) != "create waker wake.txt" {
 		t.Fatalf("the long poll answered %+v %v", a.r, a.err)
+	}
+	if wait := a.at.Sub(made); wait > time.Second {
+		t.Errorf("the long poll answered %v after the create returned, want within 1 s", wait)
 	}
 	// With nothing new, a poll answers empty with the same cursor.
 	r, err := d.Client.ChangesOnce(d.Context(), client.ChangesRequest{Since: a.r.Cursor, Timeout: time.Millisecond})
@@ -401,9 +407,20 @@ func TestChangesOverflowAnswersReset(t *testing.T) {
 	d := semfstest.Start(t, semfstest.Options{ModelDir: "off", NFS: "off", Args: []string{"--changes-keep", "50"}})
 	f := newFeedReader(t, d)
 	root9 := d.Attach9P(t, "@many", 0)
+	var inside *feedReader
 	for i := 0; i < 60; i++ {
 		create9P(t, root9, fmt.Sprintf("g%02d", i), nil)
+		if i == 19 { // a cursor after g19: the bound keeps g20 on
+			inside = newFeedReader(t, d)
+			inside.t = t
+		}
 	}
+	// A cursor inside the kept history continues exactly.
+	var rest []string
+	for i := 20; i < 60; i++ {
+		rest = append(rest, fmt.Sprintf("create many g%02d", i))
+	}
+	inside.expect(rest...)
 	r, err := d.Client.ChangesOnce(d.Context(), client.ChangesRequest{Since: f.cursor})
 	if err != nil || !r.Reset || len(r.Changes) != 0 {
 		t.Fatalf("after overflow: %+v %v", r, err)

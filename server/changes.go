@@ -43,7 +43,7 @@ type Change struct {
 	Path    string
 	NewPath string // ChangeRename only
 	App     string // the acting app ("" = unattributed); on ChangeCreate it becomes created_by
-	Ino     uint64 // the created file's identity, Attr.FileID (ChangeCreate)
+	Ino     uint64 // the created file's or directory's identity, Attr.FileID (ChangeCreate, ChangeMkdir)
 	IsDir   bool   // the renamed or removed entry is a directory
 	Time    time.Time
 
@@ -54,6 +54,10 @@ type Change struct {
 	Link  bool   // ChangeCreate of a hard link (Link)
 	Trunc bool   // ChangeWrite of a burst that truncated the file (O_TRUNC, a size set)
 	Size  int64  // the entry's size where the core knows it (ChangeCreate, ChangeMkdir)
+	// Mode is the permission bits (UnixPerm) of a file created or whose
+	// mode was set (ChangeCreate, ChangeSetMode): the index keeps them, so
+	// that a host's chmod is told from the core's.
+	Mode uint32
 }
 
 // Entry types of Change.Type.

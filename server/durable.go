@@ -246,6 +246,10 @@ func (f *FS) SaveMeta(ctx context.Context, p string, update func(cur Meta, ok bo
 	id := af.a.FileID()
 	if af.a.Mode.IsRegular() && f.meta.xattr {
 		b := m.encode()
+		// Before the IN_ATTRIB it makes: the Watcher leaves it out.
+		if oc := f.ownChanges.Load(); oc != nil {
+			oc.addAttr(p)
+		}
 		err := unix.Setxattr(af.procPath(), MetaXattr, b, 0)
 		if err == unix.ENOENT {
 			// No /proc here: reopen the name for writing its attribute, and

@@ -197,7 +197,7 @@ func (f *FS) recordNew(ctx context.Context, p string, a Attr) error {
 	if a.IsSymlink() {
 		typ = TypeSymlink
 	}
-	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: typ, Size: a.Size})
+	f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: typ, Size: a.Size, Mode: UnixPerm(a.Mode)})
 	return nil
 }
 
@@ -291,7 +291,7 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
 		file.setApp(app)
 		file.created.Store(&a)
-		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: TypeFile, Size: a.Size})
+		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: TypeFile, Size: a.Size, Mode: UnixPerm(a.Mode)})
 	}
 	return file, created, nil
 }
@@ -393,6 +393,11 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 				return wrap("mkdir", p, err)
 			}
 			f.own(ctx, d.fd, name, unix.AT_SYMLINK_NOFOLLOW)
+			// Under ns, as a create's record: the Watcher tells the core's
+			// new directories from a host's by it (ownChanges.takeDir).
+			if oc := f.ownChanges.Load(); oc != nil {
+				oc.addDir(p)
+			}
 			a, err = fstatat(d, name, "mkdir", p)
 			if err == nil && f.umasked(UnixPerm(perm)) {
 				a, err = f.restorePerm(d, name, "mkdir", p, UnixPerm(perm), a)
@@ -400,7 +405,7 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 			return err
 		})
 		if err == nil {
-			f.emit(ctx, Change{Op: ChangeMkdir, Path: p, App: f.App(ctx), IsDir: true, Type: TypeDir, Size: a.Size})
+			f.emit(ctx, Change{Op: ChangeMkdir, Path: p, App: f.App(ctx), IsDir: true, Type: TypeDir, Size: a.Size, Ino: a.FileID()})
 		}
 		return err
 	})
@@ -555,7 +560,7 @@ func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err err
 			f.undo(newPath)
 			return err
 		}
-		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at, Type: typeOf(a), Link: true, Size: a.Size})
+		f.emit(ctx, Change{Op: ChangeCreate, Path: newPath, App: app, Ino: a.FileID(), Time: at, Type: typeOf(a), Link: true, Size: a.Size, Mode: UnixPerm(a.Mode)})
 		return nil
 	})
 	return a, err
@@ -702,7 +707,7 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 		// Reported under the namespace lock, as every change is, so that it
 		// is ordered with renames and removes of the same path.
 		f.ns.Lock()
-		f.emit(ctx, Change{Op: ChangeSetMode, Path: p, App: f.App(ctx), IsDir: a.IsDir(), Type: typeOf(a), Size: a.Size})
+		f.emit(ctx, Change{Op: ChangeSetMode, Path: p, App: f.App(ctx), IsDir: a.IsDir(), Type: typeOf(a), Size: a.Size, Mode: UnixPerm(a.Mode)})
 		f.ns.Unlock()
 	}
 	return a, err

@@ -41,13 +41,16 @@ const (
 
 // watchMask is what a change to the index needs to know of. Not IN_MODIFY:
 // every write(2) would wake the daemon (its own NFS and 9P writes included),
-// while IN_CLOSE_WRITE says the same once per writer. Not IN_ATTRIB: the
-// core's own durable records are extended attributes, and the index keeps no
-// mode or owner. Not IN_DONT_FOLLOW: the watch is added through the
-// /proc/self/fd link of a descriptor opened beneath the root, which must be
-// followed (the descriptor's own resolution refused every symlink).
+// while IN_CLOSE_WRITE says the same once per writer. IN_ATTRIB, for a
+// host's chmod (the index keeps each file's mode, the change feed reports a
+// setattr), though the core's own creates make one each (their durable
+// record is an extended attribute): such a path is left out with its create
+// (ownChanges.skipOwn), and a directory's is ignored (handle). Not
+// IN_DONT_FOLLOW: the watch is added through the /proc/self/fd link of a
+// descriptor opened beneath the root, which must be followed (the
+// descriptor's own resolution refused every symlink).
 const watchMask = unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
-	unix.IN_DELETE | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK
+	unix.IN_DELETE | unix.IN_ONLYDIR | unix.IN_EXCL_UNLINK | unix.IN_ATTRIB
 
 // WatchOptions configure a Watcher.
 type WatchOptions struct {
@@ -84,10 +87,12 @@ type WatchStats struct {
 // other than the daemon, and hands the changed paths to a FollowFunc. Changes
 // the core makes itself arrive too (the kernel does not tell who made them);
 // the FollowFunc finds the index already in line with them and changes nothing.
-// The core's creates of regular files, its closes of files it wrote, and the
-// files it made in a new directory before the watch on it was added are left
-// out before that (ownChanges, addNewDir): they are most of what a busy daemon
-// makes, and each would be read back.
+// The core's creates of regular files (and the IN_ATTRIB they make), its
+// closes of files it wrote, and the files it made in a new directory it made
+// before the watch on it was added are left out before that (ownChanges,
+// addNewDir): they are most of what a busy daemon makes, and each would be
+// read back. A directory a host process made is followed whole: it is a
+// change itself (the change feed's mkdir).
 //
 // inotify needs one watch per directory, added as directories appear (the
 // subtree of a directory moved in is walked and watched, then reported whole).
@@ -307,7 +312,7 @@ func (w *Watcher) addNewDir(b *batch, p string) (bool, error) {
 }
 
 // ownDir puts l's files in the batch as created, each for itself, and reports
-// true, when every file the core created below p (ownChanges) is in l: none
+// true, when the core made p and every file it created below p (ownChanges) is in l: none
 // was renamed or removed before the watch, when that made no event. A file of
 // l is left out by the batch only when the core created it (a host's file has
 // no record) and holds that same file open for writing: its close is an event,
@@ -316,6 +321,12 @@ func (w *Watcher) addNewDir(b *batch, p string) (bool, error) {
 // Precondition: ns held.
 func (w *Watcher) ownDir(b *batch, p string, l *listing) bool {
 	if l.incomplete || w.fs.ownChanges.Load() != w.own {
+		return false
+	}
+	// A directory a host process made is followed as a whole: the
+	// directory itself is a change (the change feed's mkdir), which
+	// nothing else would report.
+	if !w.own.takeDir(p) {
 		return false
 	}
 	listed := make(map[string]uint64, len(l.files))
@@ -466,6 +477,7 @@ type batch struct {
 type pathEvents struct {
 	creates int  // IN_CREATEs of a non-directory
 	closes  bool // an IN_CLOSE_WRITE (inotify merges identical ones: no count)
+	attrib  bool // an IN_ATTRIB of a non-directory
 	other   bool // anything else: a move, a removal, a directory made
 }
 
@@ -603,6 +615,11 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 	}
 	p := Join(dir, ev.name)
 	isDir := ev.mask&unix.IN_ISDIR != 0
+	if isDir && ev.mask&unix.IN_ATTRIB != 0 {
+		// A directory's attributes: not followed (a scope would walk the
+		// whole directory; the core's own mkdirs make them too).
+		return
+	}
 	if isDir && ev.mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0 {
 		// Let the directory go now (dirFDs.drop): its own IN_IGNORED then
 		// comes while this batch is gathered.
@@ -640,6 +657,8 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 		e.creates++
 	case ev.mask&unix.IN_CLOSE_WRITE != 0:
 		e.closes = true
+	case ev.mask&unix.IN_ATTRIB != 0:
+		e.attrib = true
 	default:
 		e.other = true
 	}
@@ -794,6 +813,11 @@ type ownChanges struct {
 	mu     sync.Mutex
 	m      map[string]ownCreate
 	closes map[string]ownClose
+	dirs   map[string]time.Time // directories the core made, IN_CREATE not yet taken
+	// attrs are the files whose durable record the core rewrote (a tag),
+	// IN_ATTRIB not yet taken. A host's chmod of such a file in the same
+	// batch is not seen.
+	attrs map[string]time.Time
 }
 
 type ownCreate struct {
@@ -810,7 +834,40 @@ type ownClose struct {
 }
 
 func newOwnChanges() *ownChanges {
-	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}}
+	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}, dirs: map[string]time.Time{}, attrs: map[string]time.Time{}}
+}
+
+// addAttr records that the core is rewriting p's durable record.
+func (o *ownChanges) addAttr(p string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	o.attrs[p] = time.Now()
+	o.mu.Unlock()
+}
+
+// addDir records that the core made directory p. Precondition: ns held.
+func (o *ownChanges) addDir(p string) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	o.dirs[p] = time.Now()
+	o.mu.Unlock()
+}
+
+// takeDir reports whether the core made directory p, and forgets it.
+// Precondition: ns held (no mkdir half done).
+func (o *ownChanges) takeDir(p string) bool {
+	if o == nil {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.dirs[p]
+	delete(o.dirs, p)
+	return ok
 }
 
 func (o *ownChanges) add(p string) {
@@ -931,10 +988,18 @@ func (o *ownChanges) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 	for p := range b.dirty {
 		e := b.events[p]
 		c := o.m[p]
-		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes {
+		// An IN_ATTRIB is the core's when it made the file in this batch
+		// (its durable record, its chown) or rewrote its durable record;
+		// one on its own is followed.
+		_, ownAttr := o.attrs[p]
+		ownAttr = ownAttr && e.attrib && !e.closes && e.creates == 0
+		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes && !ownAttr {
 			continue
 		}
 		delete(b.dirty, p)
+		if ownAttr {
+			delete(o.attrs, p)
+		}
 		switch {
 		case e.creates == 0:
 		case c.n > e.creates: // the others' events are still to come
@@ -951,6 +1016,16 @@ func (o *ownChanges) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 	for p, c := range o.closes {
 		if c.at.Before(stale) {
 			delete(o.closes, p)
+		}
+	}
+	for p, at := range o.dirs {
+		if at.Before(stale) {
+			delete(o.dirs, p)
+		}
+	}
+	for p, at := range o.attrs {
+		if at.Before(stale) {
+			delete(o.attrs, p)
 		}
 	}
 }
@@ -977,6 +1052,16 @@ func (o *ownChanges) dropUnder(scopes []string) {
 			delete(o.closes, p)
 		}
 	}
+	for p := range o.dirs {
+		if under(p) {
+			delete(o.dirs, p)
+		}
+	}
+	for p := range o.attrs {
+		if under(p) {
+			delete(o.attrs, p)
+		}
+	}
 }
 
 // reset forgets every create and close: a full rescan follows them all.
@@ -987,5 +1072,7 @@ func (o *ownChanges) reset() {
 	o.mu.Lock()
 	clear(o.m)
 	clear(o.closes)
+	clear(o.dirs)
+	clear(o.attrs)
 	o.mu.Unlock()
 }

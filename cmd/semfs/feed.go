@@ -30,6 +30,12 @@ func (d *daemon) openFeed() error {
 		return err
 	}
 	d.feed = l
+	d.dirs = feed.NewHostDirs()
+	// The list is good only for the history it was saved with: loaded when
+	// the history goes on, and removed either way (Load).
+	if err := d.dirs.Load(feed.DirsPathIn(d.paths.Index)); err != nil && l.Fresh() == "" {
+		d.log.Warn("no directory list from the last stop: host changes to directories made while the daemon was down are not recorded", "err", err)
+	}
 	return nil
 }
 
@@ -41,9 +47,18 @@ func (d *daemon) recordChanges(cs []server.Change) {
 	if d.feed == nil {
 		return
 	}
-	evs := make([]feed.Event, len(cs))
+	// On the stack for the usual small batch (a COMMIT's): Enqueue copies.
+	var small [8]feed.Event
+	evs := small[:0]
+	if len(cs) > len(small) {
+		evs = make([]feed.Event, 0, len(cs))
+	}
+	evs = evs[:len(cs)]
 	for i, c := range cs {
 		evs[i] = feed.FromChange(c)
+		if c.IsDir {
+			d.dirs.Apply(c, c.Ino)
+		}
 	}
 	d.feed.Enqueue(evs)
 }
@@ -86,51 +101,95 @@ func (d *daemon) recordTags(ctx context.Context, paths []string) {
 	d.feed.Enqueue(evs)
 }
 
-// recordHost appends what the index took in of host processes' changes (a
-// watcher batch, the start-up reconcile), app "host". Renames of a whole
-// directory come as one rename per file, as the index found them.
-func (d *daemon) recordHost(rep index.ReconcileReport, files []index.FileState) {
-	if d.feed == nil || !rep.Changed() {
+// recordHost records what a look at the backing directory found of host
+// processes' changes inside scopes (a watcher batch, or the start-up
+// reconcile's whole tree), app "host": the index's verdict on the files, and
+// the directories made, moved and removed, which the directory list
+// (feed.HostDirs) tells. With record false (a new history) the list is
+// brought in line and nothing is recorded.
+func (d *daemon) recordHost(scopes []string, dirs map[string]uint64, rep index.ReconcileReport, record bool) {
+	if d.feed == nil {
 		return
 	}
-	size := make(map[string]int64, len(rep.Created)+len(rep.Updated)+len(rep.Renamed))
-	want := func(p string) { size[p] = -1 }
-	for _, p := range rep.Created {
-		want(p)
-	}
-	for _, p := range rep.Updated {
-		want(p)
-	}
-	for _, m := range rep.Renamed {
-		want(m.To)
-	}
-	for _, f := range files {
-		if _, ok := size[f.Path]; ok {
-			size[f.Path] = f.Size
+	look := feed.HostLook{Scopes: scopes, Dirs: dirs, Removed: rep.Removed, At: time.Now()}
+	if record {
+		look.Created, look.Updated, look.Chmod = d.hostFiles(rep)
+		for _, m := range rep.Renamed {
+			look.Renamed = append(look.Renamed, feed.Move{From: m.From, To: m.To})
+		}
+		for _, m := range rep.Replaced {
+			look.Over = append(look.Over, feed.Move{From: m.From, To: m.To})
 		}
 	}
-	now := time.Now()
-	ev := func(op, p, from, typ string) feed.Event {
-		e := feed.Event{Op: op, Path: p, From: from, Type: typ, App: feed.AppHost, At: now}
-		if s := size[p]; s > 0 {
-			e.Size = s
+	evs := d.dirs.Events(look)
+	if record {
+		d.feed.Enqueue(evs)
+	}
+}
+
+// hostFiles is the files the index found created and updated, each as it is
+// now (one lstat each: these are the host's changes, not the core's): its
+// type and size, whether it is a new name of a file that has another (a
+// hard link: a second name it got in this same look is the link, the first
+// its create), and whether it shrank; and the files whose mode changed.
+func (d *daemon) hostFiles(rep index.ReconcileReport) (created, updated, chmod []feed.HostFile) {
+	ctx := context.Background()
+	look := func(p string) (feed.HostFile, server.Attr) {
+		f := feed.HostFile{Path: p, Type: server.TypeFile}
+		a, err := d.fs.Lstat(ctx, p)
+		if err != nil {
+			return f, a // gone since: a later look has its event
 		}
-		return e
+		f.Size = a.Size
+		if a.IsSymlink() {
+			f.Type = server.TypeSymlink
+		}
+		return f, a
 	}
-	var evs []feed.Event
-	for _, m := range rep.Renamed {
-		evs = append(evs, ev(feed.OpRename, m.To, m.From, server.TypeFile))
+	files := make([]feed.HostFile, len(rep.Created))
+	attrs := make([]server.Attr, len(rep.Created))
+	names := map[uint64]uint32{} // new names per file in this look
+	for i, p := range rep.Created {
+		files[i], attrs[i] = look(p)
+		if attrs[i].Nlink > 1 {
+			names[attrs[i].FileID()]++
+		}
 	}
-	for _, p := range rep.Removed {
-		evs = append(evs, ev(feed.OpRemove, p, "", ""))
+	first := map[uint64]bool{}
+	for i, f := range files { // in path order
+		if a := attrs[i]; a.Nlink > 1 && f.Type == server.TypeFile {
+			// A new name is a link when the file had a name before this
+			// look (more names than the look made), or is not the first
+			// of the look's names for it.
+			id := a.FileID()
+			f.Link = first[id] || names[id] < a.Nlink
+			first[id] = true
+		}
+		created = append(created, f)
 	}
-	for _, p := range rep.Created {
-		evs = append(evs, ev(feed.OpCreate, p, "", server.TypeFile))
+	shrunk := make(map[string]bool, len(rep.Shrunk))
+	for _, p := range rep.Shrunk {
+		shrunk[p] = true
 	}
 	for _, p := range rep.Updated {
-		evs = append(evs, ev(feed.OpWrite, p, "", server.TypeFile))
+		f, _ := look(p)
+		f.Trunc = shrunk[p]
+		updated = append(updated, f)
 	}
-	d.feed.Enqueue(evs)
+	for _, p := range rep.Chmod {
+		f, _ := look(p)
+		chmod = append(chmod, f)
+	}
+	return created, updated, chmod
+}
+
+// saveDirs saves the directory list beside the log at a clean stop, so
+// that the next start tells what host processes did to directories
+// meanwhile.
+func (d *daemon) saveDirs() {
+	if err := d.dirs.Save(feed.DirsPathIn(d.paths.Index)); err != nil {
+		d.log.Warn("the directory list could not be saved: the next start records no host changes to directories made while it was down", "err", err)
+	}
 }
 
 // recentChanges is .semfs/changes (meta.ChangesFunc): the last n events the

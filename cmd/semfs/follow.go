@@ -31,8 +31,13 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	since := d.content.Begin()
 	psince := d.passagesBegin()
 	var texts []content.FileStat
+	dirs := map[string]uint64{}
 	add := func(into *[]index.FileState) func(p string, a server.Attr) error {
 		return func(p string, a server.Attr) error {
+			if a.IsDir() {
+				dirs[p] = a.FileID()
+				return nil
+			}
 			if fs, ok := contentStat(p, a); ok {
 				texts = append(texts, fs)
 			}
@@ -67,7 +72,7 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	if err != nil {
 		return err
 	}
-	d.recordHost(rep, files)
+	d.recordHost(kept, dirs, rep, true)
 	if rep.Changed() || len(rep.RecoveredCreators)+len(rep.RecoveredTags) > 0 {
 		d.log.Info("index followed changes made in the backing directory", "report", rep.String(),
 			"scopes", len(kept), "files", len(files), "took", time.Since(t0).Round(time.Microsecond))
@@ -90,6 +95,9 @@ func (d *daemon) scope(ctx context.Context, s string, add func(string, server.At
 	}
 	if !a.IsDir() {
 		return add(s, a)
+	}
+	if err := add(s, a); err != nil { // the directory itself
+		return err
 	}
 	if err := d.fs.Walk(ctx, s, add); err != nil && server.KindOf(err) != server.KindNotFound {
 		return err

@@ -168,6 +168,7 @@ type daemon struct {
 	fs      *server.FS
 	watch   *server.Watcher // changes host processes make in the backing directory (follow.go)
 	feed    *feed.Log       // the change feed's history (feed.go)
+	dirs    *feed.HostDirs  // the directories, for host changes to them (feed.go)
 	content *content.Index  // grep's trigram index (content.go)
 	ctl     *control.Server
 	nfs     *nfs.Server
@@ -433,6 +434,7 @@ func (d *daemon) stop() {
 		}
 	}
 	if d.feed != nil {
+		d.saveDirs()
 		if err := d.feed.Close(); err != nil {
 			d.log.Error("closing the change log", "err", err)
 		}
@@ -479,7 +481,7 @@ func (d *daemon) loadModel() embed.Embedder {
 // inode is not taken for a rename. An unreadable durable record is the error,
 // with fst still usable without it; each caller decides what that means.
 func (d *daemon) fileState(ctx context.Context, p string, a server.Attr) (fst index.FileState, src server.MetaSource, err error) {
-	fst = index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime}
+	fst = index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime, Mode: server.UnixPerm(a.Mode)}
 	m, src, err := d.fs.ReadMeta(ctx, p)
 	if err == nil && src != server.MetaNone {
 		saved := savedOf(m)
@@ -499,8 +501,10 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	since := d.content.Begin()
 	psince := d.passagesBegin()
 	var texts []content.FileStat
+	dirs := map[string]uint64{}
 	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
 		if a.IsDir() {
+			dirs[p] = a.FileID()
 			return nil
 		}
 		if fs, ok := contentStat(p, a); ok {
@@ -549,11 +553,9 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 		return fmt.Errorf("reconciling the index: %w", err)
 	}
 	d.logRecovery(rep, scan, time.Since(t0))
-	if d.feed != nil && d.feed.Fresh() == "" {
-		// A new history has no cursor to continue: clients list the tree
-		// anyway, and a rebuilt index would make every file a "create".
-		d.recordHost(rep, files)
-	}
+	// A new history has no cursor to continue: clients list the tree
+	// anyway, and a rebuilt index would make every file a "create".
+	d.recordHost([]string{""}, dirs, rep, d.feed != nil && d.feed.Fresh() == "")
 	if err := d.saveUnsaved(ctx, rep, scan, guard == nil); err != nil {
 		return err
 	}
@@ -650,7 +652,7 @@ func (s *changeSink) Ready() bool { return s.queue.Ready() }
 func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error {
 	batch := make([]index.Change, 0, len(cs))
 	for _, c := range cs {
-		ic := index.Change{Path: c.Path, NewPath: c.NewPath, CreatedBy: c.App, Ino: c.Ino, At: c.Time}
+		ic := index.Change{Path: c.Path, NewPath: c.NewPath, CreatedBy: c.App, Ino: c.Ino, Mode: c.Mode, At: c.Time}
 		switch c.Op {
 		case server.ChangeCreate:
 			ic.Op = index.OpCreate
@@ -660,8 +662,13 @@ func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error 
 			ic.Op = index.OpRename
 		case server.ChangeRemove:
 			ic.Op = index.OpRemove
-		case server.ChangeMkdir, server.ChangeSetMode:
-			continue // the index keeps no record of either (the change feed does)
+		case server.ChangeSetMode:
+			if c.IsDir {
+				continue // the index keeps no record of directories
+			}
+			ic.Op = index.OpMode
+		case server.ChangeMkdir:
+			continue // the index keeps no record of it (the change feed does)
 		default:
 			return fmt.Errorf("unknown change %v", c.Op)
 		}

@@ -60,14 +60,17 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, CodeInvalid, "since: "+err.Error())
 			return
 		}
-	} else {
-		since = l.Head()
 	}
 	// The changes made before the request are in the history (method's
 	// Sync has applied them; the log writes them on its own goroutine).
 	if err := l.Settle(r.Context()); err != nil {
 		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "waiting for the change log: "+err.Error())
 		return
+	}
+	if sinceText == "" {
+		// After Settle: a starting point is after every change made
+		// before the request, which the caller must not read again.
+		since = l.Head()
 	}
 	var view feed.View
 	if s.opt.ChangesView != nil {

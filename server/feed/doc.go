@@ -34,6 +34,10 @@
 //     and marks its header. A log found not closed cleanly (a crash, SIGKILL,
 //     a power cut) starts a new epoch: every cursor resets, none skips a
 //     change.
+//   - Host changes are what the index made of a look at the backing
+//     directory (files), plus what HostDirs, the daemon's list of
+//     directories, makes of the directories there: the index keeps no
+//     directory.
 //   - History is bounded by count and age (Options.Keep, KeepFor); what the
 //     bound drops turns old cursors into resets.
 //   - Recording (Enqueue) costs an append to a queue under a short lock; the

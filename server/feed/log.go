@@ -64,17 +64,20 @@ type Log struct {
 	wmu       sync.Mutex
 	f         *os.File // nil: memory only, or the file failed (see fail)
 	inFile    int      // events in the file, for compaction
-	buf       bytes.Buffer
+	buf       []byte
 	fileStart uint64 // the rev before the file's first event (its header's base)
 
 	// The queue between Enqueue and the writer goroutine (run).
 	qmu      sync.Mutex
 	qcond    *sync.Cond
-	queue    [][]Event
-	queued   int    // events in queue
-	enqueued uint64 // batches ever enqueued
-	written  uint64 // batches ever appended
+	queue    []Event // the batches enqueued, one after the other
+	spare    []Event // the writer's last queue, reused as the next
+	qbatches int     // batches in queue
+	enqueued uint64  // batches ever enqueued
+	written  uint64  // batches ever appended
 	qclosed  bool
+	idle     bool          // the writer waits for a first batch: Enqueue wakes it
+	kick     chan struct{} // ends the writer's gather at once (Settle, Close)
 	done     chan struct{}
 
 	mu     sync.Mutex
@@ -105,7 +108,7 @@ func Open(opt Options) (_ *Log, err error) {
 	if opt.KeepFor <= 0 {
 		opt.KeepFor = DefaultKeepFor
 	}
-	l := &Log{opt: opt, log: opt.Logger, wake: make(chan struct{}), done: make(chan struct{})}
+	l := &Log{opt: opt, log: opt.Logger, wake: make(chan struct{}), done: make(chan struct{}), kick: make(chan struct{}, 1)}
 	l.qcond = sync.NewCond(&l.qmu)
 	defer func() {
 		if err == nil {
@@ -271,9 +274,10 @@ func (l *Log) rewrite() error {
 	}
 	w := bufio.NewWriterSize(f, 1<<16)
 	w.Write(l.headerBytes(false))
-	enc := json.NewEncoder(w)
+	var line []byte
 	for i := range ring {
-		enc.Encode(&ring[i])
+		line = appendJSON(line[:0], &ring[i])
+		w.Write(line)
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
@@ -305,8 +309,8 @@ func (l *Log) fail(err error) {
 
 // Enqueue hands evs to the log's writer goroutine, which fills (Options.Fill),
 // numbers and appends them after everything enqueued before, and returns at
-// once (unless maxQueued events wait already). The caller gives up evs.
-// This is how recorders on a reply path record: the numbering, encoding and
+// once (unless maxQueued events wait already). evs is copied: the caller
+// may reuse it (an array on its stack, say). This is how recorders on a reply path record: the numbering, encoding and
 // write happen elsewhere. Safe for concurrent use; batches keep the order of
 // the Enqueue calls.
 func (l *Log) Enqueue(evs []Event) {
@@ -315,16 +319,37 @@ func (l *Log) Enqueue(evs []Event) {
 	}
 	l.qmu.Lock()
 	defer l.qmu.Unlock()
-	for l.queued >= maxQueued && !l.qclosed {
+	for len(l.queue) >= maxQueued && !l.qclosed {
 		l.qcond.Wait()
 	}
 	if l.qclosed {
 		return
 	}
-	l.queue = append(l.queue, evs)
-	l.queued += len(evs)
+	l.queue = append(l.queue, evs...)
+	l.qbatches++
 	l.enqueued++
-	l.qcond.Broadcast()
+	if l.idle {
+		// Only the first batch of a gather wakes the writer: a wake-up per
+		// batch (one per COMMIT of a create burst) cost the reply path a
+		// futex call each.
+		l.idle = false
+		l.qcond.Broadcast()
+	}
+}
+
+// gather is how long the writer lets batches gather after the first before
+// it writes them, with one write(2) and one wake-up of the readers: a create
+// burst enqueues a batch per COMMIT. A reader's Settle, and Close, end it at
+// once, so no reader waits for it; a long poll sees an event at most this
+// much later.
+const gather = 5 * time.Millisecond
+
+// kickWriter ends the writer's gather, if it is in one.
+func (l *Log) kickWriter() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
 }
 
 // Settle waits until every batch enqueued before the call is in the
@@ -337,6 +362,7 @@ func (l *Log) Settle(ctx context.Context) error {
 	if l.written >= target {
 		return nil
 	}
+	l.kickWriter()
 	stop := context.AfterFunc(ctx, func() {
 		l.qmu.Lock()
 		l.qcond.Broadcast()
@@ -356,19 +382,31 @@ func (l *Log) Settle(ctx context.Context) error {
 // Close, then what is left.
 func (l *Log) run() {
 	defer close(l.done)
+	timer := time.NewTimer(gather)
+	timer.Stop()
 	for {
 		l.qmu.Lock()
 		for len(l.queue) == 0 && !l.qclosed {
+			l.idle = true
 			l.qcond.Wait()
 		}
-		batches := l.queue
-		l.queue = nil
+		l.idle = false
+		if !l.qclosed {
+			l.qmu.Unlock()
+			timer.Reset(gather)
+			select {
+			case <-timer.C:
+			case <-l.kick:
+				timer.Stop()
+			}
+			l.qmu.Lock()
+		}
+		// The queue is taken whole and swapped with the last one, which
+		// Append copied into the ring: no allocation per gather.
+		all, batches := l.queue, l.qbatches
+		l.queue, l.spare, l.qbatches = l.spare[:0], nil, 0
 		closed := l.qclosed
 		l.qmu.Unlock()
-		var all []Event
-		for _, b := range batches {
-			all = append(all, b...)
-		}
 		if l.opt.Fill != nil {
 			for i := range all {
 				l.opt.Fill(&all[i])
@@ -376,11 +414,13 @@ func (l *Log) run() {
 		}
 		l.Append(all...)
 		l.qmu.Lock()
-		l.queued -= len(all)
-		l.written += uint64(len(batches))
+		if cap(all) <= 4096 { // a burst's large queue goes back to the heap
+			l.spare = all[:0]
+		}
+		l.written += uint64(batches)
 		l.qcond.Broadcast()
 		l.qmu.Unlock()
-		if closed && len(batches) == 0 {
+		if closed && batches == 0 {
 			return
 		}
 	}
@@ -408,12 +448,11 @@ func (l *Log) Append(evs ...Event) {
 		}
 	}
 	if l.f != nil {
-		l.buf.Reset()
-		enc := json.NewEncoder(&l.buf)
+		l.buf = l.buf[:0]
 		for i := range evs {
-			enc.Encode(&evs[i])
+			l.buf = appendJSON(l.buf, &evs[i])
 		}
-		if _, err := l.f.Write(l.buf.Bytes()); err != nil {
+		if _, err := l.f.Write(l.buf); err != nil {
 			l.fail(err)
 		} else {
 			l.inFile += len(evs)
@@ -580,6 +619,7 @@ func (l *Log) Close() error {
 	l.qclosed = true
 	l.qcond.Broadcast()
 	l.qmu.Unlock()
+	l.kickWriter()
 	<-l.done
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
