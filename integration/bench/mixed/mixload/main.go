@@ -94,21 +94,65 @@ func main() {
 		return
 	}
 
+	r := load(config{nfs: *nfsAddr, ninep: *ninepAddr, socket: *socket, clients: *clients,
+		secs: *secs, run: *run, rank: *rank, kinds: dealt})
+	line := ""
+	for k, name := range kinds {
+		line += fmt.Sprintf(" %s=%d", name, r.ops[k])
+		if r.firstErr[k] != "" {
+			fmt.Fprintf(os.Stderr, "mixload: %s: %d errors, first: %s\n", name, r.errs[k], r.firstErr[k])
+		}
+	}
+	fmt.Printf("mixed clients=%d secs=%.1f total=%d%s errors=%d\n", *clients, r.took, r.total(), line, r.errors())
+}
+
+// config is one timed run: where the daemon listens, and the load.
+type config struct {
+	nfs, ninep, socket string
+	clients            int
+	secs               float64
+	run, rank          string
+	kinds              []int // indexes into kinds the clients are dealt over
+}
+
+// result counts a run's operations and failures by kind (indexes into kinds).
+type result struct {
+	ops, errs [6]int64
+	firstErr  [6]string
+	took      float64 // seconds
+}
+
+func (r result) total() (n int64) {
+	for _, v := range r.ops {
+		n += v
+	}
+	return n
+}
+
+func (r result) errors() (n int64) {
+	for _, v := range r.errs {
+		n += v
+	}
+	return n
+}
+
+// load connects every client, then runs them all until cfg.secs have passed.
+func load(cfg config) result {
 	var ops, errs [6]atomic.Int64
 	var firstErr [6]atomic.Pointer[string]
-	deadline := time.Now().Add(time.Duration(*secs * float64(time.Second)))
-	ctl := client.New(*socket)
+	ctl := client.New(cfg.socket)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	for i := 0; i < *clients; i++ {
-		k := dealt[i%len(dealt)]
-		op := newClient(k, i, *run, *nfsAddr, *ninepAddr, ctl, *rank)
+	var deadline time.Time
+	for i := 0; i < cfg.clients; i++ {
+		k := cfg.kinds[i%len(cfg.kinds)]
+		op := newClient(k, i, cfg.run, cfg.nfs, cfg.ninep, ctl, cfg.rank)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer op.close()
 			r := rand.New(rand.NewPCG(uint64(i), 30))
-			<-start
+			<-start // deadline is set before start closes
 			for n := 0; time.Now().Before(deadline); n++ {
 				if err := op.do(r, n); err != nil {
 					if errs[k].Add(1) == 1 {
@@ -122,20 +166,18 @@ func main() {
 		}()
 	}
 	t0 := time.Now()
+	deadline = t0.Add(time.Duration(cfg.secs * float64(time.Second)))
 	close(start)
 	wg.Wait()
-	took := time.Since(t0).Seconds()
-	var total, nerr int64
-	line := ""
-	for k, name := range kinds {
-		total += ops[k].Load()
-		nerr += errs[k].Load()
-		line += fmt.Sprintf(" %s=%d", name, ops[k].Load())
+	var r result
+	r.took = time.Since(t0).Seconds()
+	for k := range kinds {
+		r.ops[k], r.errs[k] = ops[k].Load(), errs[k].Load()
 		if p := firstErr[k].Load(); p != nil {
-			fmt.Fprintf(os.Stderr, "mixload: %s: %d errors, first: %s\n", name, errs[k].Load(), *p)
+			r.firstErr[k] = *p
 		}
 	}
-	fmt.Printf("mixed clients=%d secs=%.1f total=%d%s errors=%d\n", *clients, took, total, line, nerr)
+	return r
 }
 
 func fail(format string, a ...any) {
