@@ -239,7 +239,7 @@ func (x *Index) applyBleve(docs map[string]*stored, gen uint64) {
 		x.pending[p] = s
 	}
 	x.pendingGen = gen
-	x.hasPending.Store(true)
+	x.appliedGen.Store(gen)
 	if len(x.pending) >= bleveBatchMax && !x.bleveKicked {
 		x.bleveKicked = true
 		x.bleveFlushes.Add(1)
@@ -252,15 +252,34 @@ func (x *Index) applyBleve(docs map[string]*stored, gen uint64) {
 	}
 }
 
-// flushBleve sends pending document changes to Bleve and waits for any batch
-// already on its way; queries call it first, so they see every change
-// committed before it.
+// flushBleve makes Bleve hold every change committed before the call: it
+// waits for a batch on its way that carries some, and sends what no batch
+// has; queries call it first, so they see every change committed before
+// them.
+//
+// Queries that arrive while a batch is on its way wait for it (blMu); those
+// whose changes it carried then return without a batch of their own. Without
+// that, each waiting query sent the changes committed while it waited, one
+// small batch and one records.db sync each, one query at a time: under a
+// steady stream of writes (the mixed load, integration/bench/mixed) queries
+// queued behind one another's syncs.
 func (x *Index) flushBleve() {
-	if !x.hasPending.Load() && x.bleveFlushes.Load() == 0 {
+	// Every change committed before this query began is at or below want;
+	// sentGen is stored once Bleve has taken a batch, so sentGen >= want
+	// means Bleve holds them all. (An empty pending set did not: a batch
+	// another query has taken may still be on its way.)
+	want := x.appliedGen.Load()
+	if x.sentGen.Load() >= want {
 		return
+	}
+	if x.onFlushWait != nil {
+		x.onFlushWait()
 	}
 	x.blMu.Lock()
 	defer x.blMu.Unlock()
+	if x.sentGen.Load() >= want {
+		return
+	}
 	x.flushBleveBlLocked()
 }
 
@@ -279,7 +298,9 @@ func (x *Index) flushBleveBlLocked() {
 		x.mu.Lock()
 		x.failBleveLocked(err, sync)
 		x.mu.Unlock()
+		return
 	}
+	x.sentGen.Store(gen)
 }
 
 // flushBleveLocked is flushBleveBlLocked for a caller holding x.mu (Close,
@@ -291,7 +312,9 @@ func (x *Index) flushBleveLocked() {
 	}
 	if err := x.syncAndSend(docs, gen, sync); err != nil {
 		x.failBleveLocked(err, sync)
+		return
 	}
+	x.sentGen.Store(gen)
 }
 
 // takeBleveLocked takes the pending changes for a Bleve batch; ok=false when
@@ -303,7 +326,6 @@ func (x *Index) flushBleveLocked() {
 func (x *Index) takeBleveLocked() (docs map[string]*stored, gen uint64, sync, ok bool) {
 	docs, gen = x.pending, x.pendingGen
 	x.pending = nil
-	x.hasPending.Store(false)
 	x.bleveKicked = false // a forced batch still waiting for blMu finds less, or nothing
 	if len(docs) == 0 || x.degraded != nil || x.closed {
 		return nil, 0, false, false

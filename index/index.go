@@ -72,17 +72,23 @@ type Index struct {
 	gen  uint64
 
 	// pending holds committed record changes not yet in Bleve (nil = delete),
-	// up to pendingGen; hasPending lets queries skip the write lock when empty.
+	// up to pendingGen.
 	pending    map[string]*stored
 	pendingGen uint64
-	hasPending atomic.Bool
 	// blMu orders Bleve batches (taken before mu, never inside it); a batch
 	// is sent to Bleve without mu (bleve.go). bleveKicked: a batch forced by
 	// bleveBatchMax is on its way and has not taken the pending changes yet
 	// (mu); bleveFlushes counts those goroutines.
-	blMu          sync.Mutex
-	bleveKicked   bool
-	bleveFlushes  atomic.Int32
+	blMu         sync.Mutex
+	bleveKicked  bool
+	bleveFlushes atomic.Int32
+	// appliedGen is the generation of the last change queued for Bleve
+	// (applyBleve), sentGen that of the last batch Bleve took: a query whose
+	// changes (up to appliedGen when it began) a batch has already sent needs
+	// no batch of its own (flushBleve).
+	appliedGen    atomic.Uint64
+	sentGen       atomic.Uint64
+	onFlushWait   func()             // tests: called as a query's flush waits for blMu
 	onBleveBatch  func()             // tests: called as a batch is sent to Bleve
 	onRecordsSync func()             // tests: called after syncRecordsFile's fsync
 	vecs          map[string]*vecSet // by model name
