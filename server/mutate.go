@@ -210,7 +210,7 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 			file, err = f.openVirtual(ctx, p, true, false)
 			return file, false, err
 		}
-		return nil, false, refuseVirtual("create", p)
+		return nil, false, f.refuseVirtualName(ctx, "create", p)
 	}
 	if err := CheckNewPath("create", p); err != nil {
 		return nil, false, err
@@ -374,7 +374,7 @@ func (f *FS) openFile(p string, flags, acc int, write bool) (*File, error) {
 // Mkdir creates directory p. Directories have no index record of their own.
 func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err error) {
 	if f.virtual(p) {
-		return Attr{}, refuseVirtual("mkdir", p)
+		return Attr{}, f.refuseVirtualName(ctx, "mkdir", p)
 	}
 	if err := CheckNewPath("mkdir", p); err != nil {
 		return Attr{}, err
@@ -417,7 +417,7 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 // follow it out of the backing directory.
 func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) {
 	if f.virtual(p) {
-		return Attr{}, refuseVirtual("symlink", p)
+		return Attr{}, f.refuseVirtualName(ctx, "symlink", p)
 	}
 	if target == "" || len(target) > MaxPathLen {
 		return Attr{}, E("symlink", KindInvalid, p, constError("symlink target is empty or too long"))
@@ -467,7 +467,7 @@ func (f *FS) Mkfifo(ctx context.Context, p string, perm fs.FileMode) (Attr, erro
 // caller's umask is applied by its client).
 func (f *FS) Mknod(ctx context.Context, p string, mode fs.FileMode) (a Attr, err error) {
 	if f.virtual(p) {
-		return Attr{}, refuseVirtual("mknod", p)
+		return Attr{}, f.refuseVirtualName(ctx, "mknod", p)
 	}
 	var typ uint32
 	switch mode.Type() {
@@ -519,7 +519,10 @@ const errDevice = constError("device nodes are not made in a shared directory: t
 // index record; a hard link shares its file's durable record, so the record's
 // creator is the file's (the acting app only when the file has none).
 func (f *FS) Link(ctx context.Context, oldPath, newPath string) (a Attr, err error) {
-	if f.virtual(oldPath) || f.virtual(newPath) {
+	if f.virtual(newPath) {
+		return Attr{}, f.refuseVirtualName(ctx, "link", newPath)
+	}
+	if f.virtual(oldPath) {
 		return Attr{}, refuseVirtual("link", newPath)
 	}
 	if err := CheckNewPath("link", newPath); err != nil {

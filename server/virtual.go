@@ -88,6 +88,18 @@ func refuseVirtual(op, p string) error {
 	return E(op, KindReadOnly, p, constError("the semfs namespace is read-only except its tags files"))
 }
 
+// refuseVirtualName is the answer to making name p inside the virtual tree
+// (create, mkdir, symlink, mknod, a link's new name): KindExists when p is
+// there (every name under query/ is a query directory, and the tree's own
+// root), as Linux answers EEXIST before EROFS on a read-only mount (the
+// lookup comes first); refuseVirtual's KindReadOnly otherwise.
+func (f *FS) refuseVirtualName(ctx context.Context, op, p string) error {
+	if _, err := f.virt.Lstat(ctx, p); err == nil {
+		return E(op, KindExists, p, constError("the semfs namespace has this name already"))
+	}
+	return refuseVirtual(op, p)
+}
+
 // withVirtualRoot adds the tree's root to a listing of the backing root when
 // Options.ListVirtual asks for it, in name order.
 func (f *FS) withVirtualRoot(ctx context.Context, out []DirEntry) []DirEntry {

@@ -160,8 +160,9 @@ func TestTreeIsNotTheTree(t *testing.T) {
 }
 
 // TestRefusalKinds: every namespace change inside the tree is KindReadOnly
-// (EROFS), writing a read-only file KindPermission (EACCES), and a real file
-// of the tree's name cannot be made.
+// (EROFS), except making a name the tree has (KindExists, EEXIST, which
+// Linux answers before EROFS), writing a read-only file KindPermission
+// (EACCES), and a real file of the tree's name cannot be made.
 func TestRefusalKinds(t *testing.T) {
 	e := newEnv(t, false)
 	ctx := context.Background()
@@ -169,8 +170,6 @@ func TestRefusalKinds(t *testing.T) {
 	mode := os.FileMode(0o777)
 	for what, err := range map[string]error{
 		"mkdir":       func() error { _, err := e.fs.Mkdir(ctx, ".semfs/tags/d", 0o755); return err }(),
-		"mkdir root":  func() error { _, err := e.fs.Mkdir(ctx, ".semfs", 0o755); return err }(),
-		"create root": func() error { _, _, err := e.fs.Create(ctx, ".semfs", 0o644, true); return err }(),
 		"create tags": func() error { _, _, err := e.fs.Create(ctx, ".semfs/tags/new", 0o644, false); return err }(),
 		"symlink":     func() error { _, err := e.fs.Symlink(ctx, "a.md", ".semfs/tags/l"); return err }(),
 		"mkfifo":      func() error { _, err := e.fs.Mkfifo(ctx, ".semfs/f", 0o644); return err }(),
@@ -192,6 +191,17 @@ func TestRefusalKinds(t *testing.T) {
 			t.Errorf("%s succeeded", what)
 		case k != server.KindReadOnly && k != server.KindNotSupported:
 			t.Errorf("%s: %v (%v), want read-only", what, err, k)
+		}
+	}
+	for what, err := range map[string]error{
+		"mkdir root":        func() error { _, err := e.fs.Mkdir(ctx, ".semfs", 0o755); return err }(),
+		"create root":       func() error { _, _, err := e.fs.Create(ctx, ".semfs", 0o644, true); return err }(),
+		"create in query/":  func() error { _, _, err := e.fs.Create(ctx, ".semfs/query/new", 0o644, true); return err }(),
+		"symlink in query/": func() error { _, err := e.fs.Symlink(ctx, "a.md", ".semfs/query/l"); return err }(),
+		"link onto README":  func() error { _, err := e.fs.Link(ctx, "a.md", ".semfs/query/README"); return err }(),
+	} {
+		if k := server.KindOf(err); err == nil || k != server.KindExists {
+			t.Errorf("%s: %v (%v), want exists", what, err, k)
 		}
 	}
 	if _, err := e.fs.Open(ctx, ".semfs/query/README", os.O_RDWR); server.KindOf(err) != server.KindPermission {

@@ -240,9 +240,12 @@ test("changes() follows the feed in order, resumes from a cursor, reports a rese
   const next = it.next();
   fs.mkdirSync(path.join(d.data, "later"));
   fs.writeFileSync(path.join(d.data, "later", "b.txt"), "b");
+  // A host mkdir is an event of its own, before the file made in it.
   const got = await next;
-  assert.equal(got.value.path, "later/b.txt", JSON.stringify(got.value));
-  assert.equal(got.value.app, "host");
+  assert.equal(`${got.value.op} ${got.value.app} ${got.value.path}`, "mkdir host later", JSON.stringify(got.value));
+  const file = await it.next();
+  assert.equal(`${file.value.op} ${file.value.app} ${file.value.path}`, "create host later/b.txt", JSON.stringify(file.value));
+  assert.equal(file.value.rev, got.value.rev + 1, "revs grow by one");
   const parked = it.next();
   ac.abort();
   assert.equal((await parked).done, true);
