@@ -67,3 +67,59 @@ func cpuTime() time.Time {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Unix(0, ru.Utime.Nano()+ru.Stime.Nano())
 }
+
+// BenchmarkIndexBuildCorpus is BenchmarkIndexBuild on a real tree: the
+// directory SEMFS_GREP_CORPUS names (integration/bench/grep/corpus.sh builds
+// one of >= 50,000 files and >= 500 MB), the content index alone (the daemon's
+// figure, tag index included, is bench.sh's). It reports MB of text per
+// CPU-second, the measure that holds on a shared machine, and the postings'
+// size in memory is in -benchmem's B/op only roughly (the garbage included).
+//
+//	SEMFS_GREP_CORPUS=/srv/grepcorpus go test -run '^$' -bench IndexBuildCorpus -benchtime 1x ./index/content/
+func BenchmarkIndexBuildCorpus(b *testing.B) {
+	dir := os.Getenv("SEMFS_GREP_CORPUS")
+	if dir == "" {
+		b.Skip("SEMFS_GREP_CORPUS not set: no corpus (integration/bench/grep/corpus.sh builds one)")
+	}
+	var walked []FileStat
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		walked = append(walked, FileStat{Path: rel, Size: fi.Size(), MTime: fi.ModTime()})
+		total += fi.Size()
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer root.Close()
+	b.SetBytes(total)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		x, err := Open(Options{Files: rootFiles{root}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		x.Reconcile(x.Begin(), nil, walked)
+		if err := x.Settle(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		st := x.Stats()
+		b.ReportMetric(float64(st.Trigrams), "trigrams")
+		x.Close()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(total)*float64(b.N)/cpuTime().Sub(cpu0).Seconds()/1e6, "MB/cpu-s")
+}

@@ -12,7 +12,7 @@ func (x *Index) eval(q *Query) *roaring.Bitmap {
 	case QAnd:
 		var acc *roaring.Bitmap
 		for _, t := range q.Trigrams {
-			b := x.post[t]
+			b := x.post.get(t)
 			if b == nil {
 				return roaring.New()
 			}
@@ -44,7 +44,7 @@ func (x *Index) eval(q *Query) *roaring.Bitmap {
 	case QOr:
 		acc := roaring.New()
 		for _, t := range q.Trigrams {
-			if b := x.post[t]; b != nil {
+			if b := x.post.get(t); b != nil {
 				acc.Or(b)
 			}
 		}

@@ -112,7 +112,7 @@ type Index struct {
 	mu         sync.RWMutex
 	files      map[string]*entry
 	paths      []string // id -> path, "" for a free or dead id
-	post       map[uint32]*roaring.Bitmap
+	post       *postings
 	live       *roaring.Bitmap
 	dead       *roaring.Bitmap
 	free       []uint32
@@ -176,7 +176,7 @@ func Open(opt Options) (*Index, error) {
 func (x *Index) reset() {
 	x.files = map[string]*entry{}
 	x.paths = []string{""} // id 0 is never used
-	x.post = map[uint32]*roaring.Bitmap{}
+	x.post = newPostings()
 	x.live = roaring.New()
 	x.dead = roaring.New()
 	x.free = nil
@@ -589,12 +589,7 @@ func (x *Index) install(ix *indexer) {
 		if len(buf) == 0 {
 			continue
 		}
-		b := x.post[t]
-		if b == nil {
-			b = roaring.New()
-			x.post[t] = b
-		}
-		b.AddMany(buf)
+		x.post.getOrNew(t).AddMany(buf)
 	}
 	ix.idbuf = buf
 	x.maybeCompactLocked()
@@ -625,14 +620,14 @@ func (x *Index) compactLocked() {
 	if x.dead.IsEmpty() {
 		return
 	}
-	for t, b := range x.post {
+	x.post.each(func(_ uint32, b *roaring.Bitmap) bool {
 		b.AndNot(x.dead)
 		if b.IsEmpty() {
-			delete(x.post, t)
-		} else {
-			b.RunOptimize()
+			return false
 		}
-	}
+		b.RunOptimize()
+		return true
+	})
 	it := x.dead.Iterator()
 	for it.HasNext() {
 		x.free = append(x.free, it.Next())

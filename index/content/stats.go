@@ -13,7 +13,7 @@ type IndexStats struct {
 // Stats counts what the index holds now.
 func (x *Index) Stats() IndexStats {
 	x.mu.RLock()
-	st := IndexStats{Files: int(x.live.GetCardinality()), Bytes: x.bytes, Trigrams: len(x.post), Damaged: x.damaged,
+	st := IndexStats{Files: int(x.live.GetCardinality()), Bytes: x.bytes, Trigrams: x.post.len(), Damaged: x.damaged,
 		Skipped: map[string]int{TooBig.String(): 0, Binary.String(): 0, NotUTF8.String(): 0}}
 	for _, e := range x.files {
 		switch e.state {

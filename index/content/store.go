@@ -95,15 +95,17 @@ func (x *Index) encodeLocked(w *bytes.Buffer) error {
 			w.WriteByte(0)
 		}
 	}
-	uv(uint64(len(x.post)))
-	for t, b := range x.post {
-		uv(uint64(t))
-		uv(b.GetSerializedSizeInBytes())
-		if _, err := b.WriteTo(w); err != nil {
-			return err
+	uv(uint64(x.post.len()))
+	var err error
+	x.post.each(func(t uint32, b *roaring.Bitmap) bool {
+		if err == nil {
+			uv(uint64(t))
+			uv(b.GetSerializedSizeInBytes())
+			_, err = b.WriteTo(w)
 		}
-	}
-	return nil
+		return true
+	})
+	return err
 }
 
 // load reads Dir/content.idx; any flaw is an error and nothing of it is kept.
@@ -161,7 +163,7 @@ func (x *Index) load() error {
 		if t > 0xffffff || !roaring.AndNot(b, used).IsEmpty() {
 			return errors.New("bad posting")
 		}
-		x.post[uint32(t)] = b
+		x.post.set(uint32(t), b)
 	}
 	if r.err != nil {
 		return r.err

@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""Grep benchmark (issue 25), driven by bench.sh: see its header for usage.
+
+Steps, all against one real daemon serving the corpus as its backing directory
+(tag index, model and content index on):
+
+ 1. Build: a fresh index directory; wait until the content index holds every
+    corpus file with nothing pending, then read the daemon's CPU time
+    (/proc/PID/stat utime+stime: the index build's cost, not the machine's
+    load) and resident memory. Stop it (a clean stop saves content.idx), take
+    the saved index's size, start it again on the saved index and read its
+    resident memory once idle.
+ 2. Patterns, generated from the corpus with a seeded random generator (never
+    hand-picked): selective literals (a word or two-word phrase of a random
+    line of a random file; kept when rg finds it in 1 to 100 files) and
+    regular expressions with a required literal (a word of a random line, then
+    the next few characters of that line generalised to classes: letters to
+    [A-Za-z]+, digits to [0-9]+, blanks to [ \\t]+; kept when rg finds it in 1
+    to 1,000 files).
+ 3. Timing: ROUNDS rounds; in each, every pattern through POST /v1/grep (one
+    new connection per request, the whole answer read), rg over the backing
+    directory and GNU grep -r through a kernel NFS mount of the daemon (when it
+    could be mounted; its first NFS_ROUNDS rounds only, as it reads the whole
+    corpus every time), the tools' order alternating from round to round.
+    Every tool prints every matching line (no -q, no -l, output to a pipe).
+ 4. Check: for every timed pattern, the path:line set of /v1/grep equals rg's
+    (and GNU grep's over NFS); any difference fails the run.
+
+It prints a Markdown table ready for BENCHMARKS.md on stdout; progress and
+details on stderr.
+"""
+import http.client
+import json
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.environ["ROOT"]
+DATA = os.environ["DATA"]
+W = os.environ["W"]
+BIN = os.environ["SEMFS_BIN"]
+MODEL = os.environ.get("MODEL_DIR", "")
+ROUNDS = int(os.environ.get("ROUNDS", "21"))
+PATTERNS = int(os.environ.get("PATTERNS", "20"))
+NFS_ROUNDS = int(os.environ.get("NFS_ROUNDS", "3"))
+NFS = os.environ.get("NFS", "auto")
+SEED = int(os.environ.get("SEED", "25"))
+IDX = os.path.join(W, "index")
+SOCK = os.path.join(W, "semfs.sock")
+MNT = os.path.join(W, "mnt")
+TICK = os.sysconf("SC_CLK_TCK")
+ENV_C = dict(os.environ, LC_ALL="C.UTF-8")
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+class UnixHTTP(http.client.HTTPConnection):
+    def __init__(self, path, timeout=600):
+        super().__init__("semfs", timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def call(method, path, body=None):
+    """One request on a new connection; returns (status, raw body, seconds)."""
+    c = UnixHTTP(SOCK)
+    hdr = {"Content-Type": "application/json"} if body is not None else {}
+    data = json.dumps(body).encode() if body is not None else None
+    t0 = time.perf_counter()
+    c.request(method, path, body=data, headers=hdr)
+    r = c.getresponse()
+    raw = r.read()
+    t = time.perf_counter() - t0
+    c.close()
+    return r.status, raw, t
+
+
+def health():
+    try:
+        st, raw, _ = call("GET", "/v1/health")
+    except OSError:
+        return None
+    return json.loads(raw) if st == 200 else None
+
+
+def cpu(pid):
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / TICK  # utime, stime (fields 14, 15)
+
+
+def mem(pid, key):
+    for l in open(f"/proc/{pid}/status"):
+        if l.startswith(key + ":"):
+            return int(l.split()[1]) * 1024
+    return 0
+
+
+def start(build=False):
+    # SEMFS_CPUPROFILE (the daemon's CPU profile on exit) profiles the build
+    # only, not the restart.
+    env = dict(os.environ)
+    if not build:
+        env.pop("SEMFS_CPUPROFILE", None)
+    args = [BIN, "serve", "--data", DATA, "--index", IDX, "--socket", SOCK,
+            "--9p", "off", "--nfs", "127.0.0.1:0", "--watch", "off"]
+    if MODEL:
+        args += ["--model-dir", MODEL]
+    out = open(os.path.join(W, "serve.out"), "a")
+    err = open(os.path.join(W, "serve.log"), "a")
+    p = subprocess.Popen(args, stdout=out, stderr=err, env=env, start_new_session=True)
+    return p
+
+
+def wait_built(p, want):
+    """Until the content index holds want files with nothing pending."""
+    last = 0
+    while True:
+        if p.poll() is not None:
+            sys.exit(f"bench: the daemon exited ({p.returncode}); see {W}/serve.log")
+        h = health()
+        c = (h or {}).get("content") or {}
+        if c.get("files", 0) >= want and c.get("pending", 1) == 0:
+            return h
+        if time.time() - last > 15:
+            log(f"  indexing: {c.get('files', 0)}/{want} files, {c.get('pending')} pending, daemon CPU {cpu(p.pid):.0f} s")
+            last = time.time()
+        time.sleep(1)
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=600)
+
+
+def corpus_files():
+    out = []
+    for d, dirs, files in os.walk(DATA):
+        dirs.sort()
+        for f in sorted(files):
+            out.append(os.path.relpath(os.path.join(d, f), DATA))
+    return out
+
+
+# ---- tools -----------------------------------------------------------------
+
+def run_semfs(pat, fixed):
+    st, raw, t = call("POST", "/v1/grep", {"pattern": pat, "fixed": fixed, "limit": 1000000})
+    if st != 200:
+        sys.exit(f"bench: /v1/grep {pat!r}: {st} {raw[:300]!r}")
+    return raw, t
+
+
+def semfs_set(raw):
+    a = json.loads(raw)
+    if a.get("truncated"):
+        sys.exit("bench: /v1/grep answer truncated at 1,000,000 lines")
+    return {(m["path"], m["line"]) for m in a["matches"]}, a.get("stats", {})
+
+
+def run_proc(argv, cwd):
+    t0 = time.perf_counter()
+    r = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV_C)
+    t = time.perf_counter() - t0
+    if r.returncode not in (0, 1):
+        sys.exit(f"bench: {' '.join(argv)} exited {r.returncode}")
+    return r.stdout, t
+
+
+def rg_argv(pat, fixed, files=False):
+    # -uu: no ignore files, hidden files too (the daemon answers every file);
+    # -0: a NUL after the path, as paths may hold ':'.
+    a = ["rg", "--no-config", "-uu", "--no-messages", "-0"]
+    a += ["-l"] if files else ["-n", "--no-heading", "--with-filename"]
+    return a + (["-F"] if fixed else []) + ["-e", pat]
+
+
+def grep_argv(pat, fixed):
+    return ["grep", "-rnZ", "-F" if fixed else "-E", "-e", pat, "."]
+
+
+def line_set(out, strip_dot=False):
+    s = set()
+    for rec in out.split(b"\n"):
+        if not rec:
+            continue
+        path, rest = rec.split(b"\0", 1)
+        path = path.decode("utf-8", "surrogateescape")
+        if strip_dot and path.startswith("./"):
+            path = path[2:]
+        s.add((path, int(rest.split(b":", 1)[0])))
+    return s
+
+
+def rg_files(pat, fixed):
+    out, _ = run_proc(rg_argv(pat, fixed, files=True), DATA)
+    return out.count(b"\0")
+
+
+# ---- patterns ----------------------------------------------------------------
+
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{5,30}")
+
+
+def rand_line(rng, files):
+    while True:
+        p = os.path.join(DATA, rng.choice(files))
+        try:
+            lines = open(p, encoding="utf-8").read().split("\n")
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines = [l for l in lines if WORD.search(l) and len(l) < 400]
+        if lines:
+            return rng.choice(lines)
+
+
+def generalise(s):
+    out = []
+    for m in re.finditer(r"[A-Za-z]+|[0-9]+|[ \t]+|.", s):
+        t = m.group(0)
+        if t[0].isascii() and t[0].isalpha():
+            out.append("[A-Za-z]+")
+        elif t[0].isdigit():
+            out.append("[0-9]+")
+        elif t[0] in " \t":
+            out.append("[ \\t]+")
+        else:
+            out.append(re.escape(t))
+    return "".join(out)
+
+
+def literal(rng, files):
+    l = rand_line(rng, files)
+    ws = list(WORD.finditer(l))
+    i = rng.randrange(len(ws))
+    if rng.random() < 0.3 and i + 1 < len(ws):  # a two-word phrase, as in the line
+        return l[ws[i].start():ws[i + 1].end()]
+    return ws[i].group(0)
+
+
+def regex(rng, files):
+    l = rand_line(rng, files)
+    ws = list(WORD.finditer(l))
+    w = rng.choice(ws)
+    tail = l[w.end():w.end() + rng.randrange(4, 16)]
+    toks = re.findall(r"[A-Za-z]+|[0-9]+|[ \t]+|.", tail)[:3]
+    if not toks:
+        return None
+    return re.escape(w.group(0)) + generalise("".join(toks))
+
+
+def choose(rng, files, gen, fixed, lo, hi, n, seen):
+    got, tries = [], 0
+    while len(got) < n and tries < 30 * n:
+        tries += 1
+        p = gen(rng, files)
+        if not p or p in seen or p.strip() != p or "\\" in p and fixed:
+            continue
+        seen.add(p)
+        k = rg_files(p, fixed)
+        if lo <= k <= hi:
+            got.append((p, k))
+    log(f"  {len(got)} patterns kept of {tries} drawn ({'literal' if fixed else 'regex'}, {lo}..{hi} files)")
+    return got
+
+
+# ---- the kernel NFS mount ------------------------------------------------------
+
+def nfs_mount():
+    if NFS == "0":
+        return "off (NFS=0)"
+    if os.geteuid() != 0:
+        return "not root"
+    port = None
+    for l in open(os.path.join(W, "serve.out")).read().splitlines()[::-1]:
+        m = re.search(r"nfs\s+127\.0\.0\.1:(\d+)", l)
+        if m:
+            port = m.group(1)
+            break
+    if not port:
+        return "the daemon's NFS port not found in its output"
+    os.makedirs(MNT, exist_ok=True)
+    o = f"vers=3,proto=tcp,mountproto=tcp,port={port},mountport={port},nolock,noacl"
+    r = subprocess.run(["mount", "-t", "nfs", "-o", o, "127.0.0.1:/", MNT], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        fs = "nfs listed" if "\tnfs\n" in open("/proc/filesystems").read() else "no nfs in /proc/filesystems"
+        return f"mount failed: {r.stderr.strip()} ({fs}, kernel {os.uname().release})"
+    return None
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs) + 0.5) - 1 if q * len(xs) >= 1 else 0)]
+
+
+def ms(x):
+    return f"{x * 1000:.1f}" if x < 10 else f"{x * 1000:.0f}"
+
+
+def main():
+    files = corpus_files()
+    nbytes = sum(os.path.getsize(os.path.join(DATA, f)) for f in files)
+    log(f"corpus {DATA}: {len(files)} files, {nbytes / 1e6:.0f} MB")
+
+    # 1. build
+    log("build: starting the daemon on a fresh index")
+    t0 = time.time()
+    p = start(build=True)
+    h = wait_built(p, len(files))
+    wall = time.time() - t0
+    c = h["content"]
+    cpus = cpu(p.pid)
+    hwm, rss = mem(p.pid, "VmHWM"), mem(p.pid, "VmRSS")
+    gb = c["bytes"] / 1e9
+    log(f"  built: {c['files']} files, {c['bytes'] / 1e6:.0f} MB of text in {wall:.0f} s wall, {cpus:.1f} s daemon CPU; skipped {c['skipped']}")
+    stop(p)
+    size = os.path.getsize(os.path.join(IDX, "content.idx"))
+    t0 = time.time()
+    p = start()
+    h = wait_built(p, len(files))
+    time.sleep(2)
+    rss2 = mem(p.pid, "VmRSS")
+    restart_cpu = cpu(p.pid)
+    log(f"  restart on the saved index: {time.time() - t0:.1f} s wall, {restart_cpu:.1f} s CPU, resident {rss2 / 1e6:.0f} MB")
+
+    try:
+        # 2. patterns
+        rng = random.Random(SEED)
+        seen = set()
+        log(f"patterns: {PATTERNS} per class, seed {SEED}")
+        classes = [
+            ("selective literal", True, choose(rng, files, literal, True, 1, 100, PATTERNS, seen)),
+            ("regex with a required literal", False, choose(rng, files, regex, False, 1, 1000, PATTERNS, seen)),
+        ]
+        why = nfs_mount()
+        if why:
+            log(f"GNU grep -r through a kernel NFS mount: not run: {why}")
+        # 3. timing, 4. check
+        times = {}
+        stats = {}
+        bad = []
+        for r in range(ROUNDS):
+            tools = ["semfs", "rg"] + (["nfs"] if not why and r < NFS_ROUNDS else [])
+            if r % 2:
+                tools.reverse()
+            for cls, fixed, pats in classes:
+                for pat, _ in pats:
+                    outs = {}
+                    for tool in tools:
+                        if tool == "semfs":
+                            out, t = run_semfs(pat, fixed)
+                        elif tool == "rg":
+                            out, t = run_proc(rg_argv(pat, fixed), DATA)
+                        else:
+                            out, t = run_proc(grep_argv(pat, fixed), MNT)
+                        times.setdefault((cls, tool), []).append(t)
+                        if tool == "semfs":  # the daemon's own time (stats.ms), outside the client
+                            times.setdefault((cls, "server"), []).append(json.loads(out)["stats"]["ms"] / 1000)
+                        outs[tool] = out
+                    if r == 0:  # the check: every timed pattern, every tool
+                        want = line_set(outs["rg"])
+                        got, st = semfs_set(outs["semfs"])
+                        stats[pat] = (st, len(want))
+                        if got != want:
+                            bad.append((pat, "semfs", len(got - want), len(want - got)))
+                        if "nfs" in outs:
+                            g = line_set(outs["nfs"], True)
+                            if g != want:
+                                bad.append((pat, "GNU grep over NFS", len(g - want), len(want - g)))
+            if r % 5 == 4 or r == ROUNDS - 1:
+                log(f"  round {r + 1}/{ROUNDS}")
+    finally:
+        if os.path.ismount(MNT):
+            subprocess.run(["umount", "-l", MNT])
+        stop(p)
+
+    for cls, fixed, pats in classes:
+        for pat, k in pats:
+            st, lines = stats[pat]
+            log(f"  {cls[:7]} {k:4d} files {lines:6d} lines, candidates {st.get('candidates')}, server {st.get('ms')} ms: {pat!r}")
+
+    # the report
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    load = open("/proc/loadavg").read().split()[:3]
+    cmd = f"ROUNDS={ROUNDS} PATTERNS={PATTERNS} NFS_ROUNDS={NFS_ROUNDS} SEED={SEED} bash integration/bench/grep/bench.sh CORPUS"
+    print(f"Commit `{commit}{'+dirty' if dirty else ''}`, {os.cpu_count()} cores, load average {' '.join(load)} at the end; "
+          f"`{cmd}` (corpus by `integration/bench/grep/corpus.sh`: {len(files)} files, {nbytes / 1e6:.0f} MB).")
+    print()
+    print("| build (fresh index, tag index + model + content) | value |")
+    print("|---|---|")
+    print(f"| text indexed | {c['files']} files, {c['bytes'] / 1e6:.0f} MB (skipped: {', '.join(f'{k} {v}' for k, v in c['skipped'].items())}) |")
+    print(f"| daemon CPU (utime+stime) until nothing pending | {cpus:.1f} s = **{c['bytes'] / 1e6 / cpus:.1f} MB of text per CPU-second** (wall {wall:.0f} s) |")
+    print(f"| content.idx on disk | {size / 1e6:.1f} MB = **{size / c['bytes']:.3f}× the indexed bytes** |")
+    print(f"| resident memory | peak {hwm / 1e6:.0f} MB = {hwm / 1e6 / gb:.0f} MB per GB indexed; after the build {rss / 1e6:.0f} MB; "
+          f"restarted on the saved index {rss2 / 1e6:.0f} MB = **{rss2 / 1e6 / gb:.0f} MB per GB indexed** |")
+    print()
+    nfs_col = "GNU `grep -r` via kernel NFS p50 / p90" + ("" if not why else f" (not run: {why})")
+    print(f"| pattern class (generated) | patterns | files matched, median (max) | `/v1/grep` p50 / p90 ms | its `stats.ms` p50 / p90 | `rg` p50 / p90 ms | {nfs_col} | answers equal rg's path:line |")
+    print("|---|---|---|---|---|---|---|---|")
+    for cls, fixed, pats in classes:
+        ks = [k for _, k in pats]
+        row = [cls, str(len(pats)), f"{statistics.median(ks):.0f} ({max(ks)})"]
+        for tool in ("semfs", "server", "rg", "nfs"):
+            xs = times.get((cls, tool))
+            row.append(f"{ms(pct(xs, .5))} / {ms(pct(xs, .9))}" if xs else "n/a")
+        nb = sum(1 for b in bad if b[0] in {q for q, _ in pats})
+        row.append("yes" if nb == 0 else f"**no: {nb} patterns differ**")
+        print("| " + " | ".join(row) + " |")
+    print()
+    print(f"Timings pool every pattern of a class × {ROUNDS} rounds (GNU grep over NFS: {NFS_ROUNDS} rounds); "
+          "each tool prints every matching line into a pipe; `/v1/grep` is one request on a new control-socket connection, answer read whole.")
+    if bad:
+        for b in bad:
+            log(f"MISMATCH {b[1]} on {b[0]!r}: {b[2]} extra, {b[3]} missing")
+        sys.exit(1)
+
+
+main()
