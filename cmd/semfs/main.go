@@ -69,7 +69,9 @@ func usage(w io.Writer) {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	release := processTuning(os.Args[1:])
 	code := run(ctx, &cliEnv{stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])
+	release()
 	stop()
 	os.Exit(code)
 }

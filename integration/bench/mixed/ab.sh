@@ -17,7 +17,7 @@
 # A_ENV and B_ENV (VAR=value ..., through env(1)) set each daemon's
 # environment, A_ARGS and B_ARGS add flags to its serve command, for an A/B of
 # one binary with and without a setting, e.g.
-#   A_ENV=SEMFS_EMBED_KERNEL=fp32 bash ab.sh HEAD HEAD
+#   A_ENV=SEMFS_SYSMON_HOLD=off bash ab.sh HEAD HEAD
 # B_ENV=SEMFS_CPUPROFILE=/tmp/b.prof profiles the second daemon over all its
 # runs (written when it stops, at the end). KINDS=query,tag deals the clients
 # over those kinds only (mixload -kinds); A_LOAD and B_LOAD add mixload flags

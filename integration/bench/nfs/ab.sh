@@ -19,7 +19,7 @@
 #
 # A_ENV and B_ENV (VAR=value ..., passed through env(1)) set each daemon's
 # environment, for an A/B of one binary with and without a setting, e.g.
-# A_ENV=SEMFS_EMBED_KERNEL=fp32. A_ARGS and B_ARGS add flags to
+# A_ENV=SEMFS_SYSMON_HOLD=off (server/sysmon). A_ARGS and B_ARGS add flags to
 # each daemon's serve command, for an A/B of one setting, e.g.
 # B_ARGS="--policy $PWD/deploy/policy-example.json" (issue 26: cost of a policy).
 #
