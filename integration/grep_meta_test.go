@@ -42,13 +42,20 @@ func TestGrepDirectoryThroughNFSAnd9P(t *testing.T) {
 		{"a%2Fb", client.GrepRequest{Pattern: "a/b"}, []string{"-E"}},
 		{"100%25", client.GrepRequest{Pattern: "100%"}, []string{"-E"}},
 		{"me%40i@F", client.GrepRequest{Pattern: "me@i", Fixed: true}, []string{"-F"}},
+		{"%2E", client.GrepRequest{Pattern: "."}, []string{"-E"}},
+		{"%2E%2E@F", client.GrepRequest{Pattern: "..", Fixed: true}, []string{"-F"}},
 	}
 	for range 12 {
 		pat := genGrepPattern(r)
 		if strings.ContainsAny(pat, "/%@") || pat == "" {
 			continue
 		}
-		c := tc{pat, client.GrepRequest{Pattern: pat}, []string{"-E"}}
+		name := pat
+		if pat == "." || pat == ".." {
+			// The names "." and ".." are the directory and its parent.
+			name = strings.ReplaceAll(pat, ".", "%2E")
+		}
+		c := tc{name, client.GrepRequest{Pattern: pat}, []string{"-E"}}
 		if r.IntN(2) == 0 {
 			c.dir += "@i"
 			c.req.IgnoreCase = true

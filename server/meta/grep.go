@@ -23,8 +23,9 @@ import (
 //	matches         GNU grep's "path:line:text" lines
 //
 // The directory name is the pattern with "/" written %2F, "%" %25 and "@"
-// %40 (a name holds no "/"); a suffix "@i" matches case-insensitively, "@F"
-// takes the pattern as a literal, "@iF" both.
+// %40 (a name holds no "/"), and "." as %2E where needed (the names "." and
+// ".." are the directory itself and its parent at every door); a suffix "@i"
+// matches case-insensitively, "@F" takes the pattern as a literal, "@iF" both.
 
 // matchesName is the grep directory's GNU grep-style listing.
 const matchesName = "matches"
@@ -43,7 +44,7 @@ func parseGrepName(op, p, name string) (grepKey, error) {
 		k.fixed = strings.Contains(name[i+1:], "F")
 		name = name[:i]
 	}
-	r := strings.NewReplacer("%2F", "/", "%2f", "/", "%25", "%", "%40", "@")
+	r := strings.NewReplacer("%2F", "/", "%2f", "/", "%25", "%", "%40", "@", "%2E", ".", "%2e", ".")
 	k.pattern = r.Replace(name)
 	if k.pattern == "" {
 		return k, server.E(op, server.KindInvalid, p, errors.New("the pattern is empty"))

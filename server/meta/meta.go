@@ -932,7 +932,7 @@ lines that match it, as grep -r would, without reading the whole tree:
 
 Each matching file is a symlink NN-<name> (most matching lines first);
 .results.json holds the POST /v1/grep answer. In the name, write "/" as %2F,
-"%" as %25 and "@" as %40. At most 1000 matching lines are listed.
+"%" as %25, "@" as %40, and the patterns "." and ".." as %2E and %2E%2E. At most 1000 matching lines are listed.
 Changes: ` + name + `/changes holds the last 1000 changes you may see
 (creates, writes, renames, removes, tags...), one JSON object per line,
 newest last; each names the app that made it ("host" for the backing
