@@ -2,6 +2,7 @@ package nfs_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -124,7 +125,9 @@ func TestCachedReadIsAnsweredInline(t *testing.T) {
 		}
 	})
 	const either = -1
-	check := func(what string, off uint64, n uint32, wantInline bool, wantSent int32) {
+	// try makes one READ and says what differs from the expected route ("" if
+	// nothing); the data must be right whatever the route.
+	try := func(what string, off uint64, n uint32, wantInline bool, wantSent int32) string {
 		t.Helper()
 		inline.Store(0)
 		handed.Store(0)
@@ -135,11 +138,32 @@ func TestCachedReadIsAnsweredInline(t *testing.T) {
 			t.Fatalf("%s: status %d, %d bytes (want %d), equal %v, eof %v", what, st, len(got), end-int(off), bytes.Equal(got, data[off:end]), eof)
 		}
 		if i, h := inline.Load(), handed.Load(); wantInline && (i != 1 || h != 0) || !wantInline && h != 1 {
-			t.Fatalf("%s: read inline %d times, by a worker %d times; want inline %v", what, i, h, wantInline)
+			return fmt.Sprintf("%s: read inline %d times, by a worker %d times; want inline %v", what, i, h, wantInline)
 		}
 		if s := sent.Load(); wantSent != either && s != wantSent {
-			t.Fatalf("%s: sent by sendfile %d times; want %d", what, s, wantSent)
+			return fmt.Sprintf("%s: sent by sendfile %d times; want %d", what, s, wantSent)
 		}
+		return ""
+	}
+	// A cached READ needs the file's pages in the page cache, which the
+	// kernel may reclaim at any moment (this VM runs DAMON's reclaim): each
+	// try reads the file first, and a route that differs is tried again, at
+	// most three times, so a broken route fails every time.
+	check := func(what string, off uint64, n uint32, wantInline bool, wantSent int32) {
+		t.Helper()
+		var msg string
+		for range 3 {
+			if wantInline {
+				if _, err := os.ReadFile(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if msg = try(what, off, n, wantInline, wantSent); msg == "" {
+				return
+			}
+			t.Logf("%s (trying again: the pages may have been reclaimed)", msg)
+		}
+		t.Fatal(msg)
 	}
 	check("cached 1 MiB READ", 0, 1<<20, true, 1)
 	check("cached READ to the end (count not a multiple of 4)", 2<<20+12345, 1<<20, true, 1)
@@ -150,5 +174,7 @@ func TestCachedReadIsAnsweredInline(t *testing.T) {
 	}
 	// The inline try's RWF_NOWAIT read starts the kernel's readahead, so the
 	// worker may find the pages cached and send them.
-	check("1 MiB READ from the disk", 1<<20, 1<<20, false, either)
+	if msg := try("1 MiB READ from the disk", 1<<20, 1<<20, false, either); msg != "" {
+		t.Fatal(msg)
+	}
 }
