@@ -226,13 +226,11 @@ func (x *Index) candidates(c *Compiled, unsettled []string) (paths []string, ind
 			}
 		}
 	}
-	x.dmu.Lock()
-	for p := range x.dirty {
+	x.q.Dirty(func(p string) {
 		if c.selected(p) {
 			set[p] = struct{}{}
 		}
-	}
-	x.dmu.Unlock()
+	})
 	for _, p := range unsettled {
 		if c.selected(p) {
 			set[p] = struct{}{}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -122,18 +121,9 @@ type Index struct {
 	changed    bool                // since the last Save
 	lastChange time.Time           // of the entries (dueForSave)
 
-	// dmu guards the dirty set, the work queue and the structural changes
-	// not yet applied to files (pending). Apply takes only dmu, so the
-	// change stream never waits behind a search or a Save. Order: mu, then dmu.
-	dmu     sync.Mutex
-	dirty   map[string]uint64 // path -> generation of its latest change
-	queue   []string
-	queued  map[string]bool // in queue: a path written while being read is queued again
-	pending []Change
-	gen     uint64
-	wake    chan struct{}
-	idle    *sync.Cond // on dmu: the queue is empty and no file is being indexed
-	busy    bool
+	// q is the dirty set, the work queue and the renames and removals not
+	// yet applied to files. Order: mu, then q's lock.
+	q *Queue
 
 	damaged string
 	stop    chan struct{}
@@ -151,12 +141,10 @@ func Open(opt Options) (*Index, error) {
 	if opt.Files == nil {
 		return nil, errors.New("content index: no Files")
 	}
-	x := &Index{opt: opt, log: opt.Log, dirty: map[string]uint64{}, queued: map[string]bool{}, wake: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{})}
+	x := &Index{opt: opt, log: opt.Log, q: NewQueue(), stop: make(chan struct{}), done: make(chan struct{})}
 	if x.log == nil {
 		x.log = slog.Default()
 	}
-	x.idle = sync.NewCond(&x.dmu)
 	x.reset()
 	if opt.Dir != "" {
 		if err := x.load(); err != nil {
@@ -199,78 +187,14 @@ func (x *Index) Close() error {
 	return x.Save()
 }
 
-// Apply takes changes of the core's change stream. It never reads a file and
-// never waits for a search: written paths become dirty and are queued for the
-// indexer; renames and removals are applied to the entries before the next
-// search or indexing.
-func (x *Index) Apply(cs []Change) {
-	x.dmu.Lock()
-	defer x.dmu.Unlock()
-	for _, c := range cs {
-		switch c.Op {
-		case Written:
-			x.markLocked(c.Path)
-		case Renamed:
-			x.pending = append(x.pending, c)
-			for p := range x.dirty {
-				if within(p, c.NewPath) && !within(p, c.Path) {
-					delete(x.dirty, p) // replaced by the moved file or tree
-				}
-			}
-			for p := range x.dirty {
-				if within(p, c.Path) {
-					delete(x.dirty, p)
-					x.markLocked(c.NewPath + p[len(c.Path):])
-				}
-			}
-			if !c.IsDir {
-				// Read again under its new name: a write to the old name
-				// may still be on its way (the core's debounce sends it
-				// under the name it had), and must not leave the moved
-				// entry's older bytes standing.
-				x.markLocked(c.NewPath)
-			}
-		case Removed:
-			x.pending = append(x.pending, c)
-			for p := range x.dirty {
-				if within(p, c.Path) {
-					delete(x.dirty, p)
-				}
-			}
-		}
-	}
-	x.kick()
-}
-
-func (x *Index) markLocked(p string) {
-	x.gen++
-	if !x.queued[p] {
-		x.queued[p] = true
-		x.queue = append(x.queue, p)
-	}
-	x.dirty[p] = x.gen
-}
-
-func (x *Index) kick() {
-	select {
-	case x.wake <- struct{}{}:
-	default:
-	}
-}
-
-// within reports whether p is dir or below it.
-func within(p, dir string) bool {
-	return p == dir || dir == "" || strings.HasPrefix(p, dir) && p[len(dir)] == '/'
-}
+// Apply takes changes of the core's change stream (Queue.Apply). It never
+// reads a file and never waits for a search.
+func (x *Index) Apply(cs []Change) { x.q.Apply(cs) }
 
 // drainLocked applies the pending renames and removals to the entries.
 // Precondition: mu held for writing.
 func (x *Index) drainLocked() {
-	x.dmu.Lock()
-	cs := x.pending
-	x.pending = nil
-	x.dmu.Unlock()
-	for _, c := range cs {
+	for _, c := range x.q.TakePending() {
 		switch c.Op {
 		case Renamed:
 			if c.Path == c.NewPath {
@@ -278,12 +202,12 @@ func (x *Index) drainLocked() {
 			}
 			var moved []string
 			for p := range x.files {
-				if within(p, c.Path) {
+				if Within(p, c.Path) {
 					moved = append(moved, p)
 				}
 			}
 			for p := range x.files {
-				if within(p, c.NewPath) && !within(p, c.Path) {
+				if Within(p, c.NewPath) && !Within(p, c.Path) {
 					x.dropLocked(p)
 				}
 			}
@@ -300,7 +224,7 @@ func (x *Index) drainLocked() {
 			}
 		case Removed:
 			for p := range x.files {
-				if within(p, c.Path) {
+				if Within(p, c.Path) {
 					x.dropLocked(p)
 				}
 			}
@@ -328,11 +252,7 @@ func (x *Index) dropLocked(p string) {
 
 // Begin returns the generation a walk for Reconcile starts at: changes newer
 // than it win over what the walk saw.
-func (x *Index) Begin() uint64 {
-	x.dmu.Lock()
-	defer x.dmu.Unlock()
-	return x.gen
-}
+func (x *Index) Begin() uint64 { return x.q.Begin() }
 
 // Reconcile brings the index in line with a walk of the backing directory
 // (scopes: the directories or files walked, nil for the whole export) begun at
@@ -356,52 +276,24 @@ func (x *Index) Reconcile(since uint64, scopes []string, walked []FileStat) {
 			return true
 		}
 		for _, s := range scopes {
-			if within(p, s) {
+			if Within(p, s) {
 				return true
 			}
 		}
 		return false
 	}
-	x.dmu.Lock()
+	var gone []string
 	for p, e := range x.files {
-		if seen[p] || !inScope(p) || e.gen > since {
-			continue
+		if !seen[p] && inScope(p) && e.gen <= since {
+			gone = append(gone, p)
 		}
-		if g, ok := x.dirty[p]; ok && g > since {
-			continue
-		}
-		delete(x.dirty, p)
-		x.dropLocked(p)
 	}
-	for _, p := range stale {
-		if g, ok := x.dirty[p]; ok && g > since {
-			continue // already queued by a newer change
-		}
-		x.markLocked(p)
-	}
-	x.kick()
-	x.dmu.Unlock()
+	x.q.Reconcile(since, gone, stale, x.dropLocked)
 	x.mu.Unlock()
 }
 
 // Settle waits until the indexer has nothing left to do (tests, Close).
-func (x *Index) Settle(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() {
-		x.dmu.Lock()
-		x.idle.Broadcast()
-		x.dmu.Unlock()
-	})
-	defer stop()
-	x.dmu.Lock()
-	defer x.dmu.Unlock()
-	for len(x.queue) > 0 || x.busy {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		x.idle.Wait()
-	}
-	return nil
-}
+func (x *Index) Settle(ctx context.Context) error { return x.q.Wait(ctx) }
 
 // Batch bounds: the indexer reads up to batchFiles queued files, or until
 // their trigrams reach batchPairs, then installs them at once, one posting at
@@ -418,7 +310,7 @@ const (
 // the latest saveEvery after the last save while they go on; and at Close.
 // A crash loses nothing but indexing work: the start-up reconcile reads again
 // what changed since the file was written.
-// settleQuiet and settleMax bound settle's wait: a file written through a
+// settleQuiet and settleMax bound the wait before a batch (Queue.Quiet): a file written through a
 // mount is findable by contents (for meaning, later) within settleMax plus
 // its read, and by grep at once.
 const (
@@ -445,15 +337,11 @@ func (x *Index) run() {
 	tick := time.NewTicker(saveQuiet)
 	defer tick.Stop()
 	for {
-		x.dmu.Lock()
-		if len(x.queue) == 0 {
-			x.busy = false
-			x.idle.Broadcast()
-			x.dmu.Unlock()
+		if !x.q.Working() {
 			select {
 			case <-x.stop:
 				return
-			case <-x.wake:
+			case <-x.q.Woken():
 			case <-tick.C:
 				if x.opt.Dir != "" && x.dueForSave(saved) {
 					if err := x.Save(); err != nil {
@@ -464,23 +352,15 @@ func (x *Index) run() {
 			}
 			continue
 		}
-		x.busy = true
-		x.dmu.Unlock()
-		if !x.settle() {
+		if !x.q.Quiet(x.stop, settleQuiet, settleMax) {
 			return
 		}
 		ix.reset()
 		for len(ix.batch) < batchFiles && len(ix.pairs) < batchPairs {
-			x.dmu.Lock()
-			if len(x.queue) == 0 {
-				x.dmu.Unlock()
+			p, g, ok, more := x.q.Pop()
+			if !more {
 				break
 			}
-			p := x.queue[0]
-			x.queue = x.queue[1:]
-			delete(x.queued, p)
-			g, ok := x.dirty[p]
-			x.dmu.Unlock()
 			if ok {
 				ix.add(x.opt.Files, p, g)
 			}
@@ -491,33 +371,6 @@ func (x *Index) run() {
 		default:
 		}
 		x.install(ix)
-	}
-}
-
-// settle waits, before a batch is read, until no path has been marked for
-// settleQuiet (at most settleMax): a file is usually marked at its create and
-// again when its writes settle moments later, and a burst of creates marks
-// many; reading once the marks stop reads each such file once, whole, in
-// fewer and larger batches (measured: NFS creates, below). Greps are never
-// stale meanwhile: a queued path is dirty and read directly. false when the
-// index is closing.
-func (x *Index) settle() bool {
-	start := time.Now()
-	for {
-		x.dmu.Lock()
-		gen := x.gen
-		x.dmu.Unlock()
-		select {
-		case <-x.stop:
-			return false
-		case <-time.After(settleQuiet):
-		}
-		x.dmu.Lock()
-		quiet := x.gen == gen
-		x.dmu.Unlock()
-		if quiet || time.Since(start) >= settleMax {
-			return true
-		}
 	}
 }
 
@@ -532,14 +385,7 @@ func (x *Index) install(ix *indexer) {
 	for i := range ix.batch {
 		f := &ix.batch[i]
 		ids = append(ids, 0)
-		x.dmu.Lock()
-		cur, ok := x.dirty[f.path]
-		current := ok && cur == f.gen
-		if current {
-			delete(x.dirty, f.path)
-		}
-		x.dmu.Unlock()
-		if !current {
+		if !x.q.Done(f.path, f.gen) {
 			continue // renamed, removed or written again: queued anew if it still matters
 		}
 		x.dropLocked(f.path)
@@ -563,15 +409,13 @@ func (x *Index) install(ix *indexer) {
 		if e.links {
 			// Other names of this inode hold these bytes too: read them
 			// again (a write through this name changed them unseen).
-			x.dmu.Lock()
 			for _, q := range x.byIno[e.ino] {
 				if q != f.path {
 					if o := x.files[q]; o != nil && (o.size != e.size || o.mtime != e.mtime || !o.links) {
-						x.markLocked(q)
+						x.q.Mark(q)
 					}
 				}
 			}
-			x.dmu.Unlock()
 		}
 		x.changed = true
 	}

@@ -22,8 +22,6 @@ func (x *Index) Stats() IndexStats {
 		}
 	}
 	x.mu.RUnlock()
-	x.dmu.Lock()
-	st.Pending = len(x.dirty)
-	x.dmu.Unlock()
+	st.Pending = x.q.Dirty(nil)
 	return st
 }

@@ -81,16 +81,9 @@ type Index struct {
 	changed  bool
 	lastMod  time.Time
 
-	// dmu guards the queue (as content's: Apply takes only dmu).
-	dmu     sync.Mutex
-	dirty   map[string]uint64
-	queue   []string
-	queued  map[string]bool
-	pending []content.Change
-	gen     uint64
-	wake    chan struct{}
-	idle    *sync.Cond
-	busy    bool
+	// q is the dirty set, the work queue and the renames and removals not
+	// yet applied to files (content's Queue). Order: mu, then q's lock.
+	q *content.Queue
 
 	emb     embed.Embedder // the worker's only (embedder)
 	embOnce sync.Once
@@ -114,12 +107,10 @@ func Open(opt Options) (*Index, error) {
 	if opt.Files == nil {
 		return nil, errors.New("passage index: no Files")
 	}
-	x := &Index{opt: opt, log: opt.Log, dirty: map[string]uint64{}, queued: map[string]bool{}, wake: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{}), emb: opt.Embedder}
+	x := &Index{opt: opt, log: opt.Log, q: content.NewQueue(), stop: make(chan struct{}), done: make(chan struct{}), emb: opt.Embedder}
 	if x.log == nil {
 		x.log = slog.Default()
 	}
-	x.idle = sync.NewCond(&x.dmu)
 	x.reset()
 	if opt.Dir != "" {
 		if err := x.load(); err != nil {
@@ -157,64 +148,12 @@ func (x *Index) Close() error {
 	return x.Save()
 }
 
-// Apply takes changes of the core's change stream (content's shape). It only
-// queues paths and records moves; the worker does the rest.
-func (x *Index) Apply(cs []content.Change) {
-	x.dmu.Lock()
-	defer x.dmu.Unlock()
-	for _, c := range cs {
-		switch c.Op {
-		case content.Written:
-			x.markLocked(c.Path)
-		case content.Renamed:
-			x.pending = append(x.pending, c)
-			for p := range x.dirty {
-				if within(p, c.Path) {
-					delete(x.dirty, p)
-					x.markLocked(c.NewPath + p[len(c.Path):])
-				}
-			}
-			if !c.IsDir {
-				x.markLocked(c.NewPath) // a write to the old name may still be on its way
-			}
-		case content.Removed:
-			x.pending = append(x.pending, c)
-			for p := range x.dirty {
-				if within(p, c.Path) {
-					delete(x.dirty, p)
-				}
-			}
-		}
-	}
-	x.kick()
-}
-
-func (x *Index) markLocked(p string) {
-	x.gen++
-	if !x.queued[p] {
-		x.queued[p] = true
-		x.queue = append(x.queue, p)
-	}
-	x.dirty[p] = x.gen
-}
-
-func (x *Index) kick() {
-	select {
-	case x.wake <- struct{}{}:
-	default:
-	}
-}
-
-func within(p, dir string) bool {
-	return p == dir || dir == "" || strings.HasPrefix(p, dir) && p[len(dir)] == '/'
-}
+// Apply takes changes of the core's change stream (content.Queue.Apply): it
+// only queues paths and records moves; the worker does the rest.
+func (x *Index) Apply(cs []content.Change) { x.q.Apply(cs) }
 
 // Begin returns the generation a walk for Reconcile starts at.
-func (x *Index) Begin() uint64 {
-	x.dmu.Lock()
-	defer x.dmu.Unlock()
-	return x.gen
-}
+func (x *Index) Begin() uint64 { return x.q.Begin() }
 
 // Reconcile brings the index in line with a walk of the whole export begun at
 // since (Begin), of scopes (directories or files; nil: the whole export): a file whose size or mtime differs from its entry, or that has
@@ -237,41 +176,26 @@ func (x *Index) Reconcile(since uint64, scopes []string, walked []content.FileSt
 			return true
 		}
 		for _, s := range scopes {
-			if within(p, s) {
+			if content.Within(p, s) {
 				return true
 			}
 		}
 		return false
 	}
-	x.dmu.Lock()
+	var gone []string
 	for p, e := range x.files {
-		if seen[p] || !inScope(p) || e.gen > since {
-			continue
+		if !seen[p] && inScope(p) && e.gen <= since {
+			gone = append(gone, p)
 		}
-		if g, ok := x.dirty[p]; ok && g > since {
-			continue
-		}
-		x.dropLocked(p)
 	}
-	for _, p := range stale {
-		if g, ok := x.dirty[p]; ok && g > since {
-			continue
-		}
-		x.markLocked(p)
-	}
-	x.kick()
-	x.dmu.Unlock()
+	x.q.Reconcile(since, gone, stale, x.dropLocked)
 	x.mu.Unlock()
 }
 
 // drainLocked applies the pending renames and removals. Precondition: mu held
 // for writing.
 func (x *Index) drainLocked() {
-	x.dmu.Lock()
-	cs := x.pending
-	x.pending = nil
-	x.dmu.Unlock()
-	for _, c := range cs {
+	for _, c := range x.q.TakePending() {
 		switch c.Op {
 		case content.Renamed:
 			if c.Path == c.NewPath {
@@ -279,12 +203,12 @@ func (x *Index) drainLocked() {
 			}
 			var moved []string
 			for p := range x.files {
-				if within(p, c.Path) {
+				if content.Within(p, c.Path) {
 					moved = append(moved, p)
 				}
 			}
 			for p := range x.files {
-				if within(p, c.NewPath) && !within(p, c.Path) {
+				if content.Within(p, c.NewPath) && !content.Within(p, c.Path) {
 					x.dropLocked(p)
 				}
 			}
@@ -299,7 +223,7 @@ func (x *Index) drainLocked() {
 			}
 		case content.Removed:
 			for p := range x.files {
-				if within(p, c.Path) {
+				if content.Within(p, c.Path) {
 					x.dropLocked(p)
 				}
 			}
@@ -331,23 +255,7 @@ func (x *Index) dropLocked(p string) {
 
 // Settle waits until the worker has nothing left to do, vectors included
 // (tests, evaluation).
-func (x *Index) Settle(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, func() {
-		x.dmu.Lock()
-		x.idle.Broadcast()
-		x.dmu.Unlock()
-	})
-	defer stop()
-	x.dmu.Lock()
-	defer x.dmu.Unlock()
-	for len(x.queue) > 0 || x.busy {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		x.idle.Wait()
-	}
-	return nil
-}
+func (x *Index) Settle(ctx context.Context) error { return x.q.Wait(ctx) }
 
 const (
 	settleQuiet = 50 * time.Millisecond
@@ -371,15 +279,11 @@ func (x *Index) run() {
 	defer tick.Stop()
 	var buf []byte
 	for {
-		x.dmu.Lock()
-		if len(x.queue) == 0 {
-			x.busy = false
-			x.idle.Broadcast()
-			x.dmu.Unlock()
+		if !x.q.Working() {
 			select {
 			case <-x.stop:
 				return
-			case <-x.wake:
+			case <-x.q.Woken():
 			case <-tick.C:
 				if x.opt.Dir != "" && x.dueForSave(saved) {
 					if err := x.Save(); err != nil {
@@ -390,24 +294,16 @@ func (x *Index) run() {
 			}
 			continue
 		}
-		x.busy = true
-		x.dmu.Unlock()
-		if !x.settle() {
+		if !x.q.Quiet(x.stop, settleQuiet, settleMax) {
 			return
 		}
 		// Up to batchFiles files per settle: a burst is read after it
 		// stops, then file after file.
 		for range batchFiles {
-			x.dmu.Lock()
-			if len(x.queue) == 0 {
-				x.dmu.Unlock()
+			p, g, ok, more := x.q.Pop()
+			if !more {
 				break
 			}
-			p := x.queue[0]
-			x.queue = x.queue[1:]
-			delete(x.queued, p)
-			g, ok := x.dirty[p]
-			x.dmu.Unlock()
 			if ok {
 				buf = x.index(p, g, buf)
 			}
@@ -426,28 +322,6 @@ func (x *Index) dueForSave(saved time.Time) bool {
 	return x.changed && (time.Since(x.lastMod) >= saveQuiet || time.Since(saved) >= saveEvery)
 }
 
-// settle waits until no path was marked for settleQuiet (at most settleMax),
-// so a file marked at its create and when its writes settle is read once.
-func (x *Index) settle() bool {
-	start := time.Now()
-	for {
-		x.dmu.Lock()
-		gen := x.gen
-		x.dmu.Unlock()
-		select {
-		case <-x.stop:
-			return false
-		case <-time.After(settleQuiet):
-		}
-		x.dmu.Lock()
-		quiet := x.gen == gen
-		x.dmu.Unlock()
-		if quiet || time.Since(start) >= settleMax {
-			return true
-		}
-	}
-}
-
 // index reads p (dirty at generation g), installs its passages' words at
 // once, then embeds them under the CPU budget and installs the vectors.
 func (x *Index) index(p string, g uint64, buf []byte) []byte {
@@ -457,14 +331,7 @@ func (x *Index) index(p string, g uint64, buf []byte) []byte {
 	buf = text[:0]
 	x.mu.Lock()
 	x.drainLocked()
-	x.dmu.Lock()
-	cur, still := x.dirty[p]
-	current := still && cur == g
-	if current {
-		delete(x.dirty, p)
-	}
-	x.dmu.Unlock()
-	if !current {
+	if !x.q.Done(p, g) {
 		x.mu.Unlock()
 		return buf
 	}

@@ -65,10 +65,7 @@ type fileHits struct {
 // indexed.
 func (x *Index) Search(ctx context.Context, text string, vec []float32, model string, open func(context.Context, string) (*os.File, error)) ([]index.ContentHit, error) {
 	qt := queryTerms(text)
-	x.dmu.Lock()
-	drain := len(x.pending) > 0
-	x.dmu.Unlock()
-	if drain {
+	if x.q.HasPending() {
 		x.mu.Lock()
 		x.drainLocked()
 		x.mu.Unlock()

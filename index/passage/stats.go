@@ -19,8 +19,6 @@ func (x *Index) Stats() Stats {
 		st.Pending = x.live - x.embedded
 	}
 	x.mu.RUnlock()
-	x.dmu.Lock()
-	st.Pending += len(x.dirty)
-	x.dmu.Unlock()
+	st.Pending += x.q.Dirty(nil)
 	return st
 }
