@@ -193,6 +193,7 @@ func TestWireBounds(t *testing.T) {
 				{"Tattach before Tversion", false, msg(tAttach, 1, uint32(1), uint32(noFid), "", "/", uint32(0))},
 				{"Tread before Tversion", false, msg(tRead, 1, uint32(1), uint64(0), uint32(100))},
 				{"Tversion string past its message", false, sized(msg(tVersion, 0xFFFF, uint32(8192), "9P2000.L"), 11+2+3)},
+				{"a second Tversion", true, msg(tVersion, 0xFFFF, uint32(4096), "9P2000.L")},
 				{"Tattach string past its message", true, msg(tAttach, 1, uint32(1), uint32(noFid), uint16(60000), []byte("ab"))},
 			}
 			for _, c := range closes {

@@ -27,7 +27,8 @@ const getlockFlag = 1 << 30
 // follows the message framing in both directions and changes only what p9
 // cannot be told otherwise:
 //
-//   - Tversion: msize is capped at Options.MaxMsize.
+//   - Tversion: msize is capped at Options.MaxMsize; a second Tversion closes
+//     the connection (see control).
 //   - Tattach: the aname is replaced by an attach token carrying the identity
 //     decided from the real aname and n_uname (see attach.go).
 //   - Txattrwalk, Txattrcreate: refused here with the errno Linux expects
@@ -192,6 +193,14 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 		ms, version := r.u32(), r.str()
 		if r.bad {
 			return nil, c.malformed("Tversion overruns its size")
+		}
+		if c.msize.Load() != 0 {
+			// p9 rebuilds the connection's read-buffer pool on every Tversion it
+			// accepts, unguarded, while requests already passed to it may be
+			// taking buffers from that pool (a Tread saw an empty pool and
+			// panicked). No client re-negotiates a live session (Linux and
+			// diod's tools send one Tversion per connection), so it ends here.
+			return nil, c.malformed("Tversion after the session was negotiated")
 		}
 		if ms > c.srv.msize {
 			ms = c.srv.msize

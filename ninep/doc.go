@@ -71,8 +71,8 @@
 //   - Every size and count from the wire is bounded before anything is sized by
 //     it, in the shim and in p9 behind it (bounds.go): a message whose framing
 //     cannot be trusted (size below the header or above the msize, a request
-//     before Tversion, a string running past a message the shim decodes)
-//     closes the connection with a rate-limited log line; one whose framing is
+//     before Tversion or a second one, a string running past a message the shim
+//     decodes) closes the connection with a rate-limited log line; one whose framing is
 //     intact is answered (Rlerror EINVAL for a Twalk of more than 16 names,
 //     p9's own Rlerror for what it refuses), and a Tread or Treaddir count is
 //     shortened to fit the msize.
