@@ -438,7 +438,20 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 // t's own token, and when t is long enough the longer tokens it is a prefix of
 // at prefixBoost. Precondition: x.mu held for reading.
 func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, error) {
+	q, bound, err := x.wordQuery(t)
+	if err != nil {
+		return nil, err
+	}
+	return x.searchAtMost(ctx, q, bound)
+}
+
+// wordQuery is searchWord's query, and bound, at least the files it can
+// match: the sum of its terms' document counts in Bleve's dictionary (which
+// may count files since deleted or updated, never fewer than hold the term).
+// Precondition: x.mu held for reading.
+func (x *Index) wordQuery(t string) (query.Query, uint64, error) {
 	var qs []query.Query
+	var bound uint64
 	for _, f := range wordFields {
 		tq := bleve.NewTermQuery(t)
 		tq.SetField(f.field)
@@ -447,16 +460,23 @@ func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, 
 		if utf8.RuneCountInString(t) >= prefixMin {
 			// The longer tokens t is a prefix of, each its own term (a
 			// prefix query would read t's own postings a second time).
-			longer, err := x.longerTerms(f.field, t)
+			longer, n, err := x.longerTerms(f.field, t)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
+			bound += n
 			for _, lt := range longer {
 				pq := bleve.NewTermQuery(lt)
 				pq.SetField(f.field)
 				pq.SetBoost(f.boost * prefixBoost)
 				qs = append(qs, pq)
 			}
+		} else {
+			n, err := x.termCount(f.field, t)
+			if err != nil {
+				return nil, 0, err
+			}
+			bound += n
 		}
 	}
 	for _, alt := range monthForms(t) {
@@ -465,9 +485,30 @@ func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, 
 			aq.SetField(f.field)
 			aq.SetBoost(f.boost * prefixBoost)
 			qs = append(qs, aq)
+			n, err := x.termCount(f.field, alt)
+			if err != nil {
+				return nil, 0, err
+			}
+			bound += n
 		}
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewDisjunctionQuery(qs...), kwMax, 0, false)
+	return bleve.NewDisjunctionQuery(qs...), bound, nil
+}
+
+// searchAtMost returns q's best kwMax hits, asking Bleve for at most bound
+// (at least 1): Bleve allocates a match pool of the request's size for every
+// search, whatever it finds (a thousand matches for kwMax), so asking for no
+// more than can match gives the same hits without it. When more than bound
+// match (a batch sent after the bound was counted), Total says so and the
+// search is made again at kwMax, as it would have been.
+func (x *Index) searchAtMost(ctx context.Context, q query.Query, bound uint64) (*bleve.SearchResult, error) {
+	size := int(min(max(bound, 1), kwMax))
+	req := bleve.NewSearchRequestOptions(q, size, 0, false)
+	res, err := x.bl.SearchInContext(ctx, req)
+	if err != nil || size == kwMax || res.Total <= uint64(size) {
+		return res, err
+	}
+	req.Size = kwMax
 	return x.bl.SearchInContext(ctx, req)
 }
 
@@ -475,24 +516,43 @@ func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, 
 const maxExpansion = 64
 
 // longerTerms returns the indexed tokens of field that start with t and are
-// longer, at most maxExpansion of them. Precondition: x.mu held for reading.
-func (x *Index) longerTerms(field, t string) ([]string, error) {
+// longer, at most maxExpansion of them, and the sum of the dictionary's
+// document counts of t and of those. Precondition: x.mu held for reading.
+func (x *Index) longerTerms(field, t string) ([]string, uint64, error) {
 	d, err := x.bl.FieldDictPrefix(field, []byte(t))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer d.Close()
 	var out []string
+	var n uint64
 	for len(out) < maxExpansion {
 		e, err := d.Next()
 		if err != nil || e == nil {
-			return out, err
+			return out, n, err
 		}
+		n += e.Count
 		if e.Term != t {
 			out = append(out, e.Term)
 		}
 	}
-	return out, nil
+	return out, n, nil
+}
+
+// termCount is the dictionary's document count of token t in field (0 when
+// no file holds it). Precondition: x.mu held for reading.
+func (x *Index) termCount(field, t string) (uint64, error) {
+	d, err := x.bl.FieldDictPrefix(field, []byte(t))
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	// t is the least of the tokens it is a prefix of: the first, if indexed.
+	e, err := d.Next()
+	if err != nil || e == nil || e.Term != t {
+		return 0, err
+	}
+	return e.Count, nil
 }
 
 // nameEvidence counts, for each file, the query's whole words equal to one of
