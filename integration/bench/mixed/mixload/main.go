@@ -78,6 +78,12 @@ func main() {
 	rank := flag.String("rank", "", "the queries' rank (best, seed; empty: the daemon's default)")
 	only := flag.String("kinds", strings.Join(kinds, ","), "the kinds to deal the clients over (to look at one alone)")
 	flag.Parse()
+	// go-nfs-client sends a call again after DefaultReadTimeout (5 s) without
+	// a reply, and a reply that comes after that blocks its reader for good:
+	// the client then waits 100 × 5 s. On a loaded machine a COMMIT (an
+	// fsync) took longer once; a slow reply must count as slow, not hang the
+	// run, so no call is given up before the run is over.
+	rpc.DefaultReadTimeout = max(time.Minute, 2*time.Duration(*secs*float64(time.Second)))
 	var dealt []int
 	for _, name := range strings.Split(*only, ",") {
 		k := slices.Index(kinds, name)
