@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -13,20 +14,43 @@ import (
 // (integration/bench), without a flag users would meet in --help.
 const envCPUProfile = "SEMFS_CPUPROFILE"
 
-// startCPUProfile starts the profile envCPUProfile asks for, if any, and returns
-// the function that ends it.
-func startCPUProfile() (stop func(), err error) {
-	p := os.Getenv(envCPUProfile)
-	if p == "" {
-		return func() {}, nil
+// envMemProfile names a file the daemon writes its allocation profile to at a
+// clean stop (every allocation since start, sampled as the runtime does: `go
+// tool pprof -sample_index=alloc_space`): where the garbage the collector's
+// CPU goes to comes from.
+const envMemProfile = "SEMFS_MEMPROFILE"
+
+// startProfiles starts the profiles envCPUProfile and envMemProfile ask for,
+// if any, and returns the function that ends them.
+func startProfiles() (stop func(), err error) {
+	stopCPU := func() {}
+	if p := os.Getenv(envCPUProfile); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", envCPUProfile, err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", envCPUProfile, err)
+		}
+		stopCPU = func() { pprof.StopCPUProfile(); f.Close() }
 	}
-	f, err := os.Create(p)
+	mem := os.Getenv(envMemProfile)
+	if mem == "" {
+		return stopCPU, nil
+	}
+	// Created now, so that a path the daemon cannot write fails at start,
+	// not silently at stop.
+	f, err := os.Create(mem)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", envCPUProfile, err)
+		stopCPU()
+		return nil, fmt.Errorf("%s: %w", envMemProfile, err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", envCPUProfile, err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() {
+		stopCPU()
+		err := pprof.Lookup("allocs").WriteTo(f, 0)
+		if err = errors.Join(err, f.Close()); err != nil {
+			fmt.Fprintf(os.Stderr, "semfs serve: %s: %v\n", envMemProfile, err)
+		}
+	}, nil
 }

@@ -114,7 +114,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "semfs serve: --threshold: %v\n", err)
 		return exitUsage
 	}
-	stopProfile, err := startCPUProfile()
+	stopProfile, err := startProfiles()
 	if err != nil {
 		fmt.Fprintf(env.stderr, "semfs serve: %v\n", err)
 		return exitUsage

@@ -19,7 +19,8 @@
 # one binary with and without a setting, e.g.
 #   A_ENV=SEMFS_SYSMON_HOLD=off bash ab.sh HEAD HEAD
 # B_ENV=SEMFS_CPUPROFILE=/tmp/b.prof profiles the second daemon over all its
-# runs (written when it stops, at the end). KINDS=query,tag deals the clients
+# runs (written when it stops, at the end), SEMFS_MEMPROFILE=FILE its
+# allocations. KINDS=query,tag deals the clients
 # over those kinds only (mixload -kinds); A_LOAD and B_LOAD add mixload flags
 # for one side (B_LOAD="-rank seed": the queries' rank). CLIENTS sets the load's clients
 # (default 64), PERF_DIR=DIR records each run's daemon with perf (DIR/a-1.data,
