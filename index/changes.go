@@ -235,11 +235,19 @@ func dropTree(tx txn, e *effects, path string) error {
 // before the write, outside the index lock; ctx bounds it.
 // Write guarantee: serialised with every other write, durable when it returns.
 func (x *Index) Tag(ctx context.Context, path, task string, relatedApps []string, v *Vector) (Record, error) {
-	recs, err := x.tagMany(ctx, "tag", []TagRequest{{Path: path, Task: task, RelatedApps: relatedApps, Vector: v}})
+	preps, err := x.prepareTags(ctx, "tag", []TagRequest{{Path: path, Task: task, RelatedApps: relatedApps, Vector: v}})
 	if err != nil {
 		return Record{}, err
 	}
-	return recs[0], nil
+	// Concurrent Tag calls share their commits (tagqueue.go).
+	rec, err := x.tags.commit(x, ctx, preps[0])
+	if err != nil {
+		return Record{}, err
+	}
+	if x.tagged != nil {
+		x.tagged(ctx, []string{path})
+	}
+	return rec, nil
 }
 
 // TagRequest is one file's tags for TagMany; the fields mean what Tag's
@@ -263,13 +271,43 @@ func (x *Index) TagMany(ctx context.Context, reqs []TagRequest) ([]Record, error
 }
 
 func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Record, error) {
-	type prepared struct {
-		path, task string
-		apps       []string
-		client     *Vector // copied
-		own        []float32
-		ownHash    uint64
+	preps, err := x.prepareTags(ctx, op, reqs)
+	if err != nil {
+		return nil, err
 	}
+	ctxs := make([]context.Context, len(preps))
+	for i := range ctxs {
+		ctxs[i] = ctx
+	}
+	recs, err := x.commitTags(op, ctxs, preps)
+	if err != nil {
+		return nil, err
+	}
+	if x.tagged != nil {
+		paths := make([]string, len(preps))
+		for i, p := range preps {
+			paths[i] = p.path
+		}
+		x.tagged(ctx, paths)
+	}
+	return recs, nil
+}
+
+// preparedTag is one request of Tag or TagMany, checked and embedded, ready
+// for its write.
+type preparedTag struct {
+	path, task string
+	apps       []string
+	client     *Vector // copied
+	own        []float32
+	ownHash    uint64
+}
+
+// prepareTags checks reqs and embeds their tag texts: everything of a tag
+// write that needs no index lock. Any invalid request (KindInvalid, naming it)
+// or a failed embedding fails them all.
+func (x *Index) prepareTags(ctx context.Context, op string, reqs []TagRequest) ([]preparedTag, error) {
+	type prepared = preparedTag
 	preps := make([]prepared, len(reqs))
 	var texts []string
 	var textOf []int // request index of each text
@@ -325,6 +363,13 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 			preps[i].own = vecs[j]
 		}
 	}
+	return preps, nil
+}
+
+// commitTags writes prepared tags in one transaction, durable when it
+// returns; ctxs[i] is the call of preps[i], for its durable record. A path
+// given twice gets the later one's tags.
+func (x *Index) commitTags(op string, ctxs []context.Context, preps []preparedTag) ([]Record, error) {
 	now := stamp(time.Now())
 	recs := make([]Record, len(preps))
 	path := ""
@@ -345,7 +390,7 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 				// Durable outside the index before the index commits. The
 				// durable record's creator fills a gap in the index's (a tag that
 				// overtook its file's create on the way to the index).
-				saved, err := x.saver.SaveRecord(ctx, p.path, func(cur Saved, curOK bool) Saved {
+				saved, err := x.saver.SaveRecord(ctxs[i], p.path, func(cur Saved, curOK bool) Saved {
 					d := savedOf(s, p.client)
 					if curOK && (!ok || s.CreatedBy == "") && cur.CreatedBy != "" {
 						d.CreatedBy, d.CreatedAt = cur.CreatedBy, cur.CreatedAt
@@ -391,13 +436,6 @@ func (x *Index) tagMany(ctx context.Context, op string, reqs []TagRequest) ([]Re
 	})
 	if err != nil {
 		return nil, err
-	}
-	if x.tagged != nil {
-		paths := make([]string, len(preps))
-		for i, p := range preps {
-			paths[i] = p.path
-		}
-		x.tagged(ctx, paths)
 	}
 	return recs, nil
 }

@@ -89,6 +89,7 @@ type Index struct {
 	appliedGen    atomic.Uint64
 	sentGen       atomic.Uint64
 	onFlushWait   func()             // tests: called as a query's flush waits for blMu
+	tags          tagQueue           // concurrent Tag calls' shared writes (tagqueue.go)
 	onBleveBatch  func()             // tests: called as a batch is sent to Bleve
 	onRecordsSync func()             // tests: called after syncRecordsFile's fsync
 	vecs          map[string]*vecSet // by model name
