@@ -76,7 +76,9 @@
 // Writes (Create, Touch, Rename, Remove, Tag, Reconcile, Backfill, Apply) are serialised and
 // durable when they return (Apply: see noSync); reads (Get, Query, Stats, Dump) run concurrently with
 // each other and see every write that returned before they started. Tag and Query
-// compute embeddings before taking the lock. A background goroutine (only with an
+// compute embeddings before taking the lock; Tag calls that arrive while another
+// tag is being written share the next write, one pair of syncs for all of them
+// (tagqueue.go). A background goroutine (only with an
 // in-process embedder) re-embeds tagged records whose vector is stale; it takes
 // the write lock only to store what it computed. WaitEmbedded waits for it.
 package index
