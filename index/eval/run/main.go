@@ -1,6 +1,7 @@
 // Command run prints the ranking evaluation (`make eval`): for each sandbox dev
 // set and the known-item sets (man pages, Debian packages), nDCG@5, recall@10
-// and MRR@10 per query class, for each rank mode, with the in-process USE-lite
+// and MRR@10 per query class (and the strict paraphrases, eval.Strict, as a
+// class of their own), for each rank mode, with the in-process USE-lite
 // model and keyword-only. With -curve it prints instead the calibration of the
 // best rank's weight of meaning (index.Fusion): nDCG@5 per class (MRR@10 for
 // the known-item sets) over a grid of weights, with USE-lite.
