@@ -23,7 +23,8 @@ import (
 //	kw(f)    = Σ_{t∈T matched by f} idf(t)·m(t,f) / Σ_{t∈T} idf(t)                in [0,1]
 //	m(t,f)   = p + (1−p)·bm25(t,f)/max_g bm25(t,g)
 //	sem(f)   = (1−δ)·clamp((sim(f) − mean sim)/(max sim − mean sim), 0, 1) + δ·sim(f)   in [0,1]
-//	λ        = λtie + λrescue·(1 − max_g kw(g))
+//	         for f with kw(f) > 0 and no vector: the mean sem of the files with kw > 0 and one
+//	λ        = λtie + λrescue·max(0, 1 − max_g kw(g)/κ)
 //	apps(f)  = |{w in W : w equals f's creator or a related app}|
 //	paths(f) = |{w in W : w equals f's full path or basename, with or without extension}|
 //	score(f) = kw(f) + λ·sem(f) + (λ + b)·apps(f) + ε·paths(f)
@@ -41,11 +42,17 @@ import (
 // what they earn. A directory's name is one of the path's words, weighted by
 // its rarity like any other, never a name of the file (issue 27).
 //
-// Meaning weighs λ: a tie-break (λtie) when some file matches the query's
-// words fully, up to λtie + λrescue when none matches any (the calibration
-// set λrescue to 0: see BENCHMARKS.md), so it cannot drag a file below one
-// matching fewer of the query's words by more than λ. sem keeps a share δ of
-// the raw cosine, so a file returned for its meaning alone never scores 0.
+// Meaning weighs λ: within a coverage band (λtie) when some file covers κ of
+// the query's words or more, rising to λtie + λrescue as the best coverage
+// falls to nothing (the calibration set λrescue to 0: a rescue cost the
+// package set and partial keywords more than it gave paraphrases; see
+// BENCHMARKS.md), so it cannot drag a file below one covering more of the
+// query's words by more than λ. A word-matched file without a vector (only
+// tagged files are embedded: most of a real tree has none) takes the mean
+// meaning of the word-matched files that have one: a missing vector is no
+// evidence, and scored 0 it sank below every tagged match of equal words.
+// sem keeps a share δ of the raw cosine, so a file returned for its meaning
+// alone never scores 0.
 // A name hit raises the file above λ + μ, more than meaning alone can give
 // (λ·sem ≤ λ; stop words give no kw when the query has other words), so a
 // file whose app, basename or path equals a query word ranks above every file
@@ -70,12 +77,22 @@ const (
 	scattered   = 0.5  // share of a several-term word's kw its terms earn apart
 )
 
-// The calibrated weights of meaning (λtie, λrescue above; Query.Fusion
+// The calibrated weights of meaning (λtie, λrescue, κ above; Query.Fusion
 // overrides them; BENCHMARKS.md has the calibration curve).
 const (
-	fusionTie    = 0.05
+	fusionTie    = 0.1
 	fusionRescue = 0
+	fusionWeak   = 0.25
 )
+
+// lambda is the weight of meaning for a query whose best-covered file has kw
+// kwTop: Tie, plus Rescue scaled by how far kwTop falls short of Weak.
+func (fu Fusion) lambda(kwTop float64) float64 {
+	if fu.Weak <= 0 || kwTop >= fu.Weak {
+		return fu.Tie
+	}
+	return fu.Tie + fu.Rescue*(1-max(0, kwTop)/fu.Weak)
+}
 
 type bestCand struct {
 	slot  int
@@ -217,11 +234,35 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		}
 		return (1-semRaw)*math.Min(1, math.Max(0, (c.sim-semLo)/(semHi-semLo))) + semRaw*c.sim
 	}
+	// A file matched by words but without a vector (most of a real tree:
+	// few apps tag, and only tagged files are embedded) has no meaning to
+	// weigh, which is no evidence against it: it takes the mean sem of the
+	// word-matched files whose similarity is known, so meaning reorders the
+	// files with vectors around it instead of sinking it below all of them.
+	// (A lazy scan knows the similarity of the closest k files only: the
+	// mean is theirs, an upper side; a pending file's bound, sem 1, holds.)
+	var missing float64
+	known := 0
+	for i := range cands.list {
+		if c := &cands.list[i]; c.has && c.kw > 0 {
+			missing += semOf(c)
+			known++
+		}
+	}
+	if known > 0 {
+		missing /= float64(known)
+	}
 	tagSem := semOf
-	semOf = func(c *bestCand) float64 { return max(tagSem(c), contentSem(c, cLo, cHi)) }
+	semOf = func(c *bestCand) float64 {
+		s := tagSem(c)
+		if !c.has && c.kw > 0 {
+			s = missing
+		}
+		return max(s, contentSem(c, cLo, cHi))
+	}
 	lambda := 0.0 // keyword-only: no meaning to weigh
 	if set != nil || cHi > 0 {
-		fu := Fusion{Tie: fusionTie, Rescue: fusionRescue}
+		fu := Fusion{Tie: fusionTie, Rescue: fusionRescue, Weak: fusionWeak}
 		if q.Fusion != nil {
 			fu = *q.Fusion
 		}
@@ -229,7 +270,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		for i := range cands.list {
 			kwTop = max(kwTop, cands.list[i].kw)
 		}
-		lambda = fu.Tie + fu.Rescue*(1-min(1, kwTop))
+		lambda = fu.lambda(kwTop)
 	}
 	scoreOf := func(c *bestCand, sem float64) {
 		c.score = c.kw + lambda*sem + (lambda+nameBonus)*float64(c.apps) + nameTie*float64(c.names-c.apps)

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"testing"
 )
 
@@ -32,5 +33,22 @@ func TestMonthForms(t *testing.T) {
 		if len(forms) < 2 || forms[len(forms)-1] != string(rune('0'+(i+1)/10))+string(rune('0'+(i+1)%10)) {
 			t.Errorf("%s (%q): forms %v", m, toks[0].Term, forms)
 		}
+	}
+}
+
+// TestFusionLambda: the weight of meaning is a hinge in the best coverage:
+// Tie from Weak up, Tie + Rescue at nothing covered, linear between, and Tie
+// alone when Weak is 0 (no gate).
+func TestFusionLambda(t *testing.T) {
+	fu := Fusion{Tie: 0.1, Rescue: 1, Weak: 0.4}
+	for _, tc := range []struct{ kwTop, want float64 }{
+		{0, 1.1}, {0.2, 0.6}, {0.4, 0.1}, {0.9, 0.1}, {1, 0.1},
+	} {
+		if got := fu.lambda(tc.kwTop); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("lambda(%v) = %v, want %v", tc.kwTop, got, tc.want)
+		}
+	}
+	if got := (Fusion{Tie: 0.1, Rescue: 1}).lambda(0); got != 0.1 {
+		t.Errorf("no gate: lambda(0) = %v, want 0.1", got)
 	}
 }

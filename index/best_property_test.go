@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/semfs/semfs/index"
 )
@@ -61,6 +62,39 @@ func (f propFile) matched(words []string) []string {
 		}
 	}
 	return out
+}
+
+// sharesTerm reports whether f holds a term of one of words: a run of
+// letters or of digits, as the index splits them, so a full path's "f15",
+// "d01" and "md" are terms that other paths hold apart ("f29/d01/x.md"),
+// word evidence of their own (a several-term word's scattered share).
+func (f propFile) sharesTerm(words []string) bool {
+	runs := func(s string) []string {
+		var out []string
+		cur, digit := []rune{}, false
+		for _, c := range strings.ToLower(s) {
+			d, l := unicode.IsDigit(c), unicode.IsLetter(c)
+			if len(cur) > 0 && (!(d || l) || d != digit) {
+				out, cur = append(out, string(cur)), cur[:0]
+			}
+			if d || l {
+				cur, digit = append(cur, c), d
+			}
+		}
+		if len(cur) > 0 {
+			out = append(out, string(cur))
+		}
+		return out
+	}
+	have := runs(strings.Join(append([]string{f.path, f.by, f.task}, f.apps...), " "))
+	for _, w := range words {
+		for _, t := range runs(w) {
+			if slices.Contains(have, t) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func addPropFile(t *testing.T, x *index.Index, i int, f propFile, v *index.Vector) propFile {
@@ -157,7 +191,8 @@ func TestBestCoverageBeatsFolder(t *testing.T) {
 					}
 					covA := idfCoverage(files, words, ma)
 					if q.Vector != nil {
-						lambda = index.FusionTie + index.FusionRescue*(1-index.Presence*covA)
+						// The best kw is at least a's, and λ only falls as it grows.
+						lambda = index.FusionLambda(index.Presence * covA)
 					}
 					for _, b := range files {
 						mb := b.matched(words)
@@ -262,7 +297,7 @@ func TestBestNamePromise(t *testing.T) {
 							continue
 						}
 						// (1) b matched by meaning or stop words alone.
-						if len(b.matched(informative)) == 0 && !strings.Contains(b.path, "/"+name+"/") && b.path != name {
+						if !b.sharesTerm(informative) {
 							floors++
 							if rb < ra {
 								t.Fatalf("query %q: %s (meaning or stop words only) at %d above named %s at %d: %v", q.Text, b.path, rb, a.path, ra, scores(res))
@@ -285,5 +320,73 @@ func TestBestNamePromise(t *testing.T) {
 	}
 	if floors < 500 || twins < 200 {
 		t.Fatalf("only %d meaning/stop-word pairs and %d same-coverage pairs checked", floors, twins)
+	}
+}
+
+// TestBestNoVectorIsNoEvidence: a file matched by the query's words but with
+// no vector (most of a real tree: only tagged files are embedded) is not
+// ranked as the least similar file. On random corpora whose word-matched
+// files all have the same word evidence, it ranks above every such file
+// whose meaning (Explain.Semantic) is below the mean of theirs, and below
+// every one above it.
+func TestBestNoVectorIsNoEvidence(t *testing.T) {
+	checked := 0
+	for seed := int64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			r := rand.New(rand.NewSource(seed))
+			x := openIndex(t, t.TempDir(), index.Options{})
+			w, other := rword(r), rword(r)
+			i := 0
+			bare := map[string]bool{}
+			// Paths of one shape ("d/<w>_<k>.md", k one digit): every match
+			// of w has the same BM25 score, so the same kw.
+			for k := range 10 {
+				p := fmt.Sprintf("%s/%s_%d.md", rword(r), w, k)
+				var v *index.Vector
+				if r.Intn(3) > 0 {
+					v = randVec4(r)
+				} else {
+					bare[p] = true
+				}
+				addPropFile(t, x, i, propFile{path: p, by: "app"}, v)
+				i++
+			}
+			for k := range 10 {
+				addPropFile(t, x, i, propFile{path: fmt.Sprintf("%s/%s_%d.md", rword(r), other, k), by: "app"}, randVec4(r))
+				i++
+			}
+			res := best(t, x, index.Query{Text: w, Vector: randVec4(r), Explain: true})
+			var sum float64
+			n := 0
+			for _, re := range res {
+				if !bare[re.Path] && re.Explain.Keyword > 0 {
+					sum += re.Explain.Semantic
+					n++
+				}
+			}
+			if n == 0 || len(bare) == 0 {
+				t.Skip("no file with a vector or none without")
+			}
+			mean := sum / float64(n)
+			for _, a := range res {
+				if !bare[a.Path] {
+					continue
+				}
+				ra := rankOf(res, a.Path)
+				for _, b := range res {
+					if bare[b.Path] || b.Explain.Keyword == 0 || math.Abs(b.Explain.Semantic-mean) < 1e-9 {
+						continue
+					}
+					checked++
+					if rb := rankOf(res, b.Path); (b.Explain.Semantic < mean) != (ra < rb) {
+						t.Errorf("query %q: %s (no vector) at %d, %s (semantic %.3f, mean %.3f) at %d: %v",
+							w, a.Path, ra, b.Path, b.Explain.Semantic, mean, rb, scores(res))
+					}
+				}
+			}
+		})
+	}
+	if checked < 20 {
+		t.Fatalf("only %d pairs checked", checked)
 	}
 }

@@ -12,8 +12,10 @@ func ForceKeywordPlan(x *Index, plan string) {
 }
 
 // The best rank's calibrated constants, for the property tests' bounds.
-const (
-	Presence     = presence
-	FusionTie    = fusionTie
-	FusionRescue = fusionRescue
-)
+const Presence = presence
+
+// FusionLambda is the calibrated weight of meaning for a query whose
+// best-covered file has kw kwTop (it only falls as kwTop grows).
+func FusionLambda(kwTop float64) float64 {
+	return Fusion{Tie: fusionTie, Rescue: fusionRescue, Weak: fusionWeak}.lambda(kwTop)
+}

@@ -85,8 +85,10 @@ type Query struct {
 }
 
 // Fusion is the weight of meaning in the best rank (best.go): Tie when some
-// file matches the query's words fully, Tie + Rescue when no file matches any.
-type Fusion struct{ Tie, Rescue float64 }
+// file covers at least Weak of the query's words (IDF-weighted), rising
+// linearly to Tie + Rescue when no file matches any of them (Weak <= 0: Tie
+// always).
+type Fusion struct{ Tie, Rescue, Weak float64 }
 
 // The ranking rules a Query can ask for.
 const (

@@ -234,3 +234,40 @@ func TestContentsKnownItem(t *testing.T) {
 		t.Fatalf("%+v", cs)
 	}
 }
+
+// TestStrictSharesNoWord: the strict paraphrases (eval.Strict) are chosen by
+// eval.ContentWords; the index's own word analysis, an independent judge,
+// must agree that no wanted file matches any of their words or names.
+func TestStrictSharesNoWord(t *testing.T) {
+	total := 0
+	for _, sb := range eval.Sandboxes() {
+		s, err := eval.LoadSandbox("testdata", sb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		strict := eval.Strict(s)
+		total += len(strict)
+		x, err := eval.Build(context.Background(), filepath.Join(t.TempDir(), sb.Name), s.Files, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range strict {
+			if q.Class != eval.StrictClass {
+				t.Errorf("%q: class %q", q.Text, q.Class)
+			}
+			res, err := x.Query(context.Background(), index.Query{Text: q.Text, Explain: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res {
+				if q.Grades[r.Path] == 2 && r.Explain != nil && (len(r.Explain.Words) > 0 || len(r.Explain.Names) > 0) {
+					t.Errorf("%s: %q matches %s: words %v, names %v", sb.Name, q.Text, r.Path, r.Explain.Words, r.Explain.Names)
+				}
+			}
+		}
+		x.Close()
+	}
+	if total < 25 {
+		t.Errorf("%d strict paraphrases in all", total)
+	}
+}

@@ -1,6 +1,7 @@
 // Command run prints the ranking evaluation (`make eval`): for each sandbox dev
 // set and the known-item sets (man pages, Debian packages), nDCG@5, recall@10
-// and MRR@10 per query class, for each rank mode, with the in-process USE-lite
+// and MRR@10 per query class (and the strict paraphrases, eval.Strict, as a
+// class of their own), for each rank mode, with the in-process USE-lite
 // model and keyword-only. With -curve it prints instead the calibration of the
 // best rank's weight of meaning (index.Fusion): nDCG@5 per class (MRR@10 for
 // the known-item sets) over a grid of weights, with USE-lite.
@@ -28,7 +29,7 @@ func main() {
 	data := flag.String("data", filepath.Join("index", "eval", "testdata"), "data set directory")
 	curve := flag.Bool("curve", false, "print the calibration curve of the weight of meaning instead")
 	only := flag.String("sets", "", "comma-separated names of the sets to run (default: all)")
-	grid := flag.String("grid", "0,0.05,0.1,0.2,0.3;0,0.25,0.5,1,1.5", "with -curve: the weights tried, \"ties;rescues\"")
+	grid := flag.String("grid", "0,0.05,0.1,0.2;0,0.5,1;0,0.25,0.4,1", "with -curve: the weights tried, \"ties;rescues;weaks\" (index.Fusion)")
 	contents := flag.Int("contents", 500, "pages of the content known-item set (0: skip it)")
 	man := flag.String("man", "/usr/share/man", "with -contents: the man page root the set is generated from")
 	flag.Parse()
@@ -39,9 +40,10 @@ func main() {
 }
 
 type namedSet struct {
-	name string
-	s    eval.Set
-	cls  []string
+	name   string
+	s      eval.Set
+	cls    []string
+	strict []eval.Judged // eval.Strict(s): reported as their own class
 }
 
 func run(modelDir, data string, curve bool, only, grid string, contents int, man string) error {
@@ -52,8 +54,9 @@ func run(modelDir, data string, curve bool, only, grid string, contents int, man
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s: %d files, %d queries\n", sb.Name, len(s.Files), len(s.Queries))
-		sets = append(sets, namedSet{sb.Name, s, present(s)})
+		strict := eval.Strict(s)
+		fmt.Printf("%s: %d files, %d queries (%d paraphrases share no word with a wanted file: %s)\n", sb.Name, len(s.Files), len(s.Queries), len(strict), eval.StrictClass)
+		sets = append(sets, namedSet{sb.Name, s, present(s), strict})
 	}
 	for _, k := range []struct{ name, file string }{{"man", "manpages.txt"}, {"packages", "packages.txt"}} {
 		s, err := eval.LoadKnownItems(data, k.file)
@@ -61,7 +64,7 @@ func run(modelDir, data string, curve bool, only, grid string, contents int, man
 			return err
 		}
 		fmt.Printf("%s: %d known items\n", k.name, len(s.Files))
-		sets = append(sets, namedSet{k.name, s, []string{eval.KnownItem}})
+		sets = append(sets, namedSet{k.name, s, []string{eval.KnownItem}, nil})
 	}
 	fmt.Println()
 	if only != "" {
@@ -98,11 +101,16 @@ func run(modelDir, data string, curve bool, only, grid string, contents int, man
 			}
 			for _, rank := range []string{index.RankSeed, index.RankBest} {
 				res, err := eval.Evaluate(ctx, x, set.s.Queries, rank)
+				if err == nil && len(set.strict) > 0 {
+					var st map[string]eval.Scores
+					st, err = eval.Evaluate(ctx, x, set.strict, rank)
+					res[eval.StrictClass] = st[eval.StrictClass]
+				}
 				if err != nil {
 					x.Close()
 					return err
 				}
-				for _, c := range set.cls {
+				for _, c := range withStrict(set) {
 					s := res[c]
 					fmt.Printf("%-10s %-12s %-5s %-11s %4d %7.3f %7.3f %7.3f\n", set.name, m.name, rank, c, s.N, s.NDCG5, s.Recall10, s.MRR10)
 				}
@@ -130,13 +138,24 @@ func present(s eval.Set) []string {
 	return append(out, "all")
 }
 
-// parseGrid reads the calibration grid "ties;rescues", each a comma-separated
-// list of weights: Tie, the weight of meaning when some file matches the
-// query's words fully, and Rescue, what it gains when no file matches any.
-func parseGrid(s string) (ties, rescues []float64, err error) {
-	a, b, ok := strings.Cut(s, ";")
-	if !ok {
-		return nil, nil, fmt.Errorf("grid %q: want ties;rescues", s)
+// withStrict is set's classes with eval.StrictClass before "all" when it has
+// strict paraphrases.
+func withStrict(set namedSet) []string {
+	if len(set.strict) == 0 {
+		return set.cls
+	}
+	n := len(set.cls)
+	return append(slices.Clone(set.cls[:n-1]), eval.StrictClass, set.cls[n-1])
+}
+
+// parseGrid reads the calibration grid "ties;rescues;weaks", each a
+// comma-separated list (index.Fusion): Tie, the weight of meaning when some
+// file covers Weak of the query's words or more, Rescue, what it gains as the
+// best coverage falls from Weak to nothing.
+func parseGrid(s string) (ties, rescues, weaks []float64, err error) {
+	parts := strings.Split(s, ";")
+	if len(parts) != 3 {
+		return nil, nil, nil, fmt.Errorf("grid %q: want ties;rescues;weaks", s)
 	}
 	list := func(l string) ([]float64, error) {
 		var out []float64
@@ -149,15 +168,18 @@ func parseGrid(s string) (ties, rescues []float64, err error) {
 		}
 		return out, nil
 	}
-	if ties, err = list(a); err != nil {
-		return nil, nil, err
+	if ties, err = list(parts[0]); err != nil {
+		return nil, nil, nil, err
 	}
-	rescues, err = list(b)
-	return ties, rescues, err
+	if rescues, err = list(parts[1]); err != nil {
+		return nil, nil, nil, err
+	}
+	weaks, err = list(parts[2])
+	return ties, rescues, weaks, err
 }
 
 func printCurve(ctx context.Context, tmp string, sets []namedSet, use embed.Embedder, grid string) error {
-	curveTies, curveRescues, err := parseGrid(grid)
+	curveTies, curveRescues, curveWeaks, err := parseGrid(grid)
 	if err != nil {
 		return err
 	}
@@ -170,27 +192,38 @@ func printCurve(ctx context.Context, tmp string, sets []namedSet, use embed.Embe
 		if set.cls[0] == eval.KnownItem {
 			metric = "MRR@10"
 		}
-		fmt.Printf("%s, %s by weight of meaning (tie, rescue)\n%-11s", set.name, metric, "tie rescue")
-		for _, c := range set.cls {
-			fmt.Printf(" %10s", c)
+		fmt.Printf("%s, %s by weight of meaning (tie, rescue, weak)\n%-16s", set.name, metric, "tie rescue weak")
+		for _, c := range withStrict(set) {
+			fmt.Printf(" %11s", c)
 		}
 		fmt.Println()
 		for _, tie := range curveTies {
 			for _, rescue := range curveRescues {
-				res, err := eval.EvaluateFusion(ctx, x, set.s.Queries, index.Fusion{Tie: tie, Rescue: rescue})
-				if err != nil {
-					x.Close()
-					return err
-				}
-				fmt.Printf("%4.2f %5.2f ", tie, rescue)
-				for _, c := range set.cls {
-					v := res[c].NDCG5
-					if metric == "MRR@10" {
-						v = res[c].MRR10
+				for _, weak := range curveWeaks {
+					if (rescue == 0) != (weak == 0) && len(curveWeaks) > 1 {
+						continue // no rescue: every weak is the same point
 					}
-					fmt.Printf(" %10.3f", v)
+					fu := index.Fusion{Tie: tie, Rescue: rescue, Weak: weak}
+					res, err := eval.EvaluateFusion(ctx, x, set.s.Queries, fu)
+					if err == nil && len(set.strict) > 0 {
+						var st map[string]eval.Scores
+						st, err = eval.EvaluateFusion(ctx, x, set.strict, fu)
+						res[eval.StrictClass] = st[eval.StrictClass]
+					}
+					if err != nil {
+						x.Close()
+						return err
+					}
+					fmt.Printf("%4.2f %5.2f %4.2f ", tie, rescue, weak)
+					for _, c := range withStrict(set) {
+						v := res[c].NDCG5
+						if metric == "MRR@10" {
+							v = res[c].MRR10
+						}
+						fmt.Printf(" %11.3f", v)
+					}
+					fmt.Println()
 				}
-				fmt.Println()
 			}
 		}
 		fmt.Println()
