@@ -31,11 +31,11 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	since := d.content.Begin()
 	psince := d.passagesBegin()
 	var texts []content.FileStat
-	dirs := map[string]uint64{}
+	dirs := hostDirs{ino: map[string]uint64{}, mode: map[string]uint32{}}
 	add := func(into *[]index.FileState) func(p string, a server.Attr) error {
 		return func(p string, a server.Attr) error {
 			if a.IsDir() {
-				dirs[p] = a.FileID()
+				dirs.ino[p], dirs.mode[p] = a.FileID(), server.UnixPerm(a.Mode)
 				return nil
 			}
 			if fs, ok := contentStat(p, a); ok {
@@ -55,6 +55,10 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 			return nil
 		}
 	}
+	defer d.recordDirAttribs(ctx, scopes)
+	if len(scopes) == 0 {
+		return nil // only directories' attributes changed (recordDirAttribs)
+	}
 	kept := scopes[:0:0]
 	for _, s := range scopes {
 		var in []index.FileState
@@ -72,7 +76,7 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	if err != nil {
 		return err
 	}
-	d.recordHost(kept, dirs, rep, true)
+	d.recordHost(ctx, kept, dirs, rep, true)
 	if rep.Changed() || len(rep.RecoveredCreators)+len(rep.RecoveredTags) > 0 {
 		d.log.Info("index followed changes made in the backing directory", "report", rep.String(),
 			"scopes", len(kept), "files", len(files), "took", time.Since(t0).Round(time.Microsecond))
