@@ -985,14 +985,36 @@ func (o *ownChanges) chmoddedSinceCreate(f *FS, b *batch) map[string]bool {
 		}
 	}
 	o.mu.Unlock()
+	if len(looks) == 0 {
+		return nil
+	}
+	// By directory, each opened once, as sameAsClosed's.
+	slices.SortFunc(looks, func(x, y look) int { return strings.Compare(x.p, y.p) })
 	var out map[string]bool
+	d, dir, ok := dirRef{}, "\x00", false
 	for _, l := range looks {
-		if a, err := f.Lstat(context.Background(), l.p); err == nil && a.Mode.IsRegular() && UnixPerm(a.Mode) != l.mode {
+		pd, name := Split(l.p)
+		if pd != dir {
+			if ok {
+				d.close()
+			}
+			dir = pd
+			var err error
+			d, err = f.res.openDir("watch", pd, false)
+			ok = err == nil
+		}
+		if !ok {
+			continue // as the create left it, for all the batch can tell
+		}
+		if a, err := statx(d.fd, name, "watch", l.p); err == nil && a.Mode.IsRegular() && UnixPerm(a.Mode) != l.mode {
 			if out == nil {
 				out = map[string]bool{}
 			}
 			out[l.p] = true
 		}
+	}
+	if ok {
+		d.close()
 	}
 	return out
 }
