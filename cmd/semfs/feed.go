@@ -25,6 +25,7 @@ import (
 func (d *daemon) openFeed() error {
 	dmg := d.idx.Damage()
 	fresh := d.args.rebuildIndex || dmg.New || dmg.RecordsDamaged()
+	d.sizes = feed.NewSizes() // before the log's goroutine can fill an event (fillEvent)
 	l, err := feed.Open(feed.Options{Path: feed.PathIn(d.paths.Index), Keep: d.args.changesKeep,
 		KeepFor: d.args.changesKeepFor, Fresh: fresh, Logger: d.log, Fill: d.fillEvent})
 	if err != nil {
@@ -32,7 +33,6 @@ func (d *daemon) openFeed() error {
 	}
 	d.feed = l
 	d.dirs = feed.NewHostDirs()
-	d.sizes = feed.NewSizes()
 	// The list is good only for the history it was saved with: loaded when
 	// the history goes on, and removed either way (Load).
 	if err := d.dirs.Load(feed.DirsPathIn(d.paths.Index)); err != nil && l.Fresh() == "" {

@@ -25,7 +25,14 @@ import (
 // cannot be listed) is left out of the batch with a warning, rather than
 // failing it: its records are kept as they are, and every other scope is
 // followed. A file whose durable record cannot be read keeps its record.
+// Directories whose attributes alone changed (server.AttribOf) are looked at
+// for the change feed only.
 func (d *daemon) follow(ctx context.Context, scopes []string) error {
+	// After the scopes' events: a directory chmodded outside them.
+	defer d.recordDirAttribs(ctx, scopes)
+	if len(scopes) == 0 {
+		return nil // only directories' attributes changed
+	}
 	t0 := time.Now()
 	var files []index.FileState
 	since := d.content.Begin()
@@ -54,10 +61,6 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 			*into = append(*into, fst)
 			return nil
 		}
-	}
-	defer d.recordDirAttribs(ctx, scopes)
-	if len(scopes) == 0 {
-		return nil // only directories' attributes changed (recordDirAttribs)
 	}
 	kept := scopes[:0:0]
 	for _, s := range scopes {
