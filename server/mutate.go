@@ -708,7 +708,7 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 	// A touch: times only. The Watcher follows the IN_ATTRIB it makes and
 	// finds nothing to report: the index took the touch first (a file whose
 	// mtime is no later than its updatedAt is as the core left it).
-	touch := s.Mode == nil && s.Size == nil && (s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow)
+	touch := s.Mode == nil && s.Size == nil && !s.OfCreate && (s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow)
 	err = f.as(ctx, "setattr", p, func() (err error) {
 		a, err = f.setAttr(ctx, p, s)
 		return err
