@@ -150,8 +150,8 @@ type HostLook struct {
 // Events brings the list in line with look and returns look's events, app
 // AppHost, in an order that could have happened: directories made (parents
 // first), moves (a directory moved is one event, not one per file below
-// it), files made, written, their modes changed, then files and
-// directories removed (children first). The kernel's own order is lost in a batch; this one replays to
+// it), files made, written, their modes changed (or touched), directories'
+// modes changed, then files and directories removed (children first). The kernel's own order is lost in a batch; this one replays to
 // the same tree.
 func (h *HostDirs) Events(look HostLook) []Event {
 	h.mu.Lock()
