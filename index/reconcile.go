@@ -24,6 +24,12 @@ type ReconcileReport struct {
 	// still at its path).
 	Shrunk   []string `json:"shrunk,omitempty"`
 	Replaced []Move   `json:"replaced,omitempty"`
+	// Resized are the Updated files whose size differs from the one the
+	// index last saw, and Unsized those whose earlier size it did not know
+	// (a write through the server came since): the rest kept their size,
+	// which with an attribute change (a touch) the feed tells from a write.
+	Resized []string `json:"resized,omitempty"`
+	Unsized []string `json:"unsized,omitempty"`
 	// Chmod are the files whose permission bits differ from the record's
 	// (FileState.Mode; neither unknown).
 	Chmod []string `json:"chmod,omitempty"`
@@ -367,8 +373,14 @@ func (x *Index) reconcile(scopes []string, files []FileState, skip func() map[st
 					s.UpdatedAt = mt
 				}
 				rep.Updated = append(rep.Updated, k.path)
-				if s.Seen != nil && f.Size < s.Seen.Size {
-					rep.Shrunk = append(rep.Shrunk, k.path)
+				switch {
+				case s.Seen == nil:
+					rep.Unsized = append(rep.Unsized, k.path)
+				case f.Size != s.Seen.Size:
+					rep.Resized = append(rep.Resized, k.path)
+					if f.Size < s.Seen.Size {
+						rep.Shrunk = append(rep.Shrunk, k.path)
+					}
 				}
 			}
 			if dirty {

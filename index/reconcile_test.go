@@ -36,6 +36,7 @@ func TestReconcile(t *testing.T) {
 		Renamed: []index.Move{{From: "old/moved.txt", To: "new/place.txt"}},
 		Removed: []string{"gone/deleted.txt"},
 		Updated: []string{"keep/edited.txt"},
+		Unsized: []string{"keep/edited.txt"}, // created through the server: no size seen yet
 	}
 	if !reflect.DeepEqual(rep, want) {
 		t.Errorf("report = %+v\nwant     %+v", rep, want)

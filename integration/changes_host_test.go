@@ -17,7 +17,8 @@ import (
 // one per file below it), files made, appended to (one event per settled
 // burst), truncated, chmodded, linked, symlinked, moved, moved over
 // another, a tree removed; then what host processes did while the daemon was down, which
-// the start-up reconcile finds.
+// the start-up reconcile finds (a directory's chmod too, from the modes in
+// the list of directories saved at the stop).
 func TestChangesOfHostProcesses(t *testing.T) {
 	d := semfstest.Start(t, semfstest.Options{ModelDir: "off", NFS: "off", NineP: "off"})
 	f := newFeedReader(t, d)
@@ -54,8 +55,8 @@ func TestChangesOfHostProcesses(t *testing.T) {
 		// A tree: children before their directory.
 		{"rm -r hd", []want{{"remove host hd/s", "", -1}, {"remove host hd/moved/a.txt", "", -1},
 			{"remove host hd/moved", "dir", -1}, {"remove host hd/c.txt", "", -1}, {"remove host hd", "dir", -1}}},
-		{"mkdir olddir; printf 12 > keep.txt; printf 123 > mode.txt", []want{{"mkdir host olddir", "dir", -1},
-			{"create host keep.txt", "file", 2}, {"create host mode.txt", "file", 3}}},
+		{"mkdir olddir modedir; printf 12 > keep.txt; printf 123 > mode.txt", []want{{"mkdir host modedir", "dir", -1},
+			{"mkdir host olddir", "dir", -1}, {"create host keep.txt", "file", 2}, {"create host mode.txt", "file", 3}}},
 	}
 	for _, s := range steps {
 		sh(s.script)
@@ -75,9 +76,10 @@ func TestChangesOfHostProcesses(t *testing.T) {
 	// While the daemon is down: the start-up reconcile records what changed,
 	// and the cursor goes on (a clean stop keeps the history).
 	d.Stop()
-	sh("mkdir down; printf abc > down/f.txt; mv olddir newdir; rm keep.txt; chmod 600 mode.txt")
+	sh("mkdir down; printf abc > down/f.txt; mv olddir newdir; rm keep.txt; chmod 600 mode.txt; chmod 700 modedir")
 	d.Restart()
-	got := f.expect("mkdir host down", "rename host newdir <- olddir", "create host down/f.txt", "setattr host mode.txt", "remove host keep.txt")
+	got := f.expect("mkdir host down", "rename host newdir <- olddir", "create host down/f.txt", "setattr host mode.txt",
+		"setattr host modedir", "remove host keep.txt")
 	if got[2].Size != 3 {
 		t.Errorf("create while down: %+v, want size 3", got[2])
 	}

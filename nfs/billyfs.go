@@ -60,7 +60,7 @@ func (h *call) create(b *billyFS, p string) (*fdEntry, error) {
 	}
 	if created && r.createHow == createExclusive {
 		at, mt := verfTimes(r.verf)
-		if _, err := h.s.fsys.SetAttr(ctx, p, server.SetAttr{Atime: &at, Mtime: &mt}); err != nil {
+		if _, err := h.s.fsys.SetAttr(ctx, p, server.SetAttr{Atime: &at, Mtime: &mt, OfCreate: true}); err != nil {
 			sf.Close()
 			return nil, pathError(r, "create", p, err)
 		}

@@ -550,7 +550,7 @@ func (h *call) createdAttrs(b *billyFS, p string, s sattr3) uint32 {
 		}
 	}
 	if fresh {
-		times := server.SetAttr{Atime: sa.Atime, Mtime: sa.Mtime, AtimeNow: sa.AtimeNow, MtimeNow: sa.MtimeNow}
+		times := server.SetAttr{Atime: sa.Atime, Mtime: sa.Mtime, AtimeNow: sa.AtimeNow, MtimeNow: sa.MtimeNow, OfCreate: true}
 		if !setAttrEmpty(times) {
 			if _, err := h.s.fsys.SetAttr(ctx, p, times); err != nil {
 				return status(r, err)

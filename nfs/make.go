@@ -89,6 +89,7 @@ func (h *call) made(b *billyFS, dir, name string, a server.Attr, s sattr3) []byt
 	r := h.r
 	p := server.Join(dir, name)
 	sa := s.core()
+	sa.OfCreate = true // a symlink's times: part of its making, not a touch
 	if s.size != nil {
 		n := int64(min(*s.size, 1<<63-1))
 		sa.Size = &n // the core refuses a size for anything but a regular file

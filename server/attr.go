@@ -114,6 +114,10 @@ type SetAttr struct {
 	Mtime    *time.Time
 	AtimeNow bool // set atime to the server's clock (NFS SET_TO_SERVER_TIME, 9P "now")
 	MtimeNow bool
+	// OfCreate marks times that complete the caller's create of the file
+	// (an NFS CREATE's attributes, an EXCLUSIVE create's verifier): part
+	// of that create, not a touch of its own (no ChangeSetTimes).
+	OfCreate bool
 }
 
 // StatFS describes the filesystem holding the backing directory.

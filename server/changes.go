@@ -17,6 +17,12 @@ const (
 	// of either, so its consumer skips them.
 	ChangeMkdir   // directory Path was made
 	ChangeSetMode // Path's permission bits were changed (SetAttr with a mode)
+	// ChangeSetTimes: a regular file's or symlink's times were set (SetAttr
+	// with times only: a touch), which the change feed reports as a
+	// setattr, as it does a host's touch. Not for directories, whose times
+	// every entry made in them moves too: a host's touch of one cannot be
+	// told from that, so neither door reports it.
+	ChangeSetTimes
 )
 
 func (op ChangeOp) String() string {
@@ -33,6 +39,8 @@ func (op ChangeOp) String() string {
 		return "mkdir"
 	case ChangeSetMode:
 		return "setmode"
+	case ChangeSetTimes:
+		return "settimes"
 	}
 	return "unknown"
 }
@@ -55,8 +63,10 @@ type Change struct {
 	Trunc bool   // ChangeWrite of a burst that truncated the file (O_TRUNC, a size set)
 	Size  int64  // the entry's size where the core knows it (ChangeCreate, ChangeMkdir)
 	// Mode is the permission bits (UnixPerm) of a file created or whose
-	// mode was set (ChangeCreate, ChangeSetMode): the index keeps them, so
-	// that a host's chmod is told from the core's.
+	// mode was set (ChangeCreate, ChangeSetMode), or of a directory made
+	// (ChangeMkdir): the index keeps a file's, the change feed's list of
+	// directories a directory's, so that a host's chmod is told from the
+	// core's.
 	Mode uint32
 }
 

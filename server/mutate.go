@@ -288,6 +288,9 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 				a = b // the chown changed the ctime
 			}
 		}
+		if oc := f.ownChanges.Load(); oc != nil {
+			oc.created(p, UnixPerm(a.Mode))
+		}
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
 		file.setApp(app)
 		file.created.Store(&a)
@@ -405,7 +408,7 @@ func (f *FS) Mkdir(ctx context.Context, p string, perm fs.FileMode) (a Attr, err
 			return err
 		})
 		if err == nil {
-			f.emit(ctx, Change{Op: ChangeMkdir, Path: p, App: f.App(ctx), IsDir: true, Type: TypeDir, Size: a.Size, Ino: a.FileID()})
+			f.emit(ctx, Change{Op: ChangeMkdir, Path: p, App: f.App(ctx), IsDir: true, Type: TypeDir, Size: a.Size, Ino: a.FileID(), Mode: UnixPerm(a.Mode)})
 		}
 		return err
 	})
@@ -702,15 +705,34 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 	}
 	f.gate.RLock()
 	defer f.gate.RUnlock()
+	// A touch: times only. The Watcher follows the IN_ATTRIB it makes and
+	// finds nothing to report: the index took the touch first (a file whose
+	// mtime is no later than its updatedAt is as the core left it).
+	touch := s.Mode == nil && s.Size == nil && !s.OfCreate && (s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow)
 	err = f.as(ctx, "setattr", p, func() (err error) {
 		a, err = f.setAttr(ctx, p, s)
 		return err
 	})
-	if err == nil && s.Mode != nil {
+	switch {
+	case err != nil:
+	case s.Mode != nil:
 		// Reported under the namespace lock, as every change is, so that it
 		// is ordered with renames and removes of the same path.
 		f.ns.Lock()
 		f.emit(ctx, Change{Op: ChangeSetMode, Path: p, App: f.App(ctx), IsDir: a.IsDir(), Type: typeOf(a), Size: a.Size, Mode: UnixPerm(a.Mode)})
+		f.ns.Unlock()
+	case touch && (a.Mode.IsRegular() || a.IsSymlink()):
+		// A touch (times only; with a size or a mode, the truncate or the
+		// setattr says it). At is no earlier than the mtime set, so that
+		// the index, which takes it as a write's time (updatedAt), does
+		// not read the file as changed since by a host (a time in the
+		// future).
+		at := time.Now()
+		if a.Mtime.After(at) {
+			at = a.Mtime
+		}
+		f.ns.Lock()
+		f.emit(ctx, Change{Op: ChangeSetTimes, Path: p, App: f.App(ctx), Time: at, Type: typeOf(a), Size: a.Size, Mode: UnixPerm(a.Mode)})
 		f.ns.Unlock()
 	}
 	return a, err

@@ -71,7 +71,60 @@ type WatchOptions struct {
 // the core held off and after the sink applied every change sent so far, so
 // that what it finds on disk and what the change stream told the index agree:
 // a file created through NFS or 9P is already in the index with its creator.
+//
+// Scopes may be empty when the batch holds only directories whose attributes
+// changed: those, and the files of the scopes whose attributes changed, are
+// in ctx (AttribOf).
 type FollowFunc func(ctx context.Context, scopes []string) error
+
+// FollowAttrib is what a batch knows of attribute changes (IN_ATTRIB: a
+// chmod, a touch's times, a chown, an extended attribute), beyond its
+// scopes: the change feed tells a host's touch from a write, and reports a
+// host's chmod of a directory, by it.
+type FollowAttrib struct {
+	// Files are the dirty paths (files, in the scopes) that got an
+	// IN_ATTRIB in the batch.
+	Files map[string]bool
+	// Dirs are the directories that got one, scopes or not: a FollowFunc
+	// looks at those outside its scopes alone (their mode), without
+	// walking them.
+	Dirs []string
+}
+
+type followAttribKey struct{}
+
+func withFollowAttrib(ctx context.Context, a FollowAttrib) context.Context {
+	return context.WithValue(ctx, followAttribKey{}, a)
+}
+
+// AttribOf is the FollowAttrib of the batch a FollowFunc was called with
+// (empty in other contexts, and for what a full rescan follows: its events
+// are not all known).
+func AttribOf(ctx context.Context) FollowAttrib {
+	a, _ := ctx.Value(followAttribKey{}).(FollowAttrib)
+	return a
+}
+
+// attrib is b's FollowAttrib; none for a full rescan.
+func (b *batch) attrib() FollowAttrib {
+	if b.all {
+		return FollowAttrib{}
+	}
+	var a FollowAttrib
+	for p, e := range b.events {
+		if e.attrib && b.dirty[p] {
+			if a.Files == nil {
+				a.Files = map[string]bool{}
+			}
+			a.Files[p] = true
+		}
+	}
+	for p := range b.attrDirs {
+		a.Dirs = append(a.Dirs, p)
+	}
+	slices.Sort(a.Dirs)
+	return a
+}
 
 // WatchStats is what a Watcher did so far.
 type WatchStats struct {
@@ -471,6 +524,9 @@ type batch struct {
 	all    bool
 	first  time.Time
 	from   map[uint32]time.Time // moves out of a directory whose other half is not seen yet
+	// attrDirs are the directories whose attributes changed (IN_ATTRIB),
+	// followed without a scope of their own (FollowAttrib).
+	attrDirs map[string]bool
 }
 
 // pathEvents is what happened at one path in a batch.
@@ -482,10 +538,10 @@ type pathEvents struct {
 }
 
 func newBatch() *batch {
-	return &batch{dirty: map[string]bool{}, events: map[string]pathEvents{}, from: map[uint32]time.Time{}}
+	return &batch{dirty: map[string]bool{}, events: map[string]pathEvents{}, from: map[uint32]time.Time{}, attrDirs: map[string]bool{}}
 }
 
-func (b *batch) empty() bool { return !b.all && len(b.dirty) == 0 }
+func (b *batch) empty() bool { return !b.all && len(b.dirty) == 0 && len(b.attrDirs) == 0 }
 
 func (w *Watcher) loop() {
 	defer w.done.Done()
@@ -616,8 +672,10 @@ func (w *Watcher) handle(b *batch, ev inotifyEvent) {
 	p := Join(dir, ev.name)
 	isDir := ev.mask&unix.IN_ISDIR != 0
 	if isDir && ev.mask&unix.IN_ATTRIB != 0 {
-		// A directory's attributes: not followed (a scope would walk the
-		// whole directory; the core's own mkdirs make them too).
+		// A directory's attributes (a chmod): not a scope, which would walk
+		// the whole directory, but a directory the FollowFunc looks at
+		// alone (FollowAttrib).
+		b.attrDirs[p] = true
 		return
 	}
 	if isDir && ev.mask&(unix.IN_DELETE|unix.IN_MOVED_FROM) != 0 {
@@ -687,10 +745,12 @@ func (w *Watcher) fire(b *batch) bool {
 	// looked at now that is as the core's close left it needs nothing
 	// (ownChanges.closed); a change after this look makes an event of its
 	// own, which a later batch takes.
-	var same map[string]bool
+	var same, chmodded map[string]bool
 	if !b.all {
 		same = w.own.sameAsClosed(w.fs, b)
+		chmodded = w.own.chmoddedSinceCreate(w.fs, b)
 	}
+	var attrib FollowAttrib
 	err := w.fs.mutate(func() (err error) {
 		// Under ns, as every create is: each file the core made before now is
 		// in w.own, so an IN_CREATE of the batch that it explains is the
@@ -699,13 +759,14 @@ func (w *Watcher) fire(b *batch) bool {
 		if b.all {
 			w.own.reset()
 		} else {
-			w.own.skipOwn(b, same, time.Now().Add(-ownTTL))
-			if len(b.dirty) == 0 {
+			w.own.skipOwn(b, same, chmodded, time.Now().Add(-ownTTL))
+			if len(b.dirty) == 0 && len(b.attrDirs) == 0 {
 				return nil
 			}
 			scopes = scopeList(b.dirty)
 			w.own.dropUnder(scopes)
 		}
+		attrib = b.attrib()
 		w.batches.Add(1)
 		if b.all {
 			w.rescans.Add(1)
@@ -719,7 +780,7 @@ func (w *Watcher) fire(b *batch) bool {
 		if err := w.fs.flushSink(ctx); err != nil {
 			return err
 		}
-		return w.apply(ctx, scopes)
+		return w.apply(withFollowAttrib(ctx, attrib), scopes)
 	})
 	if err != nil {
 		// The paths stay dirty: the loop tries again (retryAfter).
@@ -729,6 +790,7 @@ func (w *Watcher) fire(b *batch) bool {
 	}
 	clear(b.dirty)
 	clear(b.events)
+	clear(b.attrDirs)
 	b.all = false
 	b.first = time.Time{}
 	return true
@@ -823,6 +885,11 @@ type ownChanges struct {
 type ownCreate struct {
 	n  int       // files created at the path, IN_CREATE not yet taken
 	at time.Time // the latest
+	// mode is the permission bits the latest left the file with (0 until
+	// the create is done): an IN_ATTRIB the create explains (its durable
+	// record, its chown) leaves them so, a host's chmod in the same batch
+	// does not (chmoddedSinceCreate).
+	mode uint32
 }
 
 // ownClose is the state a close of the core's left a file in.
@@ -878,6 +945,78 @@ func (o *ownChanges) add(p string) {
 	c := o.m[p]
 	o.m[p] = ownCreate{n: c.n + 1, at: time.Now()}
 	o.mu.Unlock()
+}
+
+// created records the permission bits the core's create of p left it with.
+// Precondition: ns held (the create's add came before, under the same hold).
+func (o *ownChanges) created(p string, mode uint32) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	if c, ok := o.m[p]; ok {
+		c.mode = mode
+		o.m[p] = c
+	}
+	o.mu.Unlock()
+}
+
+// chmoddedSinceCreate looks at b's paths whose events are the core's
+// creates and an IN_ATTRIB (and maybe closes), and returns those whose
+// permission bits are no longer those the core's create left: a host's chmod
+// in the batch of the create, whose IN_ATTRIB the kernel merged with the
+// create's own (its durable record). One statx per such file, outside ns,
+// as sameAsClosed's.
+func (o *ownChanges) chmoddedSinceCreate(f *FS, b *batch) map[string]bool {
+	if o == nil {
+		return nil
+	}
+	type look struct {
+		p    string
+		mode uint32
+	}
+	var looks []look
+	o.mu.Lock()
+	for p := range b.dirty {
+		if e := b.events[p]; e.creates > 0 && e.attrib && !e.other {
+			if c, ok := o.m[p]; ok && c.mode != 0 {
+				looks = append(looks, look{p, c.mode})
+			}
+		}
+	}
+	o.mu.Unlock()
+	if len(looks) == 0 {
+		return nil
+	}
+	// By directory, each opened once, as sameAsClosed's.
+	slices.SortFunc(looks, func(x, y look) int { return strings.Compare(x.p, y.p) })
+	var out map[string]bool
+	d, dir, ok := dirRef{}, "\x00", false
+	for _, l := range looks {
+		pd, name := Split(l.p)
+		if pd != dir {
+			if ok {
+				d.close()
+			}
+			dir = pd
+			var err error
+			d, err = f.res.openDir("watch", pd, false)
+			ok = err == nil
+		}
+		if !ok {
+			continue // as the create left it, for all the batch can tell
+		}
+		if a, err := statx(d.fd, name, "watch", l.p); err == nil && a.Mode.IsRegular() && UnixPerm(a.Mode) != l.mode {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[l.p] = true
+		}
+	}
+	if ok {
+		d.close()
+	}
+	return out
 }
 
 // closed records that the core is closing p, a file it wrote through, whose
@@ -976,10 +1115,11 @@ func (o *ownChanges) allListed(p string, listed map[string]uint64) bool {
 
 // skipOwn removes from b's dirty paths those whose events the core's own
 // creates and closes explain (same: the paths sameAsClosed found as the core
-// left them), forgets the creates it matched, and the creates and closes
-// older than stale. The records of the paths it keeps go with dropUnder.
+// left them; chmodded: those chmoddedSinceCreate found not so), forgets the
+// creates it matched, and the creates and closes older than stale. The
+// records of the paths it keeps go with dropUnder.
 // Precondition: ns held.
-func (o *ownChanges) skipOwn(b *batch, same map[string]bool, stale time.Time) {
+func (o *ownChanges) skipOwn(b *batch, same, chmodded map[string]bool, stale time.Time) {
 	if o == nil {
 		return
 	}
@@ -993,7 +1133,7 @@ func (o *ownChanges) skipOwn(b *batch, same map[string]bool, stale time.Time) {
 		// one on its own is followed.
 		_, ownAttr := o.attrs[p]
 		ownAttr = ownAttr && e.attrib && !e.closes && e.creates == 0
-		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes && !ownAttr {
+		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes && !ownAttr || chmodded[p] {
 			continue
 		}
 		delete(b.dirty, p)

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/semfs/semfs/index"
@@ -24,6 +25,7 @@ import (
 func (d *daemon) openFeed() error {
 	dmg := d.idx.Damage()
 	fresh := d.args.rebuildIndex || dmg.New || dmg.RecordsDamaged()
+	d.sizes = feed.NewSizes() // before the log's goroutine can fill an event (fillEvent)
 	l, err := feed.Open(feed.Options{Path: feed.PathIn(d.paths.Index), Keep: d.args.changesKeep,
 		KeepFor: d.args.changesKeepFor, Fresh: fresh, Logger: d.log, Fill: d.fillEvent})
 	if err != nil {
@@ -64,18 +66,20 @@ func (d *daemon) recordChanges(cs []server.Change) {
 }
 
 // fillEvent is the log's Fill: the size of a file written or tagged, as it
-// is now (one statx, as the daemon, on the log's goroutine).
+// is now (one statx, as the daemon, on the log's goroutine); then the sizes
+// kept for host truncates (feed.Sizes) follow the event.
 func (d *daemon) fillEvent(e *feed.Event) {
 	switch e.Op {
 	case feed.OpWrite, feed.OpTruncate, feed.OpTag:
-	default:
-		return
-	}
-	if a, err := d.fs.Lstat(context.Background(), e.Path); err == nil {
-		e.Size = a.Size
-		if a.IsSymlink() {
-			e.Type = server.TypeSymlink
+		if a, err := d.fs.Lstat(context.Background(), e.Path); err == nil {
+			e.Size = a.Size
+			if a.IsSymlink() {
+				e.Type = server.TypeSymlink
+			}
 		}
+	}
+	if d.sizes != nil {
+		d.sizes.Note(*e)
 	}
 }
 
@@ -107,13 +111,13 @@ func (d *daemon) recordTags(ctx context.Context, paths []string) {
 // the directories made, moved and removed, which the directory list
 // (feed.HostDirs) tells. With record false (a new history) the list is
 // brought in line and nothing is recorded.
-func (d *daemon) recordHost(scopes []string, dirs map[string]uint64, rep index.ReconcileReport, record bool) {
+func (d *daemon) recordHost(ctx context.Context, scopes []string, dirs hostDirs, rep index.ReconcileReport, record bool) {
 	if d.feed == nil {
 		return
 	}
-	look := feed.HostLook{Scopes: scopes, Dirs: dirs, Removed: rep.Removed, At: time.Now()}
+	look := feed.HostLook{Scopes: scopes, Dirs: dirs.ino, Modes: dirs.mode, Removed: rep.Removed, At: time.Now()}
 	if record {
-		look.Created, look.Updated, look.Chmod = d.hostFiles(rep)
+		look.Created, look.Updated, look.Chmod = d.hostFiles(ctx, rep, server.AttribOf(ctx).Files)
 		for _, m := range rep.Renamed {
 			look.Renamed = append(look.Renamed, feed.Move{From: m.From, To: m.To})
 		}
@@ -127,13 +131,46 @@ func (d *daemon) recordHost(scopes []string, dirs map[string]uint64, rep index.R
 	}
 }
 
+// hostDirs is the directories a look at the backing directory found: their
+// identities (server.Attr.FileID) and permission bits (server.UnixPerm).
+type hostDirs struct {
+	ino  map[string]uint64
+	mode map[string]uint32
+}
+
+// recordDirAttribs records a host's chmod of each directory whose attributes
+// changed in the watcher's batch (server.AttribOf) outside scopes, which the
+// look of the scopes told already: one lstat each, compared with the list of
+// directories (feed.HostDirs.Attrib).
+func (d *daemon) recordDirAttribs(ctx context.Context, scopes []string) {
+	if d.feed == nil {
+		return
+	}
+	var evs []feed.Event
+	for _, p := range server.AttribOf(ctx).Dirs {
+		if slices.ContainsFunc(scopes, func(s string) bool { return server.Within(p, s) }) {
+			continue
+		}
+		a, err := d.fs.Lstat(ctx, p)
+		if err != nil || !a.IsDir() {
+			continue // gone or replaced since: its parent's events tell
+		}
+		if e, ok := d.dirs.Attrib(p, a.FileID(), server.UnixPerm(a.Mode), time.Now()); ok {
+			evs = append(evs, e)
+		}
+	}
+	d.feed.Enqueue(evs)
+}
+
 // hostFiles is the files the index found created and updated, each as it is
 // now (one lstat each: these are the host's changes, not the core's): its
 // type and size, whether it is a new name of a file that has another (a
 // hard link: a second name it got in this same look is the link, the first
-// its create), and whether it shrank; and the files whose mode changed.
-func (d *daemon) hostFiles(rep index.ReconcileReport) (created, updated, chmod []feed.HostFile) {
-	ctx := context.Background()
+// its create), and whether it shrank; and the files whose mode changed, or
+// which a host touched (attrib: the batch's files whose attributes changed;
+// one updated with its size unchanged had its times set, not its data
+// written).
+func (d *daemon) hostFiles(ctx context.Context, rep index.ReconcileReport, attrib map[string]bool) (created, updated, chmod []feed.HostFile) {
 	look := func(p string) (feed.HostFile, server.Attr) {
 		f := feed.HostFile{Path: p, Type: server.TypeFile}
 		a, err := d.fs.Lstat(ctx, p)
@@ -167,20 +204,45 @@ func (d *daemon) hostFiles(rep index.ReconcileReport) (created, updated, chmod [
 		}
 		created = append(created, f)
 	}
-	shrunk := make(map[string]bool, len(rep.Shrunk))
-	for _, p := range rep.Shrunk {
-		shrunk[p] = true
+	set := func(ps []string) map[string]bool {
+		m := make(map[string]bool, len(ps))
+		for _, p := range ps {
+			m[p] = true
+		}
+		return m
 	}
+	shrunk, resized, unsized, chmodded := set(rep.Shrunk), set(rep.Resized), set(rep.Unsized), set(rep.Chmod)
+	if len(unsized) > 0 {
+		// The sizes of clients' last changes are noted as the log fills
+		// their events: those before this look first.
+		_ = d.feed.Settle(ctx)
+	}
+	var touched []feed.HostFile
 	for _, p := range rep.Updated {
 		f, _ := look(p)
-		f.Trunc = shrunk[p]
+		same := !resized[p]
+		if unsized[p] {
+			// The index had no size since a client's write: the size the
+			// feed noted at that client's last event, if kept.
+			was, ok := d.sizes.Size(p)
+			f.Trunc = ok && f.Size < was
+			same = ok && f.Size == was
+		} else {
+			f.Trunc = shrunk[p]
+		}
+		if attrib[p] && same {
+			if !chmodded[p] { // a chmod with it says setattr already
+				touched = append(touched, f)
+			}
+			continue
+		}
 		updated = append(updated, f)
 	}
 	for _, p := range rep.Chmod {
 		f, _ := look(p)
 		chmod = append(chmod, f)
 	}
-	return created, updated, chmod
+	return created, updated, append(chmod, touched...)
 }
 
 // saveDirs saves the directory list beside the log at a clean stop, so

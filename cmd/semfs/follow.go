@@ -25,17 +25,24 @@ import (
 // cannot be listed) is left out of the batch with a warning, rather than
 // failing it: its records are kept as they are, and every other scope is
 // followed. A file whose durable record cannot be read keeps its record.
+// Directories whose attributes alone changed (server.AttribOf) are looked at
+// for the change feed only.
 func (d *daemon) follow(ctx context.Context, scopes []string) error {
+	// After the scopes' events: a directory chmodded outside them.
+	defer d.recordDirAttribs(ctx, scopes)
+	if len(scopes) == 0 {
+		return nil // only directories' attributes changed
+	}
 	t0 := time.Now()
 	var files []index.FileState
 	since := d.content.Begin()
 	psince := d.passagesBegin()
 	var texts []content.FileStat
-	dirs := map[string]uint64{}
+	dirs := hostDirs{ino: map[string]uint64{}, mode: map[string]uint32{}}
 	add := func(into *[]index.FileState) func(p string, a server.Attr) error {
 		return func(p string, a server.Attr) error {
 			if a.IsDir() {
-				dirs[p] = a.FileID()
+				dirs.ino[p], dirs.mode[p] = a.FileID(), server.UnixPerm(a.Mode)
 				return nil
 			}
 			if fs, ok := contentStat(p, a); ok {
@@ -72,7 +79,7 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	if err != nil {
 		return err
 	}
-	d.recordHost(kept, dirs, rep, true)
+	d.recordHost(ctx, kept, dirs, rep, true)
 	if rep.Changed() || len(rep.RecoveredCreators)+len(rep.RecoveredTags) > 0 {
 		d.log.Info("index followed changes made in the backing directory", "report", rep.String(),
 			"scopes", len(kept), "files", len(files), "took", time.Since(t0).Round(time.Microsecond))

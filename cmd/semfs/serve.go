@@ -169,6 +169,7 @@ type daemon struct {
 	watch   *server.Watcher // changes host processes make in the backing directory (follow.go)
 	feed    *feed.Log       // the change feed's history (feed.go)
 	dirs    *feed.HostDirs  // the directories, for host changes to them (feed.go)
+	sizes   *feed.Sizes     // files' sizes at clients' last changes, for host truncates (feed.go)
 	content *content.Index  // grep's trigram index (content.go)
 	ctl     *control.Server
 	nfs     *nfs.Server
@@ -502,9 +503,10 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	psince := d.passagesBegin()
 	var texts []content.FileStat
 	dirs := map[string]uint64{}
+	modes := map[string]uint32{}
 	err := d.fs.Walk(ctx, "", func(p string, a server.Attr) error {
 		if a.IsDir() {
-			dirs[p] = a.FileID()
+			dirs[p], modes[p] = a.FileID(), server.UnixPerm(a.Mode)
 			return nil
 		}
 		if fs, ok := contentStat(p, a); ok {
@@ -555,7 +557,7 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	d.logRecovery(rep, scan, time.Since(t0))
 	// A new history has no cursor to continue: clients list the tree
 	// anyway, and a rebuilt index would make every file a "create".
-	d.recordHost([]string{""}, dirs, rep, d.feed != nil && d.feed.Fresh() == "")
+	d.recordHost(ctx, []string{""}, hostDirs{dirs, modes}, rep, d.feed != nil && d.feed.Fresh() == "")
 	if err := d.saveUnsaved(ctx, rep, scan, guard == nil); err != nil {
 		return err
 	}
@@ -658,6 +660,8 @@ func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error 
 			ic.Op = index.OpCreate
 		case server.ChangeWrite:
 			ic.Op = index.OpTouch
+		case server.ChangeSetTimes:
+			ic.Op = index.OpTouch // a touch: the mtime moved, as a write's does
 		case server.ChangeRename:
 			ic.Op = index.OpRename
 		case server.ChangeRemove:

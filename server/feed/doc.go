@@ -38,6 +38,11 @@
 //     directory (files), plus what HostDirs, the daemon's list of
 //     directories, makes of the directories there: the index keeps no
 //     directory.
+//   - Host changes to files are what the index reported, told apart with
+//     what the watcher knows of the batch (server.AttribOf: an attribute
+//     change with the size kept is a touch, a setattr) and with Sizes, the
+//     size each file had at a client's last change of it, where the index
+//     had none (a host's truncate after a client's write).
 //   - History is bounded by count and age (Options.Keep, KeepFor); what the
 //     bound drops turns old cursors into resets.
 //   - Recording (Enqueue) costs an append to a queue under a short lock; the

@@ -32,7 +32,7 @@ const (
 	OpRename   = "rename"
 	OpSymlink  = "symlink"
 	OpLink     = "link"
-	OpSetattr  = "setattr" // the mode changed
+	OpSetattr  = "setattr" // the mode changed, or a file's times were set (a touch)
 	OpTag      = "tag"     // tagged or retagged
 )
 
@@ -64,7 +64,7 @@ func FromChange(c server.Change) Event {
 		e.Op = OpRemove
 	case server.ChangeMkdir:
 		e.Op = OpMkdir
-	case server.ChangeSetMode:
+	case server.ChangeSetMode, server.ChangeSetTimes:
 		e.Op = OpSetattr
 	default:
 		e.Op = c.Op.String()

@@ -30,6 +30,9 @@ const DirsFileName = "changes.dirs"
 type HostDirs struct {
 	mu   sync.Mutex
 	dirs map[string]uint64
+	// modes are the directories' permission bits where known (a missing
+	// one, or 0: unknown), so that a host's chmod of one is a setattr.
+	modes map[string]uint32
 	// known is false until a full list is in (Load, or Events of the whole
 	// tree): until then a look cannot tell a new directory from an old one,
 	// and makes no directory events.
@@ -37,7 +40,7 @@ type HostDirs struct {
 }
 
 // NewHostDirs is an empty list, not yet known.
-func NewHostDirs() *HostDirs { return &HostDirs{dirs: map[string]uint64{}} }
+func NewHostDirs() *HostDirs { return &HostDirs{dirs: map[string]uint64{}, modes: map[string]uint32{}} }
 
 // Apply keeps the list in step with one change of the core's stream. ino is
 // the identity of a directory made, where the caller knows it (0 otherwise:
@@ -48,9 +51,15 @@ func (h *HostDirs) Apply(c server.Change, ino uint64) {
 	switch c.Op {
 	case server.ChangeMkdir:
 		h.dirs[c.Path] = ino
+		h.modes[c.Path] = c.Mode
+	case server.ChangeSetMode:
+		if h.has(c.Path) {
+			h.modes[c.Path] = c.Mode
+		}
 	case server.ChangeRemove:
 		if c.IsDir {
 			delete(h.dirs, c.Path)
+			delete(h.modes, c.Path)
 		}
 	case server.ChangeRename:
 		if c.IsDir || h.has(c.Path) {
@@ -72,6 +81,12 @@ func (h *HostDirs) moveLocked(from, to string) {
 			h.dirs[to+p[len(from):]] = ino
 		}
 	}
+	for p, m := range h.modes {
+		if server.Within(p, from) {
+			delete(h.modes, p)
+			h.modes[to+p[len(from):]] = m
+		}
+	}
 }
 
 // dropLocked forgets p and everything below it. Precondition: h.mu held.
@@ -79,8 +94,29 @@ func (h *HostDirs) dropLocked(p string) {
 	for q := range h.dirs {
 		if server.Within(q, p) {
 			delete(h.dirs, q)
+			delete(h.modes, q)
 		}
 	}
+}
+
+// Attrib is the event of a host's chmod of directory p, outside the scopes
+// of a look (a watcher batch where only p's attributes changed), now of
+// identity ino and permission bits mode; false when p's mode is as the list
+// knows it, or p is not known as that directory (a look of its parent
+// tells what became of it). The list takes mode either way.
+func (h *HostDirs) Attrib(p string, ino uint64, mode uint32, at time.Time) (Event, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old, ok := h.dirs[p]
+	if !ok || !h.known || old != ino && old != 0 && ino != 0 {
+		return Event{}, false
+	}
+	was := h.modes[p]
+	h.modes[p] = mode
+	if was == 0 || mode == 0 || was == mode {
+		return Event{}, false
+	}
+	return Event{Op: OpSetattr, Path: p, Type: server.TypeDir, App: AppHost, At: at}, true
 }
 
 // HostFile is one file of a HostLook.
@@ -101,6 +137,7 @@ type Move struct{ From, To string }
 type HostLook struct {
 	Scopes  []string          // each a path standing for itself and what is below it; "" the whole tree
 	Dirs    map[string]uint64 // every directory at or below a scope now, with its identity
+	Modes   map[string]uint32 // their permission bits (a missing one: unknown)
 	Created []HostFile        // files with no record before
 	Renamed []Move            // files whose record followed their inode
 	Over    []Move            // files moved over another, which took its place
@@ -113,8 +150,8 @@ type HostLook struct {
 // Events brings the list in line with look and returns look's events, app
 // AppHost, in an order that could have happened: directories made (parents
 // first), moves (a directory moved is one event, not one per file below
-// it), files made, written, their modes changed, then files and
-// directories removed (children first). The kernel's own order is lost in a batch; this one replays to
+// it), files made, written, their modes changed (or touched), directories'
+// modes changed, then files and directories removed (children first). The kernel's own order is lost in a batch; this one replays to
 // the same tree.
 func (h *HostDirs) Events(look HostLook) []Event {
 	h.mu.Lock()
@@ -124,18 +161,24 @@ func (h *HostDirs) Events(look HostLook) []Event {
 		return whole || slices.ContainsFunc(look.Scopes, func(s string) bool { return server.Within(p, s) })
 	}
 	before := map[string]uint64{}
+	beforeModes := map[string]uint32{}
 	for p, ino := range h.dirs {
 		if in(p) {
 			before[p] = ino
+			beforeModes[p] = h.modes[p]
 		}
 	}
 	known := h.known
 	for p := range before {
 		delete(h.dirs, p)
+		delete(h.modes, p)
 	}
 	for p, ino := range look.Dirs {
 		if in(p) {
 			h.dirs[p] = ino
+			if m := look.Modes[p]; m != 0 {
+				h.modes[p] = m
+			}
 		}
 	}
 	if whole {
@@ -229,6 +272,22 @@ func (h *HostDirs) Events(look HostLook) []Event {
 	for _, f := range look.Chmod {
 		out = append(out, ev(OpSetattr, f.Path, "", f.Type, f.Size))
 	}
+	// Directories chmodded: the same directory (not made, moved or gone)
+	// with other permission bits.
+	if known {
+		var chmod []string
+		for p, ino := range look.Dirs {
+			old, ok := before[p]
+			was, now := beforeModes[p], look.Modes[p]
+			if in(p) && ok && (old == ino || old == 0 || ino == 0) && was != 0 && now != 0 && was != now {
+				chmod = append(chmod, p)
+			}
+		}
+		slices.Sort(chmod)
+		for _, p := range chmod {
+			out = append(out, ev(OpSetattr, p, "", server.TypeDir, 0))
+		}
+	}
 	// Removes, children first: a file, then its directories, deepest first.
 	var rm []Event
 	for _, p := range look.Removed {
@@ -273,8 +332,9 @@ func (h *HostDirs) Save(path string) error {
 	w := bufio.NewWriter(f)
 	for p, ino := range h.dirs {
 		// A path holds no newline (the core refuses none, but the list
-		// must not be misread if one ever did): quoted.
-		fmt.Fprintf(w, "%d %s\n", ino, strconv.Quote(p))
+		// must not be misread if one ever did): quoted. The mode is
+		// octal, after the identity (a list of an older semfs has none).
+		fmt.Fprintf(w, "%d %o %s\n", ino, h.modes[p], strconv.Quote(p))
 	}
 	err = w.Flush()
 	if err == nil {
@@ -303,20 +363,30 @@ func (h *HostDirs) Load(path string) error {
 		return err
 	}
 	dirs := map[string]uint64{}
+	modes := map[string]uint32{}
 	for _, l := range strings.Split(string(b), "\n") {
 		if l == "" {
 			continue
 		}
 		n, q, ok := strings.Cut(l, " ")
 		ino, err1 := strconv.ParseUint(n, 10, 64)
+		var mode uint64
+		var err3 error
+		if m, rest, cut := strings.Cut(q, " "); cut && !strings.HasPrefix(q, `"`) {
+			mode, err3 = strconv.ParseUint(m, 8, 32)
+			q = rest
+		}
 		p, err2 := strconv.Unquote(q)
-		if !ok || err1 != nil || err2 != nil {
+		if !ok || err1 != nil || err2 != nil || err3 != nil {
 			return fmt.Errorf("directory list %s: a damaged line %q", path, l)
 		}
 		dirs[p] = ino
+		if mode != 0 {
+			modes[p] = uint32(mode)
+		}
 	}
 	h.mu.Lock()
-	h.dirs, h.known = dirs, true
+	h.dirs, h.modes, h.known = dirs, modes, true
 	h.mu.Unlock()
 	return nil
 }

@@ -2,8 +2,10 @@ package feed_test
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/feed"
@@ -84,5 +86,71 @@ func TestHostDirsEvents(t *testing.T) {
 	}
 	if err := feed.NewHostDirs().Load(file); err == nil {
 		t.Error("a list loaded twice")
+	}
+}
+
+// A directory's permission bits, as the core's changes and the looks left
+// them, make a setattr when a look or a look at the directory alone
+// (Attrib) finds them otherwise; a directory made or moved in the same look
+// makes none; the bits survive a Save and Load.
+func TestHostDirsModes(t *testing.T) {
+	h := feed.NewHostDirs()
+	h.Events(feed.HostLook{Scopes: []string{""}, Dirs: map[string]uint64{"a": 1, "b": 2}, Modes: map[string]uint32{"a": 0o755, "b": 0o755}})
+	h.Apply(server.Change{Op: server.ChangeMkdir, Path: "c", Mode: 0o700}, 3)
+	h.Apply(server.Change{Op: server.ChangeSetMode, Path: "b", IsDir: true, Mode: 0o711}, 0)
+	if evs := h.Events(feed.HostLook{Scopes: []string{""}, Dirs: map[string]uint64{"a": 1, "b": 2, "c": 3},
+		Modes: map[string]uint32{"a": 0o700, "b": 0o711, "c": 0o700}}); lines(evs) != "setattr a" || evs[0].Type != server.TypeDir {
+		t.Errorf("a host's chmod of a, the core's of b and c: %s", lines(evs))
+	}
+	if _, ok := h.Attrib("b", 2, 0o711, time.Time{}); ok {
+		t.Error("Attrib of a mode the list knows made an event")
+	}
+	if e, ok := h.Attrib("b", 2, 0o750, time.Time{}); !ok || lines([]feed.Event{e}) != "setattr b" {
+		t.Errorf("Attrib of a changed mode: %v %s", ok, lines([]feed.Event{e}))
+	}
+	if _, ok := h.Attrib("b", 9, 0o700, time.Time{}); ok {
+		t.Error("Attrib of another directory at b made an event")
+	}
+	if _, ok := h.Attrib("unknown", 5, 0o700, time.Time{}); ok {
+		t.Error("Attrib of a directory not in the list made an event")
+	}
+	file := filepath.Join(t.TempDir(), feed.DirsFileName)
+	if err := h.Save(file); err != nil {
+		t.Fatal(err)
+	}
+	h2 := feed.NewHostDirs()
+	if err := h2.Load(file); err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(h2.Events(feed.HostLook{Scopes: []string{""}, Dirs: map[string]uint64{"a": 1, "b": 2, "d": 4},
+		Modes: map[string]uint32{"a": 0o700, "b": 0o755, "d": 0o700}})); got != "mkdir d, setattr b, remove c" {
+		t.Errorf("after a restart: %s", got)
+	}
+}
+
+// Sizes keeps a client's last size of a file through renames, forgets it
+// at a removal or a host's change, and stays bounded.
+func TestSizes(t *testing.T) {
+	s := feed.NewSizes()
+	s.Note(feed.Event{Op: feed.OpWrite, Path: "a", Type: server.TypeFile, App: "editor", Size: 19})
+	s.Note(feed.Event{Op: feed.OpRename, Path: "b", From: "a", Type: server.TypeFile, App: "editor"})
+	if n, ok := s.Size("b"); !ok || n != 19 {
+		t.Errorf("after a rename: %d %v", n, ok)
+	}
+	if _, ok := s.Size("a"); ok {
+		t.Error("the old name kept its size")
+	}
+	s.Note(feed.Event{Op: feed.OpTruncate, Path: "b", Type: server.TypeFile, App: feed.AppHost, Size: 4})
+	if _, ok := s.Size("b"); ok {
+		t.Error("a host's change kept the client's size")
+	}
+	for i := range 3 << 16 {
+		s.Note(feed.Event{Op: feed.OpCreate, Path: "f" + strconv.Itoa(i), Type: server.TypeFile, App: "bulk", Size: int64(i)})
+	}
+	if n, ok := s.Size("f196607"); !ok || n != 196607 {
+		t.Errorf("the newest: %d %v", n, ok)
+	}
+	if _, ok := s.Size("f0"); ok {
+		t.Error("unbounded: the oldest is kept")
 	}
 }
