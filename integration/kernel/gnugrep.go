@@ -19,7 +19,8 @@ const GuestGrep = "/semfs/gnu-grep"
 // GNUGrep returns overlay files (VMConfig.Files) that put the host's GNU grep
 // in the guest at GuestGrep, with every shared object `ldd` says it loads at
 // the same absolute path (Debian ships no static GNU grep, and busybox's grep
-// is another program), plus the version line `grep --version` prints. It is
+// is another program), plus its version as `grep --version` gives it after
+// the program's name ("(GNU grep) 3.8"). It is
 // the independent oracle for POST /v1/grep through a kernel mount.
 func GNUGrep(ctx context.Context) (map[string]OverlayFile, string, error) {
 	bin, err := exec.LookPath("grep")
@@ -28,7 +29,8 @@ func GNUGrep(ctx context.Context) (map[string]OverlayFile, string, error) {
 	}
 	ver, err := exec.CommandContext(ctx, bin, "--version").Output()
 	first, _, _ := strings.Cut(string(ver), "\n")
-	if err != nil || !strings.Contains(first, "GNU grep") {
+	i := strings.Index(first, "(GNU grep)")
+	if err != nil || i < 0 {
 		return nil, "", fmt.Errorf("gnugrep: %s is not GNU grep (%q, %v)", bin, first, err)
 	}
 	out, err := exec.CommandContext(ctx, "ldd", bin).Output()
@@ -51,7 +53,7 @@ func GNUGrep(ctx context.Context) (map[string]OverlayFile, string, error) {
 		}
 		files[name] = OverlayFile{Mode: 0o755, Data: b}
 	}
-	return files, first, nil
+	return files, first[i:], nil
 }
 
 // lddPaths returns the absolute paths in ldd's output: "lib => /path (addr)"

@@ -12,7 +12,8 @@
 // static (CGO_ENABLED=0). Needs root, QEMU and the packages of
 // integration/kernel/setup.sh. Protocol, one JSON object per line:
 //
-//	stdout, once booted  {"ready":true,"bootSeconds":…,"accel":"tcg","grep":"grep (GNU grep) 3.8","mount":"…"}
+//	stdout, once booted  {"ready":true,"bootSeconds":…,"accel":"tcg","grep":"(GNU grep) 3.8",
+//	                      "kernel":"linux-image-… VERSION","memMB":2048,"mount":"…"}
 //	stdin                {"pattern":"…","fixed":true,"cold":true,"dir":"sub/dir"}   (dir "" = the export root)
 //	stdout               {"seconds":…,"status":0,"files":["a/b.txt",…],"stderr":"…"} or {"error":"…"}
 //
@@ -75,6 +76,8 @@ func run(netns string, port int, guestBin, dir string, mem int, stepTimeout time
 		}
 		defer os.RemoveAll(d)
 		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	helper, err := os.ReadFile(guestBin)
 	if err != nil {
@@ -105,11 +108,12 @@ func run(netns string, port int, guestBin, dir string, mem int, stepTimeout time
 	if res.Status != 0 {
 		return fmt.Errorf("NFS mount in the guest: exit %d: %s\n%s", res.Status, res.Output, vm.ConsoleTail(20))
 	}
-	if got := strings.TrimSpace(res.Output); got != version {
+	if got := strings.TrimSpace(res.Output); !strings.HasSuffix(got, " "+version) {
 		return fmt.Errorf("GNU grep in the guest says %q, the host's %q (shared objects missing?)", got, version)
 	}
 	out := json.NewEncoder(os.Stdout)
 	out.Encode(map[string]any{"ready": true, "bootSeconds": vm.BootTime.Seconds(), "accel": accel, "grep": version,
+		"kernel": img.KernelPackage + " " + img.KernelVersion, "memMB": mem,
 		"mount": "mount -t nfs -o " + opts + " 10.0.2.2:/ " + mnt})
 
 	in := bufio.NewScanner(os.Stdin)
