@@ -1,5 +1,7 @@
 // Package kernel is semfs's harness for real Linux kernel clients: it boots a
-// Debian kernel under QEMU (TCG) with a busybox initramfs, mounts a server
+// Debian kernel under QEMU (TCG, or KVM where the CPU has hardware
+// virtualisation: Accel) with a busybox initramfs and, as the oracle for
+// grep, the host's GNU grep (GNUGrep), mounts a server
 // over NFSv3, 9P/TCP and 9P over a virtio-serial port (trans=fd), and runs
 // shell steps in the guest on the host's command, so a Go test can act on the
 // host (restart the daemon, query, tag) between guest steps.

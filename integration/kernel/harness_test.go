@@ -166,21 +166,24 @@ func (h *harness) boot(ninePSocket string) {
 		t.Fatal(err)
 	}
 	h.mark("build guest helper", t0)
+	// GNU grep, the oracle for /v1/grep through a kernel mount (grep_test.go).
+	files, _, err := kernel.GNUGrep(h.ctx)
+	if err != nil {
+		skipOrFail(t, err.Error())
+	}
+	files["guest"] = kernel.OverlayFile{Mode: 0o755, Data: helperBin}
+	files["lib.sh"] = kernel.OverlayFile{Mode: 0o644, Data: guestLib}
 	t0 = time.Now()
 	vmDir := filepath.Join(h.dir, "vm")
 	os.MkdirAll(vmDir, 0o755)
 	vm, err := kernel.Boot(h.ctx, kernel.VMConfig{
-		Image: h.img, Netns: h.ns, Dir: vmDir, NinePSocket: ninePSocket,
-		Files: map[string]kernel.OverlayFile{
-			"guest":  {Mode: 0o755, Data: helperBin},
-			"lib.sh": {Mode: 0o644, Data: guestLib},
-		},
+		Image: h.img, Netns: h.ns, Dir: vmDir, NinePSocket: ninePSocket, Files: files,
 	})
 	if err != nil {
 		t.Fatalf("boot: %v", err)
 	}
 	h.vm = vm
-	h.mark("boot to READY (qemu start to guest init ready, modules loaded)", t0)
+	h.mark("boot to READY (qemu start to guest init ready, modules loaded; accel %s)", kernel.Accel(), t0)
 }
 
 // step runs a guest script (after sourcing the library) and fails the test

@@ -33,6 +33,7 @@ func TestKernelMeta(t *testing.T) {
 		WaitUnix: []string{d.sock, d.ninepSock},
 		LogPath:  filepath.Join(h.dir, "semfs.log"),
 	}
+	corpus := writeGrepCorpus(t, d.data, 40)
 	if err := h.srv.Start(h.ctx, 90*time.Second); err != nil {
 		t.Fatalf("semfs serve: %v\n%s", err, tail(h.srv.LogPath, 30))
 	}
@@ -48,6 +49,7 @@ o="$NFS_OPTS_BASE,port=%[1]d,mountport=%[1]d,addr=10.0.2.2,mountaddr=10.0.2.2,ac
 timeout 60 mount -t nfs -o "$o" 10.0.2.2:/@notes /mnt/nfs || fail "NFS mount"
 mount_9p_tcp @notes /mnt/9p %[2]d
 grep -E ' (nfs|9p) ' /proc/mounts`, nfsPort, ninepPort))
+	gnuGrepSmoke(t, h, d.sock, corpus, "/mnt/nfs")
 
 	// Files made through the mounts, tagged through tags files of both.
 	h.step(t, "all", "make-and-tag", 60*time.Second, `

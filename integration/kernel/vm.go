@@ -28,7 +28,9 @@ type VMConfig struct {
 	Netns *Netns // qemu runs inside; the guest's 10.0.2.2 is this netns's 127.0.0.1
 	Dir   string // run directory: control socket, console.log, qemu.log, initrd
 	// Files are added to the guest under /semfs/ by a per-boot cpio archive
-	// appended to the cached initramfs (the helper binary, the step library).
+	// appended to the cached initramfs (the helper binary, the step library);
+	// a name starting with "/" is put at that absolute path instead (shared
+	// objects a dynamically linked program loads from /lib, see GNUGrep).
 	Files map[string]OverlayFile
 	// NinePSocket is a host unix socket where a 9P server listens; QEMU
 	// connects the guest's virtio-serial port "semfs.9p" to it (reconnecting
@@ -36,6 +38,8 @@ type VMConfig struct {
 	NinePSocket string
 	MemMB       int           // 0 = 256
 	BootTimeout time.Duration // until the guest's READY; 0 = 150 s
+	// Accel is QEMU's accelerator, "kvm" or "tcg"; "" = Accel().
+	Accel string
 }
 
 // OverlayFile is one file of the per-boot overlay.
@@ -69,14 +73,18 @@ type StepResult struct {
 	Output string // stdout+stderr
 }
 
-// Boot starts QEMU (TCG, 1 vCPU) inside the netns and waits for the guest's
-// READY line on the control port.
+// Boot starts QEMU (1 vCPU; TCG, or KVM where it runs a stock kernel: see
+// Accel) inside the netns and waits for the guest's READY line on the
+// control port.
 func Boot(ctx context.Context, cfg VMConfig) (*VM, error) {
 	if cfg.MemMB == 0 {
 		cfg.MemMB = 256
 	}
 	if cfg.BootTimeout == 0 {
 		cfg.BootTimeout = 150 * time.Second
+	}
+	if cfg.Accel == "" {
+		cfg.Accel = Accel()
 	}
 	nb := make([]byte, 6)
 	rand.Read(nb)
@@ -95,18 +103,18 @@ func Boot(ctx context.Context, cfg VMConfig) (*VM, error) {
 	defer ln.Close()
 
 	kargs := "console=ttyS0 panic=-1 quiet loglevel=4 semfs.nonce=" + vm.nonce
-	args := []string{"qemu-system-x86_64",
-		"-machine", "pc,accel=tcg", "-smp", "1", "-m", strconv.Itoa(cfg.MemMB),
+	args := append([]string{"qemu-system-x86_64"}, accelArgs(cfg.Accel)...)
+	args = append(args, "-smp", "1", "-m", strconv.Itoa(cfg.MemMB),
 		"-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-		"-chardev", "file,id=con,path=" + vm.Console, "-serial", "chardev:con",
+		"-chardev", "file,id=con,path="+vm.Console, "-serial", "chardev:con",
 		"-kernel", cfg.Image.Kernel, "-initrd", initrd, "-append", kargs,
 		"-netdev", "user,id=n0,net=10.0.2.0/24,host=10.0.2.2,ipv6=off",
 		"-device", "virtio-net-pci,netdev=n0,romfile=",
 		"-device", "virtio-serial-pci,id=vser0",
-		"-qmp", "unix:" + filepath.Join(cfg.Dir, "qmp.sock") + ",server=on,wait=off",
-		"-chardev", "socket,id=ctl,path=" + ctlPath,
+		"-qmp", "unix:"+filepath.Join(cfg.Dir, "qmp.sock")+",server=on,wait=off",
+		"-chardev", "socket,id=ctl,path="+ctlPath,
 		"-device", "virtserialport,bus=vser0.0,chardev=ctl,name=semfs.ctl",
-	}
+	)
 	if cfg.NinePSocket != "" {
 		args = append(args,
 			"-chardev", "socket,id=p9,path="+cfg.NinePSocket+",reconnect=1",
@@ -370,7 +378,7 @@ func (vm *VM) failure(what, stepOut string) error {
 }
 
 // writeInitrd concatenates the cached base initramfs with a per-boot archive
-// of cfg.Files under /semfs/.
+// of cfg.Files under /semfs/ (or at their absolute paths).
 func writeInitrd(base, dst string, files map[string]OverlayFile) error {
 	b, err := os.ReadFile(base)
 	if err != nil {
@@ -379,6 +387,10 @@ func writeInitrd(base, dst string, files map[string]OverlayFile) error {
 	a := newCPIOArchive()
 	a.Dir("semfs", 0o755)
 	for name, f := range files {
+		if strings.HasPrefix(name, "/") {
+			a.File(name, f.Mode, f.Data)
+			continue
+		}
 		a.File("semfs/"+name, f.Mode, f.Data)
 	}
 	var ov bytes.Buffer

@@ -18,13 +18,27 @@ Steps, all against one real daemon serving the corpus as its backing directory
     [A-Za-z]+, digits to [0-9]+, blanks to [ \\t]+; kept when rg finds it in 1
     to 1,000 files).
  3. Timing: ROUNDS rounds; in each, every pattern through POST /v1/grep (one
-    new connection per request, the whole answer read), rg over the backing
-    directory and GNU grep -r through a kernel NFS mount of the daemon (when it
-    could be mounted; its first NFS_ROUNDS rounds only, as it reads the whole
-    corpus every time), the tools' order alternating from round to round.
-    Every tool prints every matching line (no -q, no -l, output to a pipe).
- 4. Check: for every timed pattern, the path:line set of /v1/grep equals rg's
-    (and GNU grep's over NFS); any difference fails the run.
+    new connection per request, the whole answer read) and rg over the backing
+    directory, the tools' order alternating from round to round. Both print
+    every matching line (no -q, no -l, output to a pipe).
+ 4. Check: for every timed pattern, the path:line set of /v1/grep equals rg's;
+    any difference fails the run.
+ 5. GNU grep through a kernel NFS mount (NFS=auto, as root with QEMU and the
+    packages of integration/kernel/setup.sh): the daemon runs in a network
+    namespace of its own from the start; after the rounds above, guestgrep
+    boots the QEMU guest of integration/kernel in that namespace (KVM where
+    the CPU allows, else TCG: kernel.Accel), mounts the daemon's NFS export
+    and runs GNU `grep -rlF` / `grep -rlE` there for the first NFS_PATTERNS
+    patterns of each class, NFS_ROUNDS rounds, each pattern cold (after
+    `echo 3 > /proc/sys/vm/drop_caches` in the guest) then warm. Under TCG a
+    walk of the whole corpus takes many minutes per pattern, so NFS_DIR
+    (default perl, 1,195 files, 21 MB) names the corpus directory it searches
+    ("" = all of it), and beside it /v1/grep (paths: ["/NFS_DIR"]) and rg are
+    timed on the same directory. Check: the files GNU grep lists, cold and
+    warm, equal the files of /v1/grep's answer for that directory (an
+    independent oracle through a real kernel client); any difference fails
+    the run. GNU grep reads `[ \t]` inside brackets as three characters, so
+    the regexes' `[ \t]+` is given to it as `[[:blank:]]+`.
 
 It prints a Markdown table ready for BENCHMARKS.md on stdout; progress and
 details on stderr.
@@ -48,12 +62,14 @@ BIN = os.environ["SEMFS_BIN"]
 MODEL = os.environ.get("MODEL_DIR", "")
 ROUNDS = int(os.environ.get("ROUNDS", "21"))
 PATTERNS = int(os.environ.get("PATTERNS", "20"))
-NFS_ROUNDS = int(os.environ.get("NFS_ROUNDS", "3"))
+NFS_ROUNDS = int(os.environ.get("NFS_ROUNDS", "1"))
+NFS_PATTERNS = int(os.environ.get("NFS_PATTERNS", "5"))
+NFS_DIR = os.environ.get("NFS_DIR", "perl").strip("/")
 NFS = os.environ.get("NFS", "auto")
+NETNS = os.environ.get("NETNS", "")  # made by bench.sh when the GNU grep column can run
 SEED = int(os.environ.get("SEED", "25"))
 IDX = os.path.join(W, "index")
 SOCK = os.path.join(W, "semfs.sock")
-MNT = os.path.join(W, "mnt")
 TICK = os.sysconf("SC_CLK_TCK")
 ENV_C = dict(os.environ, LC_ALL="C.UTF-8")
 
@@ -113,7 +129,7 @@ def start(build=False):
     env = dict(os.environ)
     if not build:
         env.pop("SEMFS_CPUPROFILE", None)
-    args = [BIN, "serve", "--data", DATA, "--index", IDX, "--socket", SOCK,
+    args = (["ip", "netns", "exec", NETNS] if NETNS else []) + [BIN, "serve", "--data", DATA, "--index", IDX, "--socket", SOCK,
             "--9p", "off", "--nfs", "127.0.0.1:0", "--watch", "off"]
     if MODEL:
         args += ["--model-dir", MODEL]
@@ -162,6 +178,13 @@ def run_semfs(pat, fixed):
     return raw, t
 
 
+def run_semfs_paths(pat, fixed):
+    st, raw, t = call("POST", "/v1/grep", {"pattern": pat, "fixed": fixed, "limit": 1000000, "paths": ["/" + NFS_DIR] if NFS_DIR else []})
+    if st != 200:
+        sys.exit(f"bench: /v1/grep {pat!r} on {NFS_DIR}: {st} {raw[:300]!r}")
+    return raw, t
+
+
 def semfs_set(raw):
     a = json.loads(raw)
     if a.get("truncated"):
@@ -184,10 +207,6 @@ def rg_argv(pat, fixed, files=False):
     a = ["rg", "--no-config", "-uu", "--no-messages", "-0"]
     a += ["-l"] if files else ["-n", "--no-heading", "--with-filename"]
     return a + (["-F"] if fixed else []) + ["-e", pat]
-
-
-def grep_argv(pat, fixed):
-    return ["grep", "-rnZ", "-F" if fixed else "-E", "-e", pat, "."]
 
 
 def line_set(out, strip_dot=False):
@@ -275,28 +294,54 @@ def choose(rng, files, gen, fixed, lo, hi, n, seen):
     return got
 
 
-# ---- the kernel NFS mount ------------------------------------------------------
+# ---- GNU grep through a kernel NFS mount, in a QEMU guest ---------------------
 
-def nfs_mount():
+def nfs_why():
+    """Why the GNU grep column cannot run here, or None."""
     if NFS == "0":
         return "off (NFS=0)"
-    if os.geteuid() != 0:
-        return "not root"
-    port = None
-    for l in open(os.path.join(W, "serve.out")).read().splitlines()[::-1]:
-        m = re.search(r"nfs\s+127\.0\.0\.1:(\d+)", l)
-        if m:
-            port = m.group(1)
-            break
-    if not port:
-        return "the daemon's NFS port not found in its output"
-    os.makedirs(MNT, exist_ok=True)
-    o = f"vers=3,proto=tcp,mountproto=tcp,port={port},mountport={port},nolock,noacl"
-    r = subprocess.run(["mount", "-t", "nfs", "-o", o, "127.0.0.1:/", MNT], capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        fs = "nfs listed" if "\tnfs\n" in open("/proc/filesystems").read() else "no nfs in /proc/filesystems"
-        return f"mount failed: {r.stderr.strip()} ({fs}, kernel {os.uname().release})"
+    if not NETNS:
+        return "needs root, ip and qemu-system-x86_64 (bench.sh makes the network namespace)"
     return None
+
+
+class Guest:
+    """guestgrep (integration/bench/grep/guestgrep): a booted guest with the
+    daemon's export mounted over NFS."""
+
+    def __init__(self, port):
+        self.log = open(os.path.join(W, "guestgrep.log"), "a")
+        self.p = subprocess.Popen([os.path.join(W, "guestgrep"), "-netns", NETNS, "-nfs-port", str(port),
+                                   "-guest", os.path.join(W, "semfs-guest"), "-dir", os.path.join(W, "vm")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        self.info = self.answer()
+        if not self.info.get("ready"):
+            sys.exit(f"bench: guestgrep: {self.info}")
+
+    def answer(self):
+        l = self.p.stdout.readline()
+        if not l:
+            self.log.flush()
+            tail = open(os.path.join(W, "guestgrep.log")).read()[-3000:]
+            sys.exit(f"bench: guestgrep exited ({self.p.wait()}):\n{tail}")
+        return json.loads(l)
+
+    def grep(self, pat, fixed, cold):
+        self.p.stdin.write(json.dumps({"pattern": gnu_pattern(pat, fixed), "fixed": fixed, "cold": cold, "dir": NFS_DIR}) + "\n")
+        self.p.stdin.flush()
+        a = self.answer()
+        if "error" in a or a["status"] not in (0, 1):
+            sys.exit(f"bench: GNU grep in the guest on {pat!r}: {a}")
+        return a
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=120)
+
+
+def gnu_pattern(pat, fixed):
+    # POSIX brackets take a backslash literally: [ \t] is space, '\' and 't'.
+    return pat if fixed else pat.replace("[ \\t]+", "[[:blank:]]+")
 
 
 def pct(xs, q):
@@ -343,15 +388,15 @@ def main():
             ("selective literal", True, choose(rng, files, literal, True, 1, 100, PATTERNS, seen)),
             ("regex with a required literal", False, choose(rng, files, regex, False, 1, 1000, PATTERNS, seen)),
         ]
-        why = nfs_mount()
+        why = nfs_why()
         if why:
-            log(f"GNU grep -r through a kernel NFS mount: not run: {why}")
+            log(f"GNU grep through a kernel NFS mount: not run: {why}")
         # 3. timing, 4. check
         times = {}
         stats = {}
         bad = []
         for r in range(ROUNDS):
-            tools = ["semfs", "rg"] + (["nfs"] if not why and r < NFS_ROUNDS else [])
+            tools = ["semfs", "rg"]
             if r % 2:
                 tools.reverse()
             for cls, fixed, pats in classes:
@@ -360,10 +405,8 @@ def main():
                     for tool in tools:
                         if tool == "semfs":
                             out, t = run_semfs(pat, fixed)
-                        elif tool == "rg":
-                            out, t = run_proc(rg_argv(pat, fixed), DATA)
                         else:
-                            out, t = run_proc(grep_argv(pat, fixed), MNT)
+                            out, t = run_proc(rg_argv(pat, fixed), DATA)
                         times.setdefault((cls, tool), []).append(t)
                         if tool == "semfs":  # the daemon's own time (stats.ms), outside the client
                             times.setdefault((cls, "server"), []).append(json.loads(out)["stats"]["ms"] / 1000)
@@ -374,15 +417,47 @@ def main():
                         stats[pat] = (st, len(want))
                         if got != want:
                             bad.append((pat, "semfs", len(got - want), len(want - got)))
-                        if "nfs" in outs:
-                            g = line_set(outs["nfs"], True)
-                            if g != want:
-                                bad.append((pat, "GNU grep over NFS", len(g - want), len(want - g)))
             if r % 5 == 4 or r == ROUNDS - 1:
                 log(f"  round {r + 1}/{ROUNDS}")
+        # 5. GNU grep in the guest, on NFS_DIR, beside /v1/grep and rg on it
+        nfs = {}
+        if not why:
+            port = (health() or {}).get("listeners", {}).get("nfs", "").rsplit(":", 1)[-1]
+            log(f"GNU grep through a kernel NFS mount: booting the guest (daemon's NFS port {port})")
+            g = Guest(port)
+            nfs["info"] = g.info
+            log(f"  guest ready in {g.info['bootSeconds']:.0f} s ({g.info['accel']}); {g.info['mount']}")
+            sub = os.path.join(DATA, NFS_DIR)
+            nfs["files"] = sum(len(f) for _, _, f in os.walk(sub))
+            nfs["bytes"] = sum(os.path.getsize(os.path.join(d, x)) for d, _, fs in os.walk(sub) for x in fs)
+            # Per class, the first NFS_PATTERNS patterns with a match in
+            # NFS_DIR, then the first without (the patterns are drawn from
+            # the whole corpus): the check then compares non-empty answers.
+            sel = {}
+            for cls, fixed, pats in classes:
+                hit = [q for q, _ in pats if json.loads(run_semfs_paths(q, fixed)[0])["files"] > 0]
+                sel[cls] = (hit + [q for q, _ in pats if q not in hit])[:NFS_PATTERNS]
+                nfs[cls] = len([q for q in sel[cls] if q in hit])
+            g.grep("semfs warm-up, not timed", True, False)  # the guest's and the daemon's first walk of NFS_DIR
+            try:
+                for r in range(NFS_ROUNDS):
+                    for cls, fixed, pats in classes:
+                        for pat in sel[cls]:
+                            raw, t = run_semfs_paths(pat, fixed)
+                            times.setdefault((cls, "semfs-sub"), []).append(t)
+                            _, t2 = run_proc(rg_argv(pat, fixed), sub)
+                            times.setdefault((cls, "rg-sub"), []).append(t2)
+                            want = sorted({m["path"][len(NFS_DIR) + 1:] if NFS_DIR else m["path"] for m in json.loads(raw)["matches"]})
+                            for cold in (True, False):
+                                a = g.grep(pat, fixed, cold)
+                                tool = "nfs-cold" if cold else "nfs-warm"
+                                times.setdefault((cls, tool), []).append(a["seconds"])
+                                if a["files"] != want:
+                                    bad.append((pat, f"GNU grep in the guest ({tool})", len(set(a["files"]) - set(want)), len(set(want) - set(a["files"]))))
+                                log(f"  {tool}: {a['seconds']:.1f} s, {len(a['files'])} files (/v1/grep: {len(want)}): {pat!r}")
+            finally:
+                g.close()
     finally:
-        if os.path.ismount(MNT):
-            subprocess.run(["umount", "-l", MNT])
         stop(p)
 
     for cls, fixed, pats in classes:
@@ -394,7 +469,7 @@ def main():
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
     load = open("/proc/loadavg").read().split()[:3]
-    cmd = f"ROUNDS={ROUNDS} PATTERNS={PATTERNS} NFS_ROUNDS={NFS_ROUNDS} SEED={SEED} bash integration/bench/grep/bench.sh CORPUS"
+    cmd = f"ROUNDS={ROUNDS} PATTERNS={PATTERNS} NFS_ROUNDS={NFS_ROUNDS} NFS_PATTERNS={NFS_PATTERNS} NFS_DIR={NFS_DIR} SEED={SEED} bash integration/bench/grep/bench.sh CORPUS"
     print(f"Commit `{commit}{'+dirty' if dirty else ''}`, {os.cpu_count()} cores, load average {' '.join(load)} at the end; "
           f"`{cmd}` (corpus by `integration/bench/grep/corpus.sh`: {len(files)} files, {nbytes / 1e6:.0f} MB).")
     print()
@@ -406,21 +481,40 @@ def main():
     print(f"| resident memory | peak {hwm / 1e6:.0f} MB = {hwm / 1e6 / gb:.0f} MB per GB indexed; after the build {rss / 1e6:.0f} MB; "
           f"restarted on the saved index {rss2 / 1e6:.0f} MB = **{rss2 / 1e6 / gb:.0f} MB per GB indexed** |")
     print()
-    nfs_col = "GNU `grep -r` via kernel NFS p50 / p90" + ("" if not why else f" (not run: {why})")
-    print(f"| pattern class (generated) | patterns | files matched, median (max) | `/v1/grep` p50 / p90 ms | its `stats.ms` p50 / p90 | `rg` p50 / p90 ms | {nfs_col} | answers equal rg's path:line |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| pattern class (generated) | patterns | files matched, median (max) | `/v1/grep` p50 / p90 ms | its `stats.ms` p50 / p90 | `rg` p50 / p90 ms | answers equal rg's path:line |")
+    print("|---|---|---|---|---|---|---|")
     for cls, fixed, pats in classes:
         ks = [k for _, k in pats]
         row = [cls, str(len(pats)), f"{statistics.median(ks):.0f} ({max(ks)})"]
-        for tool in ("semfs", "server", "rg", "nfs"):
+        for tool in ("semfs", "server", "rg"):
             xs = times.get((cls, tool))
             row.append(f"{ms(pct(xs, .5))} / {ms(pct(xs, .9))}" if xs else "n/a")
-        nb = sum(1 for b in bad if b[0] in {q for q, _ in pats})
+        nb = sum(1 for b in bad if b[0] in {q for q, _ in pats} and b[1] == "semfs")
         row.append("yes" if nb == 0 else f"**no: {nb} patterns differ**")
         print("| " + " | ".join(row) + " |")
     print()
-    print(f"Timings pool every pattern of a class × {ROUNDS} rounds (GNU grep over NFS: {NFS_ROUNDS} rounds); "
+    print(f"Timings pool every pattern of a class × {ROUNDS} rounds; "
           "each tool prints every matching line into a pipe; `/v1/grep` is one request on a new control-socket connection, answer read whole.")
+    print()
+    if why:
+        print(f"GNU grep through a kernel NFS mount: not run: {why}.")
+    else:
+        i = nfs["info"]
+        print(f"GNU `grep` {i['grep']} through the NFSv3 client of {i['kernel']} in a QEMU guest ({i['accel']}, 1 vCPU, {i['memMB']} MiB), "
+              f"on `{NFS_DIR or '.'}` ({nfs['files']} files, {nfs['bytes'] / 1e6:.0f} MB), {NFS_PATTERNS} patterns of each class (those with a match there first) × {NFS_ROUNDS} rounds, "
+              "each cold (guest caches dropped) then warm, after one untimed walk; "
+              f"`/v1/grep` (`paths: [\"/{NFS_DIR}\"]`) and `rg` on the same directory beside it. `{i['mount']}`.")
+        print()
+        print(f"| pattern class, on `{NFS_DIR or '.'}` | patterns | `/v1/grep` p50 / p90 ms | `rg` p50 / p90 ms | GNU `grep -rl` in the guest, cold, p50 / p90 ms | warm, p50 / p90 ms | GNU grep's files equal /v1/grep's |")
+        print("|---|---|---|---|---|---|---|")
+        for cls, fixed, pats in classes:
+            row = [cls, f"{len(pats[:NFS_PATTERNS])} ({nfs[cls]} with a match there)"]
+            for tool in ("semfs-sub", "rg-sub", "nfs-cold", "nfs-warm"):
+                xs = times.get((cls, tool))
+                row.append(f"{ms(pct(xs, .5))} / {ms(pct(xs, .9))}" if xs else "n/a")
+            nb = len({b[0] for b in bad if b[0] in {q for q, _ in pats} and b[1] != "semfs"})
+            row.append(f"yes, all {len(pats[:NFS_PATTERNS])} (cold and warm)" if nb == 0 else f"**no: {nb} patterns differ**")
+            print("| " + " | ".join(row) + " |")
     if bad:
         for b in bad:
             log(f"MISMATCH {b[1]} on {b[0]!r}: {b[2]} extra, {b[3]} missing")

@@ -22,6 +22,10 @@
 //	    and answer one line on ACKFIFO: "ok <cmd>" or "err <cmd>: <error>"
 //	semfs-guest locks PATH_A PATH_B    fcntl and flock locks across two mounts of
 //	                                   one file (locks.go)
+//	semfs-guest time OUT ERR CMD...    run CMD with stdout to OUT and stderr to ERR
+//	                                   and print "@@TIME <ns> <exit status>": its wall
+//	                                   time from just before exec to its exit (busybox
+//	                                   has no clock finer than 10 ms; kernel.GrepScript)
 //
 // It is built by the test (CGO_ENABLED=0, static) and shipped in the per-boot
 // initramfs overlay as /semfs/guest.
@@ -36,6 +40,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -142,9 +147,41 @@ func main() {
 			fatal(2, "usage: semfs-guest locks PATH_A PATH_B")
 		}
 		locks(a[0], a[1])
+	case "time":
+		if len(a) < 3 {
+			fatal(2, "usage: semfs-guest time OUT ERR CMD...")
+		}
+		timed(a[0], a[1], a[2:])
 	default:
 		fatal(2, "unknown command %q", os.Args[1])
 	}
+}
+
+func timed(outPath, errPath string, argv []string) {
+	out, err := os.Create(outPath)
+	if err != nil {
+		fatal(1, "time: %v", err)
+	}
+	defer out.Close()
+	errf, err := os.Create(errPath)
+	if err != nil {
+		fatal(1, "time: %v", err)
+	}
+	defer errf.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = out, errf
+	t0 := time.Now()
+	err = cmd.Run()
+	d := time.Since(t0)
+	st := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		st = ee.ExitCode()
+	case err != nil:
+		fatal(1, "time: %v", err)
+	}
+	fmt.Printf("@@TIME %d %d\n", d.Nanoseconds(), st)
 }
 
 func hold(path, cmdFIFO, ackFIFO string) {
