@@ -161,7 +161,10 @@ func TestMaxConns(t *testing.T) {
 				_, err = newReader(c).Peek(1)
 				return err == nil
 			})
-			b.mustCall(msg(tVersion, 0xFFFF, uint32(fastMsize), "9P2000.L"))
+			// b is still served (a second Tversion would close it).
+			if err := b.attach(1, 1, "@limits", 0); err != nil {
+				t.Fatalf("b: %v", err)
+			}
 		})
 	}
 	if !strings.Contains(logs.String(), "too many connections") {
