@@ -2,11 +2,13 @@ package content
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,6 +163,35 @@ func TestReadAllEqualsReadFile(t *testing.T) {
 		}
 		if w := want[:min(n, limit+1)]; !bytes.Equal(buf, w) {
 			t.Fatalf("file of %d bytes (size given %d): read %d bytes, want %d", n, size, len(buf), len(w))
+		}
+	}
+}
+
+// sortPairs orders generated pairs as a stable sort by trigram does (the
+// batch's files stay in order within a trigram), over batches of every size
+// around the buffers' reuse.
+func TestSortPairsIsAStableSortByTrigram(t *testing.T) {
+	ix := newIndexer(1 << 20)
+	r := rand.New(rand.NewPCG(25, 25))
+	for round := range 50 {
+		n := []int{0, 1, 2, 100, r.IntN(20000)}[r.IntN(5)]
+		ix.pairs = ix.pairs[:0]
+		for i := range n {
+			var t uint32
+			switch r.IntN(3) {
+			case 0:
+				t = r.Uint32() & 0xffffff
+			case 1:
+				t = uint32(r.IntN(64)) << 12 // differ in the high twelve bits only
+			default:
+				t = uint32(r.IntN(64)) // in the low twelve only
+			}
+			ix.pairs = append(ix.pairs, uint64(t)<<32|uint64(i))
+		}
+		want := slices.Clone(ix.pairs)
+		slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) })
+		if got := ix.sortPairs(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: %d pairs sorted differently", round, n)
 		}
 	}
 }
