@@ -63,6 +63,7 @@ PATTERNS = int(os.environ.get("PATTERNS", "20"))
 NFS_ROUNDS = int(os.environ.get("NFS_ROUNDS", "3"))
 NFS = os.environ.get("NFS", "auto")
 SEED = int(os.environ.get("SEED", "25"))
+BUILD_ONLY = os.environ.get("BUILD_ONLY", "") == "1"  # the build steps and their table only
 IDX = os.path.join(W, "index")
 SOCK = os.path.join(W, "semfs.sock")
 MNT = os.path.join(W, "mnt")
@@ -320,6 +321,25 @@ def ms(x):
     return f"{x * 1000:.1f}" if x < 10 else f"{x * 1000:.0f}"
 
 
+def report_build(files, nbytes, c, cpus, wall, ccpu, cwall, size, hwm, rss, rss2, gb):
+    """The report's heading and build table (stdout)."""
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    load = open("/proc/loadavg").read().split()[:3]
+    cmd = ("BUILD_ONLY=1" if BUILD_ONLY else f"ROUNDS={ROUNDS} PATTERNS={PATTERNS} NFS_ROUNDS={NFS_ROUNDS} SEED={SEED}") + " bash integration/bench/grep/bench.sh CORPUS"
+    print(f"Commit `{commit}{'+dirty' if dirty else ''}`, {os.cpu_count()} cores, load average {' '.join(load)} at the end; "
+          f"`{cmd}` (corpus by `integration/bench/grep/corpus.sh`: {len(files)} files, {nbytes / 1e6:.0f} MB).")
+    print()
+    print("| build | value |")
+    print("|---|---|")
+    print(f"| text indexed | {c['files']} files, {c['bytes'] / 1e6:.0f} MB (skipped: {', '.join(f'{k} {v}' for k, v in c['skipped'].items())}) |")
+    print(f"| the content index (what grep needs), rebuilt in the daemon: daemon CPU (utime+stime) until nothing pending, tag index current, passages at 1 % of a core | {ccpu:.1f} s = **{c['bytes'] / 1e6 / ccpu:.1f} MB of text per CPU-second** (wall {cwall:.0f} s) |")
+    print(f"| the first start (fresh index directory: tag index of every file, content index, passages at their default budget): daemon CPU until the content index has nothing pending | {cpus:.1f} s = {c['bytes'] / 1e6 / cpus:.1f} MB of text per CPU-second (wall {wall:.0f} s) |")
+    print(f"| content.idx on disk | {size / 1e6:.1f} MB = **{size / c['bytes']:.3f}× the indexed bytes** |")
+    print(f"| resident memory | peak {hwm / 1e6:.0f} MB = {hwm / 1e6 / gb:.0f} MB per GB indexed; after the build {rss / 1e6:.0f} MB; "
+          f"restarted on the saved index {rss2 / 1e6:.0f} MB = **{rss2 / 1e6 / gb:.0f} MB per GB indexed** |")
+
+
 def main():
     files = corpus_files()
     nbytes = sum(os.path.getsize(os.path.join(DATA, f)) for f in files)
@@ -356,6 +376,10 @@ def main():
     rss2 = mem(p.pid, "VmRSS")
     restart_cpu = cpu(p.pid)
     log(f"  restart on the saved index: {time.time() - t0:.1f} s wall, {restart_cpu:.1f} s CPU, resident {rss2 / 1e6:.0f} MB")
+    if BUILD_ONLY:
+        stop(p)
+        report_build(files, nbytes, c, cpus, wall, ccpu, cwall, size, hwm, rss, rss2, gb)
+        return
 
     try:
         # 2. patterns
@@ -414,21 +438,7 @@ def main():
             log(f"  {cls[:7]} {k:4d} files {lines:6d} lines, candidates {st.get('candidates')}, server {st.get('ms')} ms: {pat!r}")
 
     # the report
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
-    load = open("/proc/loadavg").read().split()[:3]
-    cmd = f"ROUNDS={ROUNDS} PATTERNS={PATTERNS} NFS_ROUNDS={NFS_ROUNDS} SEED={SEED} bash integration/bench/grep/bench.sh CORPUS"
-    print(f"Commit `{commit}{'+dirty' if dirty else ''}`, {os.cpu_count()} cores, load average {' '.join(load)} at the end; "
-          f"`{cmd}` (corpus by `integration/bench/grep/corpus.sh`: {len(files)} files, {nbytes / 1e6:.0f} MB).")
-    print()
-    print("| build | value |")
-    print("|---|---|")
-    print(f"| text indexed | {c['files']} files, {c['bytes'] / 1e6:.0f} MB (skipped: {', '.join(f'{k} {v}' for k, v in c['skipped'].items())}) |")
-    print(f"| the content index (what grep needs), rebuilt in the daemon: daemon CPU (utime+stime) until nothing pending, tag index current, passages at 1 % of a core | {ccpu:.1f} s = **{c['bytes'] / 1e6 / ccpu:.1f} MB of text per CPU-second** (wall {cwall:.0f} s) |")
-    print(f"| the first start (fresh index directory: tag index of every file, content index, passages at their default budget): daemon CPU until the content index has nothing pending | {cpus:.1f} s = {c['bytes'] / 1e6 / cpus:.1f} MB of text per CPU-second (wall {wall:.0f} s) |")
-    print(f"| content.idx on disk | {size / 1e6:.1f} MB = **{size / c['bytes']:.3f}× the indexed bytes** |")
-    print(f"| resident memory | peak {hwm / 1e6:.0f} MB = {hwm / 1e6 / gb:.0f} MB per GB indexed; after the build {rss / 1e6:.0f} MB; "
-          f"restarted on the saved index {rss2 / 1e6:.0f} MB = **{rss2 / 1e6 / gb:.0f} MB per GB indexed** |")
+    report_build(files, nbytes, c, cpus, wall, ccpu, cwall, size, hwm, rss, rss2, gb)
     print()
     nfs_col = "GNU `grep -r` via kernel NFS p50 / p90" + ("" if not why else f" (not run: {why})")
     print(f"| pattern class (generated) | patterns | files matched, median (max) | `/v1/grep` p50 / p90 ms | its `stats.ms` p50 / p90 | `rg` p50 / p90 ms | {nfs_col} | answers equal rg's path:line |")
