@@ -152,6 +152,12 @@ func (s *stored) encode() string {
 }
 
 func decodeStored(v string) (*stored, error) {
+	if s, ok := parseStored(v); ok {
+		if s.RelatedApps == nil {
+			s.RelatedApps = []string{}
+		}
+		return s, nil
+	}
 	s := new(stored)
 	if err := json.Unmarshal([]byte(v), s); err != nil {
 		return nil, err

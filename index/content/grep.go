@@ -352,7 +352,7 @@ func (x *Index) scanFile(ctx context.Context, c *Compiled, env Env, p string, bu
 		// With all: read a line at a time, never the whole file at once.
 		return c.matchStream(p, f), true
 	}
-	data, err := readAll(f, *buf, x.opt.Max)
+	data, err := readAll(f, *buf, -1, x.opt.Max) // to EOF, as grep reads
 	*buf = data
 	if err != nil || int64(len(data)) > x.opt.Max && !c.req.All {
 		return nil, err == nil

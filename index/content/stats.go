@@ -14,12 +14,9 @@ type IndexStats struct {
 func (x *Index) Stats() IndexStats {
 	x.mu.RLock()
 	st := IndexStats{Files: int(x.live.GetCardinality()), Bytes: x.bytes, Trigrams: x.post.len(), Damaged: x.damaged,
-		Skipped: map[string]int{TooBig.String(): 0, Binary.String(): 0, NotUTF8.String(): 0}}
-	for _, e := range x.files {
-		switch e.state {
-		case TooBig, Binary, NotUTF8:
-			st.Skipped[e.state.String()]++
-		}
+		Skipped: map[string]int{}}
+	for _, s := range []State{TooBig, Binary, NotUTF8} {
+		st.Skipped[s.String()] = x.states[s]
 	}
 	x.mu.RUnlock()
 	st.Pending = x.q.Dirty(nil)

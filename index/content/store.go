@@ -146,7 +146,11 @@ func (x *Index) load() error {
 			x.paths[e.id] = p
 			x.bytes += e.size
 		}
+		if o := x.files[p]; o != nil {
+			x.states[o.state]-- // a path twice: the last wins, as the map says
+		}
 		x.files[p] = e
+		x.states[e.state]++
 		x.linkLocked(p, e)
 	}
 	np := r.uv()

@@ -6,6 +6,7 @@
 #   bash integration/bench/grep/corpus.sh /srv/grepcorpus     # once
 #   [ROUNDS=21] [PATTERNS=20] [NFS=auto|0] [NFS_DIR=perl] [NFS_PATTERNS=5] \
 #     [NFS_ROUNDS=1] [SEED=25] bash integration/bench/grep/bench.sh /srv/grepcorpus
+#   BUILD_ONLY=1 bash integration/bench/grep/bench.sh /srv/grepcorpus   # the build table only
 #
 # The corpus (>= 50,000 real text files, >= 500 MB; corpus.sh) is served as the
 # daemon's backing directory, read only. The daemon runs with its tag index,
