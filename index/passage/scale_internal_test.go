@@ -26,6 +26,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,7 @@ import (
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/embed/embedtest"
+	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/content"
 	"golang.org/x/sys/unix"
 )
@@ -57,6 +59,10 @@ type scaleSet struct {
 	queries []string
 	qvecs   [][]float32
 	own     int // passages with the model's own vector
+}
+
+func (s *scaleSet) open(_ context.Context, p string) (*os.File, error) {
+	return os.Open(filepath.Join(s.root, p))
 }
 
 type osFiles string
@@ -222,8 +228,13 @@ func loadScale(tb testing.TB) *scaleSet {
 	const poolMin = 2048
 	rng := rand.New(rand.NewPCG(25, 4))
 	var pool [][]float32
-	for _, v := range own {
-		pool = append(pool, v)
+	hashes := make([]uint64, 0, len(own))
+	for h := range own {
+		hashes = append(hashes, h)
+	}
+	slices.Sort(hashes)
+	for _, h := range hashes {
+		pool = append(pool, own[h])
 	}
 	if len(pool) < poolMin {
 		var texts []string
@@ -373,17 +384,80 @@ func (s *scaleSet) stats() string {
 }
 
 // TestPassageScale prints the content stage's latency (p50, p90; wall and
-// the query's own CPU) at scale, words only and with vectors.
+// the query's own CPU) at scale, words only and with vectors, exact and
+// approximate, and the recall of the approximate meaning scan: of the 10
+// (and 50) hits closest by meaning in the exact scan's answer, the share in
+// the approximate scan's. SEMFS_PASSAGE_DUMP=FILE writes every answer, as
+// JSON lines, for comparing two builds.
 func TestPassageScale(t *testing.T) {
 	s := loadScale(t)
 	defer s.x.Close()
 	t.Log(s.stats())
-	for _, words := range []bool{true, false} {
-		s.run(t, 1, words) // warm
-		l := s.run(t, 3, words)
+	modes := []struct {
+		name     string
+		words    bool
+		exactMax int
+	}{{"words only", true, 0}, {"words+meaning, exact scan", false, math.MaxInt}, {"words+meaning", false, 0}}
+	for _, m := range modes {
+		s.x.exactMax = m.exactMax
+		s.run(t, 1, m.words) // warm
+		l := s.run(t, 3, m.words)
 		w50, c50 := l.pct(0.5)
 		w90, c90 := l.pct(0.9)
-		t.Logf("words only %v: %d queries: p50 %v (cpu %v), p90 %v (cpu %v)", words, len(l.wall), w50.Round(10*time.Microsecond), c50.Round(10*time.Microsecond), w90.Round(10*time.Microsecond), c90.Round(10*time.Microsecond))
+		t.Logf("%s: %d queries: p50 %v (cpu %v), p90 %v (cpu %v)", m.name, len(l.wall), w50.Round(10*time.Microsecond), c50.Round(10*time.Microsecond), w90.Round(10*time.Microsecond), c90.Round(10*time.Microsecond))
+	}
+	answers := func(exactMax int) [][]index.ContentHit {
+		s.x.exactMax = exactMax
+		var out [][]index.ContentHit
+		for i, q := range s.queries {
+			hits, err := s.x.Search(context.Background(), q, s.qvecs[i], s.emb.Name(), s.open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, hits)
+		}
+		return out
+	}
+	exact, approx := answers(math.MaxInt), answers(0)
+	s.x.exactMax = 0
+	if p := os.Getenv("SEMFS_PASSAGE_DUMP"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(f)
+		for i, q := range s.queries {
+			enc.Encode(map[string]any{"query": q, "exact": exact[i], "approx": approx[i]})
+		}
+		f.Close()
+	}
+	closest := func(hits []index.ContentHit, k int) []string {
+		hits = slices.Clone(hits)
+		sort.SliceStable(hits, func(i, j int) bool { return hits[i].Sim > hits[j].Sim })
+		var out []string
+		for _, h := range hits[:min(len(hits), k)] {
+			if h.HasSim {
+				out = append(out, h.Path)
+			}
+		}
+		return out
+	}
+	for _, k := range []int{10, 50} {
+		var got, want float64
+		same := 0
+		for i := range s.queries {
+			e, a := closest(exact[i], k), closest(approx[i], k)
+			want += float64(len(e))
+			for _, p := range e {
+				if slices.Contains(a, p) {
+					got++
+				}
+			}
+			if slices.Equal(e, a) {
+				same++
+			}
+		}
+		t.Logf("recall@%d of the approximate meaning scan against the exact one: %.3f (%d of %d queries the same %d in the same order)", k, got/want, same, len(s.queries), k)
 	}
 }
 
