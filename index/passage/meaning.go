@@ -38,11 +38,11 @@ type simID struct {
 	sim float64
 }
 
-// meaning adds the meaning stage's evidence: the meaningFiles files closest
+// byMeaning adds the meaning stage's evidence: the meaningFiles files closest
 // to vec become hits, and each hit (the word stage's too) gets its best
 // passage's cosine, whether that stands out, and its best perFile passages
 // by meaning. Precondition: mu held for reading.
-func (x *Index) meaning(vec []float32, sc *scratch, files map[uint32]*fileHits, get func(uint32) *fileHits) {
+func (x *Index) byMeaning(vec []float32, sc *scratch, files map[uint32]*fileHits, get func(uint32) *fileHits) {
 	nq := norm(vec)
 	if nq == 0 {
 		return

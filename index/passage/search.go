@@ -83,9 +83,9 @@ func (x *Index) Search(ctx context.Context, text string, vec []float32, model st
 		return f
 	}
 	sc := x.scratch()
-	x.words1(qt, sc, get)
+	x.byWords(qt, sc, get)
 	if vec != nil && model != "" && model == x.model && x.embedded > 0 {
-		x.meaning(vec, sc, files, get)
+		x.byMeaning(vec, sc, files, get)
 	}
 	x.scratchPool.Put(sc)
 	x.mu.RUnlock()
@@ -129,11 +129,11 @@ func (x *Index) scratch() *scratch {
 	return sc
 }
 
-// words1 is the word stage: each passage's coverage of the query's words
+// byWords is the word stage: each passage's coverage of the query's words
 // and its BM25 sum; the wordFiles files whose best passage comes first (by
 // coverage, then BM25, then pid) become hits, each with its best perFile
 // passages. Precondition: mu held for reading.
-func (x *Index) words1(qt []string, sc *scratch, get func(uint32) *fileHits) {
+func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 	if len(qt) == 0 || x.live == 0 {
 		return
 	}
