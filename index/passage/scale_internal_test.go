@@ -238,23 +238,41 @@ func loadScale(tb testing.TB) *scaleSet {
 	}
 	if len(pool) < poolMin {
 		var texts []string
+		var hs []uint64
 		for len(texts) < poolMin {
 			id := 1 + rng.IntN(len(x.passes)-1)
-			if x.passes[id].path == "" {
+			if x.passes[id].path == "" || slices.Contains(hs, x.passes[id].hash) {
 				continue
 			}
 			t, err := passageText(root, x.passes[id])
 			if err != nil || strings.TrimSpace(t) == "" {
 				continue
 			}
-			texts = append(texts, t)
+			texts, hs = append(texts, t), append(hs, x.passes[id].hash)
+		}
+		f, err := os.OpenFile(filepath.Join(cache, vecCache), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			tb.Fatal(err)
 		}
 		for i := 0; i < len(texts); i += 64 {
 			vs, err := emb.Embed(context.Background(), texts[i:min(len(texts), i+64)])
 			if err != nil {
 				tb.Fatal(err)
 			}
+			for j, v := range vs {
+				// Saved, so that the next run lends the same vectors.
+				rec := binary.LittleEndian.AppendUint64(nil, hs[i+j])
+				for _, c := range v {
+					rec = binary.LittleEndian.AppendUint32(rec, math.Float32bits(c))
+				}
+				if _, err := f.Write(rec); err != nil {
+					tb.Fatal(err)
+				}
+			}
 			pool = append(pool, vs...)
+		}
+		if err := f.Close(); err != nil {
+			tb.Fatal(err)
 		}
 	}
 	// Noise of σ per dimension moves a unit vector to a cosine of about
@@ -385,7 +403,8 @@ func (s *scaleSet) stats() string {
 
 // TestPassageScale prints the content stage's latency (p50, p90; wall and
 // the query's own CPU) at scale, words only and with vectors, exact and
-// approximate, and the recall of the approximate meaning scan: of the 10
+// approximate (SEMFS_PASSAGE_ROUNDS rounds of the queries, default 3; 0
+// skips them), and the recall of the approximate meaning scan: of the 10
 // (and 50) hits closest by meaning in the exact scan's answer, the share in
 // the approximate scan's. SEMFS_PASSAGE_DUMP=FILE writes every answer, as
 // JSON lines, for comparing two builds.
@@ -398,10 +417,20 @@ func TestPassageScale(t *testing.T) {
 		words    bool
 		exactMax int
 	}{{"words only", true, 0}, {"words+meaning, exact scan", false, math.MaxInt}, {"words+meaning", false, 0}}
+	rounds := 3
+	if r := os.Getenv("SEMFS_PASSAGE_ROUNDS"); r != "" {
+		var err error
+		if rounds, err = strconv.Atoi(r); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, m := range modes {
+		if rounds == 0 {
+			break
+		}
 		s.x.exactMax = m.exactMax
 		s.run(t, 1, m.words) // warm
-		l := s.run(t, 3, m.words)
+		l := s.run(t, rounds, m.words)
 		w50, c50 := l.pct(0.5)
 		w90, c90 := l.pct(0.9)
 		t.Logf("%s: %d queries: p50 %v (cpu %v), p90 %v (cpu %v)", m.name, len(l.wall), w50.Round(10*time.Microsecond), c50.Round(10*time.Microsecond), w90.Round(10*time.Microsecond), c90.Round(10*time.Microsecond))
