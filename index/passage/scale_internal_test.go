@@ -339,6 +339,13 @@ func loadScale(tb testing.TB) *scaleSet {
 		at := rng.IntN(len(ws) - n + 1)
 		s.queries = append(s.queries, strings.Join(ws[at:at+n], " "))
 	}
+	if q := os.Getenv("SEMFS_PASSAGE_QUERIES"); q != "" {
+		n, err := strconv.Atoi(q)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		s.queries = s.queries[:min(n, len(s.queries))]
+	}
 	var err2 error
 	s.qvecs, err2 = emb.Embed(context.Background(), s.queries)
 	if err2 != nil {
@@ -404,7 +411,7 @@ func (s *scaleSet) stats() string {
 // TestPassageScale prints the content stage's latency (p50, p90; wall and
 // the query's own CPU) at scale, words only and with vectors, exact and
 // approximate (SEMFS_PASSAGE_ROUNDS rounds of the queries, default 3; 0
-// skips them), and the recall of the approximate meaning scan: of the 10
+// skips them; SEMFS_PASSAGE_QUERIES=N keeps the first N of the 64), and the recall of the approximate meaning scan: of the 10
 // (and 50) hits closest by meaning in the exact scan's answer, the share in
 // the approximate scan's. SEMFS_PASSAGE_DUMP=FILE writes every answer, as
 // JSON lines, for comparing two builds.
