@@ -20,8 +20,10 @@ import (
 //     passages;
 //   - the exact pass: their cosines pick the meaningFiles closest files, and
 //     every passage of those files and of the word stage's files gets its
-//     exact cosine (a file's best passage and its best perFile by meaning
-//     are exact; a file the coarse pass misses is not among the closest);
+//     exact cosine, or, of a file of more than perFileExact passages, the
+//     perFileExact nearest by sign bits (a file's Sim is an exact cosine,
+//     its best passage's but for a rare miss in a long file; a file the
+//     coarse pass misses is not among the closest);
 //   - the mean and deviation over every passage (StandOut) come from an
 //     exact sample of statSample passages spread over the index.
 //
@@ -31,6 +33,9 @@ const (
 	exactMax   = 20_000
 	coarseMin  = 4_000
 	statSample = 2_048
+	// perFileExact bounds a hit's exact cosines in a large index: a file of
+	// thousands of passages (a 16 MiB log) would cost a full scan's share.
+	perFileExact = 32
 )
 
 type simID struct {
@@ -58,7 +63,8 @@ func (x *Index) byMeaning(vec []float32, sc *scratch, files map[uint32]*fileHits
 	var cands []simID
 	var sum, sum2 float64
 	cnt := 0
-	if x.embedded <= limit || len(vec) != x.dims {
+	approx := x.embedded > limit && len(vec) == x.dims
+	if !approx {
 		for id := 1; id < len(x.passes); id++ {
 			ps := &x.passes[id]
 			if ps.path == "" || ps.vec == nil || len(ps.vec) != len(vec) {
@@ -116,27 +122,41 @@ func (x *Index) byMeaning(vec []float32, sc *scratch, files map[uint32]*fileHits
 	for _, t := range tops[:min(len(tops), meaningFiles)] {
 		get(x.meta[t.id].fid)
 	}
-	// Every hit's passages, exactly.
-	var mine []simID
+	// Every hit's passages, exactly; in a large index, of a file of more
+	// than perFileExact passages only the perFileExact nearest by sign bits.
+	closer := func(a, b simID) bool {
+		if a.sim != b.sim {
+			return a.sim > b.sim
+		}
+		return a.id < b.id
+	}
+	var hist []int
+	if approx {
+		hist = make([]int, x.dims+2)
+	}
+	mine := make([]simID, 0, perFile)
 	for _, f := range files {
 		mine = mine[:0]
+		cut, atCut := len(hist), len(f.pids)
+		if approx && len(f.pids) > perFileExact {
+			cut, atCut = nearCut(f.pids, sc.dist, hist, perFileExact)
+		}
 		for _, id := range f.pids {
+			if d := int(sc.dist[id]); approx && (d > cut || d == cut && atCut == 0) {
+				continue
+			} else if approx && d == cut {
+				atCut--
+			}
 			if ps := &x.passes[id]; ps.vec != nil && len(ps.vec) == len(vec) {
-				mine = append(mine, simID{id, sim(id)})
+				mine = keepBest(mine, perFile, simID{id, sim(id)}, closer)
 			}
 		}
 		if len(mine) == 0 {
 			continue
 		}
-		sort.Slice(mine, func(i, j int) bool {
-			if mine[i].sim != mine[j].sim {
-				return mine[i].sim > mine[j].sim
-			}
-			return mine[i].id < mine[j].id
-		})
 		f.sim, f.hasSim = mine[0].sim, true
 		f.standOut = std > 0 && (mine[0].sim-mean)/std >= zStandOut
-		for _, s := range mine[:min(len(mine), perFile)] {
+		for _, s := range mine {
 			f.bySim = append(f.bySim, scored{id: s.id, sim: s.sim, hasVS: true})
 			f.spans[s.id] = x.passes[s.id].span
 		}
@@ -200,6 +220,22 @@ func (x *Index) coarse(vec []float32, dist []uint16) []uint32 {
 		}
 	}
 	return near
+}
+
+// nearCut is the distance cut-off (and how many at it to keep) that keeps
+// the k of pids nearest by dist, using hist (dims+2 long, returned zeroed).
+func nearCut(pids []uint32, dist []uint16, hist []int, k int) (cut, atCut int) {
+	for _, id := range pids {
+		hist[dist[id]]++
+	}
+	below := 0
+	for ; cut < len(hist)-1 && below+hist[cut] < k; cut++ {
+		below += hist[cut]
+	}
+	for _, id := range pids {
+		hist[dist[id]] = 0
+	}
+	return cut, k - below
 }
 
 func codeWords(dims int) int { return (dims + 63) / 64 }

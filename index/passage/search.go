@@ -228,14 +228,13 @@ func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 	}
 	for _, top := range kept {
 		f := get(x.meta[top].fid)
-		var mine []uint32
+		mine := make([]uint32, 0, perFile)
 		for _, id := range f.pids {
 			if cov[id] > 0 {
-				mine = append(mine, id)
+				mine = keepBest(mine, perFile, id, before)
 			}
 		}
-		sort.Slice(mine, func(i, j int) bool { return before(mine[i], mine[j]) })
-		for _, id := range mine[:min(len(mine), perFile)] {
+		for _, id := range mine {
 			f.best = append(f.best, scored{id: id, cov: cov[id], bm: bm[id]})
 			f.spans[id] = x.passes[id].span
 		}
@@ -248,6 +247,23 @@ func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 		fbest[fid] = 0
 	}
 	sc.touched = touched[:0]
+}
+
+// keepBest inserts c into best (at most k, best first) if it belongs there.
+func keepBest[T any](best []T, k int, c T, before func(a, b T) bool) []T {
+	i := len(best)
+	for i > 0 && before(c, best[i-1]) {
+		i--
+	}
+	if i >= k {
+		return best
+	}
+	if len(best) < k {
+		best = append(best, c)
+	}
+	copy(best[i+1:], best[i:len(best)-1])
+	best[i] = c
+	return best
 }
 
 func siftUp(h []uint32, i int, less func(i, j int) bool) {
