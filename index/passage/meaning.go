@@ -43,14 +43,23 @@ type simID struct {
 	sim float64
 }
 
-// byMeaning adds the meaning stage's evidence: the meaningFiles files closest
-// to vec become hits, and each hit (the word stage's too) gets its best
-// passage's cosine, whether that stands out, and its best perFile passages
-// by meaning. Precondition: mu held for reading.
-func (x *Index) byMeaning(vec []float32, sc *scratch, files map[uint32]*fileHits, get func(uint32) *fileHits) {
+// scanned is the meaning stage's scan of the whole index: the candidates'
+// exact cosines, and the sums for the mean and deviation.
+type scanned struct {
+	cands     []simID
+	sum, sum2 float64
+	cnt       int
+	approx    bool // the coarse pass ran (sc.dist holds every distance)
+}
+
+// scan is the part of the meaning stage that reads every passage (the
+// coarse pass or every cosine); it needs nothing from the word stage, so it
+// runs beside it. It writes only sc.dist. Precondition: mu held for reading.
+func (x *Index) scan(vec []float32, sc *scratch) scanned {
+	var r scanned
 	nq := norm(vec)
 	if nq == 0 {
-		return
+		return r
 	}
 	sim := func(id uint32) float64 {
 		ps := &x.passes[id]
@@ -60,41 +69,52 @@ func (x *Index) byMeaning(vec []float32, sc *scratch, files map[uint32]*fileHits
 	if limit <= 0 {
 		limit = exactMax
 	}
-	var cands []simID
-	var sum, sum2 float64
-	cnt := 0
-	approx := x.embedded > limit && len(vec) == x.dims
-	if !approx {
+	r.approx = x.embedded > limit && len(vec) == x.dims
+	if !r.approx {
 		for id := 1; id < len(x.passes); id++ {
 			ps := &x.passes[id]
 			if ps.path == "" || ps.vec == nil || len(ps.vec) != len(vec) {
 				continue
 			}
 			s := sim(uint32(id))
-			sum += s
-			sum2 += s * s
-			cnt++
-			cands = append(cands, simID{uint32(id), s})
+			r.sum += s
+			r.sum2 += s * s
+			r.cnt++
+			r.cands = append(r.cands, simID{uint32(id), s})
 		}
-	} else {
-		every := max(1, x.embedded/statSample)
-		seen := 0
-		for id, ok := range x.coded {
-			if !ok {
-				continue
-			}
-			if seen%every == 0 {
-				s := sim(uint32(id))
-				sum += s
-				sum2 += s * s
-				cnt++
-			}
-			seen++
-		}
-		for _, id := range x.coarse(vec, sc.dist) {
-			cands = append(cands, simID{id, sim(id)})
-		}
+		return r
 	}
+	every := max(1, x.embedded/statSample)
+	seen := 0
+	for id, ok := range x.coded {
+		if !ok {
+			continue
+		}
+		if seen%every == 0 {
+			s := sim(uint32(id))
+			r.sum += s
+			r.sum2 += s * s
+			r.cnt++
+		}
+		seen++
+	}
+	for _, id := range x.coarse(vec, sc.dist) {
+		r.cands = append(r.cands, simID{id, sim(id)})
+	}
+	return r
+}
+
+// byMeaning adds the meaning stage's evidence from its scan r: the
+// meaningFiles files closest to vec become hits, and each hit (the word
+// stage's too) gets its best passage's cosine, whether that stands out, and
+// its best perFile passages by meaning. Precondition: mu held for reading.
+func (x *Index) byMeaning(vec []float32, r scanned, sc *scratch, files map[uint32]*fileHits, get func(uint32) *fileHits) {
+	nq := norm(vec)
+	sim := func(id uint32) float64 {
+		ps := &x.passes[id]
+		return cosine(vec, ps.vec, nq, ps.nv)
+	}
+	cands, sum, sum2, cnt, approx := r.cands, r.sum, r.sum2, r.cnt, r.approx
 	if cnt == 0 {
 		return
 	}

@@ -2,11 +2,14 @@ package passage
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/semfs/semfs/index"
@@ -83,25 +86,80 @@ func (x *Index) Search(ctx context.Context, text string, vec []float32, model st
 		return f
 	}
 	sc := x.scratch()
+	meaning := vec != nil && model != "" && model == x.model && x.embedded > 0
+	// The meaning scan needs nothing from the word stage: on a second core
+	// the query waits for the longer of the two, not both.
+	var r scanned
+	var scanErr error
+	done := make(chan struct{})
+	if meaning {
+		go func() {
+			defer close(done)
+			defer recoverTo(&scanErr) // a panic here would end the daemon
+			r = x.scan(vec, sc)
+		}()
+	} else {
+		close(done)
+	}
 	x.byWords(qt, sc, get)
-	if vec != nil && model != "" && model == x.model && x.embedded > 0 {
-		x.byMeaning(vec, sc, files, get)
+	<-done // x.mu is held until the scan is done
+	if meaning && scanErr == nil {
+		x.byMeaning(vec, r, sc, files, get)
 	}
 	x.scratchPool.Put(sc)
 	x.mu.RUnlock()
+	if scanErr != nil {
+		return nil, fmt.Errorf("passage index: meaning scan: %w", scanErr)
+	}
 
-	out := make([]index.ContentHit, 0, len(files))
+	// Each hit's passages are read as the caller, a few files at a time
+	// (open, stat and a read or three each: most of a query's wall time).
+	fs := make([]*fileHits, 0, len(files))
 	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		h, ok := f.answer(ctx, open)
-		if ok {
+		fs = append(fs, f)
+	}
+	hits := make([]index.ContentHit, len(fs))
+	oks := make([]bool, len(fs))
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	for w := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer recoverTo(&errs[w])
+			for i := w; i < len(fs); i += readers {
+				if ctx.Err() != nil {
+					return
+				}
+				hits[i], oks[i] = fs[i].answer(ctx, open)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("passage index: reading passages: %w", err)
+	}
+	out := make([]index.ContentHit, 0, len(fs))
+	for i, h := range hits {
+		if oks[i] {
 			out = append(out, h)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// readers is how many goroutines read a query's hits' passages.
+const readers = 4
+
+// recoverTo turns a panic of the goroutine it is deferred in into *err.
+func recoverTo(err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("panic: %v", v)
+	}
 }
 
 // scratch is one query's per-pid and per-fid working memory, kept between
