@@ -174,3 +174,42 @@ func TestApproximateMeaningScan(t *testing.T) {
 		}
 	}
 }
+
+// The coarse pass in two levels keeps the m passages nearest by their whole
+// sign bits among the m1 nearest by their first 128: a passage whose vector
+// is the query's (distance 0) is always kept, and no passage left out of the
+// m is nearer than one kept.
+func TestCoarseTwoLevels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 25))
+	x, _ := genIndex(t, 300, 8, 512, rng)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	dist := make([]uint16, len(x.passes))
+	for range 20 {
+		id := uint32(1 + rng.IntN(len(x.passes)-1))
+		qs := make([]uint64, codeWords(x.dims))
+		putSigns(qs, x.passes[id].vec)
+		for _, m1 := range []int{0, 600} {
+			near := x.coarse(qs, dist, 100, m1)
+			if len(near) != 100 {
+				t.Fatalf("m1 %d: %d kept, want 100", m1, len(near))
+			}
+			kept := map[uint32]bool{}
+			worst := 0
+			for _, n := range near {
+				kept[n] = true
+				worst = max(worst, int(x.hamming(qs, n)))
+			}
+			if !kept[id] {
+				t.Errorf("m1 %d: the query's own passage %d not kept", m1, id)
+			}
+			if m1 == 0 {
+				for p := 1; p < len(x.passes); p++ {
+					if !kept[uint32(p)] && int(x.hamming(qs, uint32(p))) < worst {
+						t.Errorf("passage %d left out at distance %d, nearer than a kept one's %d", p, x.hamming(qs, uint32(p)), worst)
+					}
+				}
+			}
+		}
+	}
+}
