@@ -94,7 +94,6 @@ type Index struct {
 	// is > 0), for the coarse pass of a large meaning scan (search.go); coded
 	// says which pids have them (a vector of dims components).
 	codes    []uint64
-	heads    []uint64 // the first two words of each pid's codes, in order
 	coded    []bool
 	dims     int
 	exactMax int // meaning scans of up to this many vectors are exact; 0: exactMax
@@ -162,7 +161,7 @@ func (x *Index) reset() {
 	x.byFid = make([]*file, 1)
 	x.freeFids = nil
 	x.post = map[string]*postings{}
-	x.codes, x.heads, x.coded, x.dims = nil, nil, make([]bool, 1), 0
+	x.codes, x.coded, x.dims = nil, make([]bool, 1), 0
 	x.free, x.dead, x.words, x.live, x.bytes, x.embedded = nil, 0, 0, 0, 0, 0
 }
 
@@ -530,12 +529,6 @@ func (x *Index) setVecLocked(id uint32, v []float32) {
 		x.codes = append(x.codes, make([]uint64, max(need, len(x.passes)*w)-len(x.codes))...)
 	}
 	putSigns(x.codes[int(id)*w:(int(id)+1)*w], v)
-	if w >= 2 {
-		if need := (int(id) + 1) * 2; len(x.heads) < need {
-			x.heads = append(x.heads, make([]uint64, max(need, len(x.passes)*2)-len(x.heads))...)
-		}
-		copy(x.heads[int(id)*2:int(id)*2+2], x.codes[int(id)*w:])
-	}
 	x.coded[id] = true
 }
 
@@ -545,7 +538,7 @@ func (x *Index) dropVectorsLocked() {
 		x.passes[i].vec, x.passes[i].nv = nil, 0
 	}
 	clear(x.coded)
-	x.codes, x.heads, x.dims = nil, nil, 0
+	x.codes, x.dims = nil, 0
 	x.embedded = 0
 }
 

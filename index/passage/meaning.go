@@ -36,9 +36,6 @@ const (
 	// perFileExact bounds a hit's exact cosines in a large index: a file of
 	// thousands of passages (a 16 MiB log) would cost a full scan's share.
 	perFileExact = 32
-	// headFactor·coarseMin passages pass the first level of a large index's
-	// coarse pass (coarse).
-	headFactor = 16
 )
 
 type simID struct {
@@ -52,8 +49,7 @@ type scanned struct {
 	cands     []simID
 	sum, sum2 float64
 	cnt       int
-	approx    bool     // the coarse pass ran
-	qs        []uint64 // vec's sign bits, when it did
+	approx    bool // the coarse pass ran (sc.dist holds every distance)
 }
 
 // scan is the part of the meaning stage that reads every passage (the
@@ -102,13 +98,7 @@ func (x *Index) scan(vec []float32, sc *scratch) scanned {
 		}
 		seen++
 	}
-	r.qs = make([]uint64, codeWords(x.dims))
-	putSigns(r.qs, vec)
-	m1 := 0
-	if len(r.qs) >= 4 && x.embedded > 4*headFactor*coarseMin {
-		m1 = headFactor * coarseMin
-	}
-	for _, id := range x.coarse(r.qs, sc.dist, coarseMin, m1) {
+	for _, id := range x.coarse(vec, sc.dist) {
 		r.cands = append(r.cands, simID{id, sim(id)})
 	}
 	return r
@@ -167,18 +157,14 @@ func (x *Index) byMeaning(vec []float32, r scanned, sc *scratch, files map[uint3
 	mine := make([]simID, 0, perFile)
 	for _, f := range files {
 		mine = mine[:0]
-		long := approx && len(f.pids) > perFileExact
-		cut, atCut := 0, 0
-		if long {
-			for _, id := range f.pids {
-				sc.dist[id] = x.hamming(r.qs, id)
-			}
+		cut, atCut := len(hist), len(f.pids)
+		if approx && len(f.pids) > perFileExact {
 			cut, atCut = nearCut(f.pids, sc.dist, hist, perFileExact)
 		}
 		for _, id := range f.pids {
-			if d := int(sc.dist[id]); long && (d > cut || d == cut && atCut == 0) {
+			if d := int(sc.dist[id]); approx && (d > cut || d == cut && atCut == 0) {
 				continue
-			} else if long && d == cut {
+			} else if approx && d == cut {
 				atCut--
 			}
 			if ps := &x.passes[id]; ps.vec != nil && len(ps.vec) == len(vec) {
@@ -197,99 +183,63 @@ func (x *Index) byMeaning(vec []float32, r scanned, sc *scratch, files map[uint3
 	}
 }
 
-// coarse returns the m coded passages whose sign bits are nearest qs
-// (vec's; ties at a cut-off: the lowest pids), using dist (len(x.passes) at
-// least) as scratch. In two levels when m1 > 0 (a large index): the first
-// 128 bits of every passage (16 bytes a passage, read in order) keep the m1
-// nearest, the whole sign bits of those (a few MB read at random) the m.
-// Precondition: mu held for reading, codeWords(x.dims) words in qs, at
-// least 2 when m1 > 0.
-func (x *Index) coarse(qs []uint64, dist []uint16, m, m1 int) []uint32 {
+// coarse returns the coarseMin coded passages whose sign bits are nearest
+// vec's (ties at the cut-off: the lowest pids), using dist (len(x.passes) at
+// least) as scratch. Precondition: mu held for reading, len(vec) == x.dims.
+func (x *Index) coarse(vec []float32, dist []uint16) []uint32 {
+	w := codeWords(x.dims)
+	qs := make([]uint64, w)
+	putSigns(qs, vec)
+	far := uint16(x.dims + 1) // not coded
+	hist := make([]int, x.dims+2)
 	n := len(x.passes)
-	var ids []uint32 // the first level's, nil: every pid
-	if m1 > 0 {
-		far := uint16(2*64 + 1)
-		hist := make([]int, 2*64+2)
-		h0, h1, heads := qs[0], qs[1], x.heads
+	codes := x.codes
+	if w == 8 { // 512 d, USE-lite's: unrolled
+		q0, q1, q2, q3, q4, q5, q6, q7 := qs[0], qs[1], qs[2], qs[3], qs[4], qs[5], qs[6], qs[7]
 		for id := 1; id < n; id++ {
 			if !x.coded[id] {
 				dist[id] = far
 				continue
 			}
-			d := bits.OnesCount64(h0^heads[2*id]) + bits.OnesCount64(h1^heads[2*id+1])
+			c := codes[id*8 : id*8+8 : id*8+8]
+			d := bits.OnesCount64(q0^c[0]) + bits.OnesCount64(q1^c[1]) +
+				bits.OnesCount64(q2^c[2]) + bits.OnesCount64(q3^c[3]) +
+				bits.OnesCount64(q4^c[4]) + bits.OnesCount64(q5^c[5]) +
+				bits.OnesCount64(q6^c[6]) + bits.OnesCount64(q7^c[7])
 			dist[id] = uint16(d)
 			hist[d]++
 		}
-		ids = nearest(nil, n, dist, hist, m1)
-	}
-	hist := make([]int, x.dims+2)
-	if ids == nil {
-		for id := 1; id < n; id++ {
-			d := x.hamming(qs, uint32(id))
-			dist[id] = d
-			hist[d]++
-		}
 	} else {
-		for _, id := range ids {
-			d := x.hamming(qs, id)
-			dist[id] = d
+		for id := 1; id < n; id++ {
+			if !x.coded[id] {
+				dist[id] = far
+				continue
+			}
+			c := codes[id*w : (id+1)*w]
+			d := 0
+			for j, q := range qs {
+				d += bits.OnesCount64(q ^ c[j])
+			}
+			dist[id] = uint16(d)
 			hist[d]++
 		}
 	}
-	return nearest(ids, n, dist, hist, m)
-}
-
-// nearest returns the k of ids (nil: pids 1 to n-1) least by dist, given
-// hist, the count of each distance among them (ties at the cut-off: the
-// first ones).
-func nearest(ids []uint32, n int, dist []uint16, hist []int, k int) []uint32 {
 	cut, below := 0, 0
-	for ; cut < len(hist)-1 && below+hist[cut] < k; cut++ {
+	for ; cut <= x.dims && below+hist[cut] < coarseMin; cut++ {
 		below += hist[cut]
 	}
-	atCut := k - below // how many at distance cut to keep
-	near := make([]uint32, 0, k)
-	keep := func(id uint32) {
+	atCut := coarseMin - below // how many at distance cut to keep
+	near := make([]uint32, 0, coarseMin)
+	for id := 1; id < n; id++ {
 		d := int(dist[id])
 		if d < cut {
-			near = append(near, id)
+			near = append(near, uint32(id))
 		} else if d == cut && atCut > 0 {
 			atCut--
-			near = append(near, id)
-		}
-	}
-	if ids == nil {
-		for id := 1; id < n; id++ {
-			keep(uint32(id))
-		}
-	} else {
-		for _, id := range ids {
-			keep(id)
+			near = append(near, uint32(id))
 		}
 	}
 	return near
-}
-
-// hamming is the Hamming distance between qs and passage id's sign bits,
-// dims+1 when it has none.
-func (x *Index) hamming(qs []uint64, id uint32) uint16 {
-	if !x.coded[id] {
-		return uint16(x.dims + 1)
-	}
-	w := len(qs)
-	c := x.codes[int(id)*w : int(id)*w+w : int(id)*w+w]
-	d := 0
-	if w == 8 { // 512 d, USE-lite's: unrolled
-		d = bits.OnesCount64(qs[0]^c[0]) + bits.OnesCount64(qs[1]^c[1]) +
-			bits.OnesCount64(qs[2]^c[2]) + bits.OnesCount64(qs[3]^c[3]) +
-			bits.OnesCount64(qs[4]^c[4]) + bits.OnesCount64(qs[5]^c[5]) +
-			bits.OnesCount64(qs[6]^c[6]) + bits.OnesCount64(qs[7]^c[7])
-		return uint16(d)
-	}
-	for j, q := range qs {
-		d += bits.OnesCount64(q ^ c[j])
-	}
-	return uint16(d)
 }
 
 // nearCut is the distance cut-off (and how many at it to keep) that keeps
