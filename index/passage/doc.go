@@ -14,13 +14,26 @@
 //     (split.go). Named by its first line (1-based) and its byte range.
 //   - pid: a uint32 naming one passage of one indexed version of a file. A
 //     file read again gets new pids; the old ones are dead until compaction.
+//   - fid: a uint32 naming one indexed version of a file (its entry), so
+//     that a query groups passages by file without hashing paths.
+//   - sign bits: a vector's components' signs, 64 bytes at 512 d; the
+//     Hamming distance between two vectors' sign bits estimates their angle.
+//   - coarse pass: above 20,000 vectors, the meaning stage's scan of every
+//     passage's sign bits for the 4,000 nearest, whose exact cosines pick the
+//     files closest by meaning (meaning.go).
 //   - coverage: the IDF-weighted share of the query's words a passage holds,
 //     each moved by at most a tenth by its BM25 strength (the best rank's kw,
 //     applied to one passage instead of a file's tags).
 //
 // What is stored: per file its size, mtime and passages (line, byte range,
 // word count, a hash of its text), per passage its words' frequencies (the
-// postings) and its vector. No text: an answer reads a passage's lines from
+// postings) and its vector. In memory the frequencies are kept only in the
+// postings (word -> pids and counts), and every vector's sign bits beside it.
+//
+// A query's cost: the word stage reads the postings of the query's words
+// (dense per-pid sums, no map, no sort of every match), the meaning stage
+// the sign bits of every passage and the exact vectors of a few thousand
+// (meaning.go); TestPassageScale measures both at 50,000 real files. No text: an answer reads a passage's lines from
 // the file, as the caller, when it is asked for (Source), and drops a file
 // whose size or mtime changed since it was indexed (it is queued again).
 //

@@ -40,9 +40,11 @@ type Options struct {
 
 // file is one indexed version of a path.
 type file struct {
+	path        string
 	size, mtime int64
 	pids        []uint32
 	gen         uint64 // the dirty generation it was read at
+	fid         uint32 // its number in Index.byFid
 }
 
 // pass is one passage. path "" marks a dead pid.
@@ -51,8 +53,21 @@ type pass struct {
 	span  span
 	words int32
 	hash  uint64
-	terms []termTF // its distinct words
 	vec   []float32
+	nv    float64 // |vec|
+}
+
+// pmeta is what a query's word stage reads of every matching passage, kept
+// apart from pass so that a scan of many postings reads 8 bytes a passage.
+type pmeta struct {
+	fid   uint32 // its file's, 0: a dead pid
+	words int32
+}
+
+// postings are a word's passages and its count in each (ids[i], tf[i]).
+type postings struct {
+	ids []uint32
+	tf  []uint16
 }
 
 type termTF struct {
@@ -65,21 +80,33 @@ type Index struct {
 	opt Options
 	log *slog.Logger
 
-	// mu guards files, passes, postings and the counters. Never held while a
-	// file is read or a text embedded.
+	// mu guards files, passes, postings, the per-pid arrays and the
+	// counters. Never held while a file is read or a text embedded.
 	mu       sync.RWMutex
 	files    map[string]*file
-	passes   []pass              // by pid; pid 0 is never used
-	post     map[string][]uint32 // term -> pids (with tf in passes[pid].terms)
+	passes   []pass   // by pid; pid 0 is never used
+	meta     []pmeta  // by pid
+	byFid    []*file  // by fid; fid 0 is never used
+	freeFids []uint32 // fids of dropped files, for reuse
+	post     map[string]*postings
 	free     []uint32
-	dead     int
-	words    int64 // of live passages, for BM25's average length
-	live     int
-	bytes    int64
-	model    string // the vectors' model ("" none yet)
-	embedded int    // live passages with a vector
-	changed  bool
-	lastMod  time.Time
+	// The vectors' sign bits, codeWords a pid (bit j set when component j
+	// is > 0), for the coarse pass of a large meaning scan (search.go); coded
+	// says which pids have them (a vector of dims components).
+	codes    []uint64
+	coded    []bool
+	dims     int
+	exactMax int // meaning scans of up to this many vectors are exact; 0: exactMax
+	// scratchPool keeps queries' working memory (*scratch) between them.
+	scratchPool sync.Pool
+	dead        int
+	words       int64 // of live passages, for BM25's average length
+	live        int
+	bytes       int64
+	model       string // the vectors' model ("" none yet)
+	embedded    int    // live passages with a vector
+	changed     bool
+	lastMod     time.Time
 
 	// q is the dirty set, the work queue and the renames and removals not
 	// yet applied to files (content's Queue). Order: mu, then q's lock.
@@ -130,7 +157,11 @@ func Open(opt Options) (*Index, error) {
 func (x *Index) reset() {
 	x.files = map[string]*file{}
 	x.passes = make([]pass, 1)
-	x.post = map[string][]uint32{}
+	x.meta = make([]pmeta, 1)
+	x.byFid = make([]*file, 1)
+	x.freeFids = nil
+	x.post = map[string]*postings{}
+	x.codes, x.coded, x.dims = nil, make([]bool, 1), 0
 	x.free, x.dead, x.words, x.live, x.bytes, x.embedded = nil, 0, 0, 0, 0, 0
 }
 
@@ -217,6 +248,7 @@ func (x *Index) drainLocked() {
 				delete(x.files, p)
 				np := c.NewPath + p[len(c.Path):]
 				x.files[np] = e
+				e.path = np
 				for _, id := range e.pids {
 					x.passes[id].path = np
 				}
@@ -246,9 +278,13 @@ func (x *Index) dropLocked(p string) {
 			x.embedded--
 		}
 		*ps = pass{}
+		x.meta[id] = pmeta{}
+		x.coded[id] = false
 		x.dead++
 		x.live--
 	}
+	x.byFid[e.fid] = nil
+	x.freeFids = append(x.freeFids, e.fid)
 	x.bytes -= e.size
 	x.changed, x.lastMod = true, time.Now()
 }
@@ -353,7 +389,8 @@ func (x *Index) index(p string, g uint64, buf []byte) []byte {
 		return buf
 	}
 	spans := split(text)
-	e := &file{size: size, mtime: mtime, gen: g, pids: make([]uint32, 0, len(spans))}
+	e := &file{path: p, size: size, mtime: mtime, gen: g, pids: make([]uint32, 0, len(spans))}
+	x.newFidLocked(e)
 	var need []uint32
 	for _, sp := range spans {
 		body := text[sp.start:sp.end]
@@ -367,24 +404,20 @@ func (x *Index) index(p string, g uint64, buf []byte) []byte {
 		})
 		h := fnv.New64a()
 		h.Write(body)
-		ps := pass{path: p, span: sp, words: n, hash: h.Sum64(), terms: make([]termTF, 0, len(tf))}
-		for t, c := range tf {
-			// A copy: a word cut from the text would keep the text alive.
-			ps.terms = append(ps.terms, termTF{strings.Clone(t), c})
-		}
-		if v, ok := old[ps.hash]; ok && oldModel == x.model {
-			ps.vec = v
-			x.embedded++
-		}
+		ps := pass{path: p, span: sp, words: n, hash: h.Sum64()}
 		id := x.newPidLocked()
 		x.passes[id] = ps
-		for _, t := range ps.terms {
-			x.post[t.term] = append(x.post[t.term], id)
+		x.meta[id] = pmeta{fid: e.fid, words: n}
+		for t, c := range tf {
+			x.postLocked(t, id, c)
+		}
+		if v, ok := old[ps.hash]; ok && oldModel == x.model {
+			x.setVecLocked(id, v)
 		}
 		e.pids = append(e.pids, id)
 		x.words += int64(n)
 		x.live++
-		if ps.vec == nil {
+		if x.passes[id].vec == nil {
 			need = append(need, id)
 		}
 	}
@@ -453,10 +486,7 @@ func (x *Index) embed(p string, e *file, need []uint32, text []byte) {
 		}
 		if x.files[p] == e {
 			for i, id := range batch {
-				if x.passes[id].vec == nil {
-					x.embedded++
-				}
-				x.passes[id].vec = vecs[i]
+				x.setVecLocked(id, vecs[i])
 			}
 			x.changed, x.lastMod = true, time.Now()
 		}
@@ -479,11 +509,36 @@ func (x *Index) embedder() embed.Embedder {
 	return x.emb
 }
 
+// setVecLocked installs v as passage id's vector, with its norm and sign
+// bits. Precondition: mu held for writing.
+func (x *Index) setVecLocked(id uint32, v []float32) {
+	ps := &x.passes[id]
+	if ps.vec == nil {
+		x.embedded++
+	}
+	ps.vec, ps.nv = v, norm(v)
+	if x.dims == 0 {
+		x.dims = len(v)
+	}
+	if len(v) != x.dims {
+		x.coded[id] = false // the exact scans compare lengths themselves
+		return
+	}
+	w := codeWords(x.dims)
+	if need := (int(id) + 1) * w; len(x.codes) < need {
+		x.codes = append(x.codes, make([]uint64, max(need, len(x.passes)*w)-len(x.codes))...)
+	}
+	putSigns(x.codes[int(id)*w:(int(id)+1)*w], v)
+	x.coded[id] = true
+}
+
 // dropVectorsLocked forgets every vector (another model's).
 func (x *Index) dropVectorsLocked() {
 	for i := range x.passes {
-		x.passes[i].vec = nil
+		x.passes[i].vec, x.passes[i].nv = nil, 0
 	}
+	clear(x.coded)
+	x.codes, x.dims = nil, 0
 	x.embedded = 0
 }
 
@@ -494,7 +549,33 @@ func (x *Index) newPidLocked() uint32 {
 		return id
 	}
 	x.passes = append(x.passes, pass{})
+	x.meta = append(x.meta, pmeta{})
+	x.coded = append(x.coded, false)
 	return uint32(len(x.passes) - 1)
+}
+
+// newFidLocked numbers e.
+func (x *Index) newFidLocked(e *file) {
+	if n := len(x.freeFids); n > 0 {
+		e.fid = x.freeFids[n-1]
+		x.freeFids = x.freeFids[:n-1]
+	} else {
+		x.byFid = append(x.byFid, nil)
+		e.fid = uint32(len(x.byFid) - 1)
+	}
+	x.byFid[e.fid] = e
+}
+
+// postLocked adds passage id, holding term t tf times, to t's postings.
+func (x *Index) postLocked(t string, id uint32, tf uint16) {
+	pl := x.post[t]
+	if pl == nil {
+		// A copy: a word cut from the text would keep the text alive.
+		pl = &postings{}
+		x.post[strings.Clone(t)] = pl
+	}
+	pl.ids = append(pl.ids, id)
+	pl.tf = append(pl.tf, tf)
 }
 
 // maybeCompactLocked removes dead pids from the postings once they are a
@@ -503,17 +584,18 @@ func (x *Index) maybeCompactLocked() {
 	if x.dead < 1024 || x.dead*4 < x.live {
 		return
 	}
-	for t, ids := range x.post {
-		kept := ids[:0]
-		for _, id := range ids {
-			if x.passes[id].path != "" {
-				kept = append(kept, id)
+	for t, pl := range x.post {
+		n := 0
+		for i, id := range pl.ids {
+			if x.meta[id].fid != 0 {
+				pl.ids[n], pl.tf[n] = id, pl.tf[i]
+				n++
 			}
 		}
-		if len(kept) == 0 {
+		if n == 0 {
 			delete(x.post, t)
 		} else {
-			x.post[t] = kept
+			pl.ids, pl.tf = pl.ids[:n], pl.tf[:n]
 		}
 	}
 	x.free = x.free[:0]

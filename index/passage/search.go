@@ -2,11 +2,14 @@ package passage
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/semfs/semfs/index"
@@ -51,6 +54,7 @@ type scored struct {
 type fileHits struct {
 	path     string
 	size, mt int64
+	pids     []uint32
 	kw, sim  float64
 	hasSim   bool
 	standOut bool
@@ -71,177 +75,282 @@ func (x *Index) Search(ctx context.Context, text string, vec []float32, model st
 		x.mu.Unlock()
 	}
 	x.mu.RLock()
-	files := map[string]*fileHits{}
-	get := func(id uint32) *fileHits {
-		p := x.passes[id].path
-		f := files[p]
+	files := map[uint32]*fileHits{} // by fid
+	get := func(fid uint32) *fileHits {
+		f := files[fid]
 		if f == nil {
-			e := x.files[p]
-			f = &fileHits{path: p, size: e.size, mt: e.mtime, spans: map[uint32]span{}}
-			files[p] = f
+			e := x.byFid[fid]
+			f = &fileHits{path: e.path, size: e.size, mt: e.mtime, pids: e.pids, spans: map[uint32]span{}}
+			files[fid] = f
 		}
 		return f
 	}
-	// Words: per passage, coverage and BM25 sum.
-	byID := map[uint32]*scored{}
-	if len(qt) > 0 && x.live > 0 {
-		n := float64(x.live)
-		avg := float64(x.words) / n
-		rarest := math.Log(1 + (n+0.5)/0.5)
-		var sumIDF float64
-		type th struct {
-			idf  float64
-			best float64
-			ids  []uint32
-			bm   []float64
-		}
-		per := make([]th, len(qt))
-		for i, t := range qt {
-			ids := x.post[t]
-			df := 0
-			for _, id := range ids {
-				if x.passes[id].path != "" {
-					df++
-				}
-			}
-			if df == 0 {
-				per[i].idf = rarest
-				sumIDF += rarest
-				continue
-			}
-			h := th{idf: math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))}
-			for _, id := range ids {
-				ps := &x.passes[id]
-				if ps.path == "" {
-					continue
-				}
-				tf := 0.0
-				for _, tt := range ps.terms {
-					if tt.term == t {
-						tf = float64(tt.tf)
-						break
-					}
-				}
-				s := h.idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(ps.words)/avg))
-				h.ids = append(h.ids, id)
-				h.bm = append(h.bm, s)
-				h.best = max(h.best, s)
-			}
-			sumIDF += h.idf
-			per[i] = h
-		}
-		for _, h := range per {
-			for j, id := range h.ids {
-				sc := byID[id]
-				if sc == nil {
-					sc = &scored{id: id}
-					byID[id] = sc
-				}
-				sc.cov += h.idf * (presence + (1-presence)*h.bm[j]/h.best) / sumIDF
-				sc.bm += h.bm[j]
-			}
-		}
+	sc := x.scratch()
+	meaning := vec != nil && model != "" && model == x.model && x.embedded > 0
+	// The meaning scan needs nothing from the word stage: on a second core
+	// the query waits for the longer of the two, not both.
+	var r scanned
+	var scanErr error
+	done := make(chan struct{})
+	if meaning {
+		go func() {
+			defer close(done)
+			defer recoverTo(&scanErr) // a panic here would end the daemon
+			r = x.scan(vec, sc)
+		}()
+	} else {
+		close(done)
 	}
-	all := make([]*scored, 0, len(byID))
-	for _, sc := range byID {
-		all = append(all, sc)
+	x.byWords(qt, sc, get)
+	<-done // x.mu is held until the scan is done
+	if meaning && scanErr == nil {
+		x.byMeaning(vec, r, sc, files, get)
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].cov != all[j].cov {
-			return all[i].cov > all[j].cov
-		}
-		if all[i].bm != all[j].bm {
-			return all[i].bm > all[j].bm
-		}
-		return all[i].id < all[j].id
-	})
-	for _, sc := range all {
-		f := files[x.passes[sc.id].path]
-		if f == nil {
-			if len(files) >= wordFiles {
-				continue
-			}
-			f = get(sc.id)
-		}
-		if len(f.best) < perFile {
-			f.best = append(f.best, *sc)
-			f.spans[sc.id] = x.passes[sc.id].span
-		}
-		f.kw = max(f.kw, sc.cov)
-	}
-	// Meaning: every passage's cosine, the closest files kept.
-	if vec != nil && model != "" && model == x.model && x.embedded > 0 {
-		nq := norm(vec)
-		var sum, sum2 float64
-		cnt := 0
-		type simID struct {
-			id  uint32
-			sim float64
-		}
-		bestOf := map[string]simID{}
-		var sims []simID
-		for id := 1; id < len(x.passes); id++ {
-			ps := &x.passes[id]
-			if ps.path == "" || ps.vec == nil || len(ps.vec) != len(vec) {
-				continue
-			}
-			s := cosine(vec, ps.vec, nq)
-			sum += s
-			sum2 += s * s
-			cnt++
-			sims = append(sims, simID{uint32(id), s})
-			if o, ok := bestOf[ps.path]; !ok || s > o.sim {
-				bestOf[ps.path] = simID{uint32(id), s}
-			}
-		}
-		mean := sum / float64(cnt)
-		std := math.Sqrt(math.Max(0, sum2/float64(cnt)-mean*mean))
-		tops := make([]simID, 0, len(bestOf))
-		for _, v := range bestOf {
-			tops = append(tops, v)
-		}
-		sort.Slice(tops, func(i, j int) bool {
-			if tops[i].sim != tops[j].sim {
-				return tops[i].sim > tops[j].sim
-			}
-			return tops[i].id < tops[j].id
-		})
-		if len(tops) > meaningFiles {
-			tops = tops[:meaningFiles]
-		}
-		for _, t := range tops {
-			get(t.id)
-		}
-		sort.Slice(sims, func(i, j int) bool { return sims[i].sim > sims[j].sim })
-		for _, s := range sims {
-			f := files[x.passes[s.id].path]
-			if f == nil {
-				continue
-			}
-			if !f.hasSim {
-				f.sim, f.hasSim = s.sim, true
-				f.standOut = std > 0 && (s.sim-mean)/std >= zStandOut
-			}
-			if len(f.bySim) < perFile {
-				f.bySim = append(f.bySim, scored{id: s.id, sim: s.sim, hasVS: true})
-				f.spans[s.id] = x.passes[s.id].span
-			}
-		}
-	}
+	x.scratchPool.Put(sc)
 	x.mu.RUnlock()
+	if scanErr != nil {
+		return nil, fmt.Errorf("passage index: meaning scan: %w", scanErr)
+	}
 
-	out := make([]index.ContentHit, 0, len(files))
+	// Each hit's passages are read as the caller, a few files at a time
+	// (open, stat and a read or three each: most of a query's wall time).
+	fs := make([]*fileHits, 0, len(files))
 	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		h, ok := f.answer(ctx, open)
-		if ok {
+		fs = append(fs, f)
+	}
+	hits := make([]index.ContentHit, len(fs))
+	oks := make([]bool, len(fs))
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	for w := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer recoverTo(&errs[w])
+			for i := w; i < len(fs); i += readers {
+				if ctx.Err() != nil {
+					return
+				}
+				hits[i], oks[i] = fs[i].answer(ctx, open)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("passage index: reading passages: %w", err)
+	}
+	out := make([]index.ContentHit, 0, len(fs))
+	for i, h := range hits {
+		if oks[i] {
 			out = append(out, h)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// readers is how many goroutines read a query's hits' passages.
+const readers = 4
+
+// recoverTo turns a panic of the goroutine it is deferred in into *err.
+func recoverTo(err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("panic: %v", v)
+	}
+}
+
+// scratch is one query's per-pid and per-fid working memory, kept between
+// queries (Index.scratchPool): zeroed where a query wrote, after it.
+type scratch struct {
+	cov, bm []float64 // by pid: a passage's coverage and BM25 sum
+	touched []uint32  // the pids with cov > 0
+	fbest   []uint32  // by fid: its best passage by words, 0 none
+	dist    []uint16  // by pid: Hamming distance to the query's sign bits
+}
+
+// scratch returns working memory sized for the index. Precondition: mu held.
+func (x *Index) scratch() *scratch {
+	sc, _ := x.scratchPool.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	if len(sc.cov) < len(x.passes) {
+		n := len(x.passes) + len(x.passes)/8
+		sc.cov, sc.bm, sc.dist = make([]float64, n), make([]float64, n), make([]uint16, n)
+	}
+	if len(sc.fbest) < len(x.byFid) {
+		sc.fbest = make([]uint32, len(x.byFid)+len(x.byFid)/8)
+	}
+	return sc
+}
+
+// byWords is the word stage: each passage's coverage of the query's words
+// and its BM25 sum; the wordFiles files whose best passage comes first (by
+// coverage, then BM25, then pid) become hits, each with its best perFile
+// passages. Precondition: mu held for reading.
+func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
+	if len(qt) == 0 || x.live == 0 {
+		return
+	}
+	n := float64(x.live)
+	avg := float64(x.words) / n
+	rarest := math.Log(1 + (n+0.5)/0.5)
+	// A passage's BM25 for a word is idf·g, g of its count and length.
+	g := func(tf uint16, words int32) float64 {
+		f := float64(tf)
+		return f * (k1 + 1) / (f + k1*(1-b+b*float64(words)/avg))
+	}
+	type th struct {
+		idf, gbest float64
+		pl         *postings
+	}
+	per := make([]th, len(qt))
+	var sumIDF float64
+	for i, t := range qt {
+		pl := x.post[t]
+		df := 0
+		var gbest float64
+		if pl != nil {
+			for j, id := range pl.ids {
+				if m := x.meta[id]; m.fid != 0 {
+					df++
+					gbest = max(gbest, g(pl.tf[j], m.words))
+				}
+			}
+		}
+		if df == 0 {
+			per[i].idf = rarest
+			sumIDF += rarest
+			continue
+		}
+		per[i] = th{idf: math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5)), gbest: gbest, pl: pl}
+		sumIDF += per[i].idf
+	}
+	cov, bm := sc.cov, sc.bm
+	touched := sc.touched[:0]
+	for _, h := range per {
+		if h.pl == nil {
+			continue
+		}
+		for j, id := range h.pl.ids {
+			m := x.meta[id]
+			if m.fid == 0 {
+				continue
+			}
+			gi := g(h.pl.tf[j], m.words)
+			if cov[id] == 0 {
+				touched = append(touched, id)
+			}
+			cov[id] += h.idf * (presence + (1-presence)*gi/h.gbest) / sumIDF
+			bm[id] += h.idf * gi
+		}
+	}
+	before := func(a, b uint32) bool {
+		if cov[a] != cov[b] {
+			return cov[a] > cov[b]
+		}
+		if bm[a] != bm[b] {
+			return bm[a] > bm[b]
+		}
+		return a < b
+	}
+	// Each file's best passage, then the wordFiles files whose best comes
+	// first: a heap whose top is the last of those kept.
+	fbest := sc.fbest
+	var heads []uint32
+	for _, id := range touched {
+		fid := x.meta[id].fid
+		switch cur := fbest[fid]; {
+		case cur == 0:
+			fbest[fid] = id
+			heads = append(heads, fid)
+		case before(id, cur):
+			fbest[fid] = id
+		}
+	}
+	kept := make([]uint32, 0, min(len(heads), wordFiles)) // best pids, a heap, last first
+	later := func(i, j int) bool { return before(kept[j], kept[i]) }
+	for _, fid := range heads {
+		id := fbest[fid]
+		switch {
+		case len(kept) < wordFiles:
+			kept = append(kept, id)
+			siftUp(kept, len(kept)-1, later)
+		case before(id, kept[0]):
+			kept[0] = id
+			siftDown(kept, 0, later)
+		}
+	}
+	for _, top := range kept {
+		f := get(x.meta[top].fid)
+		mine := make([]uint32, 0, perFile)
+		for _, id := range f.pids {
+			if cov[id] > 0 {
+				mine = keepBest(mine, perFile, id, before)
+			}
+		}
+		for _, id := range mine {
+			f.best = append(f.best, scored{id: id, cov: cov[id], bm: bm[id]})
+			f.spans[id] = x.passes[id].span
+		}
+		f.kw = cov[top]
+	}
+	for _, id := range touched {
+		cov[id], bm[id] = 0, 0
+	}
+	for _, fid := range heads {
+		fbest[fid] = 0
+	}
+	sc.touched = touched[:0]
+}
+
+// keepBest inserts c into best (at most k, best first) if it belongs there.
+func keepBest[T any](best []T, k int, c T, before func(a, b T) bool) []T {
+	i := len(best)
+	for i > 0 && before(c, best[i-1]) {
+		i--
+	}
+	if i >= k {
+		return best
+	}
+	if len(best) < k {
+		best = append(best, c)
+	}
+	copy(best[i+1:], best[i:len(best)-1])
+	best[i] = c
+	return best
+}
+
+func siftUp(h []uint32, i int, less func(i, j int) bool) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(i, p) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func siftDown(h []uint32, i int, less func(i, j int) bool) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && less(r, l) {
+			m = r
+		}
+		if !less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // answer reads f's best passages as the caller; false when the caller may not
@@ -308,24 +417,4 @@ func clip(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
-}
-
-func norm(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return math.Sqrt(s)
-}
-
-func cosine(q, v []float32, nq float64) float64 {
-	var d float64
-	for i := range q {
-		d += float64(q[i]) * float64(v[i])
-	}
-	nv := norm(v)
-	if nq == 0 || nv == 0 {
-		return 0
-	}
-	return max(0, min(1, d/(nq*nv)))
 }

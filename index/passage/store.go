@@ -48,14 +48,25 @@ type savedPass struct {
 func (x *Index) Save() error {
 	x.mu.Lock()
 	x.drainLocked()
+	// Each live passage's words, from the postings (memory holds them only
+	// there).
+	termsOf := make([][]termTF, len(x.passes))
+	for t, pl := range x.post {
+		for i, id := range pl.ids {
+			if x.meta[id].fid != 0 {
+				termsOf[id] = append(termsOf[id], termTF{t, pl.tf[i]})
+			}
+		}
+	}
 	s := saved{Layout: layout, Model: x.model, Files: make([]savedFile, 0, len(x.files))}
 	for p, e := range x.files {
 		sf := savedFile{Path: p, Size: e.size, MTime: e.mtime, Passages: make([]savedPass, 0, len(e.pids))}
 		for _, id := range e.pids {
 			ps := x.passes[id]
+			ts := termsOf[id]
 			sp := savedPass{Line: ps.span.line, Lines: ps.span.lines, Start: ps.span.start, End: ps.span.end, Words: ps.words, Hash: ps.hash, Vec: ps.vec,
-				Terms: make([]string, len(ps.terms)), TF: make([]uint16, len(ps.terms))}
-			for i, t := range ps.terms {
+				Terms: make([]string, len(ts)), TF: make([]uint16, len(ts))}
+			for i, t := range ts {
 				sp.Terms[i], sp.TF[i] = t.term, t.tf
 			}
 			sf.Passages = append(sf.Passages, sp)
@@ -118,26 +129,24 @@ func (x *Index) load() error {
 		if sf.Path == "" || x.files[sf.Path] != nil {
 			return fmt.Errorf("bad or repeated path %q", sf.Path)
 		}
-		e := &file{size: sf.Size, mtime: sf.MTime}
+		e := &file{path: sf.Path, size: sf.Size, mtime: sf.MTime}
+		x.newFidLocked(e)
 		for _, sp := range sf.Passages {
 			if len(sp.Terms) != len(sp.TF) || sp.Start < 0 || sp.End < sp.Start || int64(sp.End) > sf.Size {
 				return fmt.Errorf("bad passage in %q", sf.Path)
 			}
-			ps := pass{path: sf.Path, span: span{line: sp.Line, lines: sp.Lines, start: sp.Start, end: sp.End}, words: sp.Words, hash: sp.Hash, vec: sp.Vec}
-			for i, t := range sp.Terms {
-				ps.terms = append(ps.terms, termTF{t, sp.TF[i]})
-			}
 			id := x.newPidLocked()
-			x.passes[id] = ps
-			for _, t := range ps.terms {
-				x.post[t.term] = append(x.post[t.term], id)
+			x.passes[id] = pass{path: sf.Path, span: span{line: sp.Line, lines: sp.Lines, start: sp.Start, end: sp.End}, words: sp.Words, hash: sp.Hash}
+			x.meta[id] = pmeta{fid: e.fid, words: sp.Words}
+			for i, t := range sp.Terms {
+				x.postLocked(t, id, sp.TF[i])
+			}
+			if sp.Vec != nil {
+				x.setVecLocked(id, sp.Vec)
 			}
 			e.pids = append(e.pids, id)
-			x.words += int64(ps.words)
+			x.words += int64(sp.Words)
 			x.live++
-			if ps.vec != nil {
-				x.embedded++
-			}
 		}
 		x.files[sf.Path] = e
 		x.bytes += sf.Size

@@ -1,0 +1,292 @@
+package passage
+
+import (
+	"math"
+	"math/bits"
+	"sort"
+
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// The meaning stage's cost. Every passage's cosine is 512 multiplications a
+// passage: 600,000 passages (50,000 files of real text) are 300 million, and
+// their float32 vectors 1.2 GB read per query. Up to exactMax vectors every
+// cosine is computed, as before; above, two passes instead, as the tag
+// index does for its vectors (index/vecscan.go):
+//
+//   - the coarse pass: the Hamming distance between the query's sign bits
+//     and each passage's (64 bytes a passage at 512 d; the angle between two
+//     vectors is about π·hamming/dims) picks the coarseMin likeliest
+//     passages;
+//   - the exact pass: their cosines pick the meaningFiles closest files, and
+//     every passage of those files and of the word stage's files gets its
+//     exact cosine, or, of a file of more than perFileExact passages, the
+//     perFileExact nearest by sign bits (a file's Sim is an exact cosine,
+//     its best passage's but for a rare miss in a long file; a file the
+//     coarse pass misses is not among the closest);
+//   - the mean and deviation over every passage (StandOut) come from an
+//     exact sample of statSample passages spread over the index.
+//
+// TestPassageScale measures the recall of the closest files against the
+// exact scan at 50,000 files.
+const (
+	exactMax   = 20_000
+	coarseMin  = 4_000
+	statSample = 2_048
+	// perFileExact bounds a hit's exact cosines in a large index: a file of
+	// thousands of passages (a 16 MiB log) would cost a full scan's share.
+	perFileExact = 32
+)
+
+type simID struct {
+	id  uint32
+	sim float64
+}
+
+// scanned is the meaning stage's scan of the whole index: the candidates'
+// exact cosines, and the sums for the mean and deviation.
+type scanned struct {
+	cands     []simID
+	sum, sum2 float64
+	cnt       int
+	approx    bool // the coarse pass ran (sc.dist holds every distance)
+}
+
+// scan is the part of the meaning stage that reads every passage (the
+// coarse pass or every cosine); it needs nothing from the word stage, so it
+// runs beside it. It writes only sc.dist. Precondition: mu held for reading.
+func (x *Index) scan(vec []float32, sc *scratch) scanned {
+	var r scanned
+	nq := norm(vec)
+	if nq == 0 {
+		return r
+	}
+	sim := func(id uint32) float64 {
+		ps := &x.passes[id]
+		return cosine(vec, ps.vec, nq, ps.nv)
+	}
+	limit := x.exactMax
+	if limit <= 0 {
+		limit = exactMax
+	}
+	r.approx = x.embedded > limit && len(vec) == x.dims
+	if !r.approx {
+		for id := 1; id < len(x.passes); id++ {
+			ps := &x.passes[id]
+			if ps.path == "" || ps.vec == nil || len(ps.vec) != len(vec) {
+				continue
+			}
+			s := sim(uint32(id))
+			r.sum += s
+			r.sum2 += s * s
+			r.cnt++
+			r.cands = append(r.cands, simID{uint32(id), s})
+		}
+		return r
+	}
+	every := max(1, x.embedded/statSample)
+	seen := 0
+	for id, ok := range x.coded {
+		if !ok {
+			continue
+		}
+		if seen%every == 0 {
+			s := sim(uint32(id))
+			r.sum += s
+			r.sum2 += s * s
+			r.cnt++
+		}
+		seen++
+	}
+	for _, id := range x.coarse(vec, sc.dist) {
+		r.cands = append(r.cands, simID{id, sim(id)})
+	}
+	return r
+}
+
+// byMeaning adds the meaning stage's evidence from its scan r: the
+// meaningFiles files closest to vec become hits, and each hit (the word
+// stage's too) gets its best passage's cosine, whether that stands out, and
+// its best perFile passages by meaning. Precondition: mu held for reading.
+func (x *Index) byMeaning(vec []float32, r scanned, sc *scratch, files map[uint32]*fileHits, get func(uint32) *fileHits) {
+	nq := norm(vec)
+	sim := func(id uint32) float64 {
+		ps := &x.passes[id]
+		return cosine(vec, ps.vec, nq, ps.nv)
+	}
+	cands, sum, sum2, cnt, approx := r.cands, r.sum, r.sum2, r.cnt, r.approx
+	if cnt == 0 {
+		return
+	}
+	mean := sum / float64(cnt)
+	std := math.Sqrt(math.Max(0, sum2/float64(cnt)-mean*mean))
+
+	// The closest files: each candidate file's best passage, best first.
+	bestOf := map[uint32]simID{}
+	for _, c := range cands {
+		fid := x.meta[c.id].fid
+		if o, ok := bestOf[fid]; !ok || c.sim > o.sim || c.sim == o.sim && c.id < o.id {
+			bestOf[fid] = c
+		}
+	}
+	tops := make([]simID, 0, len(bestOf))
+	for _, v := range bestOf {
+		tops = append(tops, v)
+	}
+	sort.Slice(tops, func(i, j int) bool {
+		if tops[i].sim != tops[j].sim {
+			return tops[i].sim > tops[j].sim
+		}
+		return tops[i].id < tops[j].id
+	})
+	for _, t := range tops[:min(len(tops), meaningFiles)] {
+		get(x.meta[t.id].fid)
+	}
+	// Every hit's passages, exactly; in a large index, of a file of more
+	// than perFileExact passages only the perFileExact nearest by sign bits.
+	closer := func(a, b simID) bool {
+		if a.sim != b.sim {
+			return a.sim > b.sim
+		}
+		return a.id < b.id
+	}
+	var hist []int
+	if approx {
+		hist = make([]int, x.dims+2)
+	}
+	mine := make([]simID, 0, perFile)
+	for _, f := range files {
+		mine = mine[:0]
+		cut, atCut := len(hist), len(f.pids)
+		if approx && len(f.pids) > perFileExact {
+			cut, atCut = nearCut(f.pids, sc.dist, hist, perFileExact)
+		}
+		for _, id := range f.pids {
+			if d := int(sc.dist[id]); approx && (d > cut || d == cut && atCut == 0) {
+				continue
+			} else if approx && d == cut {
+				atCut--
+			}
+			if ps := &x.passes[id]; ps.vec != nil && len(ps.vec) == len(vec) {
+				mine = keepBest(mine, perFile, simID{id, sim(id)}, closer)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		f.sim, f.hasSim = mine[0].sim, true
+		f.standOut = std > 0 && (mine[0].sim-mean)/std >= zStandOut
+		for _, s := range mine {
+			f.bySim = append(f.bySim, scored{id: s.id, sim: s.sim, hasVS: true})
+			f.spans[s.id] = x.passes[s.id].span
+		}
+	}
+}
+
+// coarse returns the coarseMin coded passages whose sign bits are nearest
+// vec's (ties at the cut-off: the lowest pids), using dist (len(x.passes) at
+// least) as scratch. Precondition: mu held for reading, len(vec) == x.dims.
+func (x *Index) coarse(vec []float32, dist []uint16) []uint32 {
+	w := codeWords(x.dims)
+	qs := make([]uint64, w)
+	putSigns(qs, vec)
+	far := uint16(x.dims + 1) // not coded
+	hist := make([]int, x.dims+2)
+	n := len(x.passes)
+	codes := x.codes
+	if w == 8 { // 512 d, USE-lite's: unrolled
+		q0, q1, q2, q3, q4, q5, q6, q7 := qs[0], qs[1], qs[2], qs[3], qs[4], qs[5], qs[6], qs[7]
+		for id := 1; id < n; id++ {
+			if !x.coded[id] {
+				dist[id] = far
+				continue
+			}
+			c := codes[id*8 : id*8+8 : id*8+8]
+			d := bits.OnesCount64(q0^c[0]) + bits.OnesCount64(q1^c[1]) +
+				bits.OnesCount64(q2^c[2]) + bits.OnesCount64(q3^c[3]) +
+				bits.OnesCount64(q4^c[4]) + bits.OnesCount64(q5^c[5]) +
+				bits.OnesCount64(q6^c[6]) + bits.OnesCount64(q7^c[7])
+			dist[id] = uint16(d)
+			hist[d]++
+		}
+	} else {
+		for id := 1; id < n; id++ {
+			if !x.coded[id] {
+				dist[id] = far
+				continue
+			}
+			c := codes[id*w : (id+1)*w]
+			d := 0
+			for j, q := range qs {
+				d += bits.OnesCount64(q ^ c[j])
+			}
+			dist[id] = uint16(d)
+			hist[d]++
+		}
+	}
+	cut, below := 0, 0
+	for ; cut <= x.dims && below+hist[cut] < coarseMin; cut++ {
+		below += hist[cut]
+	}
+	atCut := coarseMin - below // how many at distance cut to keep
+	near := make([]uint32, 0, coarseMin)
+	for id := 1; id < n; id++ {
+		d := int(dist[id])
+		if d < cut {
+			near = append(near, uint32(id))
+		} else if d == cut && atCut > 0 {
+			atCut--
+			near = append(near, uint32(id))
+		}
+	}
+	return near
+}
+
+// nearCut is the distance cut-off (and how many at it to keep) that keeps
+// the k of pids nearest by dist, using hist (dims+2 long, returned zeroed).
+func nearCut(pids []uint32, dist []uint16, hist []int, k int) (cut, atCut int) {
+	for _, id := range pids {
+		hist[dist[id]]++
+	}
+	below := 0
+	for ; cut < len(hist)-1 && below+hist[cut] < k; cut++ {
+		below += hist[cut]
+	}
+	for _, id := range pids {
+		hist[dist[id]] = 0
+	}
+	return cut, k - below
+}
+
+func codeWords(dims int) int { return (dims + 63) / 64 }
+
+// putSigns writes v's sign bits into dst (codeWords long): bit j is set when
+// v[j] > 0 (index/vecscan.go's, branch-free: a finite float32 is > 0 exactly
+// when its bits, read as an int32, are > 0).
+func putSigns(dst []uint64, v []float32) {
+	for w := range dst {
+		var bits uint64
+		chunk := v[min(len(v), w*64):min(len(v), (w+1)*64)]
+		for j, f := range chunk {
+			bits |= uint64(-int64(int32(math.Float32bits(f)))) >> 63 << j
+		}
+		dst[w] = bits
+	}
+}
+
+func norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
+// cosine is q's and v's, clamped to [0, 1], given their norms.
+func cosine(q, v []float32, nq, nv float64) float64 {
+	if nq == 0 || nv == 0 {
+		return 0
+	}
+	d := blas32.Dot(blas32.Vector{N: len(q), Inc: 1, Data: q}, blas32.Vector{N: len(v), Inc: 1, Data: v})
+	return max(0, min(1, float64(d)/(nq*nv)))
+}

@@ -1,0 +1,176 @@
+package passage
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
+)
+
+// genIndex indexes files generated files of paras paragraphs of about
+// passageWords words each (one passage a paragraph; every 40th file has
+// 2·perFileExact), and gives every passage a random unit vector of dims
+// components.
+func genIndex(t *testing.T, files, paras, dims int, rng *rand.Rand) (*Index, string) {
+	t.Helper()
+	root := t.TempDir()
+	vocab := make([]string, 3000)
+	for i := range vocab {
+		vocab[i] = word(i)
+	}
+	var cs []content.Change
+	for i := range files {
+		var b strings.Builder
+		n := paras
+		if i%40 == 0 {
+			n = 2 * perFileExact
+		}
+		for range n {
+			for range passageWords + 10 {
+				// Zipf-like: a few words everywhere, most rare.
+				b.WriteString(vocab[int(float64(len(vocab))*math.Pow(rng.Float64(), 3))])
+				b.WriteByte(' ')
+			}
+			b.WriteString("\n\n")
+		}
+		p := fmt.Sprintf("d%02d/f%04d.txt", i%17, i)
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, content.Change{Op: content.Written, Path: p})
+	}
+	x, err := Open(Options{Files: osFiles(root), CPU: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	x.Apply(cs)
+	var buf []byte
+	for { // beside the worker, which runs at nice 19
+		p, g, ok, more := x.q.Pop()
+		if !more {
+			break
+		}
+		if ok {
+			buf = x.index(p, g, buf)
+		}
+	}
+	if err := x.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	x.mu.Lock()
+	for id := 1; id < len(x.passes); id++ {
+		if x.passes[id].path != "" {
+			x.setVecLocked(uint32(id), randUnit(rng, dims))
+		}
+	}
+	x.model = "test"
+	x.mu.Unlock()
+	return x, root
+}
+
+// word is the i-th word of the generated files: letters only, never a stop
+// word or a stem of another.
+func word(i int) string {
+	w := []byte("zq")
+	for ; i > 0; i /= 26 {
+		w = append(w, byte('a'+i%26))
+	}
+	return string(w) + "zq"
+}
+
+func randUnit(rng *rand.Rand, dims int) []float32 {
+	v := make([]float32, dims)
+	var n float64
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+		n += float64(v[i]) * float64(v[i])
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(n))
+	}
+	return v
+}
+
+// The approximate meaning scan (above exactMax vectors) changes which files
+// are found by meaning alone, never what is said of a file: the word stage's
+// evidence is the exact scan's, every Sim is the file's exact best cosine,
+// and a file holding the query's own vector is found, closest.
+func TestApproximateMeaningScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 25))
+	x, root := genIndex(t, 700, 8, 512, rng)
+	st := x.Stats()
+	if st.Passages <= coarseMin {
+		t.Fatalf("%d passages: the coarse pass would keep them all", st.Passages)
+	}
+	open := func(_ context.Context, p string) (*os.File, error) { return os.Open(filepath.Join(root, p)) }
+	// bestCos is the best cosine of path's passages, and whether one has
+	// exactly sim.
+	bestCos := func(path string, q []float32, sim float64) (float64, bool, int) {
+		x.mu.RLock()
+		defer x.mu.RUnlock()
+		best, some := 0.0, false
+		for _, id := range x.files[path].pids {
+			c := cosine(q, x.passes[id].vec, norm(q), norm(x.passes[id].vec))
+			best = max(best, c)
+			some = some || c == sim
+		}
+		return best, some, len(x.files[path].pids)
+	}
+	for i := range 40 {
+		x.mu.RLock()
+		id := uint32(1 + rng.IntN(len(x.passes)-1))
+		planted, pv := x.passes[id].path, x.passes[id].vec
+		x.mu.RUnlock()
+		q := randUnit(rng, 512)
+		if i%2 == 0 {
+			q = pv // the planted passage's own vector
+		}
+		words := word(rng.IntN(3000)) + " " + word(rng.IntN(300)) + " " + word(rng.IntN(3000))
+		search := func(exactMax int) map[string]index.ContentHit {
+			x.exactMax = exactMax
+			hits, err := x.Search(context.Background(), words, q, "test", open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]index.ContentHit{}
+			for _, h := range hits {
+				out[h.Path] = h
+			}
+			return out
+		}
+		exact, approx := search(math.MaxInt), search(100)
+		for p, e := range exact {
+			if e.Keyword == 0 {
+				continue
+			}
+			a, ok := approx[p]
+			if !ok || a.Keyword != e.Keyword {
+				t.Errorf("query %d: %s: keyword %v in the exact scan's answer, %v (present %v) in the approximate one's", i, p, e.Keyword, a.Keyword, ok)
+			}
+		}
+		for p, a := range approx {
+			// A long file's Sim is one of its passages' cosines, its best
+			// but for a rare miss of the sign bits.
+			want, some, n := bestCos(p, q, a.Sim)
+			if !a.HasSim || !some || a.Sim > want || n <= perFileExact && a.Sim != want {
+				t.Errorf("query %d: %s (%d passages): sim %v (known %v, a passage's %v), its best passage's cosine is %v", i, p, n, a.Sim, a.HasSim, some, want)
+			}
+		}
+		if i%2 == 0 {
+			if a, ok := approx[planted]; !ok || a.Sim < 0.9999 {
+				t.Errorf("query %d: the file holding the query's own vector, %s, not found (%v %v)", i, planted, ok, a.Sim)
+			}
+		}
+	}
+}
