@@ -127,10 +127,48 @@ func clip(s string) string {
 	return s
 }
 
+// serialKey marks a context made by Serial.
+type serialKey struct{}
+
+// Serial returns a context under which Embed computes the whole batch on the
+// calling goroutine, one chunk after another, instead of on up to GOMAXPROCS
+// goroutines of its own. A background caller that locked its goroutine to an OS
+// thread of low priority (index/passage's worker, at nice 19) needs this: the
+// kernel's priority is per thread, and forward passes run on the runtime's
+// other threads would compete with the protocols' at normal priority.
+func Serial(ctx context.Context) context.Context { return context.WithValue(ctx, serialKey{}, true) }
+
 // run splits the batch into chunks of about chunkTokens tokens (at least one
 // per worker when there is enough work) and runs them on up to m.workers
-// goroutines.
+// goroutines, or on the caller's alone under Serial.
 func (m *USELite) run(ctx context.Context, seqs [][]int32, out [][]float32) error {
+	if ctx.Value(serialKey{}) != nil {
+		var ws *workspace
+		select {
+		case ws = <-m.scratch:
+		default:
+			ws = new(workspace)
+		}
+		defer func() {
+			select {
+			case m.scratch <- ws:
+			default:
+			}
+		}()
+		for lo := 0; lo < len(seqs); {
+			if err := ctx.Err(); err != nil {
+				return &Error{Op: "embed", Kind: KindCanceled, Err: err}
+			}
+			hi, n := lo, 0
+			for hi < len(seqs) && (hi == lo || n+len(seqs[hi]) <= chunkTokens) {
+				n += len(seqs[hi])
+				hi++
+			}
+			m.enc.forward(ws, seqs[lo:hi], out[lo:hi])
+			lo = hi
+		}
+		return nil
+	}
 	total := 0
 	for _, s := range seqs {
 		total += len(s)

@@ -3,10 +3,12 @@ package embed_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -234,6 +236,56 @@ func TestConcurrentEmbed(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// TestSerialEmbed: under embed.Serial a batch large enough to be split over
+// the workers is computed on the caller's goroutine alone, with the same
+// vectors, and a canceled context still stops it.
+func TestSerialEmbed(t *testing.T) {
+	m := embedtest.USELite(t)
+	var texts []string
+	for i := range 40 {
+		texts = append(texts, fmt.Sprintf("passage %d: %s", i, strings.Repeat("the payment webhook timed out ", 1+i%9)))
+	}
+	want, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	peak := before
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // watches for the workers Serial must not start
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				peak = max(peak, runtime.NumGoroutine())
+				runtime.Gosched()
+			}
+		}
+	}()
+	got, err := m.Embed(embed.Serial(context.Background()), texts)
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if c := cosine(got[i], want[i]); c < 0.999999 {
+			t.Errorf("text %d: cosine %.7f to the parallel result", i, c)
+		}
+	}
+	if peak > before+1 { // +1: the watcher itself
+		t.Errorf("goroutines rose from %d to %d during a Serial embed", before, peak)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Embed(embed.Serial(ctx), texts); embed.KindOf(err) != embed.KindCanceled {
+		t.Fatalf("canceled Serial embed: err = %v, want KindCanceled", err)
 	}
 }
 

@@ -44,7 +44,8 @@
 // not change keeps its vectors across restarts, and a passage whose text did
 // not change keeps its vector when its file is rewritten.
 //
-// CPU: one worker goroutine reads, splits and embeds, a file at a time, on an
+// CPU: one worker goroutine reads, splits and embeds (embed.Serial: the forward
+// passes too), a file at a time, on an
 // OS thread it lowers to nice 19, and after each file's reading and splitting
 // and each embedding call sleeps long enough that its work takes at most
 // Options.CPU of one core. The change stream (Apply) only queues paths; no

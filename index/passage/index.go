@@ -306,8 +306,7 @@ const (
 func (x *Index) run() {
 	defer close(x.done)
 	// A thread of its own at the lowest priority: the kernel gives the
-	// protocols' threads the CPU first. Embedding's own goroutines, if it has
-	// any, are bounded by the budget's sleeps instead.
+	// protocols' threads the CPU first. Embedding runs on it too (embed.Serial).
 	runtime.LockOSThread()
 	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
 	saved := time.Now()
@@ -473,7 +472,8 @@ func (x *Index) embed(p string, e *file, need []uint32, text []byte) {
 		}
 		x.mu.RUnlock()
 		start := time.Now()
-		vecs, err := emb.Embed(context.Background(), texts)
+		// Serial: the forward passes run here, on the worker's nice-19 thread.
+		vecs, err := emb.Embed(embed.Serial(context.Background()), texts)
 		took := time.Since(start)
 		if err != nil {
 			x.log.Warn("passage index: embedding", "path", p, "err", err)
