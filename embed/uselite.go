@@ -142,39 +142,13 @@ func Serial(ctx context.Context) context.Context { return context.WithValue(ctx,
 // per worker when there is enough work) and runs them on up to m.workers
 // goroutines, or on the caller's alone under Serial.
 func (m *USELite) run(ctx context.Context, seqs [][]int32, out [][]float32) error {
-	if ctx.Value(serialKey{}) != nil {
-		var ws *workspace
-		select {
-		case ws = <-m.scratch:
-		default:
-			ws = new(workspace)
-		}
-		defer func() {
-			select {
-			case m.scratch <- ws:
-			default:
-			}
-		}()
-		for lo := 0; lo < len(seqs); {
-			if err := ctx.Err(); err != nil {
-				return &Error{Op: "embed", Kind: KindCanceled, Err: err}
-			}
-			hi, n := lo, 0
-			for hi < len(seqs) && (hi == lo || n+len(seqs[hi]) <= chunkTokens) {
-				n += len(seqs[hi])
-				hi++
-			}
-			m.enc.forward(ws, seqs[lo:hi], out[lo:hi])
-			lo = hi
-		}
-		return nil
-	}
+	serial := ctx.Value(serialKey{}) != nil
 	total := 0
 	for _, s := range seqs {
 		total += len(s)
 	}
 	per := chunkTokens
-	if w := m.workers; w > 1 && total < w*chunkTokens {
+	if w := m.workers; !serial && w > 1 && total < w*chunkTokens {
 		per = (total + w - 1) / w
 	}
 	var bounds []int // chunk i is seqs[bounds[i]:bounds[i+1]]
@@ -189,24 +163,26 @@ func (m *USELite) run(ctx context.Context, seqs [][]int32, out [][]float32) erro
 	}
 	bounds = append(bounds, len(seqs))
 
+	if serial {
+		ws := m.workspace()
+		defer m.release(ws)
+		for c := 0; c < len(bounds)-1; c++ {
+			if err := ctx.Err(); err != nil {
+				return &Error{Op: "embed", Kind: KindCanceled, Err: err}
+			}
+			lo, hi := bounds[c], bounds[c+1]
+			m.enc.forward(ws, seqs[lo:hi], out[lo:hi])
+		}
+		return nil
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(m.workers, len(bounds)-1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var ws *workspace
-			select {
-			case ws = <-m.scratch:
-			default:
-				ws = new(workspace)
-			}
-			defer func() {
-				select {
-				case m.scratch <- ws:
-				default:
-				}
-			}()
+			ws := m.workspace()
+			defer m.release(ws)
 			for c := range next {
 				lo, hi := bounds[c], bounds[c+1]
 				m.enc.forward(ws, seqs[lo:hi], out[lo:hi])
@@ -226,4 +202,23 @@ func (m *USELite) run(ctx context.Context, seqs [][]int32, out [][]float32) erro
 		return &Error{Op: "embed", Kind: KindCanceled, Err: err}
 	}
 	return nil
+}
+
+// workspace takes a kept scratch workspace, or makes one when more callers run
+// at once than m keeps; release keeps it again (or lets it go when m keeps
+// enough).
+func (m *USELite) workspace() *workspace {
+	select {
+	case ws := <-m.scratch:
+		return ws
+	default:
+		return new(workspace)
+	}
+}
+
+func (m *USELite) release(ws *workspace) {
+	select {
+	case m.scratch <- ws:
+	default:
+	}
 }

@@ -988,34 +988,17 @@ func (o *ownChanges) chmoddedSinceCreate(f *FS, b *batch) map[string]bool {
 	if len(looks) == 0 {
 		return nil
 	}
-	// By directory, each opened once, as sameAsClosed's.
-	slices.SortFunc(looks, func(x, y look) int { return strings.Compare(x.p, y.p) })
 	var out map[string]bool
-	d, dir, ok := dirRef{}, "\x00", false
-	for _, l := range looks {
-		pd, name := Split(l.p)
-		if pd != dir {
-			if ok {
-				d.close()
-			}
-			dir = pd
-			var err error
-			d, err = f.res.openDir("watch", pd, false)
-			ok = err == nil
-		}
-		if !ok {
-			continue // as the create left it, for all the batch can tell
-		}
-		if a, err := statx(d.fd, name, "watch", l.p); err == nil && a.Mode.IsRegular() && UnixPerm(a.Mode) != l.mode {
+	// A path that cannot be looked at stays as the create left it, for all the
+	// batch can tell.
+	statSorted(f, looks, func(l look) string { return l.p }, func(l look, a Attr) {
+		if a.Mode.IsRegular() && UnixPerm(a.Mode) != l.mode {
 			if out == nil {
 				out = map[string]bool{}
 			}
 			out[l.p] = true
 		}
-	}
-	if ok {
-		d.close()
-	}
+	})
 	return out
 }
 
@@ -1070,12 +1053,27 @@ func (o *ownChanges) sameAsClosed(f *FS, b *batch) map[string]bool {
 	if len(looks) == 0 {
 		return nil
 	}
-	// By directory, each opened once (the files of a busy client share few).
-	slices.SortFunc(looks, func(x, y look) int { return strings.Compare(x.p, y.p) })
 	same := make(map[string]bool, len(looks))
+	// A path that cannot be looked at is followed: the FollowFunc says what it
+	// finds there.
+	statSorted(f, looks, func(l look) string { return l.p }, func(l look, a Attr) {
+		if l.rec.is(a) {
+			same[l.p] = true
+		}
+	})
+	return same
+}
+
+// statSorted statxes each item's path, sorted by path so that each directory
+// is opened once (the files of a busy client share few), and hands fn the
+// attributes of those it could read. Items whose directory or file cannot be
+// read are skipped.
+func statSorted[T any](f *FS, items []T, path func(T) string, fn func(T, Attr)) {
+	slices.SortFunc(items, func(x, y T) int { return strings.Compare(path(x), path(y)) })
 	d, dir, ok := dirRef{}, "\x00", false
-	for _, l := range looks {
-		pd, name := Split(l.p)
+	for _, it := range items {
+		p := path(it)
+		pd, name := Split(p)
 		if pd != dir {
 			if ok {
 				d.close()
@@ -1086,16 +1084,15 @@ func (o *ownChanges) sameAsClosed(f *FS, b *batch) map[string]bool {
 			ok = err == nil
 		}
 		if !ok {
-			continue // followed: the FollowFunc says what it finds there
+			continue
 		}
-		if a, err := statx(d.fd, name, "watch", l.p); err == nil && l.rec.is(a) {
-			same[l.p] = true
+		if a, err := statx(d.fd, name, "watch", p); err == nil {
+			fn(it, a)
 		}
 	}
 	if ok {
 		d.close()
 	}
-	return same
 }
 
 // allListed reports whether every file the core created at or below p is in
