@@ -19,6 +19,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/semfs/semfs/embed"
+	"github.com/semfs/semfs/index/signcode"
 	"github.com/tidwall/buntdb"
 	"github.com/tidwall/gjson"
 )
@@ -786,7 +787,7 @@ func (x *Index) loadVectors() error {
 			if s.signs != nil {
 				w := s.codeWords()
 				s.signs = s.signs[:(i+1)*w]
-				putSigns(s.signs[i*w:], vec)
+				signcode.Put(s.signs[i*w:], vec)
 			}
 			return true
 		})

@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/semfs/semfs/index/signcode"
 )
 
 // TestNewHayASCIIMatchesGeneral: the fast path Open builds records' keyword
@@ -90,7 +92,7 @@ func TestPutSignsMatchesComparison(t *testing.T) {
 		for i := range got {
 			got[i] = ^uint64(0) // must be overwritten
 		}
-		putSigns(got, v)
+		signcode.Put(got, v)
 		for j, f := range v {
 			if bit := got[j/64]>>(j%64)&1 == 1; bit != (f > 0) {
 				t.Fatalf("n=%d: bit %d is %v for %v", n, j, bit, f)

@@ -3,7 +3,8 @@ package index
 import (
 	"container/heap"
 	"math"
-	"math/bits"
+
+	"github.com/semfs/semfs/index/signcode"
 )
 
 // slotSim is one file's similarity to the query, by record slot.
@@ -67,7 +68,7 @@ func (s *vecSet) scan(q []float32, cands []int, pathOf func(slot int) string, k 
 	signs := s.signCodes()
 	w := s.codeWords()
 	qs := make([]uint64, w)
-	putSigns(qs, q)
+	signcode.Put(qs, q)
 	// The coarse pass: keep the m vectors of least Hamming distance. The
 	// distances fall in [0, dims], so a histogram finds the cut-off distance
 	// in two linear passes, without a heap (ties at the cut-off: the first
@@ -75,42 +76,8 @@ func (s *vecSet) scan(q []float32, cands []int, pathOf func(slot int) string, k 
 	m := max(coarseMin, coarseFactor*k)
 	dist := make([]uint16, s.len())
 	hist := make([]int, s.dims+1)
-	if w == 8 { // 512 d, the common case: unrolled
-		q0, q1, q2, q3, q4, q5, q6, q7 := qs[0], qs[1], qs[2], qs[3], qs[4], qs[5], qs[6], qs[7]
-		for i := range dist {
-			c := signs[i*8 : i*8+8 : i*8+8]
-			d := bits.OnesCount64(q0^c[0]) + bits.OnesCount64(q1^c[1]) +
-				bits.OnesCount64(q2^c[2]) + bits.OnesCount64(q3^c[3]) +
-				bits.OnesCount64(q4^c[4]) + bits.OnesCount64(q5^c[5]) +
-				bits.OnesCount64(q6^c[6]) + bits.OnesCount64(q7^c[7])
-			dist[i] = uint16(d)
-			hist[d]++
-		}
-	} else {
-		for i := range dist {
-			c := signs[i*w : (i+1)*w]
-			d := 0
-			for j, x := range qs {
-				d += bits.OnesCount64(x ^ c[j])
-			}
-			dist[i] = uint16(d)
-			hist[d]++
-		}
-	}
-	cut, below := 0, 0
-	for ; cut <= s.dims && below+hist[cut] < m; cut++ {
-		below += hist[cut]
-	}
-	atCut := m - below // how many at distance cut to keep
-	near := make([]int, 0, m)
-	for i, d := range dist {
-		if int(d) < cut {
-			near = append(near, i)
-		} else if int(d) == cut && atCut > 0 {
-			atCut--
-			near = append(near, i)
-		}
-	}
+	signcode.Distances(dist, hist, signs, qs, nil, 0, 0)
+	near := signcode.Nearest(dist, hist, m, 0)
 	for _, slot := range cands {
 		if i, ok := s.pos[pathOf(slot)]; ok {
 			r.known[slot] = exact(i)
@@ -179,23 +146,7 @@ func popAll(h *minSims) []slotSim {
 	return out
 }
 
-func (s *vecSet) codeWords() int { return (s.dims + 63) / 64 }
-
-// putSigns writes v's sign bits into dst (codeWords long): bit j is set when
-// v[j] > 0. Branch-free, a word at a time (Open computes 100k of them): a
-// finite float32 is > 0 exactly when its bits, read as an int32, are > 0
-// (+0 is 0; -0 and negatives have the sign bit). Stored vectors are finite
-// (checkVector).
-func putSigns(dst []uint64, v []float32) {
-	for w := range dst {
-		var bits uint64
-		chunk := v[min(len(v), w*64):min(len(v), (w+1)*64)]
-		for j, f := range chunk {
-			bits |= uint64(-int64(int32(math.Float32bits(f)))) >> 63 << j
-		}
-		dst[w] = bits
-	}
-}
+func (s *vecSet) codeWords() int { return signcode.Words(s.dims) }
 
 // signCodes returns the sign bits of every vector, building them on first use.
 // Precondition: Index.mu held (for reading at least).
@@ -205,7 +156,7 @@ func (s *vecSet) signCodes() []uint64 {
 	if w := s.codeWords(); len(s.signs) != s.len()*w {
 		signs := make([]uint64, s.len()*w)
 		for i := range s.paths {
-			putSigns(signs[i*w:(i+1)*w], s.vector(i))
+			signcode.Put(signs[i*w:(i+1)*w], s.vector(i))
 		}
 		s.signs = signs
 	}

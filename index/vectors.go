@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/semfs/semfs/index/signcode"
 )
 
 // Stored vector values are compact binary: one kind byte, the FNV-64a hash of the
@@ -163,13 +165,13 @@ func (s *vecSet) put(path string, kind byte, v []float32, slot int) {
 		s.kinds[i] = kind
 		s.slots[i] = slot
 		if s.signs != nil {
-			putSigns(s.signs[i*s.codeWords():(i+1)*s.codeWords()], v)
+			signcode.Put(s.signs[i*s.codeWords():(i+1)*s.codeWords()], v)
 		}
 		return
 	}
 	if s.signs != nil {
 		s.signs = append(s.signs, make([]uint64, s.codeWords())...)
-		putSigns(s.signs[len(s.paths)*s.codeWords():], v)
+		signcode.Put(s.signs[len(s.paths)*s.codeWords():], v)
 	}
 	s.pos[path] = len(s.paths)
 	s.paths = append(s.paths, path)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/signcode"
 	"golang.org/x/sys/unix"
 )
 
@@ -524,11 +525,11 @@ func (x *Index) setVecLocked(id uint32, v []float32) {
 		x.coded[id] = false // the exact scans compare lengths themselves
 		return
 	}
-	w := codeWords(x.dims)
+	w := signcode.Words(x.dims)
 	if need := (int(id) + 1) * w; len(x.codes) < need {
 		x.codes = append(x.codes, make([]uint64, max(need, len(x.passes)*w)-len(x.codes))...)
 	}
-	putSigns(x.codes[int(id)*w:(int(id)+1)*w], v)
+	signcode.Put(x.codes[int(id)*w:(int(id)+1)*w], v)
 	x.coded[id] = true
 }
 

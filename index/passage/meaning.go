@@ -2,10 +2,11 @@ package passage
 
 import (
 	"math"
-	"math/bits"
 	"sort"
 
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/semfs/semfs/index/signcode"
 )
 
 // The meaning stage's cost. Every passage's cosine is 512 multiplications a
@@ -187,57 +188,17 @@ func (x *Index) byMeaning(vec []float32, r scanned, sc *scratch, files map[uint3
 // vec's (ties at the cut-off: the lowest pids), using dist (len(x.passes) at
 // least) as scratch. Precondition: mu held for reading, len(vec) == x.dims.
 func (x *Index) coarse(vec []float32, dist []uint16) []uint32 {
-	w := codeWords(x.dims)
-	qs := make([]uint64, w)
-	putSigns(qs, vec)
-	far := uint16(x.dims + 1) // not coded
-	hist := make([]int, x.dims+2)
+	qs := make([]uint64, signcode.Words(x.dims))
+	signcode.Put(qs, vec)
+	hist := make([]int, x.dims+1)
 	n := len(x.passes)
-	codes := x.codes
-	if w == 8 { // 512 d, USE-lite's: unrolled
-		q0, q1, q2, q3, q4, q5, q6, q7 := qs[0], qs[1], qs[2], qs[3], qs[4], qs[5], qs[6], qs[7]
-		for id := 1; id < n; id++ {
-			if !x.coded[id] {
-				dist[id] = far
-				continue
-			}
-			c := codes[id*8 : id*8+8 : id*8+8]
-			d := bits.OnesCount64(q0^c[0]) + bits.OnesCount64(q1^c[1]) +
-				bits.OnesCount64(q2^c[2]) + bits.OnesCount64(q3^c[3]) +
-				bits.OnesCount64(q4^c[4]) + bits.OnesCount64(q5^c[5]) +
-				bits.OnesCount64(q6^c[6]) + bits.OnesCount64(q7^c[7])
-			dist[id] = uint16(d)
-			hist[d]++
-		}
-	} else {
-		for id := 1; id < n; id++ {
-			if !x.coded[id] {
-				dist[id] = far
-				continue
-			}
-			c := codes[id*w : (id+1)*w]
-			d := 0
-			for j, q := range qs {
-				d += bits.OnesCount64(q ^ c[j])
-			}
-			dist[id] = uint16(d)
-			hist[d]++
-		}
-	}
-	cut, below := 0, 0
-	for ; cut <= x.dims && below+hist[cut] < coarseMin; cut++ {
-		below += hist[cut]
-	}
-	atCut := coarseMin - below // how many at distance cut to keep
-	near := make([]uint32, 0, coarseMin)
-	for id := 1; id < n; id++ {
-		d := int(dist[id])
-		if d < cut {
-			near = append(near, uint32(id))
-		} else if d == cut && atCut > 0 {
-			atCut--
-			near = append(near, uint32(id))
-		}
+	// Entry 0 is no passage (pids start at 1); an uncoded one is placed
+	// beyond every distance.
+	signcode.Distances(dist[:n], hist, x.codes, qs, x.coded, 1, uint16(x.dims+1))
+	ids := signcode.Nearest(dist[:n], hist, coarseMin, 1)
+	near := make([]uint32, len(ids))
+	for i, id := range ids {
+		near[i] = uint32(id)
 	}
 	return near
 }
@@ -256,22 +217,6 @@ func nearCut(pids []uint32, dist []uint16, hist []int, k int) (cut, atCut int) {
 		hist[dist[id]] = 0
 	}
 	return cut, k - below
-}
-
-func codeWords(dims int) int { return (dims + 63) / 64 }
-
-// putSigns writes v's sign bits into dst (codeWords long): bit j is set when
-// v[j] > 0 (index/vecscan.go's, branch-free: a finite float32 is > 0 exactly
-// when its bits, read as an int32, are > 0).
-func putSigns(dst []uint64, v []float32) {
-	for w := range dst {
-		var bits uint64
-		chunk := v[min(len(v), w*64):min(len(v), (w+1)*64)]
-		for j, f := range chunk {
-			bits |= uint64(-int64(int32(math.Float32bits(f)))) >> 63 << j
-		}
-		dst[w] = bits
-	}
 }
 
 func norm(v []float32) float64 {
