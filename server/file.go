@@ -29,9 +29,13 @@ type File struct {
 	// its close tells the Watcher's record that the core's writes explain an
 	// mtime up to it.
 	lastWrite atomic.Int64
-	v         VirtualFile            // a file of the virtual tree (virtual.go); f is nil then
-	created   atomic.Pointer[Attr]   // see Created
-	app       atomic.Pointer[string] // the app of writes through the file, for the change feed (Attribute)
+	v         VirtualFile          // a file of the virtual tree (virtual.go); f is nil then
+	created   atomic.Pointer[Attr] // see Created
+	// made is the file's attributes as Create left it (nil for a file Open
+	// opened): the close of a file the core made and nobody wrote through
+	// is the core's own too, when nothing changed it since (noteClose).
+	made *Attr
+	app  atomic.Pointer[string] // the app of writes through the file, for the change feed (Attribute)
 	// killPrivs: the file was setuid (or setgid and group-executable) when a
 	// caller the core acts as (cred.go) opened it for writing; its first
 	// write clears those bits (killprivs.go); privs says the open's statx
@@ -529,7 +533,7 @@ func (fl *File) release(raw bool) (string, error) {
 	delete(fl.fs.open, fl)
 	p := fl.path
 	fl.fs.openMu.Unlock()
-	if fl.written() {
+	if fl.written() || fl.made != nil {
 		fl.noteClose(p, raw)
 	}
 	return p, wrap("close", p, fl.f.Close())
@@ -539,8 +543,11 @@ func (fl *File) release(raw bool) (string, error) {
 // the state this close leaves the file in, read from its descriptor just
 // before the close(2) that makes the IN_CLOSE_WRITE: recorded first, so that
 // a batch holding the event finds it. Nothing when no Watcher follows with
-// inotify. Only a File written through: one that was not gives no updatedAt
-// that would explain the file's mtime, and its close is followed as before.
+// inotify. Only a File written through, or one Create made: another gives
+// no updatedAt that would explain the file's mtime, and its close is
+// followed. A made file nobody wrote through is the core's own only while
+// it is as Create left it (an NFS client's burst of empty creates had each
+// close followed as a host change, under the namespace lock).
 func (fl *File) noteClose(p string, raw bool) {
 	oc := fl.fs.ownChanges.Load()
 	if oc == nil {
@@ -550,8 +557,13 @@ func (fl *File) noteClose(p string, raw bool) {
 	if raw {
 		stat = fl.StatInline
 	}
-	if a, err := stat(); err == nil {
+	a, err := stat()
+	switch {
+	case err != nil:
+	case fl.written():
 		oc.closed(p, a, time.Unix(0, fl.lastWrite.Load()))
+	default:
+		oc.closedAsMade(p, a, *fl.made)
 	}
 }
 

@@ -1020,6 +1020,24 @@ func (o *ownChanges) closed(p string, a Attr, written time.Time) {
 	o.mu.Unlock()
 }
 
+// closedAsMade records that the core is closing p, a file it made and did
+// not write through, whose descriptor's attributes are a; made is the file
+// as Create left it. Unless a is still that, the batch follows the path.
+func (o *ownChanges) closedAsMade(p string, a, made Attr) {
+	if o == nil {
+		return
+	}
+	own := a.Mode.IsRegular() && a.Ino == made.Ino && a.Size == made.Size &&
+		a.Mtime.Equal(made.Mtime) && a.Ctime.Equal(made.Ctime)
+	o.mu.Lock()
+	if own {
+		o.closes[p] = ownClose{ino: a.Ino, size: uint64(a.Size), btime: a.Btime, mtime: a.Mtime, ctime: a.Ctime, at: time.Now()}
+	} else {
+		delete(o.closes, p)
+	}
+	o.mu.Unlock()
+}
+
 func (c ownClose) is(a Attr) bool {
 	return a.Mode.IsRegular() && a.Ino == c.ino && uint64(a.Size) == c.size && a.Btime.Equal(c.btime) &&
 		a.Mtime.Equal(c.mtime) && a.Ctime.Equal(c.ctime)
@@ -1174,11 +1192,17 @@ func (o *ownChanges) dropUnder(scopes []string) {
 	if o == nil {
 		return
 	}
+	// A set of the scopes and a walk up each record's path: a burst's batch
+	// can hold thousands of scopes while thousands of records wait, and a
+	// test of every record against every scope, under the namespace lock,
+	// had held up every create for seconds.
+	set := make(map[string]bool, len(scopes))
+	for _, s := range scopes {
+		set[s] = true
+	}
+	under := func(p string) bool { return underAny(set, p) }
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	under := func(p string) bool {
-		return slices.ContainsFunc(scopes, func(s string) bool { return Within(p, s) })
-	}
 	for p := range o.m {
 		if under(p) {
 			delete(o.m, p)
@@ -1199,6 +1223,20 @@ func (o *ownChanges) dropUnder(scopes []string) {
 			delete(o.attrs, p)
 		}
 	}
+}
+
+// underAny says whether p is at or below a path of set (Within of any): p
+// itself, each of its ancestors, or the root ("").
+func underAny(set map[string]bool, p string) bool {
+	if set[""] || set[p] {
+		return true
+	}
+	for i := strings.LastIndexByte(p, '/'); i > 0; i = strings.LastIndexByte(p[:i], '/') {
+		if set[p[:i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // reset forgets every create and close: a full rescan follows them all.

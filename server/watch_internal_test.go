@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -49,5 +51,36 @@ func TestOverflowRescansEverything(t *testing.T) {
 	}
 	if !b.empty() {
 		t.Errorf("the batch was not reset after a successful call")
+	}
+}
+
+// underAny (dropUnder's walk up a path) answers as a test of Within against
+// every scope, on generated paths and scope sets.
+func TestUnderAnyIsWithinOfAny(t *testing.T) {
+	names := []string{"a", "b", "ab", "a.b", "a b"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	gen := func() string {
+		parts := make([]string, 1+rng.IntN(4))
+		for i := range parts {
+			parts[i] = names[rng.IntN(len(names))]
+		}
+		return strings.Join(parts, "/")
+	}
+	for range 2000 {
+		var scopes []string
+		set := map[string]bool{}
+		for range rng.IntN(5) {
+			s := gen()
+			if rng.IntN(20) == 0 {
+				s = ""
+			}
+			scopes = append(scopes, s)
+			set[s] = true
+		}
+		p := gen()
+		want := slices.ContainsFunc(scopes, func(s string) bool { return Within(p, s) })
+		if got := underAny(set, p); got != want {
+			t.Fatalf("underAny(%q, %q) = %v, Within of any says %v", scopes, p, got, want)
+		}
 	}
 }

@@ -384,6 +384,43 @@ func (f *watchFixture) writeClose(t *testing.T, p, data string) {
 	}
 }
 
+// A file the core made and closed without a write through it (an NFS
+// client's empty CREATE, a touch) is the core's own too: each had been
+// followed as a host change, a batch under the namespace lock per close. A
+// file a host process wrote before the core's close is still followed.
+func TestWatchSkipsOwnEmptyCreates(t *testing.T) {
+	f := newWatchFixture(t, server.WatchOptions{Quiet: 10 * time.Millisecond}, "d")
+	ctx := context.Background()
+	for i := range 20 {
+		p := "d/empty" + strconv.Itoa(i)
+		file, created, err := f.fs.Create(ctx, p, 0o644, true)
+		if err != nil || !created {
+			t.Fatalf("create %s: %v (created %v)", p, err, created)
+		}
+		if err := file.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file, _, err := f.fs.Create(ctx, "d/hostwrote", 0o644, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "d/hostwrote")
+	if err := file.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "d/marker")
+	seen := f.waitBatches(t, "d/marker")
+	for i := range 20 {
+		if p := "d/empty" + strconv.Itoa(i); anyCovers(seen, p) {
+			t.Fatalf("the core's own create and close of %s was followed: batches %q", p, seen)
+		}
+	}
+	if !anyCovers(seen, "d/hostwrote") {
+		t.Fatalf("a host write between the core's create and close was not followed: batches %q", seen)
+	}
+}
+
 // The core's own writes and closes are not read back: the file is as the
 // core left it, and the change stream told the index.
 func TestWatchSkipsOwnCloses(t *testing.T) {
