@@ -3,7 +3,9 @@ package semfstest
 import (
 	"net"
 	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hugelgupf/p9/p9"
 	"github.com/semfs/semfs/ninep/v9fsconn"
@@ -11,10 +13,20 @@ import (
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 )
 
+// patientNFSClient raises go-nfs-client's reply timeout, once per test
+// process, before its first client: the client sends a call again after
+// DefaultReadTimeout (5 s) without a reply, and a reply that comes after that
+// blocks its reader for good (it sends on a channel nobody reads any more),
+// so one slow reply on a loaded CI machine became 100 × 5 s of retries and
+// "disconnected". A slow reply must fail a test only where the test bounds
+// it itself (integration's answers).
+var patientNFSClient sync.Once
+
 // MountNFS mounts export (e.g. "/@notes" or "/") on the daemon's NFS port with
 // the Go NFSv3 client, sending AUTH_UNIX credentials for uid.
 func (d *Daemon) MountNFS(t testing.TB, export string, uid uint32) *nfsc.Target {
 	t.Helper()
+	patientNFSClient.Do(func() { rpc.DefaultReadTimeout = 2 * time.Minute })
 	host, portStr, err := net.SplitHostPort(d.NFS)
 	if err != nil {
 		t.Fatal(err)
