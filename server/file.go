@@ -557,13 +557,12 @@ func (fl *File) noteClose(p string, raw bool) {
 	if raw {
 		stat = fl.StatInline
 	}
-	a, err := stat()
-	switch {
-	case err != nil:
-	case fl.written():
-		oc.closed(p, a, time.Unix(0, fl.lastWrite.Load()))
-	default:
-		oc.closedAsMade(p, a, *fl.made)
+	if a, err := stat(); err == nil {
+		var written time.Time
+		if w := fl.lastWrite.Load(); w != 0 {
+			written = time.Unix(0, w)
+		}
+		oc.closed(p, a, written, fl.made)
 	}
 }
 

@@ -1002,40 +1002,32 @@ func (o *ownChanges) chmoddedSinceCreate(f *FS, b *batch) map[string]bool {
 	return out
 }
 
-// closed records that the core is closing p, a file it wrote through, whose
-// descriptor's attributes are a, and whose writes gave the index an updatedAt
-// of at least written. A state the core's writes do not explain replaces
-// the path's record by nothing: the batch follows it.
-func (o *ownChanges) closed(p string, a Attr, written time.Time) {
+// closed records that the core is closing p, whose descriptor's attributes
+// are a: a file it wrote through, whose writes gave the index an updatedAt
+// of at least written, or (written zero) one it made and did not write
+// through, which Create left as made. A state the core's own changes do not
+// explain replaces the path's record by nothing: the batch follows it.
+func (o *ownChanges) closed(p string, a Attr, written time.Time, made *Attr) {
 	if o == nil {
 		return
 	}
-	own := a.Mode.IsRegular() && a.Ctime.Equal(a.Mtime) && !a.Mtime.After(written)
+	var own bool
+	if written.IsZero() {
+		own = made != nil && closeOf(*made).is(a)
+	} else {
+		own = a.Mode.IsRegular() && a.Ctime.Equal(a.Mtime) && !a.Mtime.After(written)
+	}
 	o.mu.Lock()
 	if own {
-		o.closes[p] = ownClose{ino: a.Ino, size: uint64(a.Size), btime: a.Btime, mtime: a.Mtime, ctime: a.Ctime, at: time.Now()}
+		o.closes[p] = closeOf(a)
 	} else {
 		delete(o.closes, p)
 	}
 	o.mu.Unlock()
 }
 
-// closedAsMade records that the core is closing p, a file it made and did
-// not write through, whose descriptor's attributes are a; made is the file
-// as Create left it. Unless a is still that, the batch follows the path.
-func (o *ownChanges) closedAsMade(p string, a, made Attr) {
-	if o == nil {
-		return
-	}
-	own := a.Mode.IsRegular() && a.Ino == made.Ino && a.Size == made.Size &&
-		a.Mtime.Equal(made.Mtime) && a.Ctime.Equal(made.Ctime)
-	o.mu.Lock()
-	if own {
-		o.closes[p] = ownClose{ino: a.Ino, size: uint64(a.Size), btime: a.Btime, mtime: a.Mtime, ctime: a.Ctime, at: time.Now()}
-	} else {
-		delete(o.closes, p)
-	}
-	o.mu.Unlock()
+func closeOf(a Attr) ownClose {
+	return ownClose{ino: a.Ino, size: uint64(a.Size), btime: a.Btime, mtime: a.Mtime, ctime: a.Ctime, at: time.Now()}
 }
 
 func (c ownClose) is(a Attr) bool {
