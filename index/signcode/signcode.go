@@ -1,8 +1,8 @@
 // Package signcode is the coarse pass of a nearest-neighbour scan over float
 // vectors: each vector is kept as its sign bits (one bit per dimension, set
-// for a negative component), and the Hamming distance between two codes
+// for a positive component), and the Hamming distance between two codes
 // estimates the angle between their vectors. Scanning codes reads a
-// sixteenth of the bytes the vectors take, so a large set is narrowed to a few
+// thirty-second of the bytes float32 vectors take, so a large set is narrowed to a few
 // thousand candidates whose exact cosines are then computed by the caller.
 // Both of the index's vector scans use it: the tags' (index/vecscan.go) and
 // the passages' (index/passage/meaning.go).
@@ -17,7 +17,10 @@ import (
 func Words(dims int) int { return (dims + 63) / 64 }
 
 // Put writes v's sign bits into dst (Words(len(v)) long): bit j of word w is
-// set when v[w*64+j] is negative.
+// set when v[w*64+j] > 0. Branch-free, a word at a time (a start computes
+// 100k of them): a finite float32 is > 0 exactly when its bits, read as an
+// int32, are > 0 (+0 is 0; -0 and negatives have the sign bit). v must be
+// finite (the index's stored vectors are: checkVector).
 func Put(dst []uint64, v []float32) {
 	for w := range dst {
 		var b uint64
