@@ -805,16 +805,7 @@ func scopeList(dirty map[string]bool) []string {
 	slices.Sort(out)
 	kept := out[:0]
 	for _, p := range out {
-		covered := false
-		for i := strings.IndexByte(p, '/'); i >= 0 && !covered; {
-			covered = dirty[p[:i]]
-			j := strings.IndexByte(p[i+1:], '/')
-			if j < 0 {
-				break
-			}
-			i += 1 + j
-		}
-		if !covered {
+		if !belowAny(dirty, p) {
 			kept = append(kept, p)
 		}
 	}
@@ -1217,10 +1208,13 @@ func (o *ownChanges) dropUnder(scopes []string) {
 	}
 }
 
-// underAny says whether p is at or below a path of set (Within of any): p
-// itself, each of its ancestors, or the root ("").
-func underAny(set map[string]bool, p string) bool {
-	if set[""] || set[p] {
+// underAny says whether p is at or below a path of set (Within of any).
+func underAny(set map[string]bool, p string) bool { return set[p] || belowAny(set, p) }
+
+// belowAny says whether a proper ancestor of p is in set: one of its
+// directories, or the root ("") for any other path.
+func belowAny(set map[string]bool, p string) bool {
+	if p != "" && set[""] {
 		return true
 	}
 	for i := strings.LastIndexByte(p, '/'); i > 0; i = strings.LastIndexByte(p[:i], '/') {

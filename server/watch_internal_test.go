@@ -17,6 +17,10 @@ func TestScopeList(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("scopeList = %q, want %q", got, want)
 	}
+	// The root ("") covers every other path.
+	if got := scopeList(map[string]bool{"": true, "a": true, "b/c": true}); !slices.Equal(got, []string{""}) {
+		t.Errorf("scopeList with the root = %q, want only the root", got)
+	}
 }
 
 // A queue overflow makes the next batch a full rescan: the kernel dropped
