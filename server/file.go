@@ -29,12 +29,14 @@ type File struct {
 	// its close tells the Watcher's record that the core's writes explain an
 	// mtime up to it.
 	lastWrite atomic.Int64
-	v         VirtualFile          // a file of the virtual tree (virtual.go); f is nil then
-	created   atomic.Pointer[Attr] // see Created
+	v         VirtualFile // a file of the virtual tree (virtual.go); f is nil then
 	// made is the file's attributes as Create left it (nil for a file Open
-	// opened): the close of a file the core made and nobody wrote through
-	// is the core's own too, when nothing changed it since (noteClose).
+	// opened): the front end's reply to the create (Created, once: told
+	// says it was), and the close of a file the core made and nobody wrote
+	// through is the core's own too, when nothing changed it since
+	// (noteClose).
 	made *Attr
+	told atomic.Bool
 	app  atomic.Pointer[string] // the app of writes through the file, for the change feed (Attribute)
 	// killPrivs: the file was setuid (or setgid and group-executable) when a
 	// caller the core acts as (cred.go) opened it for writing; its first
@@ -72,8 +74,8 @@ func (fl *File) appName() string {
 // first call). A front end that changes the file before it answers (NFS
 // EXCLUSIVE's times) stats it instead.
 func (fl *File) Created() (a Attr, ok bool) {
-	if p := fl.created.Swap(nil); p != nil {
-		return *p, true
+	if fl.made != nil && fl.told.CompareAndSwap(false, true) {
+		return *fl.made, true
 	}
 	return Attr{}, false
 }

@@ -293,7 +293,6 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 		}
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
 		file.setApp(app)
-		file.created.Store(&a)
 		made := a
 		file.made = &made
 		f.emit(ctx, Change{Op: ChangeCreate, Path: p, App: app, Ino: a.FileID(), Time: at, Type: TypeFile, Size: a.Size, Mode: UnixPerm(a.Mode)})
