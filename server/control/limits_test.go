@@ -68,7 +68,7 @@ func TestDribblingClientIsCutOff(t *testing.T) {
 	got := readUntilClosed(t, c)
 	close(stop)
 	n := <-dribbled
-	if !strings.HasPrefix(got, "HTTP/1.1 408 ") || !strings.Contains(got, `"code": "timeout"`) {
+	if !strings.HasPrefix(got, "HTTP/1.1 408 ") || !strings.Contains(got, `"code":"timeout"`) {
 		t.Fatalf("a dribbled body was answered %q, want 408 timeout", got)
 	}
 	if n >= 4000 {
