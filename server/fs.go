@@ -217,6 +217,57 @@ func (f *FS) lstat(ctx context.Context, p string, raw bool) (a Attr, err error) 
 	return a, err
 }
 
+// LstatMany is Lstat of each of paths (none of them the root), as one
+// request: the files of one directory share its lookup and, in root mode, one
+// switch to the caller's credentials. A query checks hundreds of candidate
+// files, most of them in a few directories. errs[i] is paths[i]'s error.
+func (f *FS) LstatMany(ctx context.Context, paths []string) (attrs []Attr, errs []error) {
+	attrs, errs = make([]Attr, len(paths)), make([]error, len(paths))
+	byDir := map[string][]int{} // directory -> indexes into paths
+	var dirs []string           // in order of first appearance
+	for i, p := range paths {
+		if p == "" || f.virtual(p) {
+			attrs[i], errs[i] = f.lstat(ctx, p, false)
+			continue
+		}
+		if err := f.viewSee(ctx, "lstat", p); err != nil {
+			errs[i] = err
+			continue
+		}
+		dir, _ := Split(p)
+		if _, ok := byDir[dir]; !ok {
+			dirs = append(dirs, dir)
+		}
+		byDir[dir] = append(byDir[dir], i)
+	}
+	for _, dir := range dirs {
+		in := byDir[dir]
+		err := f.as(ctx, "lstat", paths[in[0]], func() error {
+			d, _, err := f.parent("lstat", paths[in[0]])
+			if err != nil {
+				return err
+			}
+			defer d.close()
+			for _, i := range in {
+				_, name := Split(paths[i])
+				attrs[i], errs[i] = statx(d.fd, name, "lstat", paths[i])
+			}
+			return nil
+		})
+		if err != nil {
+			for _, i := range in {
+				errs[i] = err
+				if se, ok := err.(*Error); ok {
+					own := *se
+					own.Path = paths[i]
+					errs[i] = &own
+				}
+			}
+		}
+	}
+	return attrs, errs
+}
+
 // LstatIn is Lstat of p (not the root) together with the attributes of the
 // directory holding it, taken from the descriptor the lookup holds anyway (one
 // statx more): a front end that reached that directory by a name it remembers
