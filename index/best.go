@@ -133,7 +133,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	switch q.Scope {
 	case ScopeAll:
 		if q.Contents != nil && hasWords {
-			// Before the lock: the source reads files as the caller.
+			// Before the lock: the source checks files as the caller.
 			var err error
 			if chits, err = q.Contents.Evidence(ctx, q.Text, qv, model); err != nil {
 				return nil, ioErr("query", "", err)
@@ -143,18 +143,46 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	default:
 		return nil, errorf("query", KindInvalid, "", fmt.Errorf("%w: scope %q: want %q or %q (the default)", ErrInvalidQuery, q.Scope, ScopeTags, "all"))
 	}
+	res, from, err := x.rankBest(ctx, q, qv, model, threshold, chits)
+	if err != nil || len(chits) == 0 {
+		return res, err
+	}
+	// After the lock, and only for the answer's files: their passages' text,
+	// read as the caller.
+	var read []*ContentHit
+	for _, h := range from {
+		if h > 0 {
+			read = append(read, &chits[h-1])
+		}
+	}
+	if err := q.Contents.Read(ctx, read); err != nil {
+		return nil, ioErr("query", "", err)
+	}
+	for i, h := range from {
+		if h > 0 {
+			res[i].Passages = chits[h-1].Passages
+		}
+	}
+	return res, nil
+}
 
+// rankBest is the best rank's answer to q under the index's read lock, given
+// the query's vector qv of model and its content evidence chits; from[i] is
+// 1 + the index in chits of res[i]'s content hit, 0 for none (its passages'
+// text is not read yet).
+func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model string, threshold float64, chits []ContentHit) (res []Result, from []int, err error) {
 	x.flushBleve()
 	x.mu.RLock()
 	if x.degraded != nil && !x.closed {
 		// Bleve failed mid-run, so its word fields are stale until the next
 		// Open rebuilds them: answer with the seed's exhaustive scan meanwhile.
 		x.mu.RUnlock()
-		return x.querySeed(ctx, q)
+		res, err := x.querySeed(ctx, q)
+		return res, nil, err
 	}
 	defer x.mu.RUnlock()
 	if x.closed {
-		return nil, errorf("query", KindClosed, "", ErrClosed)
+		return nil, nil, errorf("query", KindClosed, "", ErrClosed)
 	}
 	im := x.bl.Mapping()
 	qt := analyseQuery(im.AnalyzerNamed(wordsAnalyzer), im.AnalyzerNamed(queryAnalyzer), q.Text)
@@ -191,13 +219,13 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	cands := candSet{at: make([]int32, x.hay.len())}
 	get := cands.get
 	x.nameEvidence(qt, get)
-	err := x.keywordEvidence(ctx, qt, &cands)
+	err = x.keywordEvidence(ctx, qt, &cands)
 	if scanned != nil {
 		<-scanned // x.mu is held until the scan is done with the set
 		err = errors.Join(err, scanErr)
 	}
 	if err != nil {
-		return nil, ioErr("query", "", err)
+		return nil, nil, ioErr("query", "", err)
 	}
 	cLo, cHi := x.contentEvidence(chits, &cands, threshold)
 
@@ -337,7 +365,8 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 	}
 	sort.Slice(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
 
-	res := make([]Result, len(hits))
+	res = make([]Result, len(hits))
+	from = make([]int, len(hits))
 	err = x.view("query", "", func(tx txn) error {
 		for i, h := range hits {
 			p := x.hay.entries[h.slot].path
@@ -349,9 +378,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 				return fmt.Errorf("record %q indexed but not stored", p)
 			}
 			res[i] = Result{Record: s.record(p), Score: h.score}
-			if h.hit > 0 {
-				res[i].Passages = chits[h.hit-1].Passages
-			}
+			from[i] = h.hit
 			if q.Explain {
 				res[i].Explain = x.explainBest(qt, res[i].Record, h, semOf(h))
 			}
@@ -359,9 +386,9 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return res, nil
+	return res, from, nil
 }
 
 // keywordEvidence adds to each file Bleve finds its kw share (see the formula

@@ -11,10 +11,14 @@ import (
 // The passage index (index/passage) is the daemon's.
 type ContentSource interface {
 	// Evidence returns, for text and, when vec is not nil, its vector of
-	// model, the files whose contents match, each with its best passages
-	// (read from the file as the caller: a file the caller may not read is
-	// never among them).
+	// model, the files whose contents match, each with its best passages'
+	// lines and scores but not their text. A file the caller may not read,
+	// or that changed since its passages were indexed, is never among them.
 	Evidence(ctx context.Context, text string, vec []float32, model string) ([]ContentHit, error)
+	// Read fills in the text of hits' passages (the answer's few, not every
+	// candidate's), reading each file as the caller; a hit whose file can
+	// no longer be read, or changed since Evidence, loses its passages.
+	Read(ctx context.Context, hits []*ContentHit) error
 }
 
 // ContentHit is one file's content evidence.
@@ -31,6 +35,11 @@ type ContentHit struct {
 	HasSim   bool
 	StandOut bool
 	Passages []Passage // the best 1–3, best first
+	// Spans are the Passages' byte ranges in the file, [start, end), and
+	// Size and MTime (Unix ns) the file's when they were indexed: Read reads
+	// the text from that version only.
+	Spans       [][2]int64
+	Size, MTime int64
 }
 
 // Passage is a run of lines of a file that matched a query.

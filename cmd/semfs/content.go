@@ -4,11 +4,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
 
 	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/passage"
 	"github.com/semfs/semfs/server"
 	"github.com/semfs/semfs/server/policy"
 )
@@ -65,51 +67,94 @@ func contentStat(p string, a server.Attr) (content.FileStat, bool) {
 
 // grepEnv is what a grep needs for the caller of ctx: the dirty paths the core
 // holds back, the change stream flushed, and files opened only where the
-// caller may read them (a daemon in root mode acts as its caller).
-//
-// Under a --policy file, only what the caller's app may read and see. A file
-// is the caller's to search when grep -r run as that caller would read
-// it: it may read the file, and list and search every directory above it
-// (the export's root included). Directory answers are kept for the one grep.
+// caller may read them (callerFiles).
 func (d *daemon) grepEnv() content.Env {
-	var mu sync.Mutex
-	dirs := map[string]bool{}
-	dirOK := func(ctx context.Context, dir string) bool {
-		mu.Lock()
-		ok, seen := dirs[dir]
-		mu.Unlock()
+	cf := d.callerFiles()
+	return content.Env{Unsettled: d.fs.Unsettled, Sync: d.queue.Flush, Open: cf.Open}
+}
+
+// callerFiles decides, for one grep or query, which files its caller may
+// search, and reads them as that caller (a daemon in root mode acts as its
+// caller). Under a --policy file, only what the caller's app may read and
+// see. A file is the caller's to search when grep -r run as that caller would
+// read it: it may read the file, and list and search every directory above
+// it (the export's root included). Directory answers are kept for the one
+// request.
+func (d *daemon) callerFiles() *callerFiles {
+	return &callerFiles{d: d, dirs: map[string]bool{}}
+}
+
+type callerFiles struct {
+	d    *daemon
+	mu   sync.Mutex
+	dirs map[string]bool // directory -> the caller may list and search it
+}
+
+// check says whether the caller of ctx may search p.
+func (c *callerFiles) check(ctx context.Context, p string) error {
+	fs := c.d.fs
+	// The --policy file first: a hidden path does not exist for the caller,
+	// and one outside its read patterns is not read (as the core's own open
+	// decides).
+	if _, rules := fs.Rules(ctx); rules != nil && (rules.Hidden(p) || !rules.May(policy.Read, p, "")) {
+		return server.E("grep", server.KindPermission, p, nil)
+	}
+	if !fs.ChecksPermissions(ctx) {
+		return nil
+	}
+	for dir := p; dir != ""; {
+		dir, _ = server.Split(dir)
+		c.mu.Lock()
+		ok, seen := c.dirs[dir]
+		c.mu.Unlock()
 		if !seen {
-			ok = d.fs.CheckAccess(ctx, "grep", dir, server.MayRead|server.MayExec) == nil
-			mu.Lock()
-			dirs[dir] = ok
-			mu.Unlock()
+			ok = fs.CheckAccess(ctx, "grep", dir, server.MayRead|server.MayExec) == nil
+			c.mu.Lock()
+			c.dirs[dir] = ok
+			c.mu.Unlock()
 		}
-		return ok
+		if !ok {
+			return server.E("grep", server.KindPermission, dir, nil)
+		}
 	}
-	return content.Env{
-		Unsettled: d.fs.Unsettled,
-		Sync:      d.queue.Flush,
-		Open: func(ctx context.Context, p string) (*os.File, error) {
-			// The --policy file first: a hidden path does not exist for
-			// the caller, and one outside its read patterns is not read
-			// (as the core's own open decides).
-			if _, rules := d.fs.Rules(ctx); rules != nil && (rules.Hidden(p) || !rules.May(policy.Read, p, "")) {
-				return nil, server.E("grep", server.KindPermission, p, nil)
-			}
-			if d.fs.ChecksPermissions(ctx) {
-				for dir := p; dir != ""; {
-					dir, _ = server.Split(dir)
-					if !dirOK(ctx, dir) {
-						return nil, server.E("grep", server.KindPermission, dir, nil)
-					}
-				}
-				if err := d.fs.CheckAccess(ctx, "grep", p, server.MayRead); err != nil {
-					return nil, err
-				}
-			}
-			return d.fs.OpenRead(ctx, p)
-		},
+	return fs.CheckAccess(ctx, "grep", p, server.MayRead)
+}
+
+// Open opens p for reading as the caller of ctx, where it may search it.
+func (c *callerFiles) Open(ctx context.Context, p string) (*os.File, error) {
+	if err := c.check(ctx, p); err != nil {
+		return nil, err
 	}
+	return c.d.fs.OpenRead(ctx, p)
+}
+
+// Stat is, for each of paths, the regular file's size and modification time
+// as the caller of ctx sees it, where it may search it (files sharing a
+// directory share its lookup: FS.LstatMany).
+func (c *callerFiles) Stat(ctx context.Context, paths []string) []passage.FileState {
+	out := make([]passage.FileState, len(paths))
+	may := make([]string, 0, len(paths))
+	at := make([]int, 0, len(paths))
+	for i, p := range paths {
+		if err := c.check(ctx, p); err != nil {
+			out[i].Err = err
+			continue
+		}
+		may = append(may, p)
+		at = append(at, i)
+	}
+	attrs, errs := c.d.fs.LstatMany(ctx, may)
+	for j, i := range at {
+		switch a := attrs[j]; {
+		case errs[j] != nil:
+			out[i].Err = errs[j]
+		case !a.Mode.IsRegular():
+			out[i].Err = server.E("grep", server.KindInvalid, may[j], errors.New("not a regular file"))
+		default:
+			out[i] = passage.FileState{Size: a.Size, MTime: a.Mtime.UnixNano()}
+		}
+	}
+	return out
 }
 
 // contentStats is the health report's content section.

@@ -53,13 +53,15 @@ func (d *daemon) passagesReconcile(since uint64, scopes []string, walked []conte
 
 // contents is the best rank's content evidence for the caller of ctx
 // (control.Options.Contents): passages only from files that caller may read,
-// decided as for grep (grepEnv).
+// decided as for grep (callerFiles).
 func (d *daemon) contents(ctx context.Context) index.ContentSource {
 	if d.passages == nil {
 		return nil
 	}
-	env := d.grepEnv()
-	return passage.Source{X: d.passages, Open: func(_ context.Context, p string) (*os.File, error) { return env.Open(ctx, p) }}
+	cf := d.callerFiles()
+	return passage.Source{X: d.passages,
+		Stat: func(_ context.Context, paths []string) []passage.FileState { return cf.Stat(ctx, paths) },
+		Open: func(_ context.Context, p string) (*os.File, error) { return cf.Open(ctx, p) }}
 }
 
 // passageStats is the health report's passages section.

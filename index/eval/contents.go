@@ -224,7 +224,7 @@ func EvaluateContents(ctx context.Context, dir string, docs []Doc, emb embed.Emb
 	}
 	st := px.Stats()
 	cs.Files, cs.Passages, cs.Embedded, cs.Bytes = st.Files, st.Passages, st.Embedded, st.Bytes
-	src := passage.Source{X: px, Open: func(_ context.Context, p string) (*os.File, error) { return os.Open(filepath.Join(root, p)) }}
+	src := passage.DirSource(px, root)
 	modes := []index.Query{{Rank: index.RankSeed}, {Rank: index.RankBest, Scope: index.ScopeTags}, {Rank: index.RankBest, Contents: src}}
 	sums := make([]float64, len(modes))
 	for i, d := range docs {

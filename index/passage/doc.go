@@ -18,9 +18,9 @@
 //     that a query groups passages by file without hashing paths.
 //   - sign bits: a vector's components' signs, 64 bytes at 512 d; the
 //     Hamming distance between two vectors' sign bits estimates their angle.
-//   - coarse pass: above 20,000 vectors, the meaning stage's scan of every
-//     passage's sign bits for the 4,000 nearest, whose exact cosines pick the
-//     files closest by meaning (meaning.go).
+//   - coarse pass: above 2,048 vectors, the meaning stage's scan of every
+//     passage's sign bits for the nearest (a 32nd of them, 512 to 4,000),
+//     whose exact cosines pick the files closest by meaning (meaning.go).
 //   - coverage: the IDF-weighted share of the query's words a passage holds,
 //     each moved by at most a tenth by its BM25 strength (the best rank's kw,
 //     applied to one passage instead of a file's tags).

@@ -113,7 +113,7 @@ func TestApproximateMeaningScan(t *testing.T) {
 	if st.Passages <= coarseMin {
 		t.Fatalf("%d passages: the coarse pass would keep them all", st.Passages)
 	}
-	open := func(_ context.Context, p string) (*os.File, error) { return os.Open(filepath.Join(root, p)) }
+	stat := DirSource(x, root).Stat
 	// bestCos is the best cosine of path's passages, and whether one has
 	// exactly sim.
 	bestCos := func(path string, q []float32, sim float64) (float64, bool, int) {
@@ -139,7 +139,7 @@ func TestApproximateMeaningScan(t *testing.T) {
 		words := word(rng.IntN(3000)) + " " + word(rng.IntN(300)) + " " + word(rng.IntN(3000))
 		search := func(exactMax int) map[string]index.ContentHit {
 			x.exactMax = exactMax
-			hits, err := x.Search(context.Background(), words, q, "test", open)
+			hits, err := x.Search(context.Background(), words, q, "test", stat)
 			if err != nil {
 				t.Fatal(err)
 			}

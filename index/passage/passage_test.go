@@ -57,8 +57,16 @@ func write(t *testing.T, root string, files map[string]string) []content.Change 
 
 func search(t *testing.T, x *passage.Index, root, q string) []index.ContentHit {
 	t.Helper()
-	hits, err := passage.Source{X: x, Open: dir(root).Open}.Evidence(context.Background(), q, nil, "")
+	src := passage.DirSource(x, root)
+	hits, err := src.Evidence(context.Background(), q, nil, "")
 	if err != nil {
+		t.Fatal(err)
+	}
+	read := make([]*index.ContentHit, len(hits))
+	for i := range hits {
+		read[i] = &hits[i]
+	}
+	if err := src.Read(context.Background(), read); err != nil {
 		t.Fatal(err)
 	}
 	return hits

@@ -96,7 +96,7 @@ func TestContentsNamePromise(t *testing.T) {
 	}
 	px.Apply(cs)
 	settle(t, px)
-	src := passage.Source{X: px, Open: dir(root).Open}
+	src := passage.DirSource(px, root)
 	others, byContents := 0, 0 // files ranked below the named one: the promise was tested against them
 	for range 40 {
 		name := promiseNames[names[r.IntN(len(names))]]

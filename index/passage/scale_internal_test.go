@@ -61,9 +61,22 @@ type scaleSet struct {
 	own     int // passages with the model's own vector
 }
 
-func (s *scaleSet) open(_ context.Context, p string) (*os.File, error) {
-	return os.Open(filepath.Join(s.root, p))
+// query is the content stage's share of one query: every hit's evidence,
+// then the text of queryLimit of them (an answer's).
+func (s *scaleSet) query(ctx context.Context, src Source, q string, v []float32, m string) error {
+	hits, err := src.Evidence(ctx, q, v, m)
+	if err != nil {
+		return err
+	}
+	read := make([]*index.ContentHit, 0, queryLimit)
+	for i := range hits[:min(len(hits), queryLimit)] {
+		read = append(read, &hits[i])
+	}
+	return src.Read(ctx, read)
 }
+
+// queryLimit is the answer's size a measured query reads passages for.
+const queryLimit = 10
 
 type osFiles string
 
@@ -382,7 +395,7 @@ func (s *scaleSet) run(tb testing.TB, rounds int, words bool) latency {
 	defer runtime.UnlockOSThread()
 	var l latency
 	ctx := context.Background()
-	open := func(_ context.Context, p string) (*os.File, error) { return os.Open(filepath.Join(s.root, p)) }
+	src := DirSource(s.x, s.root)
 	for r := 0; r < rounds; r++ {
 		for i, q := range s.queries {
 			v, m := s.qvecs[i], s.emb.Name()
@@ -390,7 +403,7 @@ func (s *scaleSet) run(tb testing.TB, rounds int, words bool) latency {
 				v, m = nil, ""
 			}
 			t0, c0 := time.Now(), queryCPU()
-			if _, err := s.x.Search(ctx, q, v, m, open); err != nil {
+			if err := s.query(ctx, src, q, v, m); err != nil {
 				tb.Fatal(err)
 			}
 			l.wall = append(l.wall, time.Since(t0))
@@ -451,7 +464,7 @@ func TestPassageScale(t *testing.T) {
 		s.x.exactMax = exactMax
 		var out [][]index.ContentHit
 		for i, q := range s.queries {
-			hits, err := s.x.Search(context.Background(), q, s.qvecs[i], s.emb.Name(), s.open)
+			hits, err := s.x.Search(context.Background(), q, s.qvecs[i], s.emb.Name(), DirSource(s.x, s.root).Stat)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -510,13 +523,13 @@ func BenchmarkPassageSearch(b *testing.B) {
 	b.Log(s.stats())
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	open := func(_ context.Context, p string) (*os.File, error) { return os.Open(filepath.Join(s.root, p)) }
+	src := DirSource(s.x, s.root)
 	var cpu []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		j := i % len(s.queries)
 		c0 := queryCPU()
-		if _, err := s.x.Search(context.Background(), s.queries[j], s.qvecs[j], s.emb.Name(), open); err != nil {
+		if err := s.query(context.Background(), src, s.queries[j], s.qvecs[j], s.emb.Name()); err != nil {
 			b.Fatal(err)
 		}
 		cpu = append(cpu, queryCPU()-c0)

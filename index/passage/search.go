@@ -31,16 +31,87 @@ const (
 	maxText = 2000
 )
 
-// Source is the content evidence for one caller: Open opens a file as that
-// caller (an error when it may not read it).
+// Source is the content evidence for one caller. A query asks the index for
+// every file that matches (Evidence: hundreds, each checked by Stat) and reads
+// the text of only those that reach its answer (Read: Open, a few at most
+// per result), so a query's cost in system calls does not grow with its
+// candidates' text.
 type Source struct {
-	X    *Index
+	X *Index
+	// Stat returns, for each of paths, the regular file's size and
+	// modification time as the caller sees it, or an error where the caller
+	// may not read it: one call a query, so that files sharing a directory
+	// share its lookup.
+	Stat func(ctx context.Context, paths []string) []FileState
+	// Open opens a file for reading as the caller.
 	Open func(ctx context.Context, p string) (*os.File, error)
+}
+
+// FileState is a file's size and modification time (Unix ns) as Source.Stat
+// sees it; Err where the caller may not read it.
+type FileState struct {
+	Size, MTime int64
+	Err         error
 }
 
 // Evidence implements index.ContentSource.
 func (s Source) Evidence(ctx context.Context, text string, vec []float32, model string) ([]index.ContentHit, error) {
-	return s.X.Search(ctx, text, vec, model, s.Open)
+	return s.X.Search(ctx, text, vec, model, s.Stat)
+}
+
+// Read implements index.ContentSource: each hit's passages' text, read from
+// its file as the caller, a few files at a time. A hit whose file the caller
+// can no longer open, or that changed since Evidence checked it, loses its
+// passages.
+func (s Source) Read(ctx context.Context, hits []*index.ContentHit) error {
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	for w := range min(readers, len(hits)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer recoverTo(&errs[w])
+			for i := w; i < len(hits); i += readers {
+				if ctx.Err() != nil {
+					return
+				}
+				if !readText(ctx, s.Open, hits[i]) {
+					hits[i].Passages, hits[i].Spans = nil, nil
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("passage index: reading passages: %w", err)
+	}
+	return nil
+}
+
+// readText reads h's passages' text from its file through open; false when
+// the file cannot be opened or is no longer the version indexed.
+func readText(ctx context.Context, open func(context.Context, string) (*os.File, error), h *index.ContentHit) bool {
+	fd, err := open(ctx, h.Path)
+	if err != nil {
+		return false
+	}
+	defer fd.Close()
+	fi, err := fd.Stat()
+	if err != nil || fi.Size() != h.Size || fi.ModTime().UnixNano() != h.MTime {
+		return false
+	}
+	for i, sp := range h.Spans {
+		buf := make([]byte, min(int(sp[1]-sp[0]), maxText+utf8.UTFMax))
+		n, err := fd.ReadAt(buf, sp[0])
+		if err != nil && err != io.EOF {
+			return false
+		}
+		h.Passages[i].Text = clip(string(buf[:n]))
+	}
+	return true
 }
 
 type scored struct {
@@ -64,10 +135,10 @@ type fileHits struct {
 }
 
 // Search finds the files whose passages match text (by words) or vec (by
-// meaning, when model is the passages' model), reads their best passages
-// through open, and drops a file open refuses or that changed since it was
-// indexed.
-func (x *Index) Search(ctx context.Context, text string, vec []float32, model string, open func(context.Context, string) (*os.File, error)) ([]index.ContentHit, error) {
+// meaning, when model is the passages' model), each with its best passages'
+// lines, scores and byte ranges but no text (Source.Read reads it), and drops
+// a file stat refuses or that changed since it was indexed.
+func (x *Index) Search(ctx context.Context, text string, vec []float32, model string, stat func(context.Context, []string) []FileState) ([]index.ContentHit, error) {
 	qt := queryTerms(text)
 	if x.q.HasPending() {
 		x.mu.Lock()
@@ -112,39 +183,24 @@ func (x *Index) Search(ctx context.Context, text string, vec []float32, model st
 		return nil, fmt.Errorf("passage index: meaning scan: %w", scanErr)
 	}
 
-	// Each hit's passages are read as the caller, a few files at a time
-	// (open, stat and a read or three each: most of a query's wall time).
+	// Every hit is checked as the caller, in one call (most of a query's
+	// system calls).
 	fs := make([]*fileHits, 0, len(files))
+	paths := make([]string, 0, len(files))
 	for _, f := range files {
 		fs = append(fs, f)
+		paths = append(paths, f.path)
 	}
-	hits := make([]index.ContentHit, len(fs))
-	oks := make([]bool, len(fs))
-	errs := make([]error, readers)
-	var wg sync.WaitGroup
-	for w := range readers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer recoverTo(&errs[w])
-			for i := w; i < len(fs); i += readers {
-				if ctx.Err() != nil {
-					return
-				}
-				hits[i], oks[i] = fs[i].answer(ctx, open)
-			}
-		}()
-	}
-	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("passage index: reading passages: %w", err)
+	states := stat(ctx, paths)
+	if len(states) != len(fs) {
+		return nil, fmt.Errorf("passage index: checking hits: %d answers for %d files", len(states), len(fs))
 	}
 	out := make([]index.ContentHit, 0, len(fs))
-	for i, h := range hits {
-		if oks[i] {
+	for i, f := range fs {
+		if h, ok := f.answer(states[i]); ok {
 			out = append(out, h)
 		}
 	}
@@ -152,7 +208,7 @@ func (x *Index) Search(ctx context.Context, text string, vec []float32, model st
 	return out, nil
 }
 
-// readers is how many goroutines read a query's hits' passages.
+// readers is how many goroutines read an answer's passages.
 const readers = 4
 
 // recoverTo turns a panic of the goroutine it is deferred in into *err.
@@ -169,6 +225,10 @@ type scratch struct {
 	touched []uint32  // the pids with cov > 0
 	fbest   []uint32  // by fid: its best passage by words, 0 none
 	dist    []uint16  // by pid: Hamming distance to the query's sign bits
+	// The meaning scan's own (it runs beside the word stage): by fid, its
+	// closest passage (id 0: none), and the fids set there.
+	near     []simID
+	nearFids []uint32
 }
 
 // scratch returns working memory sized for the index. Precondition: mu held.
@@ -182,7 +242,8 @@ func (x *Index) scratch() *scratch {
 		sc.cov, sc.bm, sc.dist = make([]float64, n), make([]float64, n), make([]uint16, n)
 	}
 	if len(sc.fbest) < len(x.byFid) {
-		sc.fbest = make([]uint32, len(x.byFid)+len(x.byFid)/8)
+		n := len(x.byFid) + len(x.byFid)/8
+		sc.fbest, sc.near = make([]uint32, n), make([]simID, n)
 	}
 	return sc
 }
@@ -324,7 +385,7 @@ func keepBest[T any](best []T, k int, c T, before func(a, b T) bool) []T {
 	return best
 }
 
-func siftUp(h []uint32, i int, less func(i, j int) bool) {
+func siftUp[T any](h []T, i int, less func(i, j int) bool) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if !less(i, p) {
@@ -335,7 +396,7 @@ func siftUp(h []uint32, i int, less func(i, j int) bool) {
 	}
 }
 
-func siftDown(h []uint32, i int, less func(i, j int) bool) {
+func siftDown[T any](h []T, i int, less func(i, j int) bool) {
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
@@ -353,17 +414,12 @@ func siftDown(h []uint32, i int, less func(i, j int) bool) {
 	}
 }
 
-// answer reads f's best passages as the caller; false when the caller may not
-// read the file, or it changed since it was indexed.
-func (f *fileHits) answer(ctx context.Context, open func(context.Context, string) (*os.File, error)) (index.ContentHit, bool) {
-	h := index.ContentHit{Path: f.path, Keyword: f.kw, Sim: f.sim, HasSim: f.hasSim, StandOut: f.standOut}
-	fd, err := open(ctx, f.path)
-	if err != nil {
-		return h, false
-	}
-	defer fd.Close()
-	fi, err := fd.Stat()
-	if err != nil || fi.Size() != f.size || fi.ModTime().UnixNano() != f.mt {
+// answer is f's evidence, its best passages without their text, given its
+// file's state as the caller sees it; false when the caller may not read the
+// file, or it changed since it was indexed.
+func (f *fileHits) answer(st FileState) (index.ContentHit, bool) {
+	h := index.ContentHit{Path: f.path, Keyword: f.kw, Sim: f.sim, HasSim: f.hasSim, StandOut: f.standOut, Size: f.size, MTime: f.mt}
+	if st.Err != nil || st.Size != f.size || st.MTime != f.mt {
 		return h, false
 	}
 	// The file's best passages: by words first, then by meaning, each once;
@@ -392,12 +448,8 @@ func (f *fileHits) answer(ctx context.Context, open func(context.Context, string
 	sort.SliceStable(picks, func(i, j int) bool { return picks[i].score > picks[j].score })
 	for _, p := range picks {
 		sp := f.spans[p.id]
-		buf := make([]byte, min(int(sp.end-sp.start), maxText+utf8.UTFMax))
-		n, err := fd.ReadAt(buf, int64(sp.start))
-		if err != nil && err != io.EOF {
-			return h, false
-		}
-		h.Passages = append(h.Passages, index.Passage{Line: int(sp.line), Text: clip(string(buf[:n])), Score: p.score})
+		h.Passages = append(h.Passages, index.Passage{Line: int(sp.line), Score: p.score})
+		h.Spans = append(h.Spans, [2]int64{int64(sp.start), int64(sp.end)})
 	}
 	return h, len(h.Passages) > 0
 }
