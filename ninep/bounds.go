@@ -190,6 +190,7 @@ func (c *conn) startFlush(tag, oldtag uint16) bool {
 		c.flushes = map[uint16]struct{}{}
 	}
 	c.flushes[tag] = struct{}{}
+	c.srv.flushes.Add(1)
 	return true
 }
 

@@ -9,6 +9,9 @@ func NoFastPath(s *Server) { s.noFast = true }
 // FastAnswered is how many requests s's fast path has answered.
 func FastAnswered(s *Server) uint64 { return s.answered.Load() }
 
+// Flushes is how many Tflushes s has read and handed to p9.
+func Flushes(s *Server) uint64 { return s.flushes.Load() }
+
 // Conns is how many connections s is serving.
 func Conns(s *Server) int {
 	s.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -425,8 +426,15 @@ func TestFastPathWaitsForNothing(t *testing.T) {
 	if tag != 6 || typ != tRead+1 || string(body[4:]) != "readable" {
 		t.Fatalf("first reply during the freeze: type %d tag %d %q, want the Rread (tag 6)", typ, tag, body)
 	}
+	flushes := ninep.Flushes(e.srv)
 	r.send(msg(tFlush, 9, uint16(5)))
-	time.Sleep(50 * time.Millisecond) // let the flush reach the shim while the write waits
+	// The flush must reach p9 while the write it names still waits.
+	for deadline := time.Now().Add(20 * time.Second); ninep.Flushes(e.srv) == flushes; {
+		if time.Now().After(deadline) {
+			t.Fatal("the Tflush never reached p9")
+		}
+		runtime.Gosched()
+	}
 	thaw()
 	if err := <-frozen; err != nil {
 		t.Fatal(err)

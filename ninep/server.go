@@ -53,6 +53,7 @@ type Server struct {
 
 	noFast   bool          // tests only (export_test.go): every request goes through p9, the reference the shim's replies are held to
 	answered atomic.Uint64 // requests the fast path answered
+	flushes  atomic.Uint64 // Tflushes handed to p9 (a test waits for its own to arrive)
 	gaveUp   atomic.Uint64 // connections whose fid table the shim gave up (fast.go, await)
 	observe  ObserveFunc
 	track    TrackFunc
