@@ -5,8 +5,10 @@
 # and writes, queries, tags) runs against each in turn for SECONDS, ROUNDS
 # times, the order alternating each round (a b, b a, ...) so the machine's
 # drift hits both alike. Each run prints the operations of each kind, the
-# errors and the daemon's CPU (user+system); a summary gives the medians and,
-# per row, the median of the same-round ratios b/a with their spread.
+# errors, the load driver's own CPU (load_cpu_s: on a shared machine what it
+# spends the daemon does not get) and the daemon's CPU (user+system, cpu_s);
+# a summary gives the medians and, per row, the median of the same-round
+# ratios b/a with their spread.
 #
 #   bash integration/bench/mixed/ab.sh OLD NEW [ROUNDS] [SECONDS]
 #

@@ -26,7 +26,7 @@
 // -seed writes the seed files (Seeds of them, through NFS) and registers
 // nothing; run it once per daemon before the timed runs. Its output is one line:
 //
-//	mixed clients=64 secs=60.0 total=N nfs-read=N ... tag=N errors=N
+//	mixed clients=64 secs=60.0 total=N nfs-read=N ... tag=N errors=N load_cpu_s=S
 //
 // followed, when some failed, by the first error of each kind on stderr.
 package main
@@ -44,6 +44,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hugelgupf/p9/p9"
@@ -109,7 +110,12 @@ func main() {
 			fmt.Fprintf(os.Stderr, "mixload: %s: %d errors, first: %s\n", name, r.errs[k], r.firstErr[k])
 		}
 	}
-	fmt.Printf("mixed clients=%d secs=%.1f total=%d%s errors=%d\n", *clients, r.took, r.total(), line, r.errors())
+	// The load's own CPU: on a machine it shares with the daemon, what it
+	// spends (decoding bigger answers, say) the daemon does not get.
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	loadCPU := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	fmt.Printf("mixed clients=%d secs=%.1f total=%d%s errors=%d load_cpu_s=%.2f\n", *clients, r.took, r.total(), line, r.errors(), loadCPU.Seconds())
 }
 
 // config is one timed run: where the daemon listens, and the load.
