@@ -144,22 +144,12 @@ func closer(a, b simID) bool {
 // closestFiles is the meaningFiles closest of fids' closest passages (near,
 // by fid), closest first.
 func closestFiles(near []simID, fids []uint32) []simID {
-	// A heap of the closest so far whose top is the farthest of them.
-	top := make([]simID, 0, min(len(fids), meaningFiles))
-	farther := func(i, j int) bool { return closer(top[j], top[i]) }
+	top := newBestK(min(len(fids), meaningFiles), closer)
 	for _, fid := range fids {
-		c := near[fid]
-		switch {
-		case len(top) < meaningFiles:
-			top = append(top, c)
-			siftUp(top, len(top)-1, farther)
-		case closer(c, top[0]):
-			top[0] = c
-			siftDown(top, 0, farther)
-		}
+		top.offer(near[fid])
 	}
-	sort.Slice(top, func(i, j int) bool { return closer(top[i], top[j]) })
-	return top
+	sort.Slice(top.h, func(i, j int) bool { return closer(top.h[i], top.h[j]) })
+	return top.h
 }
 
 // byMeaning adds the meaning stage's evidence from its scan r: the

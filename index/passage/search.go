@@ -332,20 +332,11 @@ func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 			fbest[fid] = id
 		}
 	}
-	kept := make([]uint32, 0, min(len(heads), wordFiles)) // best pids, a heap, last first
-	later := func(i, j int) bool { return before(kept[j], kept[i]) }
+	kept := newBestK(min(len(heads), wordFiles), before) // the files' best pids
 	for _, fid := range heads {
-		id := fbest[fid]
-		switch {
-		case len(kept) < wordFiles:
-			kept = append(kept, id)
-			siftUp(kept, len(kept)-1, later)
-		case before(id, kept[0]):
-			kept[0] = id
-			siftDown(kept, 0, later)
-		}
+		kept.offer(fbest[fid])
 	}
-	for _, top := range kept {
+	for _, top := range kept.h {
 		f := get(x.meta[top].fid)
 		mine := make([]uint32, 0, perFile)
 		for _, id := range f.pids {
@@ -385,31 +376,58 @@ func keepBest[T any](best []T, k int, c T, before func(a, b T) bool) []T {
 	return best
 }
 
-func siftUp[T any](h []T, i int, less func(i, j int) bool) {
+// bestK keeps the k best of the values offered (before(a, b): a ranks
+// ahead of b), in a heap whose top is the last of those kept.
+type bestK[T any] struct {
+	k      int
+	before func(a, b T) bool
+	h      []T
+}
+
+func newBestK[T any](k int, before func(a, b T) bool) *bestK[T] {
+	return &bestK[T]{k: k, before: before, h: make([]T, 0, k)}
+}
+
+// offer keeps c if it is among the k best so far.
+func (b *bestK[T]) offer(c T) {
+	switch {
+	case len(b.h) < b.k:
+		b.h = append(b.h, c)
+		b.up(len(b.h) - 1)
+	case b.k > 0 && b.before(c, b.h[0]):
+		b.h[0] = c
+		b.down(0)
+	}
+}
+
+// later orders the heap: the value ranked last on top.
+func (b *bestK[T]) later(i, j int) bool { return b.before(b.h[j], b.h[i]) }
+
+func (b *bestK[T]) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if !less(i, p) {
+		if !b.later(i, p) {
 			return
 		}
-		h[i], h[p] = h[p], h[i]
+		b.h[i], b.h[p] = b.h[p], b.h[i]
 		i = p
 	}
 }
 
-func siftDown[T any](h []T, i int, less func(i, j int) bool) {
+func (b *bestK[T]) down(i int) {
 	for {
 		l := 2*i + 1
-		if l >= len(h) {
+		if l >= len(b.h) {
 			return
 		}
 		m := l
-		if r := l + 1; r < len(h) && less(r, l) {
+		if r := l + 1; r < len(b.h) && b.later(r, l) {
 			m = r
 		}
-		if !less(m, i) {
+		if !b.later(m, i) {
 			return
 		}
-		h[i], h[m] = h[m], h[i]
+		b.h[i], b.h[m] = b.h[m], b.h[i]
 		i = m
 	}
 }
