@@ -31,10 +31,11 @@ import (
 // only at the ends; repetition only of one atom or a group. The corpus's
 // letters are those whose case partners are the same under Go's simple folding
 // and glibc's C.UTF-8 (no K/k with the Kelvin sign, no ſ, no σ/ς, no µ), so
-// -i agrees. Every line of a non-UTF-8 file holds an encoding error, so that
-// GNU grep's "binary file matches" comes at its first matching line, as ours
-// does for the whole file; and all-mode patterns are literals (a "." or a
-// negated class may match an encoding error in Go and never in GNU grep).
+// -i agrees. Non-UTF-8 files have an encoding error on every line or on some
+// (GNU grep leaves out each matching line that is not valid text, prints the
+// others and says "binary file matches", as semfs answers); all-mode patterns
+// are literals (a "." or a negated class may match an encoding error in Go and
+// never in GNU grep).
 
 const grepContentMax = 64 << 10
 
@@ -105,6 +106,17 @@ func genGrepCorpus(t *testing.T, r *rand.Rand, dir string) {
 			var sb strings.Builder
 			for range 1 + r.IntN(8) {
 				sb.WriteString("\xff " + genGrepLine(r) + "\n")
+			}
+			body = sb.String()
+		case k == 4:
+			// Some lines not UTF-8, most text: GNU grep prints the matching
+			// lines until one that is not valid text.
+			var sb strings.Builder
+			for range 1 + r.IntN(12) {
+				if r.IntN(3) == 0 {
+					sb.WriteString("\xff ")
+				}
+				sb.WriteString(genGrepLine(r) + "\n")
 			}
 			body = sb.String()
 		case k == 2:

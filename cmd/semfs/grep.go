@@ -88,6 +88,7 @@ func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, cou
 	lastPrinted := -1 // line number of the last line printed, in the current file; -1: none yet at all
 	for _, ms := range byFile {
 		p := ms[0].Path
+		binaryAfter := false
 		switch {
 		case list:
 			fmt.Fprintln(w, p)
@@ -95,9 +96,14 @@ func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, cou
 		case count:
 			fmt.Fprintf(w, "%s:%d\n", p, len(ms))
 			continue
-		case ms[0].Binary:
+		case ms[0].Binary && len(ms) == 1:
 			fmt.Fprintf(stderr, "grep: %s: binary file matches\n", p)
 			continue
+		case ms[0].Binary:
+			// The lines GNU grep printed before the binary data, then its
+			// message.
+			binaryAfter = true
+			ms = ms[1:]
 		}
 		// The lines to print: every match and its context, merged.
 		type line struct {
@@ -137,6 +143,9 @@ func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, cou
 				fmt.Fprintf(w, "%s%s%s\n", p, sep, lines[n].text)
 			}
 			lastPrinted = n
+		}
+		if binaryAfter {
+			fmt.Fprintf(stderr, "grep: %s: binary file matches\n", p)
 		}
 	}
 }

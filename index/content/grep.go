@@ -361,13 +361,18 @@ func (x *Index) scanFile(ctx context.Context, c *Compiled, env Env, p string, bu
 	if st != Indexed && !c.req.All {
 		return nil, true
 	}
-	if st != Indexed || bytes.IndexByte(data, 0) >= 0 {
+	if bytes.IndexByte(data, 0) >= 0 {
 		// Binary data, as GNU grep sees it: a NUL ends a line too, and a
 		// match is told as one "binary file matches".
 		if matchBinary(c, data) {
 			return []Match{{Path: p, Binary: true}}, true
 		}
 		return nil, true
+	}
+	if st != Indexed {
+		// Not UTF-8: GNU grep prints the matching lines until one that is
+		// not valid UTF-8, then says "binary file matches" (matchStream).
+		return c.matchStream(p, bytes.NewReader(data)), true
 	}
 	return c.matchText(p, data), true
 }
@@ -485,10 +490,17 @@ func (c *Compiled) matchStream(p string, f io.Reader) []Match {
 			break
 		}
 		line = bytes.TrimSuffix(line, newline)
-		if !binary && (bytes.IndexByte(line, 0) >= 0 || !utf8.Valid(line)) {
-			binary = true
+		if !binary && bytes.IndexByte(line, 0) >= 0 {
+			binary = true // a NUL: the rest is binary data
 		}
-		if binary {
+		switch {
+		case !binary && !utf8.Valid(line):
+			// GNU grep leaves out a matching line that is not valid text
+			// and says "binary file matches" for it; the others print.
+			if c.re.Match(line) {
+				matched = true
+			}
+		case binary:
 			if !matched {
 				for part := range bytes.SplitSeq(line, []byte{0}) {
 					if c.re.Match(part) {
@@ -497,7 +509,7 @@ func (c *Compiled) matchStream(p string, f io.Reader) []Match {
 					}
 				}
 			}
-		} else if len(ms) <= c.limit {
+		case len(ms) <= c.limit:
 			for len(waiting) > 0 && len(ms[waiting[0]].After) >= c.req.Context {
 				waiting = waiting[1:]
 			}
@@ -523,11 +535,13 @@ func (c *Compiled) matchStream(p string, f io.Reader) []Match {
 			break
 		}
 	}
-	if binary {
-		if matched || len(ms) > 0 {
-			return []Match{{Path: p, Binary: true}}
-		}
-		return nil
+	switch {
+	case binary && (matched || len(ms) > 0):
+		return []Match{{Path: p, Binary: true}} // a NUL: one binary match, as before
+	case matched:
+		// The lines GNU grep prints, after the file's one binary match
+		// (line 0: an answer is sorted by path then line).
+		return append([]Match{{Path: p, Binary: true}}, ms...)
 	}
 	return ms
 }
