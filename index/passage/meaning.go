@@ -63,32 +63,20 @@ type scanned struct {
 
 // scan is the part of the meaning stage that reads every passage (the
 // coarse pass or every cosine); it needs nothing from the word stage, so it
-// runs beside it. It writes only sc.dist and sc.near. Precondition: mu held
-// for reading.
+// runs beside it. It writes only sc.dist and sc.byMeaning. Precondition: mu
+// held for reading.
 func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 	nq := norm(vec)
 	if nq == 0 {
 		return r
 	}
-	// Each file's closest passage so far (by fid; id 0: none yet), then the
-	// meaningFiles closest files: no map or sort of every candidate.
-	near, fids := sc.near, sc.nearFids[:0]
-	offer := func(id uint32, s float64) {
-		fid := x.meta[id].fid
-		switch cur := &near[fid]; {
-		case cur.id == 0:
-			*cur = simID{id, s}
-			fids = append(fids, fid)
-		case closer(simID{id, s}, *cur):
-			*cur = simID{id, s}
-		}
-	}
+	// Each file's closest passage, then the meaningFiles closest files: no
+	// map or sort of every candidate.
+	offer := func(id uint32, s float64) { sc.byMeaning.offer(x.meta[id].fid, simID{id, s}, closer) }
 	defer func() {
-		r.tops = closestFiles(near, fids)
-		for _, fid := range fids {
-			near[fid] = simID{}
-		}
-		sc.nearFids = fids[:0]
+		r.tops = sc.byMeaning.top(meaningFiles, closer)
+		sort.Slice(r.tops, func(i, j int) bool { return closer(r.tops[i], r.tops[j]) })
+		sc.byMeaning.reset()
 	}()
 	sim := func(id uint32) float64 {
 		ps := &x.passes[id]
@@ -139,17 +127,6 @@ func closer(a, b simID) bool {
 		return a.sim > b.sim
 	}
 	return a.id < b.id
-}
-
-// closestFiles is the meaningFiles closest of fids' closest passages (near,
-// by fid), closest first.
-func closestFiles(near []simID, fids []uint32) []simID {
-	top := newBestK(min(len(fids), meaningFiles), closer)
-	for _, fid := range fids {
-		top.offer(near[fid])
-	}
-	sort.Slice(top.h, func(i, j int) bool { return closer(top.h[i], top.h[j]) })
-	return top.h
 }
 
 // byMeaning adds the meaning stage's evidence from its scan r: the

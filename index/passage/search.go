@@ -223,12 +223,55 @@ func recoverTo(err *error) {
 type scratch struct {
 	cov, bm []float64 // by pid: a passage's coverage and BM25 sum
 	touched []uint32  // the pids with cov > 0
-	fbest   []uint32  // by fid: its best passage by words, 0 none
 	dist    []uint16  // by pid: Hamming distance to the query's sign bits
-	// The meaning scan's own (it runs beside the word stage): by fid, its
-	// closest passage (id 0: none), and the fids set there.
-	near     []simID
-	nearFids []uint32
+	// Each file's best passage by words, and (the meaning scan's own: it
+	// runs beside the word stage) its closest by meaning.
+	byWords   fileBests[uint32]
+	byMeaning fileBests[simID]
+}
+
+// fileBests keeps, for one query, each file's best value offered (by fid)
+// and the fids offered, so that resetting clears only what the query set.
+type fileBests[T any] struct {
+	best []T
+	set  []bool
+	fids []uint32
+}
+
+// size makes room for n fids.
+func (b *fileBests[T]) size(n int) {
+	if len(b.best) < n {
+		b.best, b.set = make([]T, n), make([]bool, n)
+	}
+}
+
+// offer keeps c as fid's best unless a value before it (before(a, b): a
+// ranks ahead of b) was offered.
+func (b *fileBests[T]) offer(fid uint32, c T, before func(a, b T) bool) {
+	switch {
+	case !b.set[fid]:
+		b.best[fid], b.set[fid] = c, true
+		b.fids = append(b.fids, fid)
+	case before(c, b.best[fid]):
+		b.best[fid] = c
+	}
+}
+
+// top is the k best of the files' bests, in no order; reset clears them.
+func (b *fileBests[T]) top(k int, before func(a, b T) bool) []T {
+	h := newBestK(min(len(b.fids), k), before)
+	for _, fid := range b.fids {
+		h.offer(b.best[fid])
+	}
+	return h.h
+}
+
+func (b *fileBests[T]) reset() {
+	var zero T
+	for _, fid := range b.fids {
+		b.best[fid], b.set[fid] = zero, false
+	}
+	b.fids = b.fids[:0]
 }
 
 // scratch returns working memory sized for the index. Precondition: mu held.
@@ -241,9 +284,10 @@ func (x *Index) scratch() *scratch {
 		n := len(x.passes) + len(x.passes)/8
 		sc.cov, sc.bm, sc.dist = make([]float64, n), make([]float64, n), make([]uint16, n)
 	}
-	if len(sc.fbest) < len(x.byFid) {
+	if len(sc.byWords.best) < len(x.byFid) {
 		n := len(x.byFid) + len(x.byFid)/8
-		sc.fbest, sc.near = make([]uint32, n), make([]simID, n)
+		sc.byWords.size(n)
+		sc.byMeaning.size(n)
 	}
 	return sc
 }
@@ -319,24 +363,11 @@ func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 		return a < b
 	}
 	// Each file's best passage, then the wordFiles files whose best comes
-	// first: a heap whose top is the last of those kept.
-	fbest := sc.fbest
-	var heads []uint32
+	// first.
 	for _, id := range touched {
-		fid := x.meta[id].fid
-		switch cur := fbest[fid]; {
-		case cur == 0:
-			fbest[fid] = id
-			heads = append(heads, fid)
-		case before(id, cur):
-			fbest[fid] = id
-		}
+		sc.byWords.offer(x.meta[id].fid, id, before)
 	}
-	kept := newBestK(min(len(heads), wordFiles), before) // the files' best pids
-	for _, fid := range heads {
-		kept.offer(fbest[fid])
-	}
-	for _, top := range kept.h {
+	for _, top := range sc.byWords.top(wordFiles, before) {
 		f := get(x.meta[top].fid)
 		mine := make([]uint32, 0, perFile)
 		for _, id := range f.pids {
@@ -353,9 +384,7 @@ func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 	for _, id := range touched {
 		cov[id], bm[id] = 0, 0
 	}
-	for _, fid := range heads {
-		fbest[fid] = 0
-	}
+	sc.byWords.reset()
 	sc.touched = touched[:0]
 }
 
@@ -377,7 +406,8 @@ func keepBest[T any](best []T, k int, c T, before func(a, b T) bool) []T {
 }
 
 // bestK keeps the k best of the values offered (before(a, b): a ranks
-// ahead of b), in a heap whose top is the last of those kept.
+// ahead of b), in a heap whose top is the last of those kept (keepBest is
+// the form for a handful, kept sorted).
 type bestK[T any] struct {
 	k      int
 	before func(a, b T) bool
