@@ -135,7 +135,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 		if q.Contents != nil && hasWords {
 			// Before the lock: the source checks files as the caller.
 			var err error
-			if chits, err = q.Contents.Evidence(ctx, q.Text, qv, model); err != nil {
+			if chits, err = q.Contents.Evidence(ctx, q.Text, qv, model, threshold); err != nil {
 				return nil, ioErr("query", "", err)
 			}
 		}

@@ -13,8 +13,11 @@ type ContentSource interface {
 	// Evidence returns, for text and, when vec is not nil, its vector of
 	// model, the files whose contents match, each with its best passages'
 	// lines and scores but not their text. A file the caller may not read,
-	// or that changed since its passages were indexed, is never among them.
-	Evidence(ctx context.Context, text string, vec []float32, model string) ([]ContentHit, error)
+	// or that changed since its passages were indexed, is never among them;
+	// nor is one matched by meaning alone whose closest passage is below
+	// threshold and does not stand out (such evidence is too weak to count,
+	// and leaving it out spares checking the file).
+	Evidence(ctx context.Context, text string, vec []float32, model string, threshold float64) ([]ContentHit, error)
 	// Read fills in the text of hits' passages (the answer's few, not every
 	// candidate's), reading each file as the caller; a hit whose file can
 	// no longer be read, or changed since Evidence, loses its passages.

@@ -64,7 +64,7 @@ func TestAnswerReadsOnlyItsFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hits, err := src.Evidence(ctx, q, nil, "")
+		hits, err := src.Evidence(ctx, q, nil, "", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestAnswerReadsOnlyItsFiles(t *testing.T) {
 	}
 
 	// Changed after Evidence, before Read: no passage, the others kept.
-	hits, err := src.Evidence(ctx, "alpha", nil, "")
+	hits, err := src.Evidence(ctx, "alpha", nil, "", 0)
 	if err != nil || len(hits) < 2 {
 		t.Fatalf("%d hits for alpha: %v", len(hits), err)
 	}

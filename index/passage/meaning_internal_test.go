@@ -139,7 +139,7 @@ func TestApproximateMeaningScan(t *testing.T) {
 		words := word(rng.IntN(3000)) + " " + word(rng.IntN(300)) + " " + word(rng.IntN(3000))
 		search := func(exactMax int) map[string]index.ContentHit {
 			x.exactMax = exactMax
-			hits, err := x.Search(context.Background(), words, q, "test", stat)
+			hits, err := x.Search(context.Background(), words, q, "test", math.Inf(-1), stat)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,5 +172,63 @@ func TestApproximateMeaningScan(t *testing.T) {
 				t.Errorf("query %d: the file holding the query's own vector, %s, not found (%v %v)", i, planted, ok, a.Sim)
 			}
 		}
+	}
+}
+
+// A file matched by meaning alone whose closest passage is below the
+// threshold and does not stand out could not count in the best rank: Search
+// leaves it out before asking stat about it. Every other hit is as it was.
+func TestWeakMeaningOnlyHitsAreNotChecked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 7))
+	x, root := genIndex(t, 120, 4, 64, rng)
+	dir := DirSource(x, root).Stat
+	split := 0 // queries with word hits, meaning hits kept and meaning hits left out
+	for i := range 20 {
+		q := randUnit(rng, 64)
+		// Words of the middle of the Zipf curve match some files; meaning
+		// matches all.
+		words := word(300+rng.IntN(300)) + " " + word(300+rng.IntN(300))
+		all, err := x.Search(context.Background(), words, q, "test", math.Inf(-1), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sims := make([]float64, 0, len(all))
+		for _, h := range all {
+			sims = append(sims, h.Sim)
+		}
+		threshold := sims[rng.IntN(len(sims))] // some hits each side
+		var asked []string
+		stat := func(ctx context.Context, paths []string) []FileState {
+			asked = append(asked, paths...)
+			return dir(ctx, paths)
+		}
+		got, err := x.Search(context.Background(), words, q, "test", threshold, stat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []index.ContentHit
+		for _, h := range all {
+			if h.Keyword > 0 || h.Sim >= threshold || h.StandOut {
+				want = append(want, h)
+			}
+		}
+		words0 := 0
+		for _, h := range all {
+			if h.Keyword > 0 {
+				words0++
+			}
+		}
+		if words0 > 0 && words0 < len(want) && len(want) < len(all) {
+			split++
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("query %d, threshold %v:\n got %v\nwant %v", i, threshold, got, want)
+		}
+		if len(asked) != len(want) {
+			t.Errorf("query %d: stat asked about %d files, the answer has %d", i, len(asked), len(want))
+		}
+	}
+	if split < 10 {
+		t.Errorf("only %d of 20 queries had word hits, meaning hits kept and meaning hits left out", split)
 	}
 }

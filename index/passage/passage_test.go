@@ -58,7 +58,7 @@ func write(t *testing.T, root string, files map[string]string) []content.Change 
 func search(t *testing.T, x *passage.Index, root, q string) []index.ContentHit {
 	t.Helper()
 	src := passage.DirSource(x, root)
-	hits, err := src.Evidence(context.Background(), q, nil, "")
+	hits, err := src.Evidence(context.Background(), q, nil, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

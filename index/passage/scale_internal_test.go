@@ -64,7 +64,7 @@ type scaleSet struct {
 // query is the content stage's share of one query: every hit's evidence,
 // then the text of queryLimit of them (an answer's).
 func (s *scaleSet) query(ctx context.Context, src Source, q string, v []float32, m string) error {
-	hits, err := src.Evidence(ctx, q, v, m)
+	hits, err := src.Evidence(ctx, q, v, m, math.Inf(-1))
 	if err != nil {
 		return err
 	}
@@ -464,7 +464,7 @@ func TestPassageScale(t *testing.T) {
 		s.x.exactMax = exactMax
 		var out [][]index.ContentHit
 		for i, q := range s.queries {
-			hits, err := s.x.Search(context.Background(), q, s.qvecs[i], s.emb.Name(), DirSource(s.x, s.root).Stat)
+			hits, err := s.x.Search(context.Background(), q, s.qvecs[i], s.emb.Name(), math.Inf(-1), DirSource(s.x, s.root).Stat)
 			if err != nil {
 				t.Fatal(err)
 			}

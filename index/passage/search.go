@@ -55,8 +55,8 @@ type FileState struct {
 }
 
 // Evidence implements index.ContentSource.
-func (s Source) Evidence(ctx context.Context, text string, vec []float32, model string) ([]index.ContentHit, error) {
-	return s.X.Search(ctx, text, vec, model, s.Stat)
+func (s Source) Evidence(ctx context.Context, text string, vec []float32, model string, threshold float64) ([]index.ContentHit, error) {
+	return s.X.Search(ctx, text, vec, model, threshold, s.Stat)
 }
 
 // Read implements index.ContentSource: each hit's passages' text, read from
@@ -137,8 +137,10 @@ type fileHits struct {
 // Search finds the files whose passages match text (by words) or vec (by
 // meaning, when model is the passages' model), each with its best passages'
 // lines, scores and byte ranges but no text (Source.Read reads it), and drops
-// a file stat refuses or that changed since it was indexed.
-func (x *Index) Search(ctx context.Context, text string, vec []float32, model string, stat func(context.Context, []string) []FileState) ([]index.ContentHit, error) {
+// a file stat refuses or that changed since it was indexed. A file matched
+// by meaning alone whose closest passage is below threshold and does not
+// stand out is left out before stat: the best rank would not count it.
+func (x *Index) Search(ctx context.Context, text string, vec []float32, model string, threshold float64, stat func(context.Context, []string) []FileState) ([]index.ContentHit, error) {
 	qt := queryTerms(text)
 	if x.q.HasPending() {
 		x.mu.Lock()
@@ -188,6 +190,9 @@ func (x *Index) Search(ctx context.Context, text string, vec []float32, model st
 	fs := make([]*fileHits, 0, len(files))
 	paths := make([]string, 0, len(files))
 	for _, f := range files {
+		if len(f.best) == 0 && !(f.hasSim && (f.sim >= threshold || f.standOut)) {
+			continue
+		}
 		fs = append(fs, f)
 		paths = append(paths, f.path)
 	}
