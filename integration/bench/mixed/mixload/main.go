@@ -20,7 +20,8 @@
 //   - 9p-write: clone the directory's fid, Tlcreate a new file, Twrite 4 KiB,
 //     Tclunk.
 //   - query: POST /v1/query, two or three words from the seed files' text,
-//     limit 10.
+//     limit 10 (-rank and -scope set its rank and scope: -scope tags asks
+//     what a build without contents could answer).
 //   - tag: POST /v1/tag on a seed file, with a task from the same words.
 //
 // -seed writes the seed files (Seeds of them, through NFS) and registers
@@ -77,6 +78,7 @@ func main() {
 	seed := flag.Bool("seed", false, "write the seed files, then exit")
 	run := flag.String("run", "r", "this run's name: the writers' directories are RUN-nfsI and RUN-9pI")
 	rank := flag.String("rank", "", "the queries' rank (best, seed; empty: the daemon's default)")
+	scope := flag.String("scope", "", "the queries' scope (all, tags; empty: the daemon's default, all)")
 	only := flag.String("kinds", strings.Join(kinds, ","), "the kinds to deal the clients over (to look at one alone)")
 	flag.Parse()
 	// go-nfs-client sends a call again after DefaultReadTimeout (5 s) without
@@ -102,7 +104,7 @@ func main() {
 	}
 
 	r := load(config{nfs: *nfsAddr, ninep: *ninepAddr, socket: *socket, clients: *clients,
-		secs: *secs, run: *run, rank: *rank, kinds: dealt})
+		secs: *secs, run: *run, rank: *rank, scope: *scope, kinds: dealt})
 	line := ""
 	for k, name := range kinds {
 		line += fmt.Sprintf(" %s=%d", name, r.ops[k])
@@ -123,7 +125,7 @@ type config struct {
 	nfs, ninep, socket string
 	clients            int
 	secs               float64
-	run, rank          string
+	run, rank, scope   string
 	kinds              []int // indexes into kinds the clients are dealt over
 }
 
@@ -158,7 +160,7 @@ func load(cfg config) result {
 	var deadline time.Time
 	for i := 0; i < cfg.clients; i++ {
 		k := cfg.kinds[i%len(cfg.kinds)]
-		op := newClient(k, i, cfg.run, cfg.nfs, cfg.ninep, ctl, cfg.rank)
+		op := newClient(k, i, cfg.run, cfg.nfs, cfg.ninep, ctl, cfg.rank, cfg.scope)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -203,7 +205,7 @@ type loadClient struct {
 	close func()
 }
 
-func newClient(kind, i int, run, nfsAddr, ninepAddr string, ctl *client.Client, rank string) loadClient {
+func newClient(kind, i int, run, nfsAddr, ninepAddr string, ctl *client.Client, rank, scope string) loadClient {
 	page := make([]byte, 4096)
 	for j := range page {
 		page[j] = byte('a' + (i+j)%26)
@@ -283,7 +285,7 @@ func newClient(kind, i int, run, nfsAddr, ninepAddr string, ctl *client.Client, 
 	case "query":
 		return loadClient{do: func(r *rand.Rand, _ int) error {
 			text := strings.Join(pick(r, 2+r.IntN(2)), " ")
-			_, err := ctl.Query(context.Background(), client.QueryRequest{Text: text, Limit: 10, Rank: rank})
+			_, err := ctl.Query(context.Background(), client.QueryRequest{Text: text, Limit: 10, Rank: rank, Scope: scope})
 			return err
 		}, close: func() {}}
 	default: // tag
