@@ -27,6 +27,9 @@ type GrepMatch struct {
 	Before []string `json:"before,omitempty"`
 	After  []string `json:"after,omitempty"`
 	Binary bool     `json:"binary,omitempty"`
+	// Lines is, for a binary match, how many matching lines it stands for
+	// (GNU grep -c's count; a NUL ends a line there too).
+	Lines int `json:"lines,omitempty"`
 }
 
 // GrepStats says how an answer was found.

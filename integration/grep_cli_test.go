@@ -15,7 +15,13 @@ import (
 )
 
 // semfs grep prints what GNU grep -r prints, run in the backing directory,
-// for the same flags, on generated patterns over a generated text corpus.
+// for the same flags, on generated patterns over a generated text corpus,
+// and on literals over that corpus and files GNU grep takes for binary (a
+// NUL: a NUL ends a line too) or that are not UTF-8 on some or every line,
+// which the content index leaves out and semfs grep still reads, as GNU grep
+// does: -l names them and -c counts their matching lines. (Regular
+// expressions stay on the text: Go's "." and negated classes match an
+// encoding error, GNU grep's do not; docs/grep.md.)
 // Files are compared as sets of lines, and with context as sets of "--"
 // groups: GNU grep walks directories in their on-disk order, semfs in path
 // order. -c is compared on files with a match only (GNU grep also prints
@@ -30,6 +36,27 @@ func TestGrepCLIMatchesGNUGrep(t *testing.T) {
 	for i := range 40 {
 		files[fmt.Sprintf("%s/g%02d.txt", []string{"a", "b/c", "d"}[i%3], i)] = genGrepText(r, 1+r.IntN(40))
 	}
+	text := []string{"a", "b", "d"}
+	for i := range 16 {
+		var sb strings.Builder
+		for j := range 2 + r.IntN(10) {
+			line := genGrepLine(r)
+			switch i % 3 {
+			case 0: // a NUL somewhere in the file, sometimes mid-line
+				if j == 0 || r.IntN(4) == 0 {
+					line += "\x00" + genGrepLine(r)
+				}
+			case 1: // every line not UTF-8
+				line = "\xff " + line
+			case 2: // some lines not UTF-8
+				if r.IntN(3) == 0 {
+					line = "\xfe" + line
+				}
+			}
+			sb.WriteString(line + "\n")
+		}
+		files[fmt.Sprintf("bin/b%02d.dat", i)] = sb.String()
+	}
 	writeFiles(t, data, files)
 	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off", NineP: "off"})
 	waitContentSettled(t, d)
@@ -42,8 +69,8 @@ func TestGrepCLIMatchesGNUGrep(t *testing.T) {
 			pat = grepWords[r.IntN(len(grepWords))]
 			gnuFlags = flags
 		}
-		want, wantCode := gnuRun(t, gnu, data, gnuFlags, pat)
-		out, errOut, code := d.Run(append(append([]string{"grep"}, flags...), "--", pat)...)
+		want, wantCode := gnuRun(t, gnu, data, gnuFlags, pat, text...)
+		out, errOut, code := d.Run(append(append(append([]string{"grep"}, flags...), "--", pat), text...)...)
 		if slices.Contains(flags, "-c") {
 			want = strings.Join(slices.DeleteFunc(strings.Split(want, "\n"), func(s string) bool { return strings.HasSuffix(s, ":0") }), "\n")
 			if want == "" || want == "\n" {
@@ -52,6 +79,22 @@ func TestGrepCLIMatchesGNUGrep(t *testing.T) {
 		}
 		if code != wantCode || normalize(out) != normalize(want) {
 			t.Fatalf("semfs grep %v %q: exit %d (GNU %d)\n--- semfs\n%s%s--- GNU grep\n%s", flags, pat, code, wantCode, out, errOut, want)
+		}
+	}
+	// Literals over the whole tree, binary and non-UTF-8 files included.
+	for i := range 40 {
+		flags := [][]string{{"-F", "-l"}, {"-F", "-c"}, {"-F", "-n"}, {"-F", "-i", "-c"}}[i%4]
+		pat := grepWords[r.IntN(len(grepWords))]
+		want, wantCode := gnuRun(t, gnu, data, flags, pat)
+		out, errOut, code := d.Run(append(append([]string{"grep"}, flags...), "--", pat)...)
+		if slices.Contains(flags, "-c") {
+			want = strings.Join(slices.DeleteFunc(strings.Split(want, "\n"), func(s string) bool { return strings.HasSuffix(s, ":0") }), "\n")
+			if want == "" || want == "\n" {
+				wantCode = 1
+			}
+		}
+		if code != wantCode || normalize(out) != normalize(want) {
+			t.Fatalf("semfs grep %v %q over binary files too: exit %d (GNU %d)\n--- semfs\n%s%s--- GNU grep\n%s", flags, pat, code, wantCode, out, errOut, want)
 		}
 	}
 	// A path argument narrows the search as it would GNU grep's.

@@ -138,6 +138,8 @@ export interface GrepMatch {
   after?: string[];
   /** The file holds binary data and matches (GNU grep: "binary file matches"). */
   binary?: boolean;
+  /** For a binary match: how many matching lines it stands for (GNU grep -c's count). */
+  lines?: number;
 }
 
 export interface GrepResult {

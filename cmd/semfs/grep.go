@@ -35,7 +35,10 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&count, "c", false, "print each matching file's count of matching lines")
 	fs.BoolVar(&number, "n", false, "print line numbers")
 	fs.IntVar(&ctxLines, "C", 0, "print N lines of context around each match")
-	fs.BoolVar(&all, "all", false, "also search files not content-indexed (too big, binary, not UTF-8)")
+	// GNU grep -r reads every file; so does semfs grep, so that -l and -c
+	// name the binary, non-UTF-8 and over-the-cap files GNU grep names.
+	// --all is that default, kept for scripts that pass it.
+	fs.BoolVar(&all, "all", true, "search files not content-indexed too (too big, binary, not UTF-8), as GNU grep does: the default")
 	pos, err := parseInterleaved(fs, splitShortFlags(args))
 	if err != nil || len(pos) == 0 || ctxLines < 0 {
 		if err == nil {
@@ -94,7 +97,17 @@ func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, cou
 			fmt.Fprintln(w, p)
 			continue
 		case count:
-			fmt.Fprintf(w, "%s:%d\n", p, len(ms))
+			// GNU grep counts a binary file's matching lines; its one
+			// binary entry says how many it stands for.
+			n := 0
+			for _, m := range ms {
+				if m.Binary {
+					n += max(1, m.Lines)
+				} else {
+					n++
+				}
+			}
+			fmt.Fprintf(w, "%s:%d\n", p, n)
 			continue
 		case ms[0].Binary && len(ms) == 1:
 			fmt.Fprintf(stderr, "grep: %s: binary file matches\n", p)

@@ -48,6 +48,10 @@ type Match struct {
 	Before []string `json:"before,omitempty"`
 	After  []string `json:"after,omitempty"`
 	Binary bool     `json:"binary,omitempty"` // the file holds binary data (a NUL, or bytes that are not UTF-8); GNU grep says "binary file matches"
+	// Lines is, for a binary match, how many matching lines it stands for,
+	// as GNU grep -c counts them (in a file with a NUL, a NUL ends a line
+	// too); a binary match is one entry however many lines matched.
+	Lines int `json:"lines,omitempty"`
 }
 
 // Stats says how an answer was found.
@@ -364,8 +368,8 @@ func (x *Index) scanFile(ctx context.Context, c *Compiled, env Env, p string, bu
 	if bytes.IndexByte(data, 0) >= 0 {
 		// Binary data, as GNU grep sees it: a NUL ends a line too, and a
 		// match is told as one "binary file matches".
-		if matchBinary(c, data) {
-			return []Match{{Path: p, Binary: true}}, true
+		if n := matchBinary(c, data); n > 0 {
+			return []Match{{Path: p, Binary: true, Lines: n}}, true
 		}
 		return nil, true
 	}
@@ -377,7 +381,9 @@ func (x *Index) scanFile(ctx context.Context, c *Compiled, env Env, p string, bu
 	return c.matchText(p, data), true
 }
 
-func matchBinary(c *Compiled, data []byte) bool {
+// matchBinary counts the lines of data that match, a NUL ending a line as a
+// newline does.
+func matchBinary(c *Compiled, data []byte) (n int) {
 	for len(data) > 0 {
 		i := bytes.IndexAny(data, "\n\x00")
 		line := data
@@ -387,10 +393,10 @@ func matchBinary(c *Compiled, data []byte) bool {
 			data = nil
 		}
 		if c.re.Match(line) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // matchText returns the matching lines of a UTF-8 text. The (?m) form finds
@@ -473,7 +479,8 @@ func (c *Compiled) matchStream(p string, f io.Reader) []Match {
 	var ms []Match
 	var before []string // the last Context lines
 	var waiting []int   // indexes in ms of matches still taking after-context
-	binary, matched := false, false
+	binary := false
+	left := 0 // matching lines not answered as lines: not valid text, or binary data
 	var long []byte
 	for lineNo := 1; ; lineNo++ {
 		chunk, err := r.ReadSlice('\n')
@@ -498,15 +505,12 @@ func (c *Compiled) matchStream(p string, f io.Reader) []Match {
 			// GNU grep leaves out a matching line that is not valid text
 			// and says "binary file matches" for it; the others print.
 			if c.re.Match(line) {
-				matched = true
+				left++
 			}
 		case binary:
-			if !matched {
-				for part := range bytes.SplitSeq(line, []byte{0}) {
-					if c.re.Match(part) {
-						matched = true
-						break
-					}
+			for part := range bytes.SplitSeq(line, []byte{0}) {
+				if c.re.Match(part) {
+					left++
 				}
 			}
 		case len(ms) <= c.limit:
@@ -536,12 +540,13 @@ func (c *Compiled) matchStream(p string, f io.Reader) []Match {
 		}
 	}
 	switch {
-	case binary && (matched || len(ms) > 0):
-		return []Match{{Path: p, Binary: true}} // a NUL: one binary match, as before
-	case matched:
+	case binary && left+len(ms) > 0:
+		// A NUL: one binary match, for the text lines before it too.
+		return []Match{{Path: p, Binary: true, Lines: left + len(ms)}}
+	case left > 0:
 		// The lines GNU grep prints, after the file's one binary match
 		// (line 0: an answer is sorted by path then line).
-		return append([]Match{{Path: p, Binary: true}}, ms...)
+		return append([]Match{{Path: p, Binary: true, Lines: left}}, ms...)
 	}
 	return ms
 }
