@@ -15,6 +15,7 @@ type GrepRequest struct {
 	Limit      int      `json:"limit,omitempty"`   // matching lines; 0 = 1,000; at most 1,000,000
 	Context    int      `json:"context,omitempty"` // lines before and after each match
 	All        bool     `json:"all,omitempty"`     // also files not content-indexed (too big, binary, not UTF-8)
+	Counts     bool     `json:"counts,omitempty"`  // also GrepResponse.Counts (grep -c)
 }
 
 // GrepMatch is one matching line, or one binary file that matches (Binary,
@@ -46,6 +47,15 @@ type GrepResponse struct {
 	Files     int         `json:"files"`
 	Truncated bool        `json:"truncated"`
 	Stats     GrepStats   `json:"stats"`
+	// Counts (with GrepRequest.Counts): every file searched that the caller
+	// may read, by path, with its count of matching lines, 0 included.
+	Counts []GrepCount `json:"counts,omitempty"`
+}
+
+// GrepCount is one file's count of matching lines, as grep -c prints it.
+type GrepCount struct {
+	Path  string `json:"path"`
+	Lines int    `json:"lines"`
 }
 
 // Grep finds the lines of the export's files that match req.Pattern, among

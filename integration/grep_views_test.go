@@ -78,6 +78,17 @@ func TestGrepOnlyWhatTheCallerMayRead(t *testing.T) {
 	if want := []string{"open/readable.txt", "public.txt"}; !slices.Equal(got, want) {
 		t.Fatalf("nobody sees %v, want %v", got, want)
 	}
+	// -c counts every file searched, with none matching too, but only those
+	// the caller may read: the others' names stay unsaid.
+	for pat, want := range map[string]string{"needle": "open/readable.txt:1\npublic.txt:1\n", "absent": "open/readable.txt:0\npublic.txt:0\n"} {
+		cmd := exec.Command(cli, "grep", "-c", pat)
+		cmd.Env = append(os.Environ(), "BERTH_SEMANTIC_FS_SOCKET="+d.Socket)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, _ := cmd.Output()
+		if code, wantCode := cmd.ProcessState.ExitCode(), map[string]int{"needle": 0, "absent": 1}[pat]; string(out) != want || code != wantCode {
+			t.Fatalf("semfs grep -c %s as nobody: %q, exit %d; want %q, exit %d (as GNU grep)", pat, out, code, want, wantCode)
+		}
+	}
 	// .semfs/grep answers as the caller at both doors.
 	want := "open/readable.txt:1:needle readable\npublic.txt:1:needle public\n"
 	if b := read9P(t, d.Attach9P(t, "/", 65534), ".semfs/grep/needle/matches"); string(b) != want {

@@ -125,6 +125,8 @@ export interface GrepOptions {
   context?: number;
   /** Also search files not content-indexed (too big, binary, not UTF-8). */
   all?: boolean;
+  /** Also give every file searched its count of matching lines (GrepResult.counts), as grep -c. */
+  counts?: boolean;
 }
 
 export interface GrepMatch {
@@ -149,6 +151,8 @@ export interface GrepResult {
   /** More lines matched than limit. */
   truncated: boolean;
   stats: { candidates: number; scanned: number; indexed: number; ms: number };
+  /** With counts: every file searched that the caller may read, by path, with its count of matching lines (0 included). */
+  counts?: { path: string; lines: number }[];
 }
 
 export interface ChangesOptions {

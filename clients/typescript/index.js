@@ -146,9 +146,9 @@ export class SemanticFsClient {
    * read: POST /v1/grep. Paths given as absolute paths under root are sent
    * relative. Throws SemanticFsError (code "invalid" for a bad pattern).
    * @param {string} pattern
-   * @param {{fixed?: boolean, ignoreCase?: boolean, paths?: string[], limit?: number, context?: number, all?: boolean}} [options]
+   * @param {{fixed?: boolean, ignoreCase?: boolean, paths?: string[], limit?: number, context?: number, all?: boolean, counts?: boolean}} [options]
    */
-  async grep(pattern, { fixed, ignoreCase, paths, limit, context, all } = {}) {
+  async grep(pattern, { fixed, ignoreCase, paths, limit, context, all, counts } = {}) {
     const body = { pattern: String(pattern) };
     if (fixed) body.fixed = true;
     if (ignoreCase) body.ignoreCase = true;
@@ -156,6 +156,7 @@ export class SemanticFsClient {
     if (limit !== undefined && limit !== null) body.limit = limit;
     if (context) body.context = context;
     if (all) body.all = true;
+    if (counts) body.counts = true;
     const out = await this.#request("POST", "/v1/grep", body);
     if (!out || !Array.isArray(out.matches)) {
       throw new SemanticFsError("bad_response", "the daemon's grep answer has no matches list", { socketPath: this.socketPath });

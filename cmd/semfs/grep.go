@@ -46,7 +46,9 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return grepError
 	}
-	req := client.GrepRequest{Pattern: pos[0], Fixed: fixed, IgnoreCase: icase, Limit: 1_000_000, Context: ctxLines, All: all}
+	// -c prints every file searched, "path:0" too, as GNU grep does: the
+	// answer's counts (-l wins over -c, as in GNU grep).
+	req := client.GrepRequest{Pattern: pos[0], Fixed: fixed, IgnoreCase: icase, Limit: 1_000_000, Context: ctxLines, All: all, Counts: count && !list}
 	for _, p := range pos[1:] {
 		p = path.Clean(strings.TrimPrefix(p, "/"))
 		if p == "." {
@@ -69,7 +71,7 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 		printGrep(w, env.stderr, ans, list, count, number, req.Context > 0)
 		w.Flush()
 	}
-	if ans.Truncated {
+	if ans.Truncated && !req.Counts {
 		fmt.Fprintf(env.stderr, "semfs grep: more than %d matching lines; the rest are not shown\n", len(ans.Matches))
 	}
 	if len(ans.Matches) == 0 {
@@ -81,6 +83,12 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 // printGrep prints ans as GNU grep -r does with the same flags. Context lines
 // are told by "-" after the path (and line number), groups apart by "--".
 func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, count, number, contextual bool) {
+	if count && !list {
+		for _, c := range ans.Counts {
+			fmt.Fprintf(w, "%s:%d\n", c.Path, c.Lines)
+		}
+		return
+	}
 	byFile := [][]client.GrepMatch{}
 	for i, m := range ans.Matches {
 		if i == 0 || ans.Matches[i-1].Path != m.Path {
@@ -95,19 +103,6 @@ func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, cou
 		switch {
 		case list:
 			fmt.Fprintln(w, p)
-			continue
-		case count:
-			// GNU grep counts a binary file's matching lines; its one
-			// binary entry says how many it stands for.
-			n := 0
-			for _, m := range ms {
-				if m.Binary {
-					n += max(1, m.Lines)
-				} else {
-					n++
-				}
-			}
-			fmt.Fprintf(w, "%s:%d\n", p, n)
 			continue
 		case ms[0].Binary && len(ms) == 1:
 			fmt.Fprintf(stderr, "grep: %s: binary file matches\n", p)

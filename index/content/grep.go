@@ -37,6 +37,7 @@ type Request struct {
 	Limit      int      `json:"limit,omitempty"`      // matching lines; 0 = DefaultLimit
 	Context    int      `json:"context,omitempty"`    // lines before and after each match
 	All        bool     `json:"all,omitempty"`        // also files not content-indexed (too big, binary, not UTF-8)
+	Counts     bool     `json:"counts,omitempty"`     // also Answer.Counts: every file searched, with its count (grep -c)
 }
 
 // Match is one matching line, or (Binary) one file of binary data that matches.
@@ -68,6 +69,17 @@ type Answer struct {
 	Files     int     `json:"files"` // files with at least one match in Matches
 	Truncated bool    `json:"truncated"`
 	Stats     Stats   `json:"stats"`
+	// Counts (asked for with Request.Counts) is every file searched that the
+	// caller may read, by path, with its count of matching lines as GNU grep
+	// -c gives it, files with none included; the limit does not cut it.
+	Counts []Count `json:"counts,omitempty"`
+}
+
+// Count is one file's count of matching lines (a binary match counts the
+// lines it stands for).
+type Count struct {
+	Path  string `json:"path"`
+	Lines int    `json:"lines"`
 }
 
 // ErrInvalid is wrapped by every error about the request itself.
@@ -269,6 +281,8 @@ func (x *Index) Grep(ctx context.Context, c *Compiled, env Env) (Answer, error) 
 	chunk := 8 * workers
 	results := make([][]Match, chunk)
 	scanned := make([]bool, chunk)
+	counted := map[string]int{} // with Counts: each file read, its count
+	full := false               // the limit is reached (with Counts, files are still read and counted)
 	var bufs sync.Pool
 	for start := 0; start < len(paths); start += chunk {
 		if err := ctx.Err(); err != nil {
@@ -299,26 +313,82 @@ func (x *Index) Grep(ctx context.Context, c *Compiled, env Env) (Answer, error) 
 		for i := range part {
 			if scanned[i] {
 				ans.Stats.Scanned++
+				if c.req.Counts {
+					counted[part[i]] = lineCount(results[i])
+				}
 			}
 			ms := results[i]
-			if len(ms) == 0 {
+			results[i] = nil
+			if len(ms) == 0 || full {
+				if len(ms) > 0 {
+					ans.Truncated = true
+				}
 				continue
 			}
 			ans.Files++
 			if room := c.limit - len(ans.Matches); len(ms) >= room {
-				if len(ms) > room || start+i+1 < len(paths) {
+				if !c.req.Counts && (len(ms) > room || start+i+1 < len(paths)) {
 					ans.Truncated = len(ms) > room || x.moreMatches(ctx, c, env, paths[start+i+1:])
 				}
+				ans.Truncated = ans.Truncated || len(ms) > room
 				ans.Matches = append(ans.Matches, ms[:room]...)
-				ans.Stats.Ms = msSince(t0)
-				return ans, nil
+				if !c.req.Counts {
+					ans.Stats.Ms = msSince(t0)
+					return ans, nil
+				}
+				full = true // counting goes on
+				continue
 			}
 			ans.Matches = append(ans.Matches, ms...)
-			results[i] = nil
 		}
+	}
+	if c.req.Counts {
+		ans.Counts = x.counts(ctx, c, env, counted)
 	}
 	ans.Stats.Ms = msSince(t0)
 	return ans, nil
+}
+
+// lineCount is how many matching lines ms stands for, as grep -c counts.
+func lineCount(ms []Match) int {
+	n := 0
+	for _, m := range ms {
+		if m.Binary {
+			n += max(1, m.Lines)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// counts is Answer.Counts: the candidates read (counted), and every other
+// file c searches, with 0, if the caller can open it.
+func (x *Index) counts(ctx context.Context, c *Compiled, env Env, counted map[string]int) []Count {
+	x.mu.Lock()
+	var others []string
+	for p, e := range x.files {
+		if _, ok := counted[p]; ok || !c.selected(p) || e.state == NotRegular || e.state != Indexed && !c.req.All {
+			continue
+		}
+		others = append(others, p)
+	}
+	x.mu.Unlock()
+	out := make([]Count, 0, len(counted)+len(others))
+	for p, n := range counted {
+		out = append(out, Count{Path: p, Lines: n})
+	}
+	for _, p := range others {
+		if ctx.Err() != nil {
+			break
+		}
+		if f, err := env.Open(ctx, p); err == nil {
+			f.Close()
+			out = append(out, Count{Path: p})
+		}
+	}
+	slices.SortFunc(out, func(a, b Count) int { return strings.Compare(a.Path, b.Path) })
+	return out
 }
 
 // moreMatches reports whether any of paths matches (the answer is full: is it
