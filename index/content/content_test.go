@@ -447,3 +447,50 @@ func TestAnalyzeLongFoldedLiteralRepeated(t *testing.T) {
 		}
 	}
 }
+
+// With Counts, every file searched gets its count of matching lines, as GNU
+// grep -c prints them (0 included; a binary file's lines, a NUL ending a line
+// too), whatever the limit cuts from the matches.
+func TestGrepCountsPastTheLimit(t *testing.T) {
+	data, idx := t.TempDir(), t.TempDir()
+	write(t, data, "a.txt", strings.Repeat("payment\n", 5))
+	write(t, data, "b.txt", "nothing here\n")
+	write(t, data, "d/c.txt", "payment once\n")
+	write(t, data, "empty", "")
+	write(t, data, "bin", "payment\x00payment\nno\npayment")
+	write(t, data, "latin1", "payment caf\xe9\npayment\n")
+	x := open(t, data, idx)
+	x.Reconcile(x.Begin(), nil, walk(t, data))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := x.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := os.OpenRoot(data)
+	defer r.Close()
+	env := Env{Open: func(_ context.Context, p string) (*os.File, error) { return r.Open(p) }}
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Pattern: "payment", Limit: 3, Counts: true}, "[{a.txt 5} {b.txt 0} {d/c.txt 1} {empty 0}]"},
+		{Request{Pattern: "payment", Limit: 3, Counts: true, All: true}, "[{a.txt 5} {b.txt 0} {bin 3} {d/c.txt 1} {empty 0} {latin1 2}]"},
+		{Request{Pattern: "payment", Counts: true, Paths: []string{"d"}}, "[{d/c.txt 1}]"},
+		{Request{Pattern: "absent", Counts: true}, "[{a.txt 0} {b.txt 0} {d/c.txt 0} {empty 0}]"},
+	} {
+		c, err := Compile(tc.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, err := x.Grep(ctx, c, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(ans.Counts); got != tc.want {
+			t.Errorf("%+v: counts %s, want %s", tc.req, got, tc.want)
+		}
+		if tc.req.Limit == 3 && (len(ans.Matches) != 3 || !ans.Truncated || ans.Files != 1) {
+			t.Errorf("%+v: %d matches in %d files, truncated %v; want the limit's 3 in 1, truncated", tc.req, len(ans.Matches), ans.Files, ans.Truncated)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path"
 	"regexp"
@@ -314,7 +315,7 @@ func (x *Index) Grep(ctx context.Context, c *Compiled, env Env) (Answer, error) 
 			if scanned[i] {
 				ans.Stats.Scanned++
 				if c.req.Counts {
-					counted[part[i]] = lineCount(results[i])
+					counted[part[i]] = x.count(ctx, c, env, part[i], results[i])
 				}
 			}
 			ms := results[i]
@@ -360,6 +361,20 @@ func lineCount(ms []Match) int {
 		}
 	}
 	return n
+}
+
+// count is p's count of matching lines given ms, its matches as scanFile
+// answered them: they stop one past the limit, and then p is read again
+// without one.
+func (x *Index) count(ctx context.Context, c *Compiled, env Env, p string, ms []Match) int {
+	if len(ms) <= c.limit {
+		return lineCount(ms)
+	}
+	all := *c
+	all.limit, all.req.Context = math.MaxInt, 0
+	var buf []byte
+	ms, _ = x.scanFile(ctx, &all, env, p, &buf)
+	return lineCount(ms)
 }
 
 // counts is Answer.Counts: the candidates read (counted), and every other
