@@ -190,6 +190,20 @@ func open(t *testing.T, data, idx string) *Index {
 	return x
 }
 
+// reconciled opens the index of data in idx, takes in every file of data,
+// and waits for it (within the 10 s of the context it returns).
+func reconciled(t *testing.T, data, idx string) (*Index, context.Context) {
+	t.Helper()
+	x := open(t, data, idx)
+	x.Reconcile(x.Begin(), nil, walk(t, data))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	if err := x.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return x, ctx
+}
+
 func grepPaths(t *testing.T, x *Index, data string, req Request) []string {
 	t.Helper()
 	c, err := Compile(req)
@@ -218,13 +232,7 @@ func TestIndexLifecycle(t *testing.T) {
 	write(t, data, "big.txt", strings.Repeat("payment big\n", 200))
 	write(t, data, "bin", "payment\x00binary")
 	write(t, data, "latin1", "payment caf\xe9\n")
-	x := open(t, data, idx)
-	x.Reconcile(x.Begin(), nil, walk(t, data))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := x.Settle(ctx); err != nil {
-		t.Fatal(err)
-	}
+	x, ctx := reconciled(t, data, idx)
 	st := x.Stats()
 	if st.Files != 2 || st.Skipped["too big"] != 1 || st.Skipped["binary"] != 1 || st.Skipped["not UTF-8"] != 1 || st.Pending != 0 {
 		t.Fatalf("stats %+v", st)
@@ -459,13 +467,7 @@ func TestGrepCountsPastTheLimit(t *testing.T) {
 	write(t, data, "empty", "")
 	write(t, data, "bin", "payment\x00payment\nno\npayment")
 	write(t, data, "latin1", "payment caf\xe9\npayment\n")
-	x := open(t, data, idx)
-	x.Reconcile(x.Begin(), nil, walk(t, data))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := x.Settle(ctx); err != nil {
-		t.Fatal(err)
-	}
+	x, ctx := reconciled(t, data, idx)
 	r, _ := os.OpenRoot(data)
 	defer r.Close()
 	env := Env{Open: func(_ context.Context, p string) (*os.File, error) { return r.Open(p) }}
