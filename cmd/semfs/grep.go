@@ -27,7 +27,7 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 	var cf clientFlags
 	var icase, fixed, list, count, number, all bool
 	var ctxLines int
-	fs := newFlagSet(env, "grep", "[-i] [-F] [-l] [-c] [-n] [-C N] [--all] [--json] PATTERN [PATH...]")
+	fs := newFlagSet(env, "grep", "[-i] [-F] [-l] [-c] [-n] [-C N] [--all=false] [--json] PATTERN [PATH...]")
 	cf.register(fs)
 	fs.BoolVar(&icase, "i", false, "ignore case")
 	fs.BoolVar(&fixed, "F", false, "PATTERN is a literal string, not a Go RE2 regular expression")
