@@ -15,8 +15,9 @@ import (
 )
 
 // .semfs/grep/<pattern>/ through 9P and NFS: its matches file is GNU grep -rn's
-// output (as a set of lines), its .results.json the /v1/grep answer, and its
-// links the matching files, most matching lines first.
+// output (as a set of lines; files not UTF-8 on some lines, and binary ones,
+// included), its .results.json the /v1/grep answer (asked with all), and
+// its links the matching files, most matching lines first.
 func TestGrepDirectoryThroughNFSAnd9P(t *testing.T) {
 	gnu := requireGNUGrep(t)
 	seed := uint64(time.Now().UnixNano())
@@ -26,6 +27,22 @@ func TestGrepDirectoryThroughNFSAnd9P(t *testing.T) {
 	files := map[string]string{"a/b/slash.txt": "see a/b here\n100% done\nmail me@i.example\n"}
 	for i := range 25 {
 		files[fmt.Sprintf("%s/m%02d.txt", []string{"x", "y/z"}[i%2], i)] = genGrepText(r, 1+r.IntN(30))
+	}
+	// Not content-indexed, read by GNU grep all the same: valid lines of a
+	// file not UTF-8 on others print; a binary file prints none.
+	for i := range 4 {
+		var sb strings.Builder
+		for j := range 3 + r.IntN(8) {
+			line := genGrepLine(r)
+			if i%2 == 0 && j%2 == 0 {
+				line = "\xe9t\xe9 " + line
+			}
+			if i%2 == 1 && j == 1 {
+				line += "\x00"
+			}
+			sb.WriteString(line + "\n")
+		}
+		files[fmt.Sprintf("w/n%02d.dat", i)] = sb.String()
 	}
 	writeFiles(t, data, files)
 	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off"})
@@ -77,6 +94,7 @@ func TestGrepDirectoryThroughNFSAnd9P(t *testing.T) {
 			}
 		}
 		// .results.json: the API's answer; the links: its files by count.
+		c.req.All = true
 		ans, err := d.Client.Grep(d.Context(), c.req)
 		if err != nil {
 			t.Fatal(err)
@@ -94,7 +112,7 @@ func TestGrepDirectoryThroughNFSAnd9P(t *testing.T) {
 			if counts[m.Path] == 0 {
 				order = append(order, m.Path)
 			}
-			counts[m.Path]++
+			counts[m.Path] += max(1, m.Lines) // a binary match: the lines it stands for
 		}
 		slices.SortStableFunc(order, func(a, b string) int { return counts[b] - counts[a] })
 		wantNames := []string{".results.json", "matches"}

@@ -19,8 +19,8 @@ import (
 // .semfs/grep/<pattern>/ is POST /v1/grep from inside the mount:
 //
 //	NN-<basename>   a symlink per matching file, most matching lines first
-//	.results.json   the /v1/grep answer
-//	matches         GNU grep's "path:line:text" lines
+//	.results.json   the /v1/grep answer, asked with all (every file read, as GNU grep reads them)
+//	matches         GNU grep -rn's "path:line:text" lines
 //
 // The directory name is the pattern with "/" written %2F, "%" %25 and "@"
 // %40 (a name holds no "/"), and "." as %2E where needed (the names "." and
@@ -107,7 +107,10 @@ func (t *Tree) grepAs(ctx context.Context, p string, k grepKey) (grepView, error
 		return v, nil
 	}
 	t.mu.Unlock()
-	ans, err := t.grep(ctx, content.Request{Pattern: k.pattern, IgnoreCase: k.ignoreCase, Fixed: k.fixed})
+	// With all, as GNU grep reads every file: matches then holds the lines
+	// grep -rn prints of a file not content-indexed too (the valid lines of
+	// one that is not UTF-8, those of one over the cap).
+	ans, err := t.grep(ctx, content.Request{Pattern: k.pattern, IgnoreCase: k.ignoreCase, Fixed: k.fixed, All: true})
 	if err != nil {
 		kind := server.KindIO
 		if errors.Is(err, content.ErrInvalid) {
@@ -121,6 +124,12 @@ func (t *Tree) grepAs(ctx context.Context, p string, k grepKey) (grepView, error
 	for _, m := range ans.Matches {
 		if counts[m.Path] == 0 {
 			v.files = append(v.files, m.Path)
+		}
+		if m.Binary {
+			// GNU grep prints no line for it ("binary file matches" goes
+			// to its standard error); its lines count for the order.
+			counts[m.Path] += max(1, m.Lines)
+			continue
 		}
 		counts[m.Path]++
 		fmt.Fprintf(&matches, "%s:%d:%s\n", m.Path, m.Line, m.Text)
