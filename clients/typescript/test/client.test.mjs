@@ -202,6 +202,13 @@ test("grep finds lines by content, as the API answers them", async (t) => {
   const limited = await c.grep("o", { limit: 1 });
   assert.equal(limited.matches.length, 1);
   assert.equal(limited.truncated, true);
+  // counts: every file searched, none matching too (grep -c), whole past the limit.
+  const counted = await c.grep("o", { counts: true, limit: 1 });
+  assert.deepEqual(counted.counts, [
+    { path: "logs/a.log", lines: 3 },
+    { path: "logs/b.log", lines: 0 },
+    { path: "notes.md", lines: 1 },
+  ]);
   await rejectsWith(c.grep("a(b"), "invalid", 400);
 });
 
