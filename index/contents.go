@@ -14,9 +14,8 @@ type ContentSource interface {
 	// model, the files whose contents match, each with its best passages'
 	// lines and scores but not their text. A file the caller may not read,
 	// or that changed since its passages were indexed, is never among them;
-	// nor is one matched by meaning alone whose closest passage is below
-	// threshold and does not stand out (such evidence is too weak to count,
-	// and leaving it out spares checking the file).
+	// nor is one whose evidence does not count (ContentHit.Counts at
+	// threshold): leaving it out spares checking the file.
 	Evidence(ctx context.Context, text string, vec []float32, model string, threshold float64) ([]ContentHit, error)
 	// Read fills in the text of hits' passages (the answer's few, not every
 	// candidate's), reading each file as the caller; a hit whose file can
@@ -45,6 +44,13 @@ type ContentHit struct {
 	Size, MTime int64
 }
 
+// Counts reports whether h is evidence the best rank counts: words of the
+// query, or a passage close enough in meaning (its cosine at least
+// threshold, or standing out). A passage merely nearer than others is not.
+func (h ContentHit) Counts(threshold float64) bool {
+	return h.Keyword > 0 || h.HasSim && (h.Sim >= threshold || h.StandOut)
+}
+
 // Passage is a run of lines of a file that matched a query.
 type Passage struct {
 	Line  int     `json:"line"` // its first line, 1-based
@@ -61,7 +67,8 @@ const (
 // contentEvidence adds the contents' evidence to the candidates: a file whose
 // passages hold query words gets kw += (1 − kw)·Keyword (its contents cover
 // what its tags miss; kw stays in [0,1]), one whose closest passage reaches
-// threshold or stands out becomes a candidate for its meaning. Files with no
+// threshold or stands out becomes a candidate for its meaning (or adds it);
+// a hit that does not count (ContentHit.Counts) adds nothing. Files with no
 // record are left out (every file has one once the change stream reached
 // the tag index). It returns the spread of the passages' cosines, for
 // contentSem. Precondition: x.mu held for reading, keyword evidence complete.
@@ -70,16 +77,10 @@ func (x *Index) contentEvidence(hits []ContentHit, cands *candSet, threshold flo
 	n := 0
 	for i, h := range hits {
 		slot, ok := x.hay.pos[h.Path]
-		if !ok {
+		if !ok || !h.Counts(threshold) {
 			continue
 		}
-		c := cands.find(slot)
-		if c == nil {
-			if h.Keyword <= 0 && !(h.HasSim && (h.Sim >= threshold || h.StandOut)) {
-				continue
-			}
-			c = cands.get(slot)
-		}
+		c := cands.get(slot)
 		c.hit = i + 1
 		c.kw += (1 - c.kw) * min(1, h.Keyword)
 		if h.HasSim {

@@ -137,9 +137,9 @@ type fileHits struct {
 // Search finds the files whose passages match text (by words) or vec (by
 // meaning, when model is the passages' model), each with its best passages'
 // lines, scores and byte ranges but no text (Source.Read reads it), and drops
-// a file stat refuses or that changed since it was indexed. A file matched
-// by meaning alone whose closest passage is below threshold and does not
-// stand out is left out before stat: the best rank would not count it.
+// a file stat refuses or that changed since it was indexed. A file whose
+// evidence does not count at threshold (index.ContentHit.Counts) is left
+// out before stat.
 func (x *Index) Search(ctx context.Context, text string, vec []float32, model string, threshold float64, stat func(context.Context, []string) []FileState) ([]index.ContentHit, error) {
 	qt := queryTerms(text)
 	if x.q.HasPending() {
@@ -190,7 +190,7 @@ func (x *Index) Search(ctx context.Context, text string, vec []float32, model st
 	fs := make([]*fileHits, 0, len(files))
 	paths := make([]string, 0, len(files))
 	for _, f := range files {
-		if len(f.best) == 0 && !(f.hasSim && (f.sim >= threshold || f.standOut)) {
+		if !f.evidence().Counts(threshold) {
 			continue
 		}
 		fs = append(fs, f)
@@ -467,11 +467,16 @@ func (b *bestK[T]) down(i int) {
 	}
 }
 
+// evidence is f's hit without its passages.
+func (f *fileHits) evidence() index.ContentHit {
+	return index.ContentHit{Path: f.path, Keyword: f.kw, Sim: f.sim, HasSim: f.hasSim, StandOut: f.standOut, Size: f.size, MTime: f.mt}
+}
+
 // answer is f's evidence, its best passages without their text, given its
 // file's state as the caller sees it; false when the caller may not read the
 // file, or it changed since it was indexed.
 func (f *fileHits) answer(st FileState) (index.ContentHit, bool) {
-	h := index.ContentHit{Path: f.path, Keyword: f.kw, Sim: f.sim, HasSim: f.hasSim, StandOut: f.standOut, Size: f.size, MTime: f.mt}
+	h := f.evidence()
 	if st.Err != nil || st.Size != f.size || st.MTime != f.mt {
 		return h, false
 	}
