@@ -328,37 +328,42 @@ func (x *Index) Grep(ctx context.Context, c *Compiled, env Env) (Answer, error) 
 			}
 			ans.Files++
 			if room := c.limit - len(ans.Matches); len(ms) >= room {
-				if !c.req.Counts && (len(ms) > room || start+i+1 < len(paths)) {
-					ans.Truncated = len(ms) > room || x.moreMatches(ctx, c, env, paths[start+i+1:])
-				}
-				ans.Truncated = ans.Truncated || len(ms) > room
 				ans.Matches = append(ans.Matches, ms[:room]...)
-				if !c.req.Counts {
-					ans.Stats.Ms = msSince(t0)
-					return ans, nil
+				ans.Truncated = len(ms) > room
+				if c.req.Counts {
+					full = true // counting goes on; a later match truncates
+					continue
 				}
-				full = true // counting goes on
-				continue
+				if !ans.Truncated && start+i+1 < len(paths) {
+					ans.Truncated = x.moreMatches(ctx, c, env, paths[start+i+1:])
+				}
+				ans.Stats.Ms = msSince(t0)
+				return ans, nil
 			}
 			ans.Matches = append(ans.Matches, ms...)
 		}
 	}
 	if c.req.Counts {
-		ans.Counts = x.counts(ctx, c, env, counted)
+		ans.Counts = x.counts(ctx, c, env, paths, counted)
 	}
 	ans.Stats.Ms = msSince(t0)
 	return ans, nil
 }
 
-// lineCount is how many matching lines ms stands for, as grep -c counts.
+// LineCount is how many matching lines m stands for, as grep -c counts
+// them: one, or a binary match's Lines.
+func (m Match) LineCount() int {
+	if m.Binary {
+		return max(1, m.Lines)
+	}
+	return 1
+}
+
+// lineCount is how many matching lines ms stands for.
 func lineCount(ms []Match) int {
 	n := 0
 	for _, m := range ms {
-		if m.Binary {
-			n += max(1, m.Lines)
-		} else {
-			n++
-		}
+		n += m.LineCount()
 	}
 	return n
 }
@@ -377,13 +382,14 @@ func (x *Index) count(ctx context.Context, c *Compiled, env Env, p string, ms []
 	return lineCount(ms)
 }
 
-// counts is Answer.Counts: the candidates read (counted), and every other
-// file c searches, with 0, if the caller can open it.
-func (x *Index) counts(ctx context.Context, c *Compiled, env Env, counted map[string]int) []Count {
+// counts is Answer.Counts: the candidates read (counted; those not read
+// the caller may not), and every other file c searches, with 0, if the
+// caller can open it.
+func (x *Index) counts(ctx context.Context, c *Compiled, env Env, candidates []string, counted map[string]int) []Count {
 	x.mu.Lock()
 	var others []string
 	for p, e := range x.files {
-		if _, ok := counted[p]; ok || !c.selected(p) || e.state == NotRegular || e.state != Indexed && !c.req.All {
+		if _, cand := slices.BinarySearch(candidates, p); cand || !c.selected(p) || e.state == NotRegular || e.state != Indexed && !c.req.All {
 			continue
 		}
 		others = append(others, p)

@@ -125,13 +125,10 @@ func (t *Tree) grepAs(ctx context.Context, p string, k grepKey) (grepView, error
 		if counts[m.Path] == 0 {
 			v.files = append(v.files, m.Path)
 		}
+		counts[m.Path] += m.LineCount()
 		if m.Binary {
-			// GNU grep prints no line for it ("binary file matches" goes
-			// to its standard error); its lines count for the order.
-			counts[m.Path] += max(1, m.Lines)
-			continue
+			continue // GNU grep prints no line for it ("binary file matches" goes to its standard error)
 		}
-		counts[m.Path]++
 		fmt.Fprintf(&matches, "%s:%d:%s\n", m.Path, m.Line, m.Text)
 	}
 	slices.SortStableFunc(v.files, func(a, b string) int { return counts[b] - counts[a] })
