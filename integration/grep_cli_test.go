@@ -59,6 +59,16 @@ func TestGrepCLIMatchesGNUGrep(t *testing.T) {
 	writeFiles(t, data, files)
 	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off", NineP: "off"})
 	waitContentSettled(t, d)
+	// same runs semfs grep with flags and GNU grep with gnuFlags, and
+	// compares their output and exit codes.
+	same := func(gnuFlags, flags []string, pat string, paths ...string) {
+		t.Helper()
+		want, wantCode := gnuRun(t, gnu, data, gnuFlags, pat, paths...)
+		out, errOut, code := d.Run(append(append(append([]string{"grep"}, flags...), "--", pat), paths...)...)
+		if code != wantCode || normalize(out) != normalize(want) {
+			t.Fatalf("semfs grep %v %q %v: exit %d (GNU %d)\n--- semfs\n%s%s--- GNU grep\n%s", flags, pat, paths, code, wantCode, out, errOut, want)
+		}
+	}
 	flagSets := [][]string{{"-n"}, {}, {"-i", "-n"}, {"-l"}, {"-c"}, {"-n", "-C", "1"}, {"-C", "2"}, {"-F", "-n"}, {"-in"}}
 	for i := range 60 {
 		flags := flagSets[i%len(flagSets)]
@@ -68,21 +78,12 @@ func TestGrepCLIMatchesGNUGrep(t *testing.T) {
 			pat = grepWords[r.IntN(len(grepWords))]
 			gnuFlags = flags
 		}
-		want, wantCode := gnuRun(t, gnu, data, gnuFlags, pat, text...)
-		out, errOut, code := d.Run(append(append(append([]string{"grep"}, flags...), "--", pat), text...)...)
-		if code != wantCode || normalize(out) != normalize(want) {
-			t.Fatalf("semfs grep %v %q: exit %d (GNU %d)\n--- semfs\n%s%s--- GNU grep\n%s", flags, pat, code, wantCode, out, errOut, want)
-		}
+		same(gnuFlags, flags, pat, text...)
 	}
 	// Literals over the whole tree, binary and non-UTF-8 files included.
 	for i := range 40 {
 		flags := [][]string{{"-F", "-l"}, {"-F", "-c"}, {"-F", "-n"}, {"-F", "-i", "-c"}}[i%4]
-		pat := grepWords[r.IntN(len(grepWords))]
-		want, wantCode := gnuRun(t, gnu, data, flags, pat)
-		out, errOut, code := d.Run(append(append([]string{"grep"}, flags...), "--", pat)...)
-		if code != wantCode || normalize(out) != normalize(want) {
-			t.Fatalf("semfs grep %v %q over binary files too: exit %d (GNU %d)\n--- semfs\n%s%s--- GNU grep\n%s", flags, pat, code, wantCode, out, errOut, want)
-		}
+		same(flags, flags, grepWords[r.IntN(len(grepWords))])
 	}
 	// A path argument narrows the search as it would GNU grep's.
 	want, _ := gnuRun(t, gnu, data, []string{"-E"}, "e", "b/c")
