@@ -16,6 +16,7 @@ import (
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/int8vec"
 	"github.com/semfs/semfs/index/signcode"
 	"golang.org/x/sys/unix"
 )
@@ -94,8 +95,12 @@ type Index struct {
 	// The vectors' sign bits, codeWords a pid (bit j set when component j
 	// is > 0), for the coarse pass of a large meaning scan (search.go); coded
 	// says which pids have them (a vector of dims components).
-	codes    []uint64
-	coded    []bool
+	codes []uint64
+	coded []bool
+	// The vectors' int8 copies, dims a pid, and their factors (int8vec):
+	// the approximate cosines of a large meaning scan, for pids coded.
+	q8       []int8
+	q8f      []float32
 	dims     int
 	exactMax int // meaning scans of up to this many vectors are exact; 0: exactMax
 	// scratchPool keeps queries' working memory (*scratch) between them.
@@ -162,7 +167,7 @@ func (x *Index) reset() {
 	x.byFid = make([]*file, 1)
 	x.freeFids = nil
 	x.post = map[string]*postings{}
-	x.codes, x.coded, x.dims = nil, make([]bool, 1), 0
+	x.codes, x.coded, x.q8, x.q8f, x.dims = nil, make([]bool, 1), nil, nil, 0
 	x.free, x.dead, x.words, x.live, x.bytes, x.embedded = nil, 0, 0, 0, 0, 0
 }
 
@@ -530,6 +535,14 @@ func (x *Index) setVecLocked(id uint32, v []float32) {
 		x.codes = append(x.codes, make([]uint64, max(need, len(x.passes)*w)-len(x.codes))...)
 	}
 	signcode.Put(x.codes[int(id)*w:(int(id)+1)*w], v)
+	d := x.dims
+	if need := (int(id) + 1) * d; len(x.q8) < need {
+		x.q8 = append(x.q8, make([]int8, max(need, len(x.passes)*d)-len(x.q8))...)
+	}
+	if len(x.q8f) <= int(id) {
+		x.q8f = append(x.q8f, make([]float32, max(int(id)+1, len(x.passes))-len(x.q8f))...)
+	}
+	x.q8f[id] = int8vec.Put(x.q8[int(id)*d:(int(id)+1)*d], v)
 	x.coded[id] = true
 }
 
@@ -539,7 +552,7 @@ func (x *Index) dropVectorsLocked() {
 		x.passes[i].vec, x.passes[i].nv = nil, 0
 	}
 	clear(x.coded)
-	x.codes, x.dims = nil, 0
+	x.codes, x.q8, x.q8f, x.dims = nil, nil, nil, 0
 	x.embedded = 0
 }
 

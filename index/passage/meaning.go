@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"github.com/semfs/semfs/index/int8vec"
 	"github.com/semfs/semfs/index/signcode"
 )
 
@@ -19,18 +20,24 @@ import (
 //     and each passage's (64 bytes a passage at 512 d; the angle between two
 //     vectors is about π·hamming/dims) picks the likeliest passages, a
 //     coarseShare of them between coarseMin and coarseMax;
-//   - the exact pass: their cosines pick the meaningFiles closest files, and
-//     every passage of those files and of the word stage's files gets its
-//     exact cosine, or, of a file of more than perFileExact passages, the
-//     perFileExact nearest by sign bits (a file's Sim is an exact cosine,
-//     its best passage's but for a rare miss in a long file; a file the
-//     coarse pass misses is not among the closest);
-//   - the mean and deviation over every passage (StandOut) come from an
-//     exact sample of statSample passages spread over the index.
+//   - the fine pass: their cosines, from the vectors' int8 copies
+//     (index/int8vec: 512 bytes a vector, within about 0.005 of the exact
+//     cosine), pick the meaningFiles closest files, and every passage of
+//     those files and of the word stage's files gets its exact cosine, or,
+//     of a file of more than perFileExact passages, the perFileExact nearest
+//     by sign bits (a file's Sim is an exact cosine, its best passage's but
+//     for a rare miss in a long file; a file the coarse pass misses is not
+//     among the closest);
+//   - the mean and deviation over every passage (StandOut) come from a
+//     sample of statSample passages spread over the index, their cosines
+//     from the int8 copies too.
 //
-// So a query reads 64 bytes a passage plus about a thousand vectors (2 KB
-// each) at 10,000 passages, where the exhaustive scan read all 10,000: the
-// meaning stage of a busy daemon's every query (issue 30's mixed load).
+// So a query reads 64 bytes a passage plus about a thousand int8 copies at
+// 10,000 passages, where the exhaustive scan read all 10,000 float32
+// vectors: the meaning stage of a busy daemon's every query (issue 30's
+// mixed load). The scattered copies are a quarter of float32's bytes, and the
+// scan is bound by the bytes it reads: BenchmarkScan in index/int8vec,
+// 1,500 vectors of 60,000, 32 µs against 124 µs.
 // TestPassageScale measures the recall of the closest files against the
 // exhaustive scan (docs/contents.md): with these bounds, recall@10 0.98-1.0
 // and recall@50 0.94-0.97 from 3,600 to 37,000 passages.
@@ -101,6 +108,12 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 		}
 		return r
 	}
+	d := x.dims
+	qq := make([]int8, d)
+	fq := int8vec.Put(qq, vec)
+	near := func(id uint32) float64 {
+		return int8vec.Cosine(qq, x.q8[int(id)*d:int(id+1)*d], fq, x.q8f[id])
+	}
 	every := max(1, x.embedded/statSample)
 	seen := 0
 	for id, ok := range x.coded {
@@ -108,7 +121,7 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 			continue
 		}
 		if seen%every == 0 {
-			s := sim(uint32(id))
+			s := near(uint32(id))
 			r.sum += s
 			r.sum2 += s * s
 			r.cnt++
@@ -116,7 +129,7 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 		seen++
 	}
 	for _, id := range x.coarse(vec, sc.dist) {
-		offer(id, sim(id))
+		offer(id, near(id))
 	}
 	return r
 }
