@@ -12,35 +12,35 @@ import (
 
 // The meaning stage's cost. Every passage's cosine is 512 multiplications a
 // passage: 600,000 passages (50,000 files of real text) are 300 million, and
-// their float32 vectors 1.2 GB read per query. Up to exactMax vectors every
-// cosine is computed; above, two passes instead, as the tag index does for
-// its vectors (index/vecscan.go):
+// their float32 vectors 1.2 GB read per query. The scan that reads the index
+// therefore takes its cosines from the vectors' int8 copies (index/int8vec:
+// 512 bytes a vector, within about 0.005 of the exact cosine; the scattered
+// reads are bound by their bytes: BenchmarkScan there, 1,500 vectors of
+// 60,000, 32 µs against float32's 124 µs), and only a hit's passages get
+// exact float32 cosines. Up to exactMax vectors every passage's int8 cosine
+// is computed; above, two passes instead, as the tag index does for its
+// vectors (index/vecscan.go):
 //
 //   - the coarse pass: the Hamming distance between the query's sign bits
 //     and each passage's (64 bytes a passage at 512 d; the angle between two
 //     vectors is about π·hamming/dims) picks the likeliest passages, a
 //     coarseShare of them between coarseMin and coarseMax;
-//   - the fine pass: their cosines, from the vectors' int8 copies
-//     (index/int8vec: 512 bytes a vector, within about 0.005 of the exact
-//     cosine), pick the meaningFiles closest files, and every passage of
-//     those files and of the word stage's files gets its exact cosine, or,
-//     of a file of more than perFileExact passages, the perFileExact nearest
-//     by sign bits (a file's Sim is an exact cosine, its best passage's but
-//     for a rare miss in a long file; a file the coarse pass misses is not
-//     among the closest);
+//   - the fine pass: their int8 cosines pick the meaningFiles closest
+//     files;
 //   - the mean and deviation over every passage (StandOut) come from a
-//     sample of statSample passages spread over the index, their cosines
-//     from the int8 copies too.
+//     sample of statSample passages spread over the index.
 //
-// So a query reads 64 bytes a passage plus about a thousand int8 copies at
-// 10,000 passages, where the exhaustive scan read all 10,000 float32
-// vectors: the meaning stage of a busy daemon's every query (issue 30's
-// mixed load). The scattered copies are a quarter of float32's bytes, and the
-// scan is bound by the bytes it reads: BenchmarkScan in index/int8vec,
-// 1,500 vectors of 60,000, 32 µs against 124 µs.
-// TestPassageScale measures the recall of the closest files against the
-// exhaustive scan (docs/contents.md): with these bounds, recall@10 0.98-1.0
-// and recall@50 0.94-0.97 from 3,600 to 37,000 passages.
+// Either way, every passage of the closest files and of the word stage's
+// files then gets its exact cosine (byMeaning), or, of a file of more than
+// perFileExact passages in a large index, the perFileExact nearest by sign
+// bits: a file's Sim is an exact cosine, its best passage's but for a rare
+// miss in a long file; a file the coarse pass misses is not among the
+// closest. So a query reads 64 bytes a passage plus about a thousand int8
+// copies at 10,000 passages: the meaning stage of a busy daemon's every
+// query (issue 30's mixed load). TestPassageScale measures the recall of the
+// closest files against the exhaustive scan (docs/contents.md): with these
+// bounds, recall@10 0.98-1.0 and recall@50 0.94-0.97 from 3,600 to 37,000
+// passages.
 const (
 	exactMax   = 2_048
 	coarseMin  = 512
@@ -85,25 +85,22 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 		sort.Slice(r.tops, func(i, j int) bool { return closer(r.tops[i], r.tops[j]) })
 		sc.byMeaning.reset()
 	}()
-	sim := func(id uint32) float64 {
-		ps := &x.passes[id]
-		return cosine(vec, ps.vec, nq, ps.nv)
+	add := func(s float64) {
+		r.sum += s
+		r.sum2 += s * s
+		r.cnt++
 	}
-	limit := x.exactMax
-	if limit <= 0 {
-		limit = exactMax
-	}
-	r.approx = x.embedded > limit && len(vec) == x.dims
-	if !r.approx {
+	if len(vec) != x.dims {
+		// A vector of another length than the index's (a client's of
+		// another size): only passages of its length, rare, have a cosine
+		// with it, each from float32.
 		for id := 1; id < len(x.passes); id++ {
 			ps := &x.passes[id]
 			if ps.path == "" || ps.vec == nil || len(ps.vec) != len(vec) {
 				continue
 			}
-			s := sim(uint32(id))
-			r.sum += s
-			r.sum2 += s * s
-			r.cnt++
+			s := cosine(vec, ps.vec, nq, ps.nv)
+			add(s)
 			offer(uint32(id), s)
 		}
 		return r
@@ -114,6 +111,21 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 	near := func(id uint32) float64 {
 		return int8vec.Cosine(qq, x.q8[int(id)*d:int(id+1)*d], fq, x.q8f[id])
 	}
+	limit := x.exactMax
+	if limit <= 0 {
+		limit = exactMax
+	}
+	r.approx = x.embedded > limit
+	if !r.approx {
+		for id, ok := range x.coded {
+			if ok {
+				s := near(uint32(id))
+				add(s)
+				offer(uint32(id), s)
+			}
+		}
+		return r
+	}
 	every := max(1, x.embedded/statSample)
 	seen := 0
 	for id, ok := range x.coded {
@@ -121,10 +133,7 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 			continue
 		}
 		if seen%every == 0 {
-			s := near(uint32(id))
-			r.sum += s
-			r.sum2 += s * s
-			r.cnt++
+			add(near(uint32(id)))
 		}
 		seen++
 	}

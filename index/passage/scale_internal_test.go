@@ -423,10 +423,10 @@ func (s *scaleSet) stats() string {
 }
 
 // TestPassageScale prints the content stage's latency (p50, p90; wall and
-// the query's own CPU) at scale, words only and with vectors, exact and
+// the query's own CPU) at scale, words only and with vectors, exhaustive and
 // approximate (SEMFS_PASSAGE_ROUNDS rounds of the queries, default 3; 0
 // skips them; SEMFS_PASSAGE_QUERIES=N keeps the first N of the 64), and the recall of the approximate meaning scan: of the 10
-// (and 50) hits closest by meaning in the exact scan's answer, the share in
+// (and 50) hits closest by meaning in the exhaustive scan's answer, the share in
 // the approximate scan's. SEMFS_PASSAGE_DUMP=FILE writes every answer, as
 // JSON lines, for comparing two builds.
 func TestPassageScale(t *testing.T) {
@@ -437,7 +437,7 @@ func TestPassageScale(t *testing.T) {
 		name     string
 		words    bool
 		exactMax int
-	}{{"words only", true, 0}, {"words+meaning, exact scan", false, math.MaxInt}, {"words+meaning", false, 0}}
+	}{{"words only", true, 0}, {"words+meaning, exhaustive scan", false, math.MaxInt}, {"words+meaning", false, 0}}
 	rounds := 3
 	if r := os.Getenv("SEMFS_PASSAGE_ROUNDS"); r != "" {
 		var err error
@@ -511,7 +511,7 @@ func TestPassageScale(t *testing.T) {
 				same++
 			}
 		}
-		t.Logf("recall@%d of the approximate meaning scan against the exact one: %.3f (%d of %d queries the same %d in the same order)", k, got/want, same, len(s.queries), k)
+		t.Logf("recall@%d of the approximate meaning scan against the exhaustive one: %.3f (%d of %d queries the same %d in the same order)", k, got/want, same, len(s.queries), k)
 	}
 }
 
