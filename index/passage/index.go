@@ -99,10 +99,10 @@ type Index struct {
 	coded []bool
 	// The vectors' int8 copies, dims a pid, and their factors (int8vec):
 	// the approximate cosines of a large meaning scan, for pids coded.
-	q8       []int8
-	q8f      []float32
-	dims     int
-	exactMax int // meaning scans of up to this many vectors are exact; 0: exactMax
+	q8            []int8
+	q8f           []float32
+	dims          int
+	exhaustiveMax int // meaning scans of up to this many vectors read every one; 0: exhaustiveMax
 	// scratchPool keeps queries' working memory (*scratch) between them.
 	scratchPool sync.Pool
 	dead        int
@@ -515,8 +515,8 @@ func (x *Index) embedder() embed.Embedder {
 	return x.emb
 }
 
-// setVecLocked installs v as passage id's vector, with its norm and sign
-// bits. Precondition: mu held for writing.
+// setVecLocked installs v as passage id's vector, with its norm, sign bits
+// and int8 copy. Precondition: mu held for writing.
 func (x *Index) setVecLocked(id uint32, v []float32) {
 	ps := &x.passes[id]
 	if ps.vec == nil {
@@ -527,23 +527,26 @@ func (x *Index) setVecLocked(id uint32, v []float32) {
 		x.dims = len(v)
 	}
 	if len(v) != x.dims {
-		x.coded[id] = false // the exact scans compare lengths themselves
+		x.coded[id] = false // the float32 scan of another length compares lengths itself
 		return
 	}
-	w := signcode.Words(x.dims)
-	if need := (int(id) + 1) * w; len(x.codes) < need {
-		x.codes = append(x.codes, make([]uint64, max(need, len(x.passes)*w)-len(x.codes))...)
-	}
+	w, d, n := signcode.Words(x.dims), x.dims, len(x.passes)
+	x.codes = perPid(x.codes, id, w, n)
 	signcode.Put(x.codes[int(id)*w:(int(id)+1)*w], v)
-	d := x.dims
-	if need := (int(id) + 1) * d; len(x.q8) < need {
-		x.q8 = append(x.q8, make([]int8, max(need, len(x.passes)*d)-len(x.q8))...)
-	}
-	if len(x.q8f) <= int(id) {
-		x.q8f = append(x.q8f, make([]float32, max(int(id)+1, len(x.passes))-len(x.q8f))...)
-	}
+	x.q8 = perPid(x.q8, id, d, n)
+	x.q8f = perPid(x.q8f, id, 1, n)
 	x.q8f[id] = int8vec.Put(x.q8[int(id)*d:(int(id)+1)*d], v)
 	x.coded[id] = true
+}
+
+// perPid grows s, an array of per entries a pid, to hold pid id, and room
+// for n pids when it grows (the pids the index has: one allocation for a
+// load, not one a pid).
+func perPid[T any](s []T, id uint32, per, n int) []T {
+	if need := (int(id) + 1) * per; len(s) < need {
+		s = append(s, make([]T, max(need, n*per)-len(s))...)
+	}
+	return s
 }
 
 // dropVectorsLocked forgets every vector (another model's).

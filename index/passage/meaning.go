@@ -17,7 +17,7 @@ import (
 // 512 bytes a vector, within about 0.005 of the exact cosine; the scattered
 // reads are bound by their bytes: BenchmarkScan there, 1,500 vectors of
 // 60,000, 32 µs against float32's 124 µs), and only a hit's passages get
-// exact float32 cosines. Up to exactMax vectors every passage's int8 cosine
+// exact float32 cosines. Up to exhaustiveMax vectors every passage's int8 cosine
 // is computed; above, two passes instead, as the tag index does for its
 // vectors (index/vecscan.go):
 //
@@ -42,10 +42,10 @@ import (
 // bounds, recall@10 0.98-1.0 and recall@50 0.94-0.97 from 3,600 to 37,000
 // passages.
 const (
-	exactMax   = 2_048
-	coarseMin  = 512
-	coarseMax  = 4_000
-	statSample = 512
+	exhaustiveMax = 2_048
+	coarseMin     = 512
+	coarseMax     = 4_000
+	statSample    = 512
 	// coarseShare is the coarse pass's share of the index: 1/32.
 	coarseShare = 32
 	// perFileExact bounds a hit's exact cosines in a large index: a file of
@@ -69,7 +69,7 @@ type scanned struct {
 }
 
 // scan is the part of the meaning stage that reads every passage (the
-// coarse pass or every cosine); it needs nothing from the word stage, so it
+// coarse pass or every int8 cosine); it needs nothing from the word stage, so it
 // runs beside it. It writes only sc.dist and sc.byMeaning. Precondition: mu
 // held for reading.
 func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
@@ -111,9 +111,9 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 	near := func(id uint32) float64 {
 		return int8vec.Cosine(qq, x.q8[int(id)*d:int(id+1)*d], fq, x.q8f[id])
 	}
-	limit := x.exactMax
+	limit := x.exhaustiveMax
 	if limit <= 0 {
-		limit = exactMax
+		limit = exhaustiveMax
 	}
 	r.approx = x.embedded > limit
 	if !r.approx {

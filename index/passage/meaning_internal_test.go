@@ -102,7 +102,7 @@ func randUnit(rng *rand.Rand, dims int) []float32 {
 	return v
 }
 
-// The approximate meaning scan (above exactMax vectors) changes which files
+// The approximate meaning scan (above exhaustiveMax vectors) changes which files
 // are found by meaning alone, never what is said of a file: the word stage's
 // evidence is the exact scan's, every Sim is the file's exact best cosine,
 // and a file holding the query's own vector is found, closest.
@@ -137,8 +137,8 @@ func TestApproximateMeaningScan(t *testing.T) {
 			q = pv // the planted passage's own vector
 		}
 		words := word(rng.IntN(3000)) + " " + word(rng.IntN(300)) + " " + word(rng.IntN(3000))
-		search := func(exactMax int) map[string]index.ContentHit {
-			x.exactMax = exactMax
+		search := func(exhaustiveMax int) map[string]index.ContentHit {
+			x.exhaustiveMax = exhaustiveMax
 			hits, err := x.Search(context.Background(), words, q, "test", math.Inf(-1), stat)
 			if err != nil {
 				t.Fatal(err)

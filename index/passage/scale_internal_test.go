@@ -434,9 +434,9 @@ func TestPassageScale(t *testing.T) {
 	defer s.x.Close()
 	t.Log(s.stats())
 	modes := []struct {
-		name     string
-		words    bool
-		exactMax int
+		name          string
+		words         bool
+		exhaustiveMax int
 	}{{"words only", true, 0}, {"words+meaning, exhaustive scan", false, math.MaxInt}, {"words+meaning", false, 0}}
 	rounds := 3
 	if r := os.Getenv("SEMFS_PASSAGE_ROUNDS"); r != "" {
@@ -449,10 +449,10 @@ func TestPassageScale(t *testing.T) {
 		if rounds == 0 {
 			break
 		}
-		s.x.exactMax = m.exactMax
+		s.x.exhaustiveMax = m.exhaustiveMax
 		s.run(t, 1, m.words) // warm
 		r := rounds
-		if m.exactMax == math.MaxInt {
+		if m.exhaustiveMax == math.MaxInt {
 			r = 1 // the slow one (the former cost): one round is enough to see it
 		}
 		l := s.run(t, r, m.words)
@@ -460,8 +460,8 @@ func TestPassageScale(t *testing.T) {
 		w90, c90 := l.pct(0.9)
 		t.Logf("%s: %d queries: p50 %v (cpu %v), p90 %v (cpu %v)", m.name, len(l.wall), w50.Round(10*time.Microsecond), c50.Round(10*time.Microsecond), w90.Round(10*time.Microsecond), c90.Round(10*time.Microsecond))
 	}
-	answers := func(exactMax int) [][]index.ContentHit {
-		s.x.exactMax = exactMax
+	answers := func(exhaustiveMax int) [][]index.ContentHit {
+		s.x.exhaustiveMax = exhaustiveMax
 		var out [][]index.ContentHit
 		for i, q := range s.queries {
 			hits, err := s.x.Search(context.Background(), q, s.qvecs[i], s.emb.Name(), math.Inf(-1), DirSource(s.x, s.root).Stat)
@@ -473,7 +473,7 @@ func TestPassageScale(t *testing.T) {
 		return out
 	}
 	exact, approx := answers(math.MaxInt), answers(0)
-	s.x.exactMax = 0
+	s.x.exhaustiveMax = 0
 	if p := os.Getenv("SEMFS_PASSAGE_DUMP"); p != "" {
 		f, err := os.Create(p)
 		if err != nil {
