@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 
@@ -126,6 +127,38 @@ func (c *callerFiles) Open(ctx context.Context, p string) (*os.File, error) {
 		return nil, err
 	}
 	return c.d.fs.OpenRead(ctx, p)
+}
+
+// ReadEach opens each of paths as the caller of ctx may search it, and
+// calls each with the open file and its own size and modification time
+// (Source.ReadEach): files sharing a directory share its lookup
+// (FS.OpenEach).
+func (c *callerFiles) ReadEach(ctx context.Context, paths []string, each func(int, io.ReaderAt, passage.FileState)) {
+	may := make([]string, 0, len(paths))
+	at := make([]int, 0, len(paths))
+	for i, p := range paths {
+		if err := c.check(ctx, p); err != nil {
+			each(i, nil, passage.FileState{Err: err})
+			continue
+		}
+		may = append(may, p)
+		at = append(at, i)
+	}
+	c.d.fs.OpenEach(ctx, may, func(j int, r *server.Reader, err error) {
+		i := at[j]
+		if err != nil {
+			each(i, nil, passage.FileState{Err: err})
+			return
+		}
+		switch a, err := r.Stat(); {
+		case err != nil:
+			each(i, nil, passage.FileState{Err: err})
+		case !a.Mode.IsRegular():
+			each(i, nil, passage.FileState{Err: server.E("read", server.KindInvalid, may[j], errors.New("not a regular file"))})
+		default:
+			each(i, r, passage.FileState{Size: a.Size, MTime: a.Mtime.UnixNano()})
+		}
+	})
 }
 
 // Stat is, for each of paths, the regular file's size and modification time

@@ -5,7 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/content"
@@ -61,7 +61,9 @@ func (d *daemon) contents(ctx context.Context) index.ContentSource {
 	cf := d.callerFiles()
 	return passage.Source{X: d.passages,
 		Stat: func(_ context.Context, paths []string) []passage.FileState { return cf.Stat(ctx, paths) },
-		Open: func(_ context.Context, p string) (*os.File, error) { return cf.Open(ctx, p) }}
+		ReadEach: func(_ context.Context, paths []string, each func(int, io.ReaderAt, passage.FileState)) {
+			cf.ReadEach(ctx, paths, each)
+		}}
 }
 
 // passageStats is the health report's passages section.

@@ -3,6 +3,7 @@ package passage_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -49,12 +50,14 @@ func TestAnswerReadsOnlyItsFiles(t *testing.T) {
 	var mu sync.Mutex
 	opened := map[string]int{}
 	src := passage.DirSource(px, root)
-	open := src.Open
-	src.Open = func(ctx context.Context, p string) (*os.File, error) {
+	readEach := src.ReadEach
+	src.ReadEach = func(ctx context.Context, paths []string, each func(int, io.ReaderAt, passage.FileState)) {
 		mu.Lock()
-		opened[p]++
+		for _, p := range paths {
+			opened[p]++
+		}
 		mu.Unlock()
-		return open(ctx, p)
+		readEach(ctx, paths, each)
 	}
 	for range 30 {
 		q := vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]

@@ -3,6 +3,7 @@ package passage
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -28,6 +29,29 @@ func DirSource(x *Index, root string) Source {
 			}
 			return out
 		},
-		Open: func(_ context.Context, p string) (*os.File, error) { return os.Open(filepath.Join(root, p)) },
+		ReadEach: func(_ context.Context, paths []string, each func(int, io.ReaderAt, FileState)) {
+			for i, p := range paths {
+				readDirFile(filepath.Join(root, p), func(r io.ReaderAt, st FileState) { each(i, r, st) })
+			}
+		},
+	}
+}
+
+// readDirFile opens name and calls each with it and its state, then closes it.
+func readDirFile(name string, each func(io.ReaderAt, FileState)) {
+	f, err := os.Open(name)
+	if err != nil {
+		each(nil, FileState{Err: err})
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		each(nil, FileState{Err: err})
+	case !fi.Mode().IsRegular():
+		each(nil, FileState{Err: errors.New(name + ": not a regular file")})
+	default:
+		each(f, FileState{Size: fi.Size(), MTime: fi.ModTime().UnixNano()})
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,9 +33,8 @@ const (
 
 // Source is the content evidence for one caller. A query asks the index for
 // every file that matches (Evidence: hundreds, each checked by Stat) and reads
-// the text of only those that reach its answer (Read: Open, a few at most
-// per result), so a query's cost in system calls does not grow with its
-// candidates' text.
+// the text of only those that reach its answer (Read, through ReadEach), so
+// a query's cost in system calls does not grow with its candidates' text.
 type Source struct {
 	X *Index
 	// Stat returns, for each of paths, the regular file's size and
@@ -43,8 +42,12 @@ type Source struct {
 	// may not read it: one call a query, so that files sharing a directory
 	// share its lookup.
 	Stat func(ctx context.Context, paths []string) []FileState
-	// Open opens a file for reading as the caller.
-	Open func(ctx context.Context, p string) (*os.File, error)
+	// ReadEach opens each of paths for reading as the caller and calls each
+	// with its index, the open file and that file's own state (Err where it
+	// could not be opened or is not a regular file: r is nil then); the
+	// file is closed when each returns. One call reads several files, so
+	// that files sharing a directory share its lookup.
+	ReadEach func(ctx context.Context, paths []string, each func(i int, r io.ReaderAt, st FileState))
 }
 
 // FileState is a file's size and modification time (Unix ns) as Source.Stat
@@ -60,25 +63,31 @@ func (s Source) Evidence(ctx context.Context, text string, vec []float32, model 
 }
 
 // Read implements index.ContentSource: each hit's passages' text, read from
-// its file as the caller, a few files at a time. A hit whose file the caller
-// can no longer open, or that changed since Evidence checked it, loses its
-// passages.
+// its file as the caller, by up to readers goroutines, each reading at least
+// perReader files (one ReadEach each, so one lookup of a directory they
+// share). A hit whose file the caller can no longer open, or that changed
+// since Evidence checked it, loses its passages.
 func (s Source) Read(ctx context.Context, hits []*index.ContentHit) error {
-	errs := make([]error, readers)
+	byPath := slices.Clone(hits)
+	slices.SortFunc(byPath, func(a, b *index.ContentHit) int { return strings.Compare(a.Path, b.Path) })
+	shares := min(readers, (len(byPath)+perReader-1)/perReader)
+	errs := make([]error, shares)
 	var wg sync.WaitGroup
-	for w := range min(readers, len(hits)) {
+	for w := range shares {
+		share := byPath[w*len(byPath)/shares : (w+1)*len(byPath)/shares]
+		paths := make([]string, len(share))
+		for i, h := range share {
+			paths[i] = h.Path
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer recoverTo(&errs[w])
-			for i := w; i < len(hits); i += readers {
-				if ctx.Err() != nil {
-					return
+			s.ReadEach(ctx, paths, func(i int, r io.ReaderAt, st FileState) {
+				if !readText(r, st, share[i]) {
+					share[i].Passages, share[i].Spans = nil, nil
 				}
-				if !readText(ctx, s.Open, hits[i]) {
-					hits[i].Passages, hits[i].Spans = nil, nil
-				}
-			}
+			})
 		}()
 	}
 	wg.Wait()
@@ -91,21 +100,40 @@ func (s Source) Read(ctx context.Context, hits []*index.ContentHit) error {
 	return nil
 }
 
-// readText reads h's passages' text from its file through open; false when
-// the file cannot be opened or is no longer the version indexed.
-func readText(ctx context.Context, open func(context.Context, string) (*os.File, error), h *index.ContentHit) bool {
-	fd, err := open(ctx, h.Path)
-	if err != nil {
+// readText reads h's passages' text from r, the file as it is now (st);
+// false when it could not be opened or is no longer the version indexed.
+// Spans close together (all of them within coalesceMax bytes, as a file's
+// few best passages usually are) are read by one read.
+func readText(r io.ReaderAt, st FileState, h *index.ContentHit) bool {
+	if st.Err != nil || st.Size != h.Size || st.MTime != h.MTime {
 		return false
 	}
-	defer fd.Close()
-	fi, err := fd.Stat()
-	if err != nil || fi.Size() != h.Size || fi.ModTime().UnixNano() != h.MTime {
-		return false
+	// Each passage's text is at most maxText runes' worth of bytes from its
+	// start (clip cuts it there).
+	end := func(sp [2]int64) int64 { return min(sp[1], sp[0]+maxText+utf8.UTFMax) }
+	if len(h.Spans) == 0 {
+		return true
+	}
+	lo, hi := h.Spans[0][0], end(h.Spans[0])
+	for _, sp := range h.Spans[1:] {
+		lo, hi = min(lo, sp[0]), max(hi, end(sp))
+	}
+	if hi-lo <= coalesceMax {
+		buf := make([]byte, hi-lo)
+		n, err := r.ReadAt(buf, lo)
+		if err != nil && err != io.EOF {
+			return false
+		}
+		buf = buf[:n]
+		for i, sp := range h.Spans {
+			a, b := min(sp[0]-lo, int64(n)), min(end(sp)-lo, int64(n))
+			h.Passages[i].Text = clip(string(buf[a:b]))
+		}
+		return true
 	}
 	for i, sp := range h.Spans {
-		buf := make([]byte, min(int(sp[1]-sp[0]), maxText+utf8.UTFMax))
-		n, err := fd.ReadAt(buf, sp[0])
+		buf := make([]byte, end(sp)-sp[0])
+		n, err := r.ReadAt(buf, sp[0])
 		if err != nil && err != io.EOF {
 			return false
 		}
@@ -213,8 +241,14 @@ func (x *Index) Search(ctx context.Context, text string, vec []float32, model st
 	return out, nil
 }
 
-// readers is how many goroutines read an answer's passages.
-const readers = 4
+// readers is how many goroutines read an answer's passages, each at least
+// perReader files; coalesceMax bounds the bytes one read of a file's
+// passages may span (beyond it, one read per passage).
+const (
+	readers     = 4
+	perReader   = 4
+	coalesceMax = 64 << 10
+)
 
 // recoverTo turns a panic of the goroutine it is deferred in into *err.
 func recoverTo(err *error) {
