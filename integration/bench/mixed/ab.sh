@@ -25,7 +25,8 @@
 # allocations. KINDS=query,tag deals the clients
 # over those kinds only (mixload -kinds); A_LOAD and B_LOAD add mixload flags
 # for one side (B_LOAD="-rank seed": the queries' rank; B_LOAD="-scope tags":
-# tags and names only, as a build without contents answers). CLIENTS sets the load's clients
+# tags and names only, as a build without contents answers; "-rate tag=150,query=150":
+# the same tags and queries a second from both builds). CLIENTS sets the load's clients
 # (default 64), PERF_DIR=DIR records each run's daemon with perf (DIR/a-1.data,
 # ...: either build, a commit without SEMFS_CPUPROFILE too), PORT_SHIFT moves the ports (13401..13412), MODEL the model
 # directory (default embed/model/dist: make model).

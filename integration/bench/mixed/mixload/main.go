@@ -24,6 +24,12 @@
 //     what a build without contents could answer).
 //   - tag: POST /v1/tag on a seed file, with a task from the same words.
 //
+// -rate KIND=N,... paces the kinds named: at most N operations a second of
+// each, shared by its clients (a client behind its pace runs flat out). A
+// kind a build answers faster takes more of the machine in a closed loop;
+// paced, two builds are given the same work of it, and the other kinds show
+// what is left for them.
+//
 // -seed writes the seed files (Seeds of them, through NFS) and registers
 // nothing; run it once per daemon before the timed runs. Its output is one line:
 //
@@ -80,6 +86,7 @@ func main() {
 	rank := flag.String("rank", "", "the queries' rank (best, seed; empty: the daemon's default)")
 	scope := flag.String("scope", "", "the queries' scope (all, tags; empty: the daemon's default, all)")
 	only := flag.String("kinds", strings.Join(kinds, ","), "the kinds to deal the clients over (to look at one alone)")
+	rates := flag.String("rate", "", "KIND=N,...: at most N operations a second of each KIND named, over its clients (to give two builds the same work of that kind)")
 	flag.Parse()
 	// go-nfs-client sends a call again after DefaultReadTimeout (5 s) without
 	// a reply, and a reply that comes after that blocks its reader for good:
@@ -98,13 +105,26 @@ func main() {
 	if *socket == "" {
 		fail("-socket is required")
 	}
+	var rate [6]float64
+	for _, kv := range strings.Split(*rates, ",") {
+		if kv == "" {
+			continue
+		}
+		name, n, ok := strings.Cut(kv, "=")
+		k := slices.Index(kinds, name)
+		v, err := strconv.ParseFloat(n, 64)
+		if !ok || k < 0 || err != nil || v <= 0 {
+			fail("-rate: %q is not KIND=N (N > 0, KIND one of %s)", kv, strings.Join(kinds, ","))
+		}
+		rate[k] = v
+	}
 	if *seed {
 		seedFiles(*nfsAddr)
 		return
 	}
 
 	r := load(config{nfs: *nfsAddr, ninep: *ninepAddr, socket: *socket, clients: *clients,
-		secs: *secs, run: *run, rank: *rank, scope: *scope, kinds: dealt})
+		secs: *secs, run: *run, rank: *rank, scope: *scope, kinds: dealt, rate: rate})
 	line := ""
 	for k, name := range kinds {
 		line += fmt.Sprintf(" %s=%d", name, r.ops[k])
@@ -127,6 +147,9 @@ type config struct {
 	secs               float64
 	run, rank, scope   string
 	kinds              []int // indexes into kinds the clients are dealt over
+	// rate, where > 0, is the most operations a second of that kind (by
+	// index into kinds), shared evenly by its clients.
+	rate [6]float64
 }
 
 // result counts a run's operations and failures by kind (indexes into kinds).
@@ -157,17 +180,35 @@ func load(cfg config) result {
 	ctl := client.New(cfg.socket)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	var deadline time.Time
+	var deadline, t0 time.Time
+	var per [6]int // clients of each kind
+	for i := 0; i < cfg.clients; i++ {
+		per[cfg.kinds[i%len(cfg.kinds)]]++
+	}
 	for i := 0; i < cfg.clients; i++ {
 		k := cfg.kinds[i%len(cfg.kinds)]
+		// A paced client's nth operation starts no sooner than n·every after
+		// the start: behind, it runs flat out until it catches up.
+		var every time.Duration
+		if cfg.rate[k] > 0 {
+			every = time.Duration(float64(per[k]) / cfg.rate[k] * float64(time.Second))
+		}
 		op := newClient(k, i, cfg.run, cfg.nfs, cfg.ninep, ctl, cfg.rank, cfg.scope)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer op.close()
 			r := rand.New(rand.NewPCG(uint64(i), 30))
-			<-start // deadline is set before start closes
+			<-start // deadline and t0 are set before start closes
 			for n := 0; time.Now().Before(deadline); n++ {
+				if every > 0 {
+					if wait := time.Until(t0.Add(time.Duration(n) * every)); wait > 0 {
+						time.Sleep(wait)
+					}
+					if !time.Now().Before(deadline) {
+						break
+					}
+				}
 				if err := op.do(r, n); err != nil {
 					if errs[k].Add(1) == 1 {
 						s := err.Error()
@@ -179,7 +220,7 @@ func load(cfg config) result {
 			}
 		}()
 	}
-	t0 := time.Now()
+	t0 = time.Now()
 	deadline = t0.Add(time.Duration(cfg.secs * float64(time.Second)))
 	close(start)
 	wg.Wait()

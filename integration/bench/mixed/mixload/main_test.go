@@ -78,3 +78,25 @@ func TestLoadAgainstDaemon(t *testing.T) {
 		t.Errorf("the load counted %d tags, but no seed file has a task", r.ops[slices.Index(kinds, "tag")])
 	}
 }
+
+// A paced kind (-rate) starts no more operations than its pace allows: at
+// most rate·secs, plus each client's first at the start; the kinds not paced
+// run as before.
+func TestRatePacesItsKind(t *testing.T) {
+	d := semfstest.Start(t, semfstest.Options{ModelDir: "off"})
+	seedFiles(d.NFS)
+	tag, read := slices.Index(kinds, "tag"), slices.Index(kinds, "nfs-read")
+	var rate [6]float64
+	rate[tag] = 10
+	r := load(config{nfs: d.NFS, ninep: d.NineP, socket: d.Socket, clients: 4,
+		secs: 1, run: "p", kinds: []int{tag, read}, rate: rate})
+	if r.errors() != 0 {
+		t.Fatalf("errors: %v, first: %q", r.errs, r.firstErr)
+	}
+	if r.ops[tag] == 0 || r.ops[tag] > 10+2 {
+		t.Errorf("tags paced at 10 a second over 1 s by 2 clients: %d", r.ops[tag])
+	}
+	if r.ops[read] <= r.ops[tag] {
+		t.Errorf("unpaced reads %d, no more than the paced tags %d", r.ops[read], r.ops[tag])
+	}
+}
