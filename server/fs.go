@@ -223,25 +223,18 @@ func (f *FS) lstat(ctx context.Context, p string, raw bool) (a Attr, err error) 
 // files, most of them in a few directories. errs[i] is paths[i]'s error.
 func (f *FS) LstatMany(ctx context.Context, paths []string) (attrs []Attr, errs []error) {
 	attrs, errs = make([]Attr, len(paths)), make([]error, len(paths))
-	byDir := map[string][]int{} // directory -> indexes into paths
-	var dirs []string           // in order of first appearance
-	for i, p := range paths {
+	groups := groupByDir(paths, func(i int, p string) bool {
 		if p == "" || f.virtual(p) {
 			attrs[i], errs[i] = f.lstat(ctx, p, false)
-			continue
+			return false
 		}
 		if err := f.viewSee(ctx, "lstat", p); err != nil {
 			errs[i] = err
-			continue
+			return false
 		}
-		dir, _ := Split(p)
-		if _, ok := byDir[dir]; !ok {
-			dirs = append(dirs, dir)
-		}
-		byDir[dir] = append(byDir[dir], i)
-	}
-	for _, dir := range dirs {
-		in := byDir[dir]
+		return true
+	})
+	for _, in := range groups {
 		err := f.as(ctx, "lstat", paths[in[0]], func() error {
 			d, _, err := f.parent("lstat", paths[in[0]])
 			if err != nil {
@@ -256,16 +249,44 @@ func (f *FS) LstatMany(ctx context.Context, paths []string) (attrs []Attr, errs 
 		})
 		if err != nil {
 			for _, i := range in {
-				errs[i] = err
-				if se, ok := err.(*Error); ok {
-					own := *se
-					own.Path = paths[i]
-					errs[i] = &own
-				}
+				errs[i] = errFor(err, paths[i])
 			}
 		}
 	}
 	return attrs, errs
+}
+
+// groupByDir groups the indexes of paths by their parent directory, the
+// groups in order of their first path, leaving out each path keep refuses
+// (keep answers it itself).
+func groupByDir(paths []string, keep func(i int, p string) bool) [][]int {
+	at := map[string]int{} // directory -> its group
+	var groups [][]int
+	for i, p := range paths {
+		if !keep(i, p) {
+			continue
+		}
+		dir, _ := Split(p)
+		g, ok := at[dir]
+		if !ok {
+			g = len(groups)
+			at[dir] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
+// errFor is err, one directory's failure, as the error of p in it: an
+// *Error of its own naming p.
+func errFor(err error, p string) error {
+	if se, ok := err.(*Error); ok {
+		own := *se
+		own.Path = p
+		return &own
+	}
+	return err
 }
 
 // LstatIn is Lstat of p (not the root) together with the attributes of the
@@ -543,21 +564,14 @@ func (r *Reader) Stat() (Attr, error) { return statx(r.fd, "", "read", r.path) }
 // Each file is closed when its call returns. Once ctx is done, the files
 // not yet opened get its error.
 func (f *FS) OpenEach(ctx context.Context, paths []string, each func(i int, r *Reader, err error)) {
-	byDir := map[string][]int{} // directory -> indexes into paths
-	var dirs []string           // in order of first appearance
-	for i, p := range paths {
+	groups := groupByDir(paths, func(i int, p string) bool {
 		if p == "" || f.virtual(p) {
 			each(i, nil, E("read", KindNotSupported, p, constError("not a file of the export")))
-			continue
+			return false
 		}
-		dir, _ := Split(p)
-		if _, ok := byDir[dir]; !ok {
-			dirs = append(dirs, dir)
-		}
-		byDir[dir] = append(byDir[dir], i)
-	}
-	for _, dir := range dirs {
-		in := byDir[dir]
+		return true
+	})
+	for _, in := range groups {
 		if err := ctx.Err(); err != nil {
 			for _, i := range in {
 				each(i, nil, err)
@@ -574,13 +588,7 @@ func (f *FS) openIn(paths []string, in []int, each func(int, *Reader, error)) {
 	d, _, err := f.parent("read", paths[in[0]])
 	if err != nil {
 		for _, i := range in {
-			e := err
-			if se, ok := err.(*Error); ok {
-				own := *se
-				own.Path = paths[i]
-				e = &own
-			}
-			each(i, nil, e)
+			each(i, nil, errFor(err, paths[i]))
 		}
 		return
 	}
