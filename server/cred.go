@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io/fs"
 	"runtime"
 	"slices"
 	"sync"
@@ -244,8 +245,7 @@ func (f *FS) accessFd(ctx context.Context, c cred, fd int) (got Access, owner ui
 	if err := unix.Fstat(fd, &st); err != nil {
 		return 0, 0, wrap("access", "", err)
 	}
-	k := accessKey{uid: c.uid, gid: c.gid, groups: hashGroups(c.groups), dev: st.Dev, ino: st.Ino,
-		mode: st.Mode, fuid: st.Uid, fgid: st.Gid}
+	k := keyOf(c, st.Dev, st.Ino, modeOf(st.Mode), st.Uid, st.Gid)
 	if got, ok := f.grants.get(k); ok {
 		return got, st.Uid, nil
 	}
@@ -272,8 +272,53 @@ type accessKey struct {
 	uid, gid   uint32
 	groups     uint64 // hashGroups of the caller's groups
 	dev, ino   uint64
-	mode       uint32
+	mode       fs.FileMode
 	fuid, fgid uint32
+}
+
+// keyOf is the accessKey of caller c and a file (dev as st_dev and statx's
+// major and minor through unix.Mkdev both encode it: the same bits).
+func keyOf(c cred, dev, ino uint64, mode fs.FileMode, uid, gid uint32) accessKey {
+	return accessKey{uid: c.uid, gid: c.gid, groups: hashGroups(c.groups), dev: dev, ino: ino, mode: mode, fuid: uid, fgid: gid}
+}
+
+// LstatReadable is LstatMany as the caller of ctx, with errs[i] a
+// KindPermission error where that caller may not read paths[i] itself, as
+// Access decides it. A content query checks every candidate file so: the
+// kernel's answer remembered for the caller and the file as stat'ed
+// (accessFd's grants) decides without opening the file, so a query asked
+// again, or one sharing files with the last, costs one statx a file, not
+// five. The directories above each file are searched as the caller (the
+// statx's lookup), not checked for reading.
+func (f *FS) LstatReadable(ctx context.Context, paths []string) (attrs []Attr, errs []error) {
+	attrs, errs = f.LstatMany(ctx, paths)
+	c, checked := f.callerCred(ctx)
+	for i, p := range paths {
+		if errs[i] != nil {
+			continue
+		}
+		a := attrs[i]
+		got, known := Access(0), false
+		switch {
+		case !checked && !f.virtual(p):
+			got, known = f.viewAccess(ctx, p, MayRead), true
+		case checked && !f.virtual(p):
+			if got, known = f.grants.get(keyOf(c, a.Dev, a.Ino, a.Mode, a.UID, a.GID)); known {
+				got = f.viewAccess(ctx, p, got)
+			}
+		}
+		if !known {
+			var err error
+			if got, err = f.Access(ctx, p, MayRead); err != nil {
+				errs[i] = err
+				continue
+			}
+		}
+		if got&MayRead == 0 {
+			errs[i] = E("lstat", KindPermission, p, nil)
+		}
+	}
+	return attrs, errs
 }
 
 // hashGroups identifies a list of groups (FNV-1a over the gids, in order: the

@@ -36,3 +36,50 @@ func BenchmarkCallerLstat(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCallerCheck64: a content query's check of 64 candidate files in one
+// directory for uid 1000, as callerFiles made it before LstatReadable (Access
+// of each file, then LstatMany) and with LstatReadable (one statx a file, the
+// read permission from the grants Access remembered).
+func BenchmarkCallerCheck64(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("root mode needs root")
+	}
+	dir := b.TempDir()
+	var paths []string
+	if err := os.Mkdir(dir+"/seed", 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 64 {
+		p := "seed/r" + string(rune('a'+i/26)) + string(rune('a'+i%26))
+		if err := os.WriteFile(dir+"/"+p, []byte("x"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	f, err := server.New(dir, server.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	ctx := caller(1000, 1000)
+	b.Run("access-then-lstatmany", func(b *testing.B) {
+		for b.Loop() {
+			for _, p := range paths {
+				if err := f.CheckAccess(ctx, "grep", p, server.MayRead); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, errs := f.LstatMany(ctx, paths); errs[0] != nil {
+				b.Fatal(errs[0])
+			}
+		}
+	})
+	b.Run("lstatreadable", func(b *testing.B) {
+		for b.Loop() {
+			if _, errs := f.LstatReadable(ctx, paths); errs[0] != nil {
+				b.Fatal(errs[0])
+			}
+		}
+	})
+}

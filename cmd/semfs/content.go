@@ -93,6 +93,15 @@ type callerFiles struct {
 
 // check says whether the caller of ctx may search p.
 func (c *callerFiles) check(ctx context.Context, p string) error {
+	if err := c.checkAbove(ctx, p); err != nil || !c.d.fs.ChecksPermissions(ctx) {
+		return err
+	}
+	return c.d.fs.CheckAccess(ctx, "grep", p, server.MayRead)
+}
+
+// checkAbove is check but for p's own read permission: the --policy file's
+// say on p, and every directory above it.
+func (c *callerFiles) checkAbove(ctx context.Context, p string) error {
 	fs := c.d.fs
 	// The --policy file first: a hidden path does not exist for the caller,
 	// and one outside its read patterns is not read (as the core's own open
@@ -118,7 +127,7 @@ func (c *callerFiles) check(ctx context.Context, p string) error {
 			return server.E("grep", server.KindPermission, dir, nil)
 		}
 	}
-	return fs.CheckAccess(ctx, "grep", p, server.MayRead)
+	return nil
 }
 
 // Open opens p for reading as the caller of ctx, where it may search it.
@@ -129,7 +138,7 @@ func (c *callerFiles) Open(ctx context.Context, p string) (*os.File, error) {
 	return c.d.fs.OpenRead(ctx, p)
 }
 
-// ReadEach opens each of paths as the caller of ctx may search it, and
+// ReadEach opens each of paths the caller of ctx may search (check), and
 // calls each with the open file and its own size and modification time
 // (Source.ReadEach): files sharing a directory share its lookup
 // (FS.OpenEach).
@@ -137,6 +146,9 @@ func (c *callerFiles) ReadEach(ctx context.Context, paths []string, each func(in
 	may := make([]string, 0, len(paths))
 	at := make([]int, 0, len(paths))
 	for i, p := range paths {
+		// The whole check before the open: a file the caller may not read
+		// is not opened at all (opening a device node put in a file's place
+		// could do something).
 		if err := c.check(ctx, p); err != nil {
 			each(i, nil, passage.FileState{Err: err})
 			continue
@@ -162,21 +174,22 @@ func (c *callerFiles) ReadEach(ctx context.Context, paths []string, each func(in
 }
 
 // Stat is, for each of paths, the regular file's size and modification time
-// as the caller of ctx sees it, where it may search it (files sharing a
-// directory share its lookup: FS.LstatMany).
+// as the caller of ctx sees it, where it may search it (check's answer, its
+// last step, the file's own read permission, from the same statx:
+// FS.LstatReadable; files sharing a directory share its lookup).
 func (c *callerFiles) Stat(ctx context.Context, paths []string) []passage.FileState {
 	out := make([]passage.FileState, len(paths))
 	may := make([]string, 0, len(paths))
 	at := make([]int, 0, len(paths))
 	for i, p := range paths {
-		if err := c.check(ctx, p); err != nil {
+		if err := c.checkAbove(ctx, p); err != nil {
 			out[i].Err = err
 			continue
 		}
 		may = append(may, p)
 		at = append(at, i)
 	}
-	attrs, errs := c.d.fs.LstatMany(ctx, may)
+	attrs, errs := c.d.fs.LstatReadable(ctx, may)
 	for j, i := range at {
 		switch a := attrs[j]; {
 		case errs[j] != nil:

@@ -1,0 +1,132 @@
+package server_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/semfs/semfs/server"
+)
+
+// LstatReadable says a file is readable exactly where `test -r` run as the
+// caller (a process of the caller's uid, gid and groups: the kernel's own
+// answer, path walk included) says so, on generated trees of directories and
+// files of random owners, groups and modes, for several callers, asked twice
+// (the second answer from the grants the first remembered), then again after
+// random chmods and chowns (a remembered grant must not outlive the mode or
+// owner it was given for).
+func TestLstatReadableIsTestR(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("root mode needs a daemon running as root")
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 32))
+	callers := []struct {
+		uid, gid uint32
+		groups   []uint32
+	}{{1000, 1000, nil}, {2000, 2000, []uint32{4000}}, {3000, 3000, nil}}
+	owners := []int{0, 1000, 2000}
+	groups := []int{0, 1000, 4000}
+	dirModes := []os.FileMode{0o755, 0o711, 0o700, 0o750, 0o705}
+	fileModes := []os.FileMode{0o644, 0o600, 0o640, 0o604, 0o000, 0o400, 0o040}
+	for round := range 5 {
+		f := newFixture(t)
+		// The caller's processes walk from /: the test's own directories
+		// above the export must be searchable.
+		for d := filepath.Dir(f.dir); d != "/" && strings.HasPrefix(d, os.TempDir()); d = filepath.Dir(d) {
+			if err := os.Chmod(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dirs := []string{""}
+		var files []string
+		for i := range 40 {
+			parent := dirs[r.IntN(len(dirs))]
+			p := filepath.Join(parent, fmt.Sprintf("n%d", i))
+			full := filepath.Join(f.dir, p)
+			if r.IntN(4) == 0 {
+				if err := os.Mkdir(full, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				dirs = append(dirs, p)
+				continue
+			}
+			if err := os.WriteFile(full, []byte(p), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, p)
+		}
+		scramble := func() {
+			for _, p := range dirs[1:] {
+				chown(t, filepath.Join(f.dir, p), owners[r.IntN(len(owners))], groups[r.IntN(len(groups))], dirModes[r.IntN(len(dirModes))])
+			}
+			for _, p := range files {
+				if r.IntN(2) == 0 {
+					chown(t, filepath.Join(f.dir, p), owners[r.IntN(len(owners))], groups[r.IntN(len(groups))], fileModes[r.IntN(len(fileModes))])
+				}
+			}
+		}
+		paths := append(append([]string(nil), files...), "missing", dirs[len(dirs)-1]+"/missing")
+		for pass := range 3 {
+			if pass != 1 {
+				scramble()
+			}
+			for _, c := range callers {
+				ctx := caller(c.uid, c.gid, c.groups...)
+				want := testR(t, f.dir, c.uid, c.gid, c.groups, paths)
+				_, errs := f.fs.LstatReadable(ctx, paths)
+				for i, p := range paths {
+					if got := errs[i] == nil; got != want[i] {
+						t.Fatalf("round %d pass %d: uid %d, %q: LstatReadable readable=%v (%v), test -r says %v",
+							round, pass, c.uid, p, got, errs[i], want[i])
+					}
+					if errs[i] != nil && server.KindOf(errs[i]) != server.KindPermission && server.KindOf(errs[i]) != server.KindNotFound {
+						t.Fatalf("round %d: uid %d, %q: %v, want permission denied or not found", round, c.uid, p, errs[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func chown(t *testing.T, p string, uid, gid int, mode os.FileMode) {
+	t.Helper()
+	if err := os.Lchown(p, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testR runs `test -r` on each of paths (below dir) in one process of the
+// given credentials.
+func testR(t *testing.T, dir string, uid, gid uint32, groups []uint32, paths []string) []bool {
+	t.Helper()
+	args := []string{"-c", `for p; do if test -r "$p"; then echo y; else echo n; fi; done`, "sh"}
+	for _, p := range paths {
+		args = append(args, filepath.Join(dir, p))
+	}
+	cmd := exec.Command("/bin/sh", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: groups}}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("test -r as %d: %v", uid, err)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != len(paths) {
+		t.Fatalf("test -r as %d: %d answers for %d paths", uid, len(lines), len(paths))
+	}
+	got := make([]bool, len(paths))
+	for i, l := range lines {
+		got[i] = l == "y"
+	}
+	return got
+}
