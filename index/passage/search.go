@@ -108,8 +108,8 @@ func readText(r io.ReaderAt, st FileState, h *index.ContentHit) bool {
 	if st.Err != nil || st.Size != h.Size || st.MTime != h.MTime {
 		return false
 	}
-	// Each passage's text is at most maxText runes' worth of bytes from its
-	// start (clip cuts it there).
+	// Each passage's text is read up to maxText bytes and one rune from its
+	// start (clip then cuts it to at most maxText bytes).
 	end := func(sp [2]int64) int64 { return min(sp[1], sp[0]+maxText+utf8.UTFMax) }
 	if len(h.Spans) == 0 {
 		return true
