@@ -496,3 +496,27 @@ func (x *Index) docFreq(t string) (int, error) {
 	}
 	return int(e.Count), nil
 }
+
+// MergeText sends Bleve every committed change and merges its segments into
+// one. Bleve's word scores (which the best rank weighs) depend on how its
+// segments stand: a re-tagged file's old version counts in them until a
+// background merge drops it, so the same query over the same files can rank
+// two near-equal files either way from one moment to the next. After
+// MergeText, until the next change, they do not: an evaluation builds its
+// index, then calls it, and prints the same figures every run (index/eval;
+// without it, two runs in five differed). It waits for the merge.
+func (x *Index) MergeText(ctx context.Context) error {
+	x.flushBleve()
+	adv, err := x.bl.Advanced()
+	if err != nil {
+		return errorf("merge", KindIO, "", err)
+	}
+	sc, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil // not a segment index: nothing to merge
+	}
+	if err := sc.ForceMerge(ctx, nil); err != nil {
+		return errorf("merge", KindIO, "", err)
+	}
+	return nil
+}
