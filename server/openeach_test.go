@@ -3,82 +3,31 @@ package server_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/semfs/semfs/server"
 )
 
-// OpenEach opens each path as OpenRead does, on generated trees: regular
-// files (their bytes compared with the backing file's, read by the OS),
-// directories, FIFOs (opened without blocking), symlinks inside and outside
-// the root (never followed), missing names and directories, a file used as
-// a directory and the virtual tree; paths repeat and come in any order.
-// Every index is answered exactly once, and no descriptor outlives the call.
+// OpenEach opens each path as OpenRead does, on generated trees (randomTree:
+// a FIFO opens without blocking, a symlink is never followed), and reads a
+// file's bytes as the OS does (compared with the backing file's). Every index
+// is answered exactly once, and no descriptor outlives the call.
 func TestOpenEachIsOpenReadOfEach(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 31))
 	for round := range 20 {
-		base := t.TempDir()
-		root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
-		for _, d := range []string{root, outside, filepath.Join(outside, "d")} {
-			if err := os.Mkdir(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		os.WriteFile(filepath.Join(outside, "d", "f0"), []byte("secret"), 0o644)
-		dirs := []string{""}
-		var names []string
-		for i := range 30 {
-			parent := dirs[r.IntN(len(dirs))]
-			p := filepath.Join(parent, fmt.Sprintf("n%d", i))
-			full := filepath.Join(root, p)
-			switch r.IntN(6) {
-			case 0, 1:
-				b := make([]byte, r.IntN(40000))
-				for j := range b {
-					b[j] = byte('a' + r.IntN(26))
-				}
-				os.WriteFile(full, b, 0o644)
-			case 2:
-				os.Mkdir(full, 0o755)
-				dirs = append(dirs, p)
-			case 3:
-				os.Symlink(filepath.Join(root, dirs[r.IntN(len(dirs))]), full)
-			case 4:
-				if err := syscall.Mkfifo(full, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			default:
-				os.Symlink(filepath.Join(outside, "d"), full)
-			}
-			names = append(names, p)
-		}
+		root, paths := randomTree(t, r)
 		fsys, err := server.New(root, server.Options{BackingCheck: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		var paths []string
-		for range 60 {
-			p := names[r.IntN(len(names))]
-			switch r.IntN(7) {
-			case 0:
-				p += "/f0" // through a file, a directory or a symlink
-			case 1:
-				p = filepath.Join(filepath.Dir(p), "missing")
-			case 2:
-				p = ".semfs/query"
-			}
-			paths = append(paths, filepath.ToSlash(filepath.Clean(p)))
-		}
 		answered := make([]int, len(paths))
 		fsys.OpenEach(ctx, paths, func(i int, rd *server.Reader, err error) {
 			answered[i]++
