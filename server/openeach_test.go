@@ -83,12 +83,18 @@ func TestOpenEachIsOpenReadOfEach(t *testing.T) {
 				t.Fatalf("round %d: %q answered %d times", round, paths[i], n)
 			}
 		}
-		// The core keeps directories' descriptors (dirFDs): a second pass,
-		// with them kept, must leave as many open as it found.
-		fds := openFDs(t)
-		fsys.OpenEach(ctx, paths, func(int, *server.Reader, error) {})
-		if now := openFDs(t); now != fds {
-			t.Fatalf("round %d: %d descriptors open before OpenEach, %d after", round, fds, now)
+		// The core keeps directories' descriptors (dirFDs): a pass with them
+		// kept must leave no more open than it found. A leak grows the count
+		// at every pass; anything else in the process opening a file at that
+		// moment would have to do so three times over to look like one.
+		leaked := true
+		for try := 0; try < 3 && leaked; try++ {
+			fds := openFDs(t)
+			fsys.OpenEach(ctx, paths, func(int, *server.Reader, error) {})
+			leaked = openFDs(t) > fds
+		}
+		if leaked {
+			t.Fatalf("round %d: each pass of OpenEach left more descriptors open", round)
 		}
 		// Once ctx is done, nothing is opened: each path gets its error.
 		cctx, cancel := context.WithCancel(ctx)
