@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -497,16 +498,60 @@ func (x *Index) docFreq(t string) (int, error) {
 	return int(e.Count), nil
 }
 
-// MergeText sends Bleve every committed change and merges its segments into
-// one. Bleve's word scores (which the best rank weighs) depend on how its
-// segments stand: a re-tagged file's old version counts in them until a
-// background merge drops it, so the same query over the same files can rank
-// two near-equal files either way from one moment to the next. After
-// MergeText, until the next change, they do not: an evaluation builds its
-// index, then calls it, and prints the same figures every run (index/eval;
-// without it, two runs in five differed). It waits for the merge.
+// persistBleve waits until Bleve's background persister has written every
+// batch sent so far: it sends a last one carrying gen, the generation Bleve
+// holds, whose persisted callback tells. Precondition: blMu held, so that no
+// batch is sent meanwhile.
+func (x *Index) persistBleve(gen uint64) error {
+	done := make(chan error, 1)
+	b := x.bl.NewBatch()
+	b.SetInternal([]byte(bleveGen), []byte(strconv.FormatUint(gen, 10)))
+	b.SetPersistedCallback(func(err error) { done <- err })
+	if err := x.bl.Batch(b); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		return errors.New("Bleve did not persist within a minute")
+	}
+}
+
+// MergeText sends Bleve every committed change, waits until it has
+// persisted them, and merges its segments into one. Bleve's word scores
+// (which the best rank weighs) depend on how its segments stand: a re-tagged
+// file's old version counts in them until a merge drops it, so the same
+// query over the same files can rank two near-equal files either way from
+// one moment to the next. After MergeText, until the next change, they do
+// not: an evaluation builds its index, then calls it, and prints the same
+// figures every run (index/eval; without it, two runs in five differed, and
+// with a merge alone, which leaves segments not yet persisted out, one in
+// three). Queries wait for the persisting, not for the merge.
 func (x *Index) MergeText(ctx context.Context) error {
-	x.flushBleve()
+	// As Close does: with both locks, Bleve holds exactly generation x.gen
+	// once the pending changes are sent.
+	x.blMu.Lock()
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		x.blMu.Unlock()
+		return errorf("merge", KindClosed, "", ErrClosed)
+	}
+	x.flushBleveLocked()
+	gen, degraded := x.gen, x.degraded != nil
+	x.mu.Unlock()
+	var err error
+	if !degraded {
+		err = x.persistBleve(gen)
+	}
+	x.blMu.Unlock()
+	switch {
+	case degraded:
+		return nil // queries read the records, not Bleve: nothing to settle
+	case err != nil:
+		return errorf("merge", KindIO, "", err)
+	}
 	adv, err := x.bl.Advanced()
 	if err != nil {
 		return errorf("merge", KindIO, "", err)

@@ -862,21 +862,8 @@ func (x *Index) Close() error {
 	if err := x.syncRecordsLocked(); err != nil {
 		errs = append(errs, err)
 	} else if x.degraded == nil {
-		// A last batch carrying the generation, whose persisted callback tells us
-		// Bleve's background persister has caught up.
-		done := make(chan error, 1)
-		b := x.bl.NewBatch()
-		b.SetInternal([]byte(bleveGen), []byte(strconv.FormatUint(x.gen, 10)))
-		b.SetPersistedCallback(func(err error) { done <- err })
-		if err := x.bl.Batch(b); err != nil {
-			errs = append(errs, err)
-		} else {
-			select {
-			case err := <-done:
-				errs = append(errs, err)
-			case <-time.After(time.Minute):
-				errs = append(errs, errors.New("Bleve did not persist within a minute; it will be rebuilt at the next open"))
-			}
+		if err := x.persistBleve(x.gen); err != nil {
+			errs = append(errs, fmt.Errorf("%w; it will be rebuilt at the next open", err))
 		}
 	}
 	if x.recFile != nil {

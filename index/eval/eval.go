@@ -195,14 +195,7 @@ func Build(ctx context.Context, dir string, files []File, emb embed.Embedder) (*
 		reqs = reqs[n:]
 	}
 	// The scores, and so the figures, of the index as it settles, not of
-	// wherever Bleve's background persisting and merging have got to: closed
-	// (every segment persisted), opened again, merged.
-	if err := x.Close(); err != nil {
-		return nil, err
-	}
-	if x, err = index.Open(dir, index.Options{Embedder: emb}); err != nil {
-		return nil, err
-	}
+	// wherever Bleve's background persisting and merging have got to.
 	if err := x.MergeText(ctx); err != nil {
 		x.Close()
 		return nil, err
