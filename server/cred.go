@@ -297,17 +297,16 @@ func (f *FS) LstatReadable(ctx context.Context, paths []string) (attrs []Attr, e
 		if errs[i] != nil {
 			continue
 		}
-		a := attrs[i]
-		got, known := Access(0), false
-		switch {
-		case !checked && !f.virtual(p):
-			got, known = f.viewAccess(ctx, p, MayRead), true
-		case checked && !f.virtual(p):
-			if got, known = f.grants.get(keyOf(c, a.Dev, a.Ino, a.Mode, a.UID, a.GID)); known {
-				got = f.viewAccess(ctx, p, got)
-			}
+		// What Access would answer, without its open where it can: everything
+		// for an unchecked caller, else the remembered grant; then the
+		// policy's view. The virtual tree is Access's alone.
+		got, known := MayRead, !checked
+		if a := attrs[i]; checked {
+			got, known = f.grants.get(keyOf(c, a.Dev, a.Ino, a.Mode, a.UID, a.GID))
 		}
-		if !known {
+		if known && !f.virtual(p) {
+			got = f.viewAccess(ctx, p, got)
+		} else {
 			var err error
 			if got, err = f.Access(ctx, p, MayRead); err != nil {
 				errs[i] = err
