@@ -143,33 +143,21 @@ func (c *callerFiles) Open(ctx context.Context, p string) (*os.File, error) {
 // (Source.ReadEach): files sharing a directory share its lookup
 // (FS.OpenEach).
 func (c *callerFiles) ReadEach(ctx context.Context, paths []string, each func(int, io.ReaderAt, passage.FileState)) {
-	may := make([]string, 0, len(paths))
-	at := make([]int, 0, len(paths))
-	for i, p := range paths {
-		// The whole check before the open: a file the caller may not read
-		// is not opened at all (opening a device node put in a file's place
-		// could do something).
-		if err := c.check(ctx, p); err != nil {
-			each(i, nil, passage.FileState{Err: err})
-			continue
-		}
-		may = append(may, p)
-		at = append(at, i)
-	}
+	// The whole check before the open: a file the caller may not read is
+	// not opened at all (opening a device node put in a file's place could
+	// do something).
+	may, at := sift(ctx, paths, c.check, func(i int, err error) { each(i, nil, passage.FileState{Err: err}) })
 	c.d.fs.OpenEach(ctx, may, func(j int, r *server.Reader, err error) {
-		i := at[j]
-		if err != nil {
-			each(i, nil, passage.FileState{Err: err})
+		var a server.Attr
+		if err == nil {
+			a, err = r.Stat()
+		}
+		st := fileState(may[j], a, err)
+		if st.Err != nil {
+			each(at[j], nil, st)
 			return
 		}
-		switch a, err := r.Stat(); {
-		case err != nil:
-			each(i, nil, passage.FileState{Err: err})
-		case !a.Mode.IsRegular():
-			each(i, nil, passage.FileState{Err: server.E("read", server.KindInvalid, may[j], errors.New("not a regular file"))})
-		default:
-			each(i, r, passage.FileState{Size: a.Size, MTime: a.Mtime.UnixNano()})
-		}
+		each(at[j], r, st)
 	})
 }
 
@@ -179,28 +167,40 @@ func (c *callerFiles) ReadEach(ctx context.Context, paths []string, each func(in
 // FS.LstatReadable; files sharing a directory share its lookup).
 func (c *callerFiles) Stat(ctx context.Context, paths []string) []passage.FileState {
 	out := make([]passage.FileState, len(paths))
-	may := make([]string, 0, len(paths))
-	at := make([]int, 0, len(paths))
+	may, at := sift(ctx, paths, c.checkAbove, func(i int, err error) { out[i].Err = err })
+	attrs, errs := c.d.fs.LstatReadable(ctx, may)
+	for j, i := range at {
+		out[i] = fileState(may[j], attrs[j], errs[j])
+	}
+	return out
+}
+
+// sift keeps the paths check allows (may, with their indexes at in paths)
+// and hands each refused one's index and error to refused.
+func sift(ctx context.Context, paths []string, check func(context.Context, string) error, refused func(int, error)) (may []string, at []int) {
+	may, at = make([]string, 0, len(paths)), make([]int, 0, len(paths))
 	for i, p := range paths {
-		if err := c.checkAbove(ctx, p); err != nil {
-			out[i].Err = err
+		if err := check(ctx, p); err != nil {
+			refused(i, err)
 			continue
 		}
 		may = append(may, p)
 		at = append(at, i)
 	}
-	attrs, errs := c.d.fs.LstatReadable(ctx, may)
-	for j, i := range at {
-		switch a := attrs[j]; {
-		case errs[j] != nil:
-			out[i].Err = errs[j]
-		case !a.Mode.IsRegular():
-			out[i].Err = server.E("grep", server.KindInvalid, may[j], errors.New("not a regular file"))
-		default:
-			out[i] = passage.FileState{Size: a.Size, MTime: a.Mtime.UnixNano()}
-		}
+	return may, at
+}
+
+// fileState is what a content query knows of p from its attributes a, or
+// from err where they could not be read: its size and modification time,
+// or why it is not to be searched (it is not a regular file).
+func fileState(p string, a server.Attr, err error) passage.FileState {
+	switch {
+	case err != nil:
+		return passage.FileState{Err: err}
+	case !a.Mode.IsRegular():
+		return passage.FileState{Err: server.E("grep", server.KindInvalid, p, errors.New("not a regular file"))}
 	}
-	return out
+	return passage.FileState{Size: a.Size, MTime: a.Mtime.UnixNano()}
 }
 
 // contentStats is the health report's content section.
