@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/semfs/semfs/embed"
@@ -399,47 +400,77 @@ func (d *daemon) wait(ctx context.Context) error {
 func (d *daemon) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// A stop that hangs says where, every 10 s, so that an operator (or a
+	// test's log) sees which part did not let go.
+	var closing atomic.Value
+	closing.Store("the control socket")
+	slow := time.NewTicker(10 * time.Second)
+	defer slow.Stop()
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		for {
+			select {
+			case <-stopped:
+				return
+			case <-slow.C:
+				d.log.Warn("shutdown is slow", "closing", closing.Load())
+			}
+		}
+	}()
 	if d.ctl != nil {
 		d.ctl.Shutdown(ctx)
 	}
+	closing.Store("the policy watcher")
 	if d.stopPolicy != nil {
 		d.stopPolicy()
 	}
+	closing.Store("the metrics listener")
 	d.stopMetrics(ctx)
+	closing.Store("the NFS server")
 	if d.nfs != nil {
 		d.nfs.Close()
 	}
+	closing.Store("the 9P server")
 	if d.ninep != nil {
 		d.ninep.Close()
 	}
 	if d.args.ninepSocket != "" {
 		os.Remove(d.args.ninepSocket)
 	}
+	closing.Store("the background work")
 	if d.bgCancel != nil {
 		d.bgCancel()
 	}
 	d.bgDone.Wait()
+	closing.Store("the backing directory watcher")
 	if d.watch != nil {
 		d.watch.Close()
 	}
+	closing.Store("the file system core")
 	if d.fs != nil {
 		d.fs.Close()
 	}
+	closing.Store("the update queue")
 	if d.queue != nil {
 		d.queue.Close()
 	}
+	closing.Store("the passage index")
 	d.closePassages()
+	closing.Store("the content index")
 	if d.content != nil {
 		if err := d.content.Close(); err != nil {
 			d.log.Error("closing the content index", "err", err)
 		}
 	}
+	closing.Store("the change log")
 	if d.feed != nil {
 		d.saveDirs()
 		if err := d.feed.Close(); err != nil {
 			d.log.Error("closing the change log", "err", err)
 		}
 	}
+	closing.Store("the tag index")
 	if d.idx != nil {
 		if err := d.idx.Close(); err != nil {
 			d.log.Error("closing the index", "err", err)
