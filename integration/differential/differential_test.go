@@ -153,7 +153,10 @@ func runSeeds(t *testing.T, pair differential.Pair) {
 		ops := differential.Generate(seed, seqLen)
 		diffs, ran, err := pair.Run(fmt.Sprintf("s%d", seed), ops)
 		if err != nil {
-			t.Fatalf("%s seed %d (SEMFS_DIFFERENTIAL_SEED=%d replays it): %v\nsteps run:\n%s", pair.Proto, seed, seed, err, differential.Show(ran))
+			// The error comes last, after the steps: a log cut in its middle
+			// keeps its beginning and its end.
+			t.Fatalf("%s seed %d (SEMFS_DIFFERENTIAL_SEED=%d replays it) failed; steps run:\n%s%s seed %d: %v",
+				pair.Proto, seed, seed, differential.Show(ran), pair.Proto, seed, err)
 		}
 		if len(diffs) == 0 {
 			done += uint64(len(ran))

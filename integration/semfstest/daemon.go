@@ -261,10 +261,21 @@ func (d *Daemon) Stop() {
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-d.exited:
-	case <-time.After(30 * time.Second):
-		d.cmd.Process.Kill()
-		<-d.exited
-		d.t.Errorf("semfs did not stop within 30 s of SIGTERM\n%s", d.Log())
+	case <-time.After(90 * time.Second):
+		// Longer than the daemon's own bound on its last Bleve persist (a
+		// minute, index.Close), which an fsync-bound machine running many
+		// tests may need. SIGQUIT makes the Go runtime print every
+		// goroutine's stack and exit: the log then shows where it hangs.
+		d.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-d.exited:
+		case <-time.After(10 * time.Second):
+			d.cmd.Process.Kill()
+			<-d.exited
+		}
+		d.t.Errorf("semfs did not stop within 90 s of SIGTERM (its goroutines, from SIGQUIT, end the log)\n%s", d.Log())
+		d.cmd = nil
+		return
 	}
 	if code := d.cmd.ProcessState.ExitCode(); code != 0 {
 		d.t.Errorf("semfs exited with %d after SIGTERM\n%s", code, d.Log())
