@@ -67,12 +67,16 @@ import (
 // to p9 (a client that never reuses fid numbers gets no faster, and holds no
 // more memory than it could by never clunking).
 
-// makeWait bounds how long a fid-making request may stay unanswered before the
-// next one stops waiting; the shim then gives up (fidtable.go): it stops
-// answering for this connection's fids, since it can no longer tell whose
-// *file is whose, logs a line and counts semfs_fast_path_given_up_total{protocol="9p"}. A
-// slow disk is the only honest cause; a client that reuses the tag of a
-// request in flight (p9 then never replies) is the dishonest one.
+// makeWait bounds how long a client's fid-making request may stay unanswered
+// before the next one stops waiting; the shim then gives up (fidtable.go): it
+// stops answering for this connection's fids, since it can no longer tell
+// whose *file is whose, logs a line and counts
+// semfs_fast_path_given_up_total{protocol="9p"}. A slow disk or a snapshot
+// holding a create is the honest cause; a client that reuses the tag of a
+// request in flight (p9 then never replies) is the dishonest one. The cost:
+// a fid the shim walked and p9 never learnt answers ESTALE from then on
+// wherever p9 must learn it (a chmod, a create in it). The shim's own
+// requests are never given up on (await).
 const makeWait = 5 * time.Second
 
 // fidRequest is the fid-making request in flight on a connection (fidtable.go).
@@ -319,12 +323,35 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 	}
 }
 
-// await waits for mk's reply, at most makeWait; past that the shim gives up
-// for this connection (see makeWait), with a log line and a count.
+// await waits for mk's reply. For a client's request, at most makeWait; past
+// that the shim gives up for this connection (see makeWait), with a log line
+// and a count. For the shim's own request, until it comes: p9 answers every
+// request it could decode, and the shim drops that reply only while the
+// request is in flight (replied); given up on, the reply would reach the
+// client under the tag of the request held back behind it, which p9 then
+// answers too. Only the connection's end (hangUp) stops that wait.
 func (c *conn) await(mk *fidRequest) {
 	wait := time.Duration(c.srv.makeWait.Load())
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	if mk.ours {
+		select {
+		case <-mk.done:
+			return
+		case <-c.gone:
+			c.abandon(mk)
+			return
+		case <-t.C:
+		}
+		c.srv.log.Warn("ninep: p9 has not answered the shim's own walk or open; this connection's requests wait for it",
+			"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
+		select {
+		case <-mk.done:
+		case <-c.gone:
+			c.abandon(mk)
+		}
+		return
+	}
 	select {
 	case <-mk.done:
 	case <-t.C:
@@ -338,6 +365,17 @@ func (c *conn) await(mk *fidRequest) {
 		}
 		c.fmu.Unlock()
 	}
+}
+
+// abandon stops following mk, the shim's own request, on a connection that is
+// ending (hangUp): nothing is served on it any more.
+func (c *conn) abandon(mk *fidRequest) {
+	c.fmu.Lock()
+	if c.inflight == mk {
+		c.inflight = nil
+		c.fids.giveUp()
+	}
+	c.fmu.Unlock()
 }
 
 // awaitIdle waits until no fid-making request is in flight.

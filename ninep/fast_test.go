@@ -3,6 +3,7 @@ package ninep_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -341,11 +343,13 @@ func fastRoundTrip(root p9.File, name string, data []byte) error {
 		dir.Close()
 		return fmt.Errorf("create %s: %w", name, err)
 	}
-	if n, err := f.WriteAt(data, 0); err != nil || n != len(data) {
-		return fmt.Errorf("write %s: %d, %v", name, n, err)
+	if n, err := f.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	} else if n != len(data) {
+		return fmt.Errorf("write %s: %d bytes of %d", name, n, len(data))
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return fmt.Errorf("clunk %s: %w", name, err)
 	}
 	_, g, err := root.Walk([]string{name})
 	if err != nil {
@@ -353,16 +357,22 @@ func fastRoundTrip(root p9.File, name string, data []byte) error {
 	}
 	defer g.Close()
 	_, _, attr, err := g.GetAttr(p9.AttrMaskAll)
-	if err != nil || attr.Size != uint64(len(data)) {
-		return fmt.Errorf("getattr %s: size %d, %v; want %d", name, attr.Size, err, len(data))
+	if err != nil {
+		return fmt.Errorf("getattr %s: %w", name, err)
+	}
+	if attr.Size != uint64(len(data)) {
+		return fmt.Errorf("getattr %s: size %d, want %d", name, attr.Size, len(data))
 	}
 	if _, _, err := g.Open(p9.ReadOnly); err != nil {
-		return err
+		return fmt.Errorf("open %s: %w", name, err)
 	}
 	got := make([]byte, len(data)+10)
 	n, err := g.ReadAt(got, 0)
-	if err != nil || !bytes.Equal(got[:n], data) {
-		return fmt.Errorf("read %s: %d bytes (want %d), %v", name, n, len(data), err)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	if !bytes.Equal(got[:n], data) {
+		return fmt.Errorf("read %s: %d bytes, not the %d written", name, n, len(data))
 	}
 	return nil
 }
@@ -1124,4 +1134,90 @@ func TestFastPathGiveUpIsCounted(t *testing.T) {
 	if ninep.FastAnswered(e.srv) != before {
 		t.Fatal("the shim answered a request after giving up")
 	}
+}
+
+// TestFastPathGivesUpWithoutLosingReplies: requests p9 answers on fids the
+// shim walked (a chmod, a mkdir in one, a rename: p9 is taught each fid by a
+// request of the shim's own, whose reply it drops), beside the concurrent
+// workload of TestFastPathConcurrentFids, on a connection whose shim gives
+// up following p9's fids at the first wait (makeWait of a nanosecond, as on
+// a disk stalled for seconds). Each request must get exactly its own reply:
+// an error (a fid the shim walked but can no longer teach p9 answers ESTALE
+// once it gave up, see makeWait) or a success whose data is right, never a
+// reply of another request's. Before the shim stopped giving up on its own
+// requests, their replies reached the client under the tag of the request
+// held back behind them ("unexpected message type").
+func TestFastPathGivesUpWithoutLosingReplies(t *testing.T) {
+	e := newEnv(t)
+	ninep.ShortMakeWait(e.srv, time.Nanosecond)
+	_, root := dial(t, "tcp", e.tcp, "@fast", 0, fastMsize)
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	var replied atomic.Int64 // requests answered by an error
+	run := func(do func(i int) error) {
+		defer wg.Done()
+		for i := range 40 {
+			err := do(i)
+			var errno linux.Errno
+			switch {
+			case err == nil:
+			case errors.As(err, &errno):
+				replied.Add(1)
+			default:
+				errs <- err
+				return
+			}
+		}
+	}
+	for g := range 8 {
+		wg.Add(1)
+		go run(func(i int) error {
+			return fastRoundTrip(root, fmt.Sprintf("g%d-%d", g, i), bytes.Repeat([]byte{byte('a' + g)}, 100+i*997))
+		})
+	}
+	for g := range 2 {
+		wg.Add(1)
+		go run(func(i int) error { return taughtRoundTrip(root, fmt.Sprintf("t%d-%d", g, i)) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if e.srv.FastPathGiveUps() == 0 {
+		t.Fatal("the shim never gave up: the test tested nothing")
+	}
+	t.Logf("%d round trips ended by an error reply", replied.Load())
+}
+
+// taughtRoundTrip makes directory name, then through fids walked afresh
+// chmods it, makes a subdirectory in it, renames that, and checks each.
+func taughtRoundTrip(root p9.File, name string) error {
+	if _, err := root.Mkdir(name, 0o755, 0, 0); err != nil {
+		return fmt.Errorf("mkdir %s: %w", name, err)
+	}
+	_, d, err := root.Walk([]string{name})
+	if err != nil {
+		return fmt.Errorf("walk %s: %w", name, err)
+	}
+	defer d.Close()
+	if err := d.SetAttr(p9.SetAttrMask{Permissions: true}, p9.SetAttr{Permissions: 0o700}); err != nil {
+		return fmt.Errorf("chmod %s: %w", name, err)
+	}
+	if _, err := d.Mkdir("sub", 0o755, 0, 0); err != nil {
+		return fmt.Errorf("mkdir %s/sub: %w", name, err)
+	}
+	if err := d.RenameAt("sub", d, "sub2"); err != nil {
+		return fmt.Errorf("rename %s/sub: %w", name, err)
+	}
+	_, c, err := root.Walk([]string{name, "sub2"})
+	if err != nil {
+		return fmt.Errorf("walk %s/sub2: %w", name, err)
+	}
+	c.Close()
+	_, _, a, err := d.GetAttr(p9.AttrMaskAll)
+	if err != nil || a.Mode.Permissions() != 0o700 {
+		return fmt.Errorf("getattr %s: mode %o, %v; want 0700", name, a.Mode.Permissions(), err)
+	}
+	return nil
 }

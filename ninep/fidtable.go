@@ -42,10 +42,12 @@ import "fmt"
 //     goroutine of the shim's sends, because answering it waits (a disk read, a
 //     write a snapshot holds, a close whose update has no room); p9 would have
 //     answered it from a goroutine as well (shimfids.go, background).
-//   - giving up: when a fid-making request goes unanswered for makeWait, the
-//     shim can no longer tell which *file p9 holds for which fid; it stops
-//     answering for the connection's fids, logs a line and counts
-//     semfs_fast_path_given_up_total{protocol="9p"} (fast.go, await).
+//   - giving up: when a client's fid-making request goes unanswered for
+//     makeWait, the shim can no longer tell which *file p9 holds for which
+//     fid; it stops answering for the connection's fids, logs a line and
+//     counts semfs_fast_path_given_up_total{protocol="9p"} (fast.go, await).
+//     It waits for its own requests (teaching, hand-over) however long they
+//     take: their replies are dropped only while they are in flight.
 
 // fidState is where one fid number stands between the client, the shim and p9.
 type fidState uint8
