@@ -93,9 +93,6 @@ type conn struct {
 	ohdr         []byte
 	named        [2]uint32 // namedFids' result
 
-	gone     chan struct{} // closed by hangUp: the server is closing the connection
-	goneOnce sync.Once
-
 	dl  deadlines // Options.Limits' timeouts (timeouts.go)
 	obs *observer // metrics; nil without Options.Observe
 }
@@ -115,8 +112,7 @@ const readBuffer = 4 << 10
 
 func newConn(srv *Server, id uint64, nc net.Conn) *conn {
 	c := &conn{srv: srv, id: id, nc: nc, sio: sockio.New(nc), getlocks: map[uint16]*getlock{},
-		ohdr: make([]byte, 0, 256), fids: fidTable{givenUp: srv.noFast}, obs: newObserver(srv.observe, srv.track),
-		gone: make(chan struct{})}
+		ohdr: make([]byte, 0, 256), fids: fidTable{givenUp: srv.noFast}, obs: newObserver(srv.observe, srv.track)}
 	c.br = bufio.NewReaderSize(c.sio, readBuffer)
 	return c
 }
@@ -434,11 +430,3 @@ func (c *conn) writev(bufs ...[]byte) error { return c.sio.Writev(bufs...) }
 // Close implements io.Closer for p9 (it closes both directions when the
 // connection ends).
 func (c *conn) Close() error { return c.nc.Close() }
-
-// hangUp ends the connection from the server's side (Server.Close): it
-// closes the socket, which ends a reader waiting on it, and gone, which ends
-// one waiting for p9 (await).
-func (c *conn) hangUp() {
-	c.goneOnce.Do(func() { close(c.gone) })
-	c.nc.Close()
-}

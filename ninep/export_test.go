@@ -24,6 +24,11 @@ func Conns(s *Server) int {
 // flight would otherwise take makeWait).
 func ShortMakeWait(s *Server, d time.Duration) { s.makeWait.Store(int64(d)) }
 
+// ShortOwnWait makes s end a connection whose shim's own request p9 leaves
+// unanswered after d instead of ownWait (as an input reusing a tag in flight
+// can make it).
+func ShortOwnWait(s *Server, d time.Duration) { s.ownWait.Store(int64(d)) }
+
 // SeedStreams and Prologue are the fuzz targets' starting streams and the
 // Tversion+Tattach every input follows (fuzz_decoder_test.go).
 func SeedStreams() [][]byte { return fuzzSeeds() }

@@ -76,8 +76,11 @@ import (
 // request in flight (p9 then never replies) is the dishonest one. The cost:
 // a fid the shim walked and p9 never learnt answers ESTALE from then on
 // wherever p9 must learn it (a chmod, a create in it). The shim's own
-// requests are never given up on (await).
+// requests are never given up on (ownWait, await).
 const makeWait = 5 * time.Second
+
+// ownWait bounds how long the shim waits for its own request (await).
+const ownWait = time.Minute
 
 // fidRequest is the fid-making request in flight on a connection (fidtable.go).
 type fidRequest struct {
@@ -325,57 +328,42 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 
 // await waits for mk's reply. For a client's request, at most makeWait; past
 // that the shim gives up for this connection (see makeWait), with a log line
-// and a count. For the shim's own request, until it comes: p9 answers every
-// request it could decode, and the shim drops that reply only while the
-// request is in flight (replied); given up on, the reply would reach the
+// and a count. For the shim's own request, it never gives up: p9 answers
+// every request it could decode, and the shim drops that reply only while
+// the request is in flight (replied); given up on, the reply would reach the
 // client under the tag of the request held back behind it, which p9 then
-// answers too. Only the connection's end (hangUp) stops that wait.
+// answers too. It waits ownWait (a minute) and then ends the connection,
+// with a log line: no honest walk takes that long, and a client
+// that reused the tag of a request in flight made p9 drop the shim's
+// request, whose reply will never come.
 func (c *conn) await(mk *fidRequest) {
 	wait := time.Duration(c.srv.makeWait.Load())
+	if mk.ours {
+		wait = time.Duration(c.srv.ownWait.Load())
+	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
-	if mk.ours {
-		select {
-		case <-mk.done:
-			return
-		case <-c.gone:
-			c.abandon(mk)
-			return
-		case <-t.C:
-		}
-		c.srv.log.Warn("ninep: p9 has not answered the shim's own walk or open; this connection's requests wait for it",
-			"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
-		select {
-		case <-mk.done:
-		case <-c.gone:
-			c.abandon(mk)
-		}
-		return
-	}
 	select {
 	case <-mk.done:
+		return
 	case <-t.C:
-		c.fmu.Lock()
-		if c.inflight == mk {
-			c.inflight = nil
-			c.fids.giveUp()
-			c.srv.gaveUp.Add(1)
-			c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on (counted in semfs_fast_path_given_up_total)",
-				"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
-		}
-		c.fmu.Unlock()
 	}
-}
-
-// abandon stops following mk, the shim's own request, on a connection that is
-// ending (hangUp): nothing is served on it any more.
-func (c *conn) abandon(mk *fidRequest) {
 	c.fmu.Lock()
-	if c.inflight == mk {
-		c.inflight = nil
-		c.fids.giveUp()
+	defer c.fmu.Unlock()
+	if c.inflight != mk {
+		return
 	}
-	c.fmu.Unlock()
+	c.inflight = nil
+	c.fids.giveUp()
+	if mk.ours {
+		c.srv.log.Error("ninep: p9 did not answer the shim's own walk or open; the connection is closed (a client reusing the tag of a request in flight makes p9 drop it)",
+			"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
+		c.nc.Close()
+		return
+	}
+	c.srv.gaveUp.Add(1)
+	c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on (counted in semfs_fast_path_given_up_total)",
+		"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
 }
 
 // awaitIdle waits until no fid-making request is in flight.

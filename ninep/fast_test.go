@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -1220,4 +1221,63 @@ func taughtRoundTrip(root p9.File, name string) error {
 		return fmt.Errorf("getattr %s: mode %o, %v; want 0700", name, a.Mode.Permissions(), err)
 	}
 	return nil
+}
+
+// TestShimsOwnRequestUnansweredEndsTheConnection: a client that reuses the
+// tag of a request still in p9 (a write a snapshot holds) for one the shim
+// must first teach p9 a fid for makes p9 drop the shim's own walk (p9
+// answers no second request under a tag in flight), so the reply the shim
+// waits for never comes. The shim must not give up on it and pass the
+// requests behind it on as if it had been answered; it ends the connection,
+// with a log line, once it has waited ownWait.
+func TestShimsOwnRequestUnansweredEndsTheConnection(t *testing.T) {
+	e := newEnv(t)
+	ninep.ShortOwnWait(e.srv, 200*time.Millisecond)
+	if err := os.WriteFile(filepath.Join(e.export, "k"), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := attachFast(t, e)
+	if err := r.walk(1, 4, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(4))); err != nil { // p9 learns the fid
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tLopen, 1, uint32(4), oRdwr)); err != nil { // and opens it
+		t.Fatal(err)
+	}
+	before := ninep.FastAnswered(e.srv)
+	if err := r.walk(1, 2); err != nil { // a clone only the shim knows
+		t.Fatal(err)
+	}
+	if ninep.FastAnswered(e.srv) == before {
+		t.Fatal("the walk was not the shim's")
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	thaw := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(thaw)
+	frozen := make(chan error, 1)
+	go func() {
+		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
+	}()
+	<-entered
+	r.send(msg(tWrite, 8, uint32(4), uint64(0), uint32(4), []byte("KEPT"))) // waits in p9 under tag 8
+	r.send(msg(tStatfs, 8, uint32(2)))                                      // tag 8 again: the shim teaches fid 2 under it
+	// While the snapshot holds the write, nothing can be answered: the
+	// only way for the read to end is the server closing the connection.
+	r.c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	if _, err := r.br.Peek(1); err == nil {
+		typ, tag, body := r.recv()
+		t.Fatalf("a reply while the write is held: type %d tag %d %x; want the connection closed", typ, tag, body)
+	} else if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("the connection stayed open")
+	}
+	thaw()
+	if err := <-frozen; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.logs.String(), "did not answer the shim's own walk") {
+		t.Errorf("no log line said why the connection was closed:\n%s", e.logs.String())
+	}
 }

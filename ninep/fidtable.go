@@ -46,8 +46,9 @@ import "fmt"
 //     makeWait, the shim can no longer tell which *file p9 holds for which
 //     fid; it stops answering for the connection's fids, logs a line and
 //     counts semfs_fast_path_given_up_total{protocol="9p"} (fast.go, await).
-//     It waits for its own requests (teaching, hand-over) however long they
-//     take: their replies are dropped only while they are in flight.
+//     It never gives up on its own requests (teaching, hand-over), whose
+//     replies it drops only while they are in flight: a connection whose own
+//     request p9 leaves unanswered for ownWait is closed instead.
 
 // fidState is where one fid number stands between the client, the shim and p9.
 type fidState uint8

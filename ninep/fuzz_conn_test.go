@@ -88,6 +88,7 @@ func FuzzServerConn(f *testing.F) {
 	}
 	srv := ninep.NewServer(fsys, ninep.Options{Logger: log, MaxMsize: ninep.StreamMsize})
 	ninep.ShortMakeWait(srv, 50*time.Millisecond)
+	ninep.ShortOwnWait(srv, 50*time.Millisecond)
 	ln := &chanListener{conns: make(chan net.Conn), done: make(chan struct{})}
 	served := make(chan struct{})
 	go func() { defer close(served); srv.Serve(ln) }()

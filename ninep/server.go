@@ -41,8 +41,8 @@ type Server struct {
 	mu     sync.Mutex
 	closed bool
 	lns    map[net.Listener]struct{}
-	conns  map[net.Conn]*conn // nil until the connection's handler made it
-	nconn  uint64             // connections accepted so far; each one's id owns its POSIX locks (0: direct use)
+	conns  map[net.Conn]struct{}
+	nconn  uint64 // connections accepted so far; each one's id owns its POSIX locks (0: direct use)
 	wg     sync.WaitGroup
 
 	logLimit rateLimit // malformed messages and timed-out connections (bounds.go)
@@ -50,6 +50,7 @@ type Server struct {
 	tableLog rateLimit // transitions the fid table refused (fast.go, tableErr)
 
 	makeWait atomic.Int64 // makeWait in nanoseconds; tests shorten it while connections are served
+	ownWait  atomic.Int64 // ownWait in nanoseconds, likewise
 
 	noFast   bool          // tests only (export_test.go): every request goes through p9, the reference the shim's replies are held to
 	answered atomic.Uint64 // requests the fast path answered
@@ -63,8 +64,9 @@ type Server struct {
 func NewServer(fsys *server.FS, opts Options) *Server {
 	s := &Server{fs: fsys, log: opts.Logger, msize: opts.MaxMsize, lim: opts.Limits.WithDefaults(),
 		observe: opts.Observe, track: opts.Track,
-		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]*conn{}, locks: newLockTable()}
+		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, locks: newLockTable()}
 	s.makeWait.Store(int64(makeWait))
+	s.ownWait.Store(int64(ownWait))
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -136,7 +138,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return
 		}
 		active++
-		s.conns[nc] = nil
+		s.conns[nc] = struct{}{}
 		s.nconn++
 		id := s.nconn
 		s.wg.Add(1)
@@ -172,15 +174,6 @@ func (s *Server) handle(nc net.Conn, id uint64, release func()) {
 	s.log.Debug("ninep: connection", "remote", nc.RemoteAddr().String())
 	c := newConn(s, id, nc)
 	defer c.obs.close()
-	s.mu.Lock()
-	closed := s.closed
-	if !closed {
-		s.conns[nc] = c
-	}
-	s.mu.Unlock()
-	if closed {
-		return // Close ran before the connection was made
-	}
 	defer c.end()
 	p9.NewServer(attacher{srv: s, conn: c}, p9.WithServerLogger(p9Logger{s.log})).Handle(c, c)
 }
@@ -193,12 +186,8 @@ func (s *Server) Close() error {
 	for ln := range s.lns {
 		ln.Close()
 	}
-	for nc, c := range s.conns {
-		if c != nil {
-			c.hangUp()
-		} else {
-			nc.Close()
-		}
+	for nc := range s.conns {
+		nc.Close()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
