@@ -411,24 +411,8 @@ func TestFastPathWaitsForNothing(t *testing.T) {
 	if _, err := r.call(msg(tRead, 1, uint32(3), uint64(0), uint32(100))); err != nil { // now cached
 		t.Fatal(err)
 	}
-	if err := r.walk(1, 4, "k"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.call(msg(tStatfs, 1, uint32(4))); err != nil { // p9 learns the fid
-		t.Fatal(err)
-	}
-	if _, err := r.call(msg(tLopen, 1, uint32(4), oRdwr)); err != nil { // and opens it
-		t.Fatal(err)
-	}
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	thaw := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(thaw) // a failure below must not leave the server frozen at cleanup
-	frozen := make(chan error, 1)
-	go func() {
-		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
-	}()
-	<-entered
+	openInP9(t, r, 4, "k", oRdwr)
+	thaw, frozen := freeze(t, e)
 	before = ninep.FastAnswered(e.srv)
 	r.send(msg(tWrite, 5, uint32(2), uint64(0), uint32(5), []byte("hello")))
 	r.send(msg(tWrite, 8, uint32(4), uint64(0), uint32(4), []byte("KEPT")))
@@ -492,15 +476,7 @@ func TestFastPathLeavesColdReadsToP9(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := attachFast(t, e)
-	if err := r.walk(1, 2, "cold"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.call(msg(tStatfs, 1, uint32(2))); err != nil { // p9 learns the fid
-		t.Fatal(err)
-	}
-	if _, err := r.call(msg(tLopen, 1, uint32(2), oRdonly)); err != nil {
-		t.Fatal(err)
-	}
+	openInP9(t, r, 2, "cold", oRdonly)
 	read := func(i int) (fast uint64) {
 		t.Helper()
 		before := ninep.FastAnswered(e.srv)
@@ -768,15 +744,7 @@ func TestFastPathCreatedShimOnlyFids(t *testing.T) {
 	if err := r.walk(1, 5, "e"); err != nil {
 		t.Fatal(err)
 	}
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	thaw := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(thaw)
-	frozen := make(chan error, 1)
-	go func() {
-		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
-	}()
-	<-entered
+	thaw, frozen := freeze(t, e)
 	r.send(msg(tLcreate, 7, uint32(5), "five", oRdwr, uint32(0o644), uint32(0)))
 	r.send(msg(tGetattr, 8, uint32(1), maskAll))
 	if typ, tag, _ := r.recv(); tag != 8 || typ != tGetattr+1 {
@@ -1095,15 +1063,7 @@ func TestFastPathGiveUpIsCounted(t *testing.T) {
 	if _, err := r.call(msg(tStatfs, 1, uint32(2))); err != nil { // p9 learns the fid
 		t.Fatal(err)
 	}
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	thaw := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(thaw)
-	frozen := make(chan error, 1)
-	go func() {
-		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
-	}()
-	<-entered
+	thaw, frozen := freeze(t, e)
 	r.send(msg(tLcreate, 5, uint32(2), "new", oRdwr, uint32(0o644), uint32(0))) // waits in p9
 	if e.srv.FastPathGiveUps() != 0 {
 		t.Fatal("given up before anything waited")
@@ -1237,15 +1197,7 @@ func TestShimsOwnRequestUnansweredEndsTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := attachFast(t, e)
-	if err := r.walk(1, 4, "k"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.call(msg(tStatfs, 1, uint32(4))); err != nil { // p9 learns the fid
-		t.Fatal(err)
-	}
-	if _, err := r.call(msg(tLopen, 1, uint32(4), oRdwr)); err != nil { // and opens it
-		t.Fatal(err)
-	}
+	openInP9(t, r, 4, "k", oRdwr)
 	before := ninep.FastAnswered(e.srv)
 	if err := r.walk(1, 2); err != nil { // a clone only the shim knows
 		t.Fatal(err)
@@ -1253,15 +1205,7 @@ func TestShimsOwnRequestUnansweredEndsTheConnection(t *testing.T) {
 	if ninep.FastAnswered(e.srv) == before {
 		t.Fatal("the walk was not the shim's")
 	}
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	thaw := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(thaw)
-	frozen := make(chan error, 1)
-	go func() {
-		frozen <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
-	}()
-	<-entered
+	thaw, frozen := freeze(t, e)
 	r.send(msg(tWrite, 8, uint32(4), uint64(0), uint32(4), []byte("KEPT"))) // waits in p9 under tag 8
 	r.send(msg(tStatfs, 8, uint32(2)))                                      // tag 8 again: the shim teaches fid 2 under it
 	// While the snapshot holds the write, nothing can be answered: the
@@ -1279,5 +1223,37 @@ func TestShimsOwnRequestUnansweredEndsTheConnection(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "did not answer the shim's own walk") {
 		t.Errorf("no log line said why the connection was closed:\n%s", e.logs.String())
+	}
+}
+
+// freeze holds e's core as a snapshot does (FS.Freeze) until thaw is called
+// (at the latest at cleanup, so that a failure leaves nothing frozen);
+// frozen then gives Freeze's error.
+func freeze(t *testing.T, e *env) (thaw func(), frozen <-chan error) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	thaw = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(thaw)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.fs.Freeze(t.Context(), func() error { close(entered); <-release; return nil })
+	}()
+	<-entered
+	return thaw, done
+}
+
+// openInP9 walks fid to name from the root fid 1 and opens it with flags, so
+// that p9 holds it open: the statfs between makes the shim teach p9 the fid
+// its walk made, and the open then goes to p9.
+func openInP9(t *testing.T, r *raw, fid uint32, name string, flags uint32) {
+	t.Helper()
+	if err := r.walk(1, fid, name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tStatfs, 1, fid)); err != nil { // p9 learns the fid
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tLopen, 1, fid, flags)); err != nil {
+		t.Fatal(err)
 	}
 }
