@@ -333,9 +333,9 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 // the request is in flight (replied); given up on, the reply would reach the
 // client under the tag of the request held back behind it, which p9 then
 // answers too. It waits ownWait (a minute) and then ends the connection,
-// with a log line: no honest walk takes that long, and a client
-// that reused the tag of a request in flight made p9 drop the shim's
-// request, whose reply will never come.
+// with a log line: no honest walk takes that long, and a client that reused
+// the tag of a request in flight made p9 drop the shim's request, whose
+// reply will never come.
 func (c *conn) await(mk *fidRequest) {
 	wait := time.Duration(c.srv.makeWait.Load())
 	if mk.ours {

@@ -62,7 +62,7 @@ func TestNFSAgainstGanesha(t *testing.T) {
 		Semfs: func(base string) (differential.Target, error) { return differential.NewNFSTarget(sc, su, sroot, base) },
 		Peer:  func(base string) (differential.Target, error) { return differential.NewNFSTarget(pc, pu, proot, base) },
 	}
-	runSeeds(t, pair)
+	runSeeds(t, pair, d)
 }
 
 func dialNFS(t *testing.T, addr string, uid uint32) *differential.NFSClient {
@@ -98,7 +98,7 @@ func TestNinePAgainstDiod(t *testing.T) {
 		Semfs: func(base string) (differential.Target, error) { return differential.NewNinePTarget(sroot, suser, base) },
 		Peer:  func(base string) (differential.Target, error) { return differential.NewNinePTarget(proot, puser, base) },
 	}
-	runSeeds(t, pair)
+	runSeeds(t, pair, d)
 }
 
 // attach9P attaches aname as uid with p9's client speaking plain 9P2000.L,
@@ -126,8 +126,10 @@ func attach9P(t *testing.T, addr, aname string, uid uint32) p9.File {
 // runSeeds runs sequences of seqLen steps, seed after seed, until the step
 // budget is spent. A sequence ends at its first difference: one on the
 // known-failures list is logged; any other is shrunk and fails the test
-// with its seed and its shortest sequence found.
-func runSeeds(t *testing.T, pair differential.Pair) {
+// with its seed and its shortest sequence found, and with what semfs logged
+// as a warning or an error (a 9P connection the shim gave up on, say, on a
+// machine stalled for seconds).
+func runSeeds(t *testing.T, pair differential.Pair, d *semfstest.Daemon) {
 	pair.Normalize = differential.Accepted(pair.Proto)
 	// Each known failure must still show, or it has been fixed and leaves
 	// the list (and its steps come back into the sequences).
@@ -155,8 +157,8 @@ func runSeeds(t *testing.T, pair differential.Pair) {
 		if err != nil {
 			// The error comes last, after the steps: a log cut in its middle
 			// keeps its beginning and its end.
-			t.Fatalf("%s seed %d (SEMFS_DIFFERENTIAL_SEED=%d replays it) failed; steps run:\n%s%s seed %d: %v",
-				pair.Proto, seed, seed, differential.Show(ran), pair.Proto, seed, err)
+			t.Fatalf("%s seed %d (SEMFS_DIFFERENTIAL_SEED=%d replays it) failed; steps run:\n%s%s%s seed %d: %v",
+				pair.Proto, seed, seed, differential.Show(ran), warnings(d), pair.Proto, seed, err)
 		}
 		if len(diffs) == 0 {
 			done += uint64(len(ran))
@@ -177,8 +179,23 @@ func runSeeds(t *testing.T, pair differential.Pair) {
 		for _, d := range minDiffs {
 			fmt.Fprintf(&b, "  %s\n", d)
 		}
-		t.Errorf("%s seed %d (SEMFS_DIFFERENTIAL_SEED=%d replays it): semfs and the peer differ; signature %s\nshortest sequence found:\n%sdifferences:\n%s",
-			pair.Proto, seed, seed, sig, differential.Show(min), b.String())
+		t.Errorf("%s seed %d (SEMFS_DIFFERENTIAL_SEED=%d replays it): semfs and the peer differ; signature %s\nshortest sequence found:\n%s%sdifferences:\n%s",
+			pair.Proto, seed, seed, sig, differential.Show(min), warnings(d), b.String())
 		failures++
 	}
+}
+
+// warnings is what d logged at level WARN or ERROR, for a failure's message
+// ("" when nothing).
+func warnings(d *semfstest.Daemon) string {
+	var b strings.Builder
+	for _, l := range strings.Split(d.Log(), "\n") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "semfs logged:\n" + b.String()
 }
