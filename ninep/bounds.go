@@ -29,6 +29,8 @@ import (
 //   - Twalk and p9's Twalkgetattr nwname[2]: at most 16 (Linux's
 //     P9_MAXWELEM); more is answered Rlerror EINVAL, the message skipped (its
 //     framing is intact). p9 would decode and walk any number.
+//   - tag[2] of a request p9 has in flight: the request is dropped
+//     unanswered, as p9 drops it (tags.go), with a log line.
 //   - Tflush oldtag[2] naming itself or another Tflush in flight: answered
 //     Rflush at once. p9 waits for the flushed tag's reply inside the Tflush's
 //     own handler, so either never ends, and the connection, its goroutines
@@ -76,6 +78,9 @@ func (c *conn) bound(typ uint8, tag uint16, size int) (bool, error) {
 	}
 	if typ != msgTversion && c.msize.Load() == 0 {
 		return true, c.malformed("request before Tversion", "type", typ)
+	}
+	if c.p9tags.reused(tag) {
+		return true, c.dropReused(typ, tag, size)
 	}
 	switch typ {
 	case msgTread, msgTreaddir:

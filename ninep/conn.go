@@ -93,6 +93,8 @@ type conn struct {
 	ohdr         []byte
 	named        [2]uint32 // namedFids' result
 
+	p9tags tagSet // the tags of the client's requests p9 has in flight (tags.go)
+
 	dl  deadlines // Options.Limits' timeouts (timeouts.go)
 	obs *observer // metrics; nil without Options.Observe
 }
@@ -114,6 +116,7 @@ func newConn(srv *Server, id uint64, nc net.Conn) *conn {
 	c := &conn{srv: srv, id: id, nc: nc, sio: sockio.New(nc), getlocks: map[uint16]*getlock{},
 		ohdr: make([]byte, 0, 256), fids: fidTable{givenUp: srv.noFast}, obs: newObserver(srv.observe, srv.track)}
 	c.br = bufio.NewReaderSize(c.sio, readBuffer)
+	c.p9tags.lost.Store(srv.tagsLost.Load())
 	return c
 }
 
@@ -176,7 +179,11 @@ func (c *conn) Read(p []byte) (n int, err error) {
 			if c.out, err = c.control(msg); err != nil {
 				return 0, err
 			}
+			if c.out != nil {
+				c.p9tags.add(tag)
+			}
 		default:
+			c.p9tags.add(tag)
 			c.left = size
 		}
 	}
@@ -355,6 +362,7 @@ func (c *conn) Write(p []byte) (int, error) {
 				c.attachedNow()
 			}
 			c.replyStarts(tag)
+			c.p9tags.replied(typ, tag)
 			if c.replied(typ, tag) {
 				c.wdrop = c.wnone[:]
 				c.wbuf = c.wbuf[:0]

@@ -47,12 +47,18 @@
 //     table (fidtable.go, whose glossary defines the words shim-only, stale,
 //     clunked here, teach, hand-over, background reply and giving up); every
 //     change is a transition method that refuses, with a logged error, what
-//     the state does not allow. When the shim can no longer tell which *file
-//     p9 holds for a fid (a client's fid-making request unanswered for
-//     makeWait), it gives up on the connection with a log line and a count
+//     the state does not allow. A fid-making request waits for the one in
+//     flight, however long (a snapshot holding a create): p9 answers every
+//     request the shim hands it, since the shim drops one reusing a tag p9
+//     has in flight, as p9 would (tags.go). Only on a connection that sent a
+//     malformed request (p9's NOTAG reply loses the shim its tags) is the wait
+//     bounded: there, when the shim can no longer tell which *file p9 holds
+//     for a fid (a client's fid-making request unanswered for makeWait), it
+//     gives up on the connection with a log line and a count
 //     (Server.FastPathGiveUps, semfs_fast_path_given_up_total{protocol="9p"}),
 //     never silently, and never while its own request is in flight (whose
-//     reply only it may see; TestFastPathGivesUpWithoutLosingReplies). TestFastPathAnswersAsP9 (one connection, step by step) and
+//     reply only it may see; TestFastPathGivesUpWithoutLosingReplies).
+//     TestFastPathAnswersAsP9 (one connection, step by step) and
 //     TestFastPathAnswersAsP9AcrossConnections (two connections, pipelined,
 //     with renames and removals by the host in between) hold the shim's replies
 //     to p9's own (a test-only mode, export_test.go) byte for byte, with one

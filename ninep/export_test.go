@@ -19,10 +19,17 @@ func Conns(s *Server) int {
 	return len(s.conns)
 }
 
-// ShortMakeWait makes s give up waiting for an unanswered fid-making request
-// after d instead of makeWait, for fuzzing (an input that reuses a tag in
-// flight would otherwise take makeWait).
+// ShortMakeWait sets s's makeWait to d: on a connection whose tags were lost
+// (tags.go), the shim gives up waiting for an unanswered fid-making request
+// after d; on any other, it logs after d that it still waits. For tests and
+// fuzzing (a malformed input loses the tags; one reusing a tag in flight
+// would then take makeWait).
 func ShortMakeWait(s *Server, d time.Duration) { s.makeWait.Store(int64(d)) }
+
+// LoseTags makes the connections s accepts from now on start as if a
+// malformed request had made them lose track of their tags (tags.go): their
+// waits for fid-making requests are bounded, and the shim gives up.
+func LoseTags(s *Server) { s.tagsLost.Store(true) }
 
 // ShortOwnWait makes s end a connection whose shim's own request p9 leaves
 // unanswered after d instead of ownWait (as an input reusing a tag in flight

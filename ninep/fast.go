@@ -68,18 +68,19 @@ import (
 // more memory than it could by never clunking).
 
 // makeWait bounds how long a client's fid-making request may stay unanswered
-// before the next one stops waiting; the shim then gives up (fidtable.go): it
-// stops answering for this connection's fids, since it can no longer tell
-// whose *file is whose, logs a line and counts
-// semfs_fast_path_given_up_total{protocol="9p"}. A slow disk or a snapshot
-// holding a create is the honest cause; a client that reuses the tag of a
-// request in flight (p9 then never replies) is the dishonest one. The cost:
-// a fid the shim walked and p9 never learnt answers ESTALE from then on
-// wherever p9 must learn it (a chmod, a create in it). The shim's own
-// requests are never given up on (ownWait, await).
+// before the next one stops waiting, on a connection whose tags the shim lost
+// track of (tags.go; on any other the reply is sure to come, and it waits):
+// the shim then gives up (fidtable.go): it stops answering for this
+// connection's fids, since it can no longer tell whose *file is whose, logs a
+// line and counts semfs_fast_path_given_up_total{protocol="9p"}. The cost: a
+// fid the shim walked and p9 never learnt answers ESTALE from then on wherever
+// p9 must learn it (a chmod, a create in it). The shim's own requests are
+// never given up on (ownWait, await). Elsewhere it is how long a wait goes
+// before it is logged.
 const makeWait = 5 * time.Second
 
-// ownWait bounds how long the shim waits for its own request (await).
+// ownWait bounds how long the shim waits for its own request on a connection
+// whose tags it lost track of (await).
 const ownWait = time.Minute
 
 // fidRequest is the fid-making request in flight on a connection (fidtable.go).
@@ -326,16 +327,20 @@ func (c *conn) startMaking(tag uint16, fid uint32) {
 	}
 }
 
-// await waits for mk's reply. For a client's request, at most makeWait; past
-// that the shim gives up for this connection (see makeWait), with a log line
-// and a count. For the shim's own request, it never gives up: p9 answers
-// every request it could decode, and the shim drops that reply only while
-// the request is in flight (replied); given up on, the reply would reach the
-// client under the tag of the request held back behind it, which p9 then
-// answers too. It waits ownWait (a minute) and then ends the connection,
-// with a log line: no honest walk takes that long, and a client that reused
-// the tag of a request in flight made p9 drop the shim's request, whose
-// reply will never come.
+// await waits for mk's reply. p9 answers every request it receives but one
+// reusing a tag it has in flight, which the shim drops before p9 sees it
+// (tags.go): so the reply comes, and await waits for it however long it takes
+// (a snapshot holding a create), logging once that it waits. Giving up would
+// cost more: the shim can no longer tell which *file p9 holds for which fid,
+// and the fids it walked then answer ESTALE where p9 must learn them.
+//
+// On a connection whose tags the shim lost track of (a malformed request p9
+// answered with NOTAG) the reply may never come, and the wait is bounded. For
+// a client's request, by makeWait: the shim then gives up for this connection
+// (see makeWait), with a log line and a count. For the shim's own request, by
+// ownWait: given up on, its reply would reach the client under the tag of the
+// request held back behind it, which p9 then answers too, so the connection
+// is closed instead, with a log line.
 func (c *conn) await(mk *fidRequest) {
 	wait := time.Duration(c.srv.makeWait.Load())
 	if mk.ours {
@@ -343,10 +348,22 @@ func (c *conn) await(mk *fidRequest) {
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
-	select {
-	case <-mk.done:
-		return
-	case <-t.C:
+	logged := false
+	for {
+		select {
+		case <-mk.done:
+			return
+		case <-t.C:
+		}
+		if c.p9tags.lost.Load() {
+			break
+		}
+		if !logged {
+			logged = true
+			c.srv.log.Warn("ninep: a walk, create or attach is taking long; this connection's requests wait for it",
+				"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
+		}
+		t.Reset(wait)
 	}
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
@@ -356,13 +373,13 @@ func (c *conn) await(mk *fidRequest) {
 	c.inflight = nil
 	c.fids.giveUp()
 	if mk.ours {
-		c.srv.log.Error("ninep: p9 did not answer the shim's own walk or open; the connection is closed (a client reusing the tag of a request in flight makes p9 drop it)",
+		c.srv.log.Error("ninep: p9 did not answer the shim's own walk or open; the connection is closed (its tags were lost to a malformed request)",
 			"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
 		c.nc.Close()
 		return
 	}
 	c.srv.gaveUp.Add(1)
-	c.srv.log.Warn("ninep: a walk, create or attach went unanswered; this connection's reads, writes and stats go through p9 from now on (counted in semfs_fast_path_given_up_total)",
+	c.srv.log.Warn("ninep: a walk, create or attach went unanswered on a connection that sent a malformed request; its reads, writes and stats go through p9 from now on (counted in semfs_fast_path_given_up_total)",
 		"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
 }
 
@@ -648,6 +665,7 @@ func (c *conn) fast(typ uint8, tag uint16, size int) (bool, error) {
 			m = binary.LittleEndian.AppendUint64(m, off)
 			m = binary.LittleEndian.AppendUint32(m, uint32(count))
 			c.out = append(m, data...)
+			c.p9tags.add(tag)
 			return true, nil
 		}
 		c.srv.answered.Add(1)

@@ -1047,16 +1047,72 @@ func (r *raw) call0(b []byte) (uint8, uint16, []byte) {
 	return r.recv()
 }
 
-// TestFastPathGiveUpIsCounted: a fid-making request that stays unanswered (a
-// Tlcreate waiting in p9 while a snapshot holds the core) makes the shim give
-// up following the connection's fids once the next one has waited makeWait:
-// it is counted (the semfs_fast_path_given_up_total metric reads
-// FastPathGiveUps), the connection goes on, served by p9, and the create is
-// answered once the snapshot lets go.
+// TestFastPathWaitsForAFidMakingRequest: a fid-making request that stays
+// unanswered (a Tlcreate waiting in p9 while a snapshot holds the core) makes
+// the next one wait for it, however long (tags.go: its reply is sure to
+// come), with a log line once it has waited makeWait, and the shim does not
+// give up: the attach is answered after the create, and the fast path goes on.
+func TestFastPathWaitsForAFidMakingRequest(t *testing.T) {
+	e := newEnv(t)
+	ninep.ShortMakeWait(e.srv, 20*time.Millisecond)
+	r := attachFast(t, e)
+	if err := r.walk(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(2))); err != nil { // p9 learns the fid
+		t.Fatal(err)
+	}
+	thaw, frozen := freeze(t, e)
+	r.send(msg(tLcreate, 5, uint32(2), "new", oRdwr, uint32(0o644), uint32(0))) // waits in p9
+	r.send(msg(tAttach, 6, uint32(11), uint32(noFid), "", "@fast", uint32(0)))
+	// The attach waits behind the create: the log says so once makeWait has
+	// passed (the only way to know it is waiting, not yet read).
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(e.logs.String(), "is taking long"); {
+		if time.Now().After(deadline) {
+			t.Fatal("no log line for the attach waiting behind the create")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	thaw()
+	if err := <-frozen; err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []uint16{5, 6} {
+		if typ, tag, body := r.recv(); tag != want || typ != map[uint16]uint8{5: tLcreate + 1, 6: tAttach + 1}[tag] {
+			t.Fatalf("after the thaw: type %d tag %d %x, want the reply to tag %d (the create's first)", typ, tag, body, want)
+		}
+	}
+	if got := e.srv.FastPathGiveUps(); got != 0 {
+		t.Fatalf("FastPathGiveUps = %d: the shim gave up", got)
+	}
+	if _, err := os.Stat(filepath.Join(e.export, "new")); err != nil {
+		t.Fatalf("the create p9 answered: %v", err)
+	}
+	before := ninep.FastAnswered(e.srv)
+	if _, err := r.call(msg(tGetattr, 1, uint32(11), maskAll)); err != nil {
+		t.Fatalf("getattr after the wait: %v", err)
+	}
+	if ninep.FastAnswered(e.srv) == before {
+		t.Fatal("the shim answered nothing after the wait")
+	}
+}
+
+// TestFastPathGiveUpIsCounted: on a connection that lost track of its tags
+// (a malformed request, which p9 answers with NOTAG), a fid-making request
+// that stays unanswered makes the shim give up following the connection's
+// fids once the next one has waited makeWait: it is counted (the
+// semfs_fast_path_given_up_total metric reads FastPathGiveUps), the
+// connection goes on, served by p9, and the create is answered once the
+// snapshot lets go.
 func TestFastPathGiveUpIsCounted(t *testing.T) {
 	e := newEnv(t)
 	ninep.ShortMakeWait(e.srv, 20*time.Millisecond)
 	r := attachFast(t, e)
+	// Tstatfs with half a fid: p9 cannot decode it and answers NOTAG.
+	r.send(sized(append(msg(tStatfs, 3), 0, 0), 7+2))
+	if typ, tag, _ := r.recv(); typ != tLerror || tag != 0xFFFF {
+		t.Fatalf("a Tstatfs with half a fid: type %d tag %d, want Rlerror NOTAG", typ, tag)
+	}
 	if err := r.walk(1, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -1101,8 +1157,8 @@ func TestFastPathGiveUpIsCounted(t *testing.T) {
 // shim walked (a chmod, a mkdir in one, a rename: p9 is taught each fid by a
 // request of the shim's own, whose reply it drops), beside the concurrent
 // workload of TestFastPathConcurrentFids, on a connection whose shim gives
-// up following p9's fids at the first wait (makeWait of a nanosecond, as on
-// a disk stalled for seconds). Each request must get exactly its own reply:
+// up following p9's fids at the first wait (its tags lost, as after a
+// malformed request, and makeWait of a nanosecond). Each request must get exactly its own reply:
 // an error (a fid the shim walked but can no longer teach p9 answers ESTALE
 // once it gave up, see makeWait) or a success whose data is right, never a
 // reply of another request's. Before the shim stopped giving up on its own
@@ -1110,6 +1166,7 @@ func TestFastPathGiveUpIsCounted(t *testing.T) {
 // held back behind them ("unexpected message type").
 func TestFastPathGivesUpWithoutLosingReplies(t *testing.T) {
 	e := newEnv(t)
+	ninep.LoseTags(e.srv)
 	ninep.ShortMakeWait(e.srv, time.Nanosecond)
 	_, root := dial(t, "tcp", e.tcp, "@fast", 0, fastMsize)
 	var wg sync.WaitGroup
@@ -1183,20 +1240,16 @@ func taughtRoundTrip(root p9.File, name string) error {
 	return nil
 }
 
-// TestShimsOwnRequestUnansweredEndsTheConnection: a client that reuses the
-// tag of a request still in p9 (a write a snapshot holds) for one the shim
-// must first teach p9 a fid for makes p9 drop the shim's own walk (p9
-// answers no second request under a tag in flight), so the reply the shim
-// waits for never comes. The shim must not give up on it and pass the
-// requests behind it on as if it had been answered; it ends the connection,
-// with a log line, once it has waited ownWait.
-func TestShimsOwnRequestUnansweredEndsTheConnection(t *testing.T) {
-	e := newEnv(t)
-	ninep.ShortOwnWait(e.srv, 200*time.Millisecond)
+// reuseTagInFlight sets up the request a client sends under the tag of one
+// p9 has in flight: a Twrite (tag 8) on a file p9 holds open waits in p9
+// while a snapshot holds the core, and a Tstatfs under tag 8 names a fid
+// only the shim knows, which p9 would have to be taught first. It returns
+// the thaw and Freeze's error.
+func reuseTagInFlight(t *testing.T, e *env, r *raw) (thaw func(), frozen <-chan error) {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(e.export, "k"), []byte("kept"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := attachFast(t, e)
 	openInP9(t, r, 4, "k", oRdwr)
 	before := ninep.FastAnswered(e.srv)
 	if err := r.walk(1, 2); err != nil { // a clone only the shim knows
@@ -1205,9 +1258,54 @@ func TestShimsOwnRequestUnansweredEndsTheConnection(t *testing.T) {
 	if ninep.FastAnswered(e.srv) == before {
 		t.Fatal("the walk was not the shim's")
 	}
-	thaw, frozen := freeze(t, e)
+	thaw, frozen = freeze(t, e)
 	r.send(msg(tWrite, 8, uint32(4), uint64(0), uint32(4), []byte("KEPT"))) // waits in p9 under tag 8
-	r.send(msg(tStatfs, 8, uint32(2)))                                      // tag 8 again: the shim teaches fid 2 under it
+	r.send(msg(tStatfs, 8, uint32(2)))                                      // tag 8 again
+	return thaw, frozen
+}
+
+// TestRequestReusingATagInFlightIsDropped: the shim drops a request whose tag
+// p9 has in flight, unanswered, as p9 itself would (tags.go), with a log
+// line, and the connection goes on: the held write is answered after the
+// thaw, and the fid the dropped request named is still usable.
+func TestRequestReusingATagInFlightIsDropped(t *testing.T) {
+	e := newEnv(t)
+	r := attachFast(t, e)
+	thaw, frozen := reuseTagInFlight(t, e, r)
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(e.logs.String(), "reused the tag of one in flight"); {
+		if time.Now().After(deadline) {
+			t.Fatal("no log line for the request that reused tag 8")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	thaw()
+	if err := <-frozen; err != nil {
+		t.Fatal(err)
+	}
+	r.send(msg(tStatfs, 9, uint32(2)))
+	for _, want := range []uint16{8, 9} {
+		if typ, tag, body := r.recv(); tag != want || typ != map[uint16]uint8{8: tWrite + 1, 9: tStatfs + 1}[tag] {
+			t.Fatalf("after the thaw: type %d tag %d %x, want the reply to tag %d (and none to the dropped request)", typ, tag, body, want)
+		}
+	}
+}
+
+// TestShimsOwnRequestUnansweredEndsTheConnection: on a connection that lost
+// track of its tags (a malformed request p9 answered with NOTAG), the same
+// reuse reaches the shim's teaching of fid 2, under tag 8, which p9 drops
+// (it answers no second request under a tag in flight), so the reply the
+// shim waits for never comes. The shim must not give up on it and pass the
+// requests behind it on as if it had been answered; it ends the connection,
+// with a log line, once it has waited ownWait.
+func TestShimsOwnRequestUnansweredEndsTheConnection(t *testing.T) {
+	e := newEnv(t)
+	ninep.ShortOwnWait(e.srv, 200*time.Millisecond)
+	r := attachFast(t, e)
+	r.send(sized(append(msg(tStatfs, 3), 0, 0), 7+2)) // half a fid: NOTAG
+	if typ, tag, _ := r.recv(); typ != tLerror || tag != 0xFFFF {
+		t.Fatalf("a Tstatfs with half a fid: type %d tag %d, want Rlerror NOTAG", typ, tag)
+	}
+	thaw, frozen := reuseTagInFlight(t, e, r)
 	// While the snapshot holds the write, nothing can be answered: the
 	// only way for the read to end is the server closing the connection.
 	r.c.SetReadDeadline(time.Now().Add(60 * time.Second))

@@ -42,13 +42,17 @@ import "fmt"
 //     goroutine of the shim's sends, because answering it waits (a disk read, a
 //     write a snapshot holds, a close whose update has no room); p9 would have
 //     answered it from a goroutine as well (shimfids.go, background).
-//   - giving up: when a client's fid-making request goes unanswered for
-//     makeWait, the shim can no longer tell which *file p9 holds for which
-//     fid; it stops answering for the connection's fids, logs a line and
-//     counts semfs_fast_path_given_up_total{protocol="9p"} (fast.go, await).
-//     It never gives up on its own requests (teaching, hand-over), whose
-//     replies it drops only while they are in flight: a connection whose own
-//     request p9 leaves unanswered for ownWait is closed instead.
+//   - giving up: one fid-making request is in flight at a time, and the next
+//     waits for its reply (fast.go, await), however long: p9 answers every
+//     request the shim hands it (tags.go). Only on a connection whose tags
+//     the shim lost (a malformed request) may the reply never come: there,
+//     when a client's fid-making request goes unanswered for makeWait, the
+//     shim can no longer tell which *file p9 holds for which fid; it stops
+//     answering for the connection's fids, logs a line and counts
+//     semfs_fast_path_given_up_total{protocol="9p"}. It never gives up on
+//     its own requests (teaching, hand-over), whose replies it drops only
+//     while they are in flight: such a connection whose own request p9
+//     leaves unanswered for ownWait is closed instead.
 
 // fidState is where one fid number stands between the client, the shim and p9.
 type fidState uint8

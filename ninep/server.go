@@ -48,11 +48,13 @@ type Server struct {
 	logLimit rateLimit // malformed messages and timed-out connections (bounds.go)
 	capLog   rateLimit // connections refused over Limits.MaxConns
 	tableLog rateLimit // transitions the fid table refused (fast.go, tableErr)
+	reuseLog rateLimit // requests dropped for reusing a tag in flight (tags.go)
 
 	makeWait atomic.Int64 // makeWait in nanoseconds; tests shorten it while connections are served
 	ownWait  atomic.Int64 // ownWait in nanoseconds, likewise
 
 	noFast   bool          // tests only (export_test.go): every request goes through p9, the reference the shim's replies are held to
+	tagsLost atomic.Bool   // tests only (export_test.go): connections start with their tags lost (tags.go)
 	answered atomic.Uint64 // requests the fast path answered
 	flushes  atomic.Uint64 // Tflushes handed to p9 (a test waits for its own to arrive)
 	gaveUp   atomic.Uint64 // connections whose fid table the shim gave up (fast.go, await)
