@@ -1056,23 +1056,11 @@ func TestFastPathWaitsForAFidMakingRequest(t *testing.T) {
 	e := newEnv(t)
 	ninep.ShortMakeWait(e.srv, 20*time.Millisecond)
 	r := attachFast(t, e)
-	if err := r.walk(1, 2); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.call(msg(tStatfs, 1, uint32(2))); err != nil { // p9 learns the fid
-		t.Fatal(err)
-	}
-	thaw, frozen := freeze(t, e)
-	r.send(msg(tLcreate, 5, uint32(2), "new", oRdwr, uint32(0o644), uint32(0))) // waits in p9
+	thaw, frozen := createHeldInP9(t, e, r)
 	r.send(msg(tAttach, 6, uint32(11), uint32(noFid), "", "@fast", uint32(0)))
 	// The attach waits behind the create: the log says so once makeWait has
 	// passed (the only way to know it is waiting, not yet read).
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(e.logs.String(), "is taking long"); {
-		if time.Now().After(deadline) {
-			t.Fatal("no log line for the attach waiting behind the create")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitLog(t, e, "is taking long", "no log line for the attach waiting behind the create")
 	thaw()
 	if err := <-frozen; err != nil {
 		t.Fatal(err)
@@ -1108,19 +1096,8 @@ func TestFastPathGiveUpIsCounted(t *testing.T) {
 	e := newEnv(t)
 	ninep.ShortMakeWait(e.srv, 20*time.Millisecond)
 	r := attachFast(t, e)
-	// Tstatfs with half a fid: p9 cannot decode it and answers NOTAG.
-	r.send(sized(append(msg(tStatfs, 3), 0, 0), 7+2))
-	if typ, tag, _ := r.recv(); typ != tLerror || tag != 0xFFFF {
-		t.Fatalf("a Tstatfs with half a fid: type %d tag %d, want Rlerror NOTAG", typ, tag)
-	}
-	if err := r.walk(1, 2); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.call(msg(tStatfs, 1, uint32(2))); err != nil { // p9 learns the fid
-		t.Fatal(err)
-	}
-	thaw, frozen := freeze(t, e)
-	r.send(msg(tLcreate, 5, uint32(2), "new", oRdwr, uint32(0o644), uint32(0))) // waits in p9
+	loseTags(t, r)
+	thaw, frozen := createHeldInP9(t, e, r)
 	if e.srv.FastPathGiveUps() != 0 {
 		t.Fatal("given up before anything waited")
 	}
@@ -1272,12 +1249,7 @@ func TestRequestReusingATagInFlightIsDropped(t *testing.T) {
 	e := newEnv(t)
 	r := attachFast(t, e)
 	thaw, frozen := reuseTagInFlight(t, e, r)
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(e.logs.String(), "reused the tag of one in flight"); {
-		if time.Now().After(deadline) {
-			t.Fatal("no log line for the request that reused tag 8")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitLog(t, e, "reused the tag of one in flight", "no log line for the request that reused tag 8")
 	thaw()
 	if err := <-frozen; err != nil {
 		t.Fatal(err)
@@ -1301,10 +1273,7 @@ func TestShimsOwnRequestUnansweredEndsTheConnection(t *testing.T) {
 	e := newEnv(t)
 	ninep.ShortOwnWait(e.srv, 200*time.Millisecond)
 	r := attachFast(t, e)
-	r.send(sized(append(msg(tStatfs, 3), 0, 0), 7+2)) // half a fid: NOTAG
-	if typ, tag, _ := r.recv(); typ != tLerror || tag != 0xFFFF {
-		t.Fatalf("a Tstatfs with half a fid: type %d tag %d, want Rlerror NOTAG", typ, tag)
-	}
+	loseTags(t, r)
 	thaw, frozen := reuseTagInFlight(t, e, r)
 	// While the snapshot holds the write, nothing can be answered: the
 	// only way for the read to end is the server closing the connection.
@@ -1353,5 +1322,43 @@ func openInP9(t *testing.T, r *raw, fid uint32, name string, flags uint32) {
 	}
 	if _, err := r.call(msg(tLopen, 1, fid, flags)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// waitLog waits until e's log holds s, or fails with missing (after 20 s: a
+// line that never comes).
+func waitLog(t *testing.T, e *env, s, missing string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(e.logs.String(), s); {
+		if time.Now().After(deadline) {
+			t.Fatal(missing)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// createHeldInP9 has p9 learn fid 2 (the root, walked by the shim), holds the
+// core as a snapshot does, and sends a Tlcreate (tag 5) on fid 2, which waits
+// in p9 until thaw.
+func createHeldInP9(t *testing.T, e *env, r *raw) (thaw func(), frozen <-chan error) {
+	t.Helper()
+	if err := r.walk(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(2))); err != nil { // p9 learns the fid
+		t.Fatal(err)
+	}
+	thaw, frozen = freeze(t, e)
+	r.send(msg(tLcreate, 5, uint32(2), "new", oRdwr, uint32(0o644), uint32(0)))
+	return thaw, frozen
+}
+
+// loseTags sends a Tstatfs with half a fid, which p9 cannot decode and
+// answers with tag NOTAG: the connection's tags are lost (tags.go).
+func loseTags(t *testing.T, r *raw) {
+	t.Helper()
+	r.send(sized(append(msg(tStatfs, 3), 0, 0), 7+2))
+	if typ, tag, _ := r.recv(); typ != tLerror || tag != 0xFFFF {
+		t.Fatalf("a Tstatfs with half a fid: type %d tag %d, want Rlerror NOTAG", typ, tag)
 	}
 }
