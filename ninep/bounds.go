@@ -22,7 +22,8 @@ import (
 //     looked at the message.
 //   - Only a Tversion p9 accepts (9P2000.L, msize > 0) negotiates; anything
 //     else before it closes the connection. p9 sizes its per-connection read
-//     buffers at Tversion, and a Tread before them panics inside p9.
+//     buffers at Tversion, and a Tread before them panics inside p9: nothing
+//     is handed to p9 after a Tversion until its reply starts (conn.versioning).
 //   - Tread and Treaddir count[4]: clamped to msize minus the reply's header,
 //     as the Linux client and p9's buffers assume (p9 slices its msize-sized
 //     read buffer by the count: a larger one panicked, answered EFAULT).

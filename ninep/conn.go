@@ -95,6 +95,13 @@ type conn struct {
 
 	p9tags tagSet // the tags of the client's requests p9 has in flight (tags.go)
 
+	// versioning is closed when p9's reply to the Tversion handed to it
+	// starts; until then the reader hands p9 nothing more. p9 builds the
+	// connection's read buffers in its Tversion handler while its next
+	// goroutine may already serve the next request: a Tread there found no
+	// buffer and panicked (recovered as EFAULT; FuzzServerConn found it).
+	versioning atomic.Pointer[versionWait]
+
 	dl  deadlines // Options.Limits' timeouts (timeouts.go)
 	obs *observer // metrics; nil without Options.Observe
 }
@@ -133,6 +140,10 @@ func (c *conn) Read(p []byte) (n int, err error) {
 			n = copy(p, c.out)
 			c.out = c.out[n:]
 			return n, nil
+		}
+		if v := c.versioning.Load(); v != nil && c.left == 0 {
+			<-v.replied
+			c.versioning.Store(nil)
 		}
 		if c.left > 0 {
 			if len(p) > c.left {
@@ -217,6 +228,7 @@ func (c *conn) control(msg []byte) ([]byte, error) {
 			// p9 negotiates it (else it answers "unknown" and keeps what it had).
 			c.msize.Store(ms)
 		}
+		c.versioning.Store(&versionWait{tag: tag, replied: make(chan struct{})})
 		return msg, nil
 	case msgTattach:
 		// size[4] Tattach tag[2] fid[4] afid[4] uname[s] aname[s] n_uname[4]
@@ -363,6 +375,7 @@ func (c *conn) Write(p []byte) (int, error) {
 			}
 			c.replyStarts(tag)
 			c.p9tags.replied(typ, tag)
+			c.versionReplied(tag)
 			if c.replied(typ, tag) {
 				c.wdrop = c.wnone[:]
 				c.wbuf = c.wbuf[:0]
@@ -434,6 +447,21 @@ func (c *conn) write(msg []byte) error { return c.sio.Writev(msg) }
 
 // writev sends bufs in one system call. Precondition: c.wmu held.
 func (c *conn) writev(bufs ...[]byte) error { return c.sio.Writev(bufs...) }
+
+// versionReplied lets the reader go on once p9's reply to the Tversion in
+// flight starts (see versioning).
+func (c *conn) versionReplied(tag uint16) {
+	if v := c.versioning.Load(); v != nil && tag == v.tag {
+		v.once.Do(func() { close(v.replied) })
+	}
+}
+
+// versionWait is a Tversion handed to p9 and not answered yet.
+type versionWait struct {
+	tag     uint16
+	replied chan struct{}
+	once    sync.Once
+}
 
 // Close implements io.Closer for p9 (it closes both directions when the
 // connection ends).

@@ -135,7 +135,7 @@ func FuzzShimDecoder(f *testing.F) {
 		defer wd.Stop()
 		logs := &lockedLog{}
 		srv := NewServer(fsys, Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), MaxMsize: fuzzMsize})
-		srv.noFast = true // no fid tables: nothing waits for p9's replies
+		srv.noFast = true // no fid tables: nothing waits for p9's replies but the Tversion (below)
 		a, b := net.Pipe()
 		c := newConn(srv, 1, a)
 		var wg sync.WaitGroup
@@ -153,6 +153,9 @@ func FuzzShimDecoder(f *testing.F) {
 			out = append(out, buf[:n]...)
 			if err != nil {
 				break
+			}
+			if v := c.versioning.Load(); v != nil {
+				c.versionReplied(v.tag) // as p9's Rversion would (conn.versioning)
 			}
 			if len(out) > 4*(len(in)+1024) {
 				t.Fatalf("the shim handed p9 %d bytes for %d", len(out), len(in))
