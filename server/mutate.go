@@ -289,7 +289,7 @@ func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 			}
 		}
 		if oc := f.ownChanges.Load(); oc != nil {
-			oc.created(p, UnixPerm(a.Mode))
+			oc.created(p, UnixPerm(a.Mode), a.Ctime)
 		}
 		file = f.newFile(os.NewFile(uintptr(newFd), p), p, true)
 		file.setApp(app)

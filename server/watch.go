@@ -871,6 +871,12 @@ type ownChanges struct {
 	// IN_ATTRIB not yet taken. A host's chmod of such a file in the same
 	// batch is not seen.
 	attrs map[string]time.Time
+	// createdAttrs are the files whose IN_CREATE a batch took as the core's
+	// before the create's own IN_ATTRIB (its durable record, its chown) came:
+	// a batch reads its events, then waits for the namespace lock a create
+	// holds, so the create's later events fall into the next batch. n is
+	// unused; mode is as in m, checked as chmoddedSinceCreate does.
+	createdAttrs map[string]ownCreate
 }
 
 type ownCreate struct {
@@ -881,6 +887,9 @@ type ownCreate struct {
 	// record, its chown) leaves them so, a host's chmod in the same batch
 	// does not (chmoddedSinceCreate).
 	mode uint32
+	// ctime is the file's when the create was done (zero until then): a
+	// late IN_ATTRIB (createdAttrs) is the create's own only while it holds.
+	ctime time.Time
 }
 
 // ownClose is the state a close of the core's left a file in.
@@ -892,7 +901,8 @@ type ownClose struct {
 }
 
 func newOwnChanges() *ownChanges {
-	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}, dirs: map[string]time.Time{}, attrs: map[string]time.Time{}}
+	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}, dirs: map[string]time.Time{},
+		attrs: map[string]time.Time{}, createdAttrs: map[string]ownCreate{}}
 }
 
 // addAttr records that the core is rewriting p's durable record.
@@ -938,15 +948,16 @@ func (o *ownChanges) add(p string) {
 	o.mu.Unlock()
 }
 
-// created records the permission bits the core's create of p left it with.
-// Precondition: ns held (the create's add came before, under the same hold).
-func (o *ownChanges) created(p string, mode uint32) {
+// created records the permission bits and ctime the core's create of p left
+// it with. Precondition: ns held (the create's add came before, under the
+// same hold).
+func (o *ownChanges) created(p string, mode uint32, ctime time.Time) {
 	if o == nil {
 		return
 	}
 	o.mu.Lock()
 	if c, ok := o.m[p]; ok {
-		c.mode = mode
+		c.mode, c.ctime = mode, ctime
 		o.m[p] = c
 	}
 	o.mu.Unlock()
@@ -963,16 +974,25 @@ func (o *ownChanges) chmoddedSinceCreate(f *FS, b *batch) map[string]bool {
 		return nil
 	}
 	type look struct {
-		p    string
-		mode uint32
+		p     string
+		mode  uint32
+		ctime time.Time // zero: not checked
 	}
 	var looks []look
 	o.mu.Lock()
 	for p := range b.dirty {
-		if e := b.events[p]; e.creates > 0 && e.attrib && !e.other {
+		e := b.events[p]
+		if !e.attrib || e.other {
+			continue
+		}
+		if e.creates > 0 {
 			if c, ok := o.m[p]; ok && c.mode != 0 {
-				looks = append(looks, look{p, c.mode})
+				looks = append(looks, look{p: p, mode: c.mode})
 			}
+		} else if c, ok := o.createdAttrs[p]; ok && c.mode != 0 {
+			// The create's IN_ATTRIB, late: nothing may have changed the
+			// file's attributes since the create was done.
+			looks = append(looks, look{p, c.mode, c.ctime})
 		}
 	}
 	o.mu.Unlock()
@@ -983,7 +1003,7 @@ func (o *ownChanges) chmoddedSinceCreate(f *FS, b *batch) map[string]bool {
 	// A path that cannot be looked at stays as the create left it, for all the
 	// batch can tell.
 	statSorted(f, looks, func(l look) string { return l.p }, func(l look, a Attr) {
-		if a.Mode.IsRegular() && UnixPerm(a.Mode) != l.mode {
+		if a.Mode.IsRegular() && (UnixPerm(a.Mode) != l.mode || !l.ctime.IsZero() && !a.Ctime.Equal(l.ctime)) {
 			if out == nil {
 				out = map[string]bool{}
 			}
@@ -1130,13 +1150,15 @@ func (o *ownChanges) skipOwn(b *batch, same, chmodded map[string]bool, stale tim
 		// (its durable record, its chown) or rewrote its durable record;
 		// one on its own is followed.
 		_, ownAttr := o.attrs[p]
-		ownAttr = ownAttr && e.attrib && !e.closes && e.creates == 0
+		_, ownLate := o.createdAttrs[p]
+		ownAttr = (ownAttr || ownLate) && e.attrib && !e.closes && e.creates == 0
 		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes && !ownAttr || chmodded[p] {
 			continue
 		}
 		delete(b.dirty, p)
 		if ownAttr {
 			delete(o.attrs, p)
+			delete(o.createdAttrs, p)
 		}
 		switch {
 		case e.creates == 0:
@@ -1144,6 +1166,10 @@ func (o *ownChanges) skipOwn(b *batch, same, chmodded map[string]bool, stale tim
 			o.m[p] = ownCreate{n: c.n - e.creates, at: c.at}
 		default:
 			delete(o.m, p)
+		}
+		if e.creates > 0 && !e.attrib && !c.ctime.IsZero() {
+			// Its create's IN_ATTRIB may come in a later batch.
+			o.createdAttrs[p] = ownCreate{at: time.Now(), mode: c.mode, ctime: c.ctime}
 		}
 	}
 	for p, c := range o.m {
@@ -1164,6 +1190,11 @@ func (o *ownChanges) skipOwn(b *batch, same, chmodded map[string]bool, stale tim
 	for p, at := range o.attrs {
 		if at.Before(stale) {
 			delete(o.attrs, p)
+		}
+	}
+	for p, c := range o.createdAttrs {
+		if c.at.Before(stale) {
+			delete(o.createdAttrs, p)
 		}
 	}
 }
@@ -1206,6 +1237,11 @@ func (o *ownChanges) dropUnder(scopes []string) {
 			delete(o.attrs, p)
 		}
 	}
+	for p := range o.createdAttrs {
+		if under(p) {
+			delete(o.createdAttrs, p)
+		}
+	}
 }
 
 // underAny says whether p is at or below a path of set (Within of any).
@@ -1235,5 +1271,6 @@ func (o *ownChanges) reset() {
 	clear(o.closes)
 	clear(o.dirs)
 	clear(o.attrs)
+	clear(o.createdAttrs)
 	o.mu.Unlock()
 }

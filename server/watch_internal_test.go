@@ -4,9 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,5 +89,66 @@ func TestUnderAnyIsWithinOfAny(t *testing.T) {
 		if got := underAny(set, p); got != want {
 			t.Fatalf("underAny(%q, %q) = %v, Within of any says %v", scopes, p, got, want)
 		}
+	}
+}
+
+// The IN_ATTRIB of the core's create (its durable record, its chown) may
+// come in the batch after its IN_CREATE: a batch reads its events, then
+// waits for the namespace lock the create holds, so the create's later
+// events fall into the next batch (seen under load in
+// TestChangesTenThousandCreatesInPages: one batch of 10,000 own creates was
+// followed). It is still the core's own while the file's mode and ctime are
+// as the create left them, and is followed once a host changed either.
+func TestOwnCreateAttribInALaterBatch(t *testing.T) {
+	dir := t.TempDir()
+	f, err := New(dir, Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx := context.Background()
+	batchOf := func(e pathEvents) *batch {
+		b := newBatch()
+		b.dirty["a"], b.events["a"] = true, e
+		return b
+	}
+	for _, c := range []struct {
+		name     string
+		host     func() error // after the create's batch
+		followed bool
+	}{
+		{"nothing", func() error { return nil }, false},
+		{"chmod", func() error { return os.Chmod(filepath.Join(dir, "a"), 0o600) }, true},
+		{"touch", func() error {
+			return os.Chtimes(filepath.Join(dir, "a"), time.Unix(1, 0), time.Unix(1, 0))
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(dir, "a"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a, err := f.Lstat(ctx, "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := newOwnChanges()
+			o.add("a")
+			o.created("a", UnixPerm(a.Mode), a.Ctime)
+			stale := time.Now().Add(-ownTTL)
+			b := batchOf(pathEvents{creates: 1})
+			o.skipOwn(b, nil, o.chmoddedSinceCreate(f, b), stale)
+			if len(b.dirty) != 0 {
+				t.Fatalf("the create's own IN_CREATE was followed")
+			}
+			if err := c.host(); err != nil {
+				t.Fatal(err)
+			}
+			b = batchOf(pathEvents{attrib: true})
+			o.skipOwn(b, nil, o.chmoddedSinceCreate(f, b), stale)
+			if got := len(b.dirty) != 0; got != c.followed {
+				t.Errorf("its IN_ATTRIB in the next batch: followed %v, want %v", got, c.followed)
+			}
+			os.Remove(filepath.Join(dir, "a"))
+		})
 	}
 }
