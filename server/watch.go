@@ -871,14 +871,14 @@ type ownChanges struct {
 	// IN_ATTRIB not yet taken. A host's chmod of such a file in the same
 	// batch is not seen.
 	attrs map[string]time.Time
-	// createdAttrs are the files whose IN_CREATE a batch took as the core's
-	// before the create's own IN_ATTRIB (its durable record, its chown) came:
-	// a batch reads its events, then waits for the namespace lock a create
-	// holds, so the create's later events fall into the next batch. n is
-	// unused; mode is as in m, checked as chmoddedSinceCreate does.
-	createdAttrs map[string]ownCreate
 }
 
+// ownCreate is a path's entry in ownChanges.m. With n 0, a batch took the
+// IN_CREATE of the latest before its IN_ATTRIB (its durable record, its
+// chown) came: a batch reads its events, then waits for the namespace lock a
+// create holds, so the create's later events fall into the next batch. The
+// entry then stays, for that IN_ATTRIB alone, while the file's mode and ctime
+// are as the create left them.
 type ownCreate struct {
 	n  int       // files created at the path, IN_CREATE not yet taken
 	at time.Time // the latest
@@ -888,7 +888,7 @@ type ownCreate struct {
 	// does not (chmoddedSinceCreate).
 	mode uint32
 	// ctime is the file's when the create was done (zero until then): a
-	// late IN_ATTRIB (createdAttrs) is the create's own only while it holds.
+	// late IN_ATTRIB (n 0) is the create's own only while it holds.
 	ctime time.Time
 }
 
@@ -901,8 +901,7 @@ type ownClose struct {
 }
 
 func newOwnChanges() *ownChanges {
-	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}, dirs: map[string]time.Time{},
-		attrs: map[string]time.Time{}, createdAttrs: map[string]ownCreate{}}
+	return &ownChanges{m: map[string]ownCreate{}, closes: map[string]ownClose{}, dirs: map[string]time.Time{}, attrs: map[string]time.Time{}}
 }
 
 // addAttr records that the core is rewriting p's durable record.
@@ -985,11 +984,12 @@ func (o *ownChanges) chmoddedSinceCreate(f *FS, b *batch) map[string]bool {
 		if !e.attrib || e.other {
 			continue
 		}
-		if e.creates > 0 {
-			if c, ok := o.m[p]; ok && c.mode != 0 {
-				looks = append(looks, look{p: p, mode: c.mode})
-			}
-		} else if c, ok := o.createdAttrs[p]; ok && c.mode != 0 {
+		c, ok := o.m[p]
+		switch {
+		case !ok || c.mode == 0:
+		case e.creates > 0:
+			looks = append(looks, look{p: p, mode: c.mode})
+		case c.n == 0:
 			// The create's IN_ATTRIB, late: nothing may have changed the
 			// file's attributes since the create was done.
 			looks = append(looks, look{p, c.mode, c.ctime})
@@ -1121,8 +1121,8 @@ func statSorted[T any](f *FS, items []T, path func(T) string, fn func(T, Attr)) 
 func (o *ownChanges) allListed(p string, listed map[string]uint64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for q := range o.m {
-		if strings.HasPrefix(q, p+"/") {
+	for q, c := range o.m {
+		if c.n > 0 && strings.HasPrefix(q, p+"/") {
 			if _, ok := listed[q]; !ok {
 				return false
 			}
@@ -1145,31 +1145,32 @@ func (o *ownChanges) skipOwn(b *batch, same, chmodded map[string]bool, stale tim
 	defer o.mu.Unlock()
 	for p := range b.dirty {
 		e := b.events[p]
-		c := o.m[p]
 		// An IN_ATTRIB is the core's when it made the file in this batch
-		// (its durable record, its chown) or rewrote its durable record;
-		// one on its own is followed.
+		// or, the IN_CREATE taken, the last (its durable record, its chown),
+		// or rewrote its durable record; one on its own is followed.
 		_, ownAttr := o.attrs[p]
-		_, ownLate := o.createdAttrs[p]
-		ownAttr = (ownAttr || ownLate) && e.attrib && !e.closes && e.creates == 0
+		c, late := o.m[p]
+		late = late && c.n == 0
+		ownAttr = (ownAttr || late) && e.attrib && !e.closes && e.creates == 0
 		if e.other || e.creates > c.n || e.closes && !same[p] || e.creates == 0 && !e.closes && !ownAttr || chmodded[p] {
 			continue
 		}
 		delete(b.dirty, p)
 		if ownAttr {
 			delete(o.attrs, p)
-			delete(o.createdAttrs, p)
 		}
 		switch {
 		case e.creates == 0:
+			if late {
+				delete(o.m, p)
+			}
 		case c.n > e.creates: // the others' events are still to come
 			o.m[p] = ownCreate{n: c.n - e.creates, at: c.at}
+		case !e.attrib && !c.ctime.IsZero():
+			// Its create's IN_ATTRIB may come in a later batch.
+			o.m[p] = ownCreate{at: time.Now(), mode: c.mode, ctime: c.ctime}
 		default:
 			delete(o.m, p)
-		}
-		if e.creates > 0 && !e.attrib && !c.ctime.IsZero() {
-			// Its create's IN_ATTRIB may come in a later batch.
-			o.createdAttrs[p] = ownCreate{at: time.Now(), mode: c.mode, ctime: c.ctime}
 		}
 	}
 	for p, c := range o.m {
@@ -1190,11 +1191,6 @@ func (o *ownChanges) skipOwn(b *batch, same, chmodded map[string]bool, stale tim
 	for p, at := range o.attrs {
 		if at.Before(stale) {
 			delete(o.attrs, p)
-		}
-	}
-	for p, c := range o.createdAttrs {
-		if c.at.Before(stale) {
-			delete(o.createdAttrs, p)
 		}
 	}
 }
@@ -1237,11 +1233,6 @@ func (o *ownChanges) dropUnder(scopes []string) {
 			delete(o.attrs, p)
 		}
 	}
-	for p := range o.createdAttrs {
-		if under(p) {
-			delete(o.createdAttrs, p)
-		}
-	}
 }
 
 // underAny says whether p is at or below a path of set (Within of any).
@@ -1271,6 +1262,5 @@ func (o *ownChanges) reset() {
 	clear(o.closes)
 	clear(o.dirs)
 	clear(o.attrs)
-	clear(o.createdAttrs)
 	o.mu.Unlock()
 }
