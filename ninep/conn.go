@@ -95,8 +95,8 @@ type conn struct {
 
 	p9tags tagSet // the tags of the client's requests p9 has in flight (tags.go)
 
-	// versioning is closed when p9's reply to the Tversion handed to it
-	// starts; until then the reader hands p9 nothing more. p9 builds the
+	// versioning is the Tversion handed to p9, until its reply starts; until
+	// then the reader hands p9 nothing more. p9 builds the
 	// connection's read buffers in its Tversion handler while its next
 	// goroutine may already serve the next request: a Tread there found no
 	// buffer and panicked (recovered as EFAULT; FuzzServerConn found it).
@@ -141,9 +141,8 @@ func (c *conn) Read(p []byte) (n int, err error) {
 			c.out = c.out[n:]
 			return n, nil
 		}
-		if v := c.versioning.Load(); v != nil && c.left == 0 {
+		if v := c.versioning.Load(); v != nil {
 			<-v.replied
-			c.versioning.Store(nil)
 		}
 		if c.left > 0 {
 			if len(p) > c.left {
@@ -451,8 +450,8 @@ func (c *conn) writev(bufs ...[]byte) error { return c.sio.Writev(bufs...) }
 // versionReplied lets the reader go on once p9's reply to the Tversion in
 // flight starts (see versioning).
 func (c *conn) versionReplied(tag uint16) {
-	if v := c.versioning.Load(); v != nil && tag == v.tag {
-		v.once.Do(func() { close(v.replied) })
+	if v := c.versioning.Load(); v != nil && tag == v.tag && c.versioning.CompareAndSwap(v, nil) {
+		close(v.replied)
 	}
 }
 
@@ -460,7 +459,6 @@ func (c *conn) versionReplied(tag uint16) {
 type versionWait struct {
 	tag     uint16
 	replied chan struct{}
-	once    sync.Once
 }
 
 // Close implements io.Closer for p9 (it closes both directions when the
