@@ -407,13 +407,8 @@ func TestChangesTenThousandCreatesInPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(h.Watch, "; 0 batches") {
-		var followed []string
-		for _, l := range strings.Split(d.Log(), "\n") {
-			if strings.Contains(l, "followed changes") || strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
-				followed = append(followed, l)
-			}
-		}
-		t.Errorf("watcher: %s; the daemon's own creates were followed as host changes:\n%s", h.Watch, strings.Join(followed, "\n"))
+		t.Errorf("watcher: %s; the daemon's own creates were followed as host changes:\n%s",
+			h.Watch, strings.Join(d.LogLines("followed changes", "level=WARN", "level=ERROR"), "\n"))
 	}
 }
 

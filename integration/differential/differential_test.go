@@ -188,14 +188,9 @@ func runSeeds(t *testing.T, pair differential.Pair, d *semfstest.Daemon) {
 // warnings is what d logged at level WARN or ERROR, for a failure's message
 // ("" when nothing).
 func warnings(d *semfstest.Daemon) string {
-	var b strings.Builder
-	for _, l := range strings.Split(d.Log(), "\n") {
-		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
-			b.WriteString("  " + l + "\n")
-		}
-	}
-	if b.Len() == 0 {
+	lines := d.LogLines("level=WARN", "level=ERROR")
+	if len(lines) == 0 {
 		return ""
 	}
-	return "semfs logged:\n" + b.String()
+	return "semfs logged:\n  " + strings.Join(lines, "\n  ") + "\n"
 }

@@ -239,6 +239,21 @@ func (d *Daemon) Alive() bool {
 // Log returns everything the daemon wrote so far.
 func (d *Daemon) Log() string { return d.log.String() }
 
+// LogLines returns the lines of the daemon's output that hold any of subs
+// (level=WARN, say), for a failure's message.
+func (d *Daemon) LogLines(subs ...string) []string {
+	var out []string
+	for _, l := range strings.Split(d.Log(), "\n") {
+		for _, s := range subs {
+			if strings.Contains(l, s) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // WaitLog waits up to timeout for the daemon's output to contain s.
 func (d *Daemon) WaitLog(s string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
