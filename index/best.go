@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -31,8 +32,10 @@ import (
 //	         raised to λ + μ + ε·score(f) when apps(f) + paths(f) > 0 and it is below
 //
 // bm25(t,f) is Bleve's BM25 score of term t (exact token, or token prefix when t
-// has prefixMin runes or more, or for a month's name its abbreviation or
-// two-digit number, as dated paths write it) over the path, task and apps
+// has prefixMin runes or more, for a month's name its abbreviation or
+// two-digit number, as dated paths write it, and for "year" in "this year" or
+// "last year" that year's number, counted only for files other terms found:
+// queryTerms.forms and qualifies) over the path, task and apps
 // fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
 // the rarest. With p = 0.9, kw is first the IDF-weighted coverage of the
 // query's informative words, and only then how strongly each matches. A word of
@@ -185,7 +188,11 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 		return nil, nil, errorf("query", KindClosed, "", ErrClosed)
 	}
 	im := x.bl.Mapping()
-	qt := analyseQuery(im.AnalyzerNamed(wordsAnalyzer), im.AnalyzerNamed(queryAnalyzer), q.Text)
+	now := q.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	qt := analyseQuery(im.AnalyzerNamed(wordsAnalyzer), im.AnalyzerNamed(queryAnalyzer), q.Text, now)
 
 	var set *vecSet
 	if qv != nil {
@@ -421,7 +428,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 		go func() {
 			defer wg.Done()
 			defer recoverTo(&errs[i])
-			results[i], errs[i] = x.searchWord(ctx, t)
+			results[i], errs[i] = x.searchWord(ctx, t, qt.forms[t])
 		}()
 	}
 	wg.Wait()
@@ -465,7 +472,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 		}
 	}
 	for i := range per {
-		if !inGroup[i] {
+		if !inGroup[i] && !qt.qualifier(i) {
 			contrib(i, func(slot int, v float64) { get(slot).kw += v })
 		}
 	}
@@ -499,14 +506,26 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			}
 		}
 	}
+	// A qualifier ("this year") only tells apart the files the query's
+	// other words or names found: being dated this year is no answer alone.
+	for i := range per {
+		if qt.qualifier(i) && !inGroup[i] {
+			contrib(i, func(slot int, v float64) {
+				if cands.find(slot) != nil || len(qt.terms) == 1 {
+					get(slot).kw += v
+				}
+			})
+		}
+	}
 	return nil
 }
 
 // searchWord is the BM25 search of one analysed word t over the word fields:
-// t's own token, and when t is long enough the longer tokens it is a prefix of
-// at prefixBoost. Precondition: x.mu held for reading.
-func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, error) {
-	q, bound, err := x.wordQuery(t)
+// t's own token, when t is long enough the longer tokens it is a prefix of
+// at prefixBoost, and the other forms it takes (queryTerms.forms), also at
+// prefixBoost. Precondition: x.mu held for reading.
+func (x *Index) searchWord(ctx context.Context, t string, forms []string) (*bleve.SearchResult, error) {
+	q, bound, err := x.wordQuery(t, forms)
 	if err != nil {
 		return nil, err
 	}
@@ -517,7 +536,7 @@ func (x *Index) searchWord(ctx context.Context, t string) (*bleve.SearchResult, 
 // match: the sum of its terms' document counts in Bleve's dictionary (which
 // may count files since deleted or updated, never fewer than hold the term).
 // Precondition: x.mu held for reading.
-func (x *Index) wordQuery(t string) (query.Query, uint64, error) {
+func (x *Index) wordQuery(t string, forms []string) (query.Query, uint64, error) {
 	var qs []query.Query
 	var bound uint64
 	for _, f := range wordFields {
@@ -547,7 +566,7 @@ func (x *Index) wordQuery(t string) (query.Query, uint64, error) {
 			bound += n
 		}
 	}
-	for _, alt := range monthForms(t) {
+	for _, alt := range forms {
 		for _, f := range wordFields {
 			aq := bleve.NewTermQuery(alt)
 			aq.SetField(f.field)
@@ -701,7 +720,7 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		}
 		for _, t := range qt.terms {
 			for _, tok := range toks {
-				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || slices.Contains(monthForms(t), tok) {
+				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || slices.Contains(qt.forms[t], tok) {
 					if e.Words == nil {
 						e.Words = map[string][]string{}
 					}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/embed/embedtest"
@@ -91,6 +92,56 @@ func TestBestWords(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBestRelativeYears: "this year", "last year" and "next year" pick, of
+// files the other words found alike, the one dated that year as of
+// Query.Now; a file dated that year which no other word finds stays out, and
+// a query without a relative year keeps its order.
+func TestBestRelativeYears(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	files := []string{
+		"budget/2024_household_budget.xlsx",
+		"budget/2025_household_budget.xlsx",
+		"budget/2026_household_budget.xlsx",
+		"budget/2027_household_budget.xlsx",
+		"photos/2025/beach.jpg",
+		"photos/2026/beach.jpg",
+	}
+	for i, f := range files {
+		mustCreate(t, x, f, "finance", uint64(i+1))
+	}
+	in2026 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		q    string
+		now  time.Time
+		want string
+	}{
+		{"household budget this year", in2026, "budget/2026_household_budget.xlsx"},
+		{"household budget for the current year", in2026, "budget/2026_household_budget.xlsx"},
+		{"household budget last year", in2026, "budget/2025_household_budget.xlsx"},
+		{"last year's household budget", in2026, "budget/2025_household_budget.xlsx"},
+		{"household budget next year", in2026, "budget/2027_household_budget.xlsx"},
+		{"household budget this year", time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC), "budget/2025_household_budget.xlsx"},
+		{"beach this year", in2026, "photos/2026/beach.jpg"},
+	} {
+		res := best(t, x, index.Query{Text: tc.q, Now: tc.now})
+		if len(res) == 0 || res[0].Path != tc.want {
+			t.Errorf("%q as of %s: %v, want %s first", tc.q, tc.now.Format("2006"), paths(res), tc.want)
+		}
+		for _, r := range res {
+			if strings.HasPrefix(tc.q, "household") && strings.HasPrefix(r.Path, "photos/") {
+				t.Errorf("%q: %s found for its year alone: %v", tc.q, r.Path, paths(res))
+			}
+		}
+	}
+	// Without a relative year the year is no evidence: the four budgets tie
+	// on words and keep their order whatever the clock says.
+	a := paths(best(t, x, index.Query{Text: "household budget year", Now: in2026}))
+	b := paths(best(t, x, index.Query{Text: "household budget year", Now: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}))
+	if strings.Join(a, " ") != strings.Join(b, " ") {
+		t.Errorf("a query without a relative year moved with the clock: %v, then %v", a, b)
 	}
 }
 

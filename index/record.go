@@ -82,6 +82,10 @@ type Query struct {
 	// the best rank's evidence (contents.go); the seed rank never reads it.
 	Scope    string
 	Contents ContentSource
+	// Now is the moment the best rank reads the text's relative dates
+	// against ("this year", "last year"); zero, what every client gets,
+	// means the clock at the query. For fixed figures (index/eval).
+	Now time.Time
 }
 
 // Fusion is the weight of meaning in the best rank (best.go): Tie when some

@@ -3,7 +3,9 @@ package index
 import (
 	"path"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -132,6 +134,13 @@ type queryTerms struct {
 	terms     []string
 	nameWords []string
 	groups    []termGroup
+	// forms are the other tokens a term is also found as: a month's dated
+	// forms (monthForms) and, for "year" in "this year" or "last year", the
+	// year it names (relativeYears).
+	forms map[string][]string
+	// qualifies[i] says terms[i] qualifies the others rather than selects:
+	// "year" in "this year", which only orders the files other words found.
+	qualifies []bool
 }
 
 // termGroup is a query word that analyses to several terms ("v2.2.1",
@@ -143,7 +152,7 @@ type termGroup struct {
 	terms   []int
 }
 
-func analyseQuery(all, content analysis.Analyzer, text string) queryTerms {
+func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) queryTerms {
 	var q queryTerms
 	distinct := func(a analysis.Analyzer) []string {
 		var out []string
@@ -197,5 +206,57 @@ func analyseQuery(all, content analysis.Analyzer, text string) queryTerms {
 			q.nameWords = append(q.nameWords, f)
 		}
 	}
+	addForm := func(t string, forms ...string) {
+		if !slices.Contains(q.terms, t) {
+			return
+		}
+		if q.forms == nil {
+			q.forms = map[string][]string{}
+		}
+		for _, f := range forms {
+			if !slices.Contains(q.forms[t], f) {
+				q.forms[t] = append(q.forms[t], f)
+			}
+		}
+	}
+	for _, t := range q.terms {
+		addForm(t, monthForms(t)...)
+	}
+	for _, y := range relativeYears(text, now) {
+		for _, tok := range used.Analyze([]byte("year")) {
+			t := string(tok.Term)
+			addForm(t, strconv.Itoa(y))
+			if i := slices.Index(q.terms, t); i >= 0 {
+				if q.qualifies == nil {
+					q.qualifies = make([]bool, len(q.terms))
+				}
+				q.qualifies[i] = true
+			}
+		}
+	}
 	return q
 }
+
+// relativeYears returns the years text names relative to now: "this year"
+// (or "current year") is now's, "last year" ("last year's", "previous year",
+// "past year") the one before and "next year" the one after. A file dated in
+// that year ("family_2026.ics", "taxes/2025/") then matches the query's word
+// "year", which otherwise only files named "year" would.
+func relativeYears(text string, now time.Time) []int {
+	var ys []int
+	prev := ""
+	for _, w := range strings.Fields(strings.ToLower(text)) {
+		w = strings.TrimSuffix(strings.TrimSuffix(strings.TrimFunc(w, unicode.IsPunct), "'s"), "’s")
+		if w == "year" || w == "years" {
+			d, ok := map[string]int{"this": 0, "current": 0, "last": -1, "previous": -1, "past": -1, "next": 1}[prev]
+			if y := now.Year() + d; ok && !slices.Contains(ys, y) {
+				ys = append(ys, y)
+			}
+		}
+		prev = w
+	}
+	return ys
+}
+
+// qualifier says whether terms[i] only qualifies the others (qualifies).
+func (q queryTerms) qualifier(i int) bool { return i < len(q.qualifies) && q.qualifies[i] }
