@@ -33,7 +33,8 @@ import (
 //
 // bm25(t,f) is Bleve's BM25 score of term t (exact token, or token prefix when t
 // has prefixMin runes or more, for a month's name its abbreviation or
-// two-digit number, as dated paths write it, and for "year" in "this year" or
+// two-digit number, as dated paths write it (the number only after a year:
+// datedMonth), and for "year" in "this year" or
 // "last year" that year's number, counted only for files other terms found:
 // queryTerms.forms and qualifies) over the path, task and apps
 // fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
@@ -421,6 +422,10 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 	// searches); their results are summed in word order below, so the sums
 	// do not depend on which finishes first.
 	results := make([]*bleve.SearchResult, len(qt.terms))
+	// byWord[i], for a month's term, is the files that hold its name or
+	// abbreviation; its two-digit number counts only where a date puts it
+	// (monthHit).
+	byWord := make([]map[string]bool, len(qt.terms))
 	errs := make([]error, len(qt.terms))
 	var wg sync.WaitGroup
 	for i, t := range qt.terms {
@@ -428,7 +433,18 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 		go func() {
 			defer wg.Done()
 			defer recoverTo(&errs[i])
-			results[i], errs[i] = x.searchWord(ctx, t, qt.forms[t])
+			forms := qt.forms[t]
+			results[i], errs[i] = x.searchWord(ctx, t, forms)
+			if mm := monthNumber(forms); mm != "" && errs[i] == nil {
+				var words *bleve.SearchResult
+				words, errs[i] = x.searchWord(ctx, t, slices.DeleteFunc(slices.Clone(forms), func(f string) bool { return f == mm }))
+				if errs[i] == nil {
+					byWord[i] = make(map[string]bool, len(words.Hits))
+					for _, h := range words.Hits {
+						byWord[i][h.ID] = true
+					}
+				}
+			}
 		}()
 	}
 	wg.Wait()
@@ -443,15 +459,22 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			sumIDF += rarest
 			continue
 		}
-		th := termHits{idf: math.Log(1 + (n-df+0.5)/(df+0.5)), scores: make([]slotSim, 0, len(res.Hits))}
+		th := termHits{scores: make([]slotSim, 0, len(res.Hits))}
+		mm := monthNumber(qt.forms[qt.terms[i]])
 		for _, h := range res.Hits {
 			slot, ok := x.hay.pos[h.ID]
 			if !ok {
 				continue
 			}
+			if byWord[i] != nil && !byWord[i][h.ID] && !datedMonth(x.hay.entries[slot].joined, mm) {
+				df-- // its month's number is a day's or another count's
+				continue
+			}
 			th.scores = append(th.scores, slotSim{slot, h.Score})
 			th.best = max(th.best, h.Score)
 		}
+		df = max(df, 1)
+		th.idf = math.Log(1 + (n-df+0.5)/(df+0.5))
 		sumIDF += th.idf
 		per[i] = th
 	}
@@ -720,7 +743,7 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		}
 		for _, t := range qt.terms {
 			for _, tok := range toks {
-				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || slices.Contains(qt.forms[t], tok) {
+				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != monthNumber(qt.forms[t]) || datedMonth(strings.ToLower(text), tok))) {
 					if e.Words == nil {
 						e.Words = map[string][]string{}
 					}
@@ -827,3 +850,48 @@ func monthForms(t string) []string {
 	}
 	return nil
 }
+
+// monthNumber is the two-digit number among a month's forms, "" if none.
+func monthNumber(forms []string) string {
+	for _, f := range forms {
+		if len(f) == 2 && f[0] >= '0' && f[0] <= '1' && f[1] >= '0' && f[1] <= '9' {
+			return f
+		}
+	}
+	return ""
+}
+
+// datedMonth says whether the folded fields j hold the two-digit month mm
+// where a date puts a month, after a year ("2026-02", "2026_02_19",
+// "202602"), not only as a day ("2024-06-12" for december) or another
+// number.
+func datedMonth(j, mm string) bool {
+	for k := 0; ; {
+		at := strings.Index(j[k:], mm)
+		if at < 0 {
+			return false
+		}
+		at += k
+		k = at + 1
+		if (at+2 < len(j) && isDigit(j[at+2])) || !yearBefore(j[:at]) {
+			continue
+		}
+		return true
+	}
+}
+
+// yearBefore says whether s ends in a year (19xx or 20xx), then at most one
+// separator: what comes next is a date's month.
+func yearBefore(s string) bool {
+	if n := len(s); n > 0 && !isDigit(s[n-1]) {
+		s = s[:n-1]
+	}
+	n := len(s)
+	if n < 4 || (n > 4 && isDigit(s[n-5])) {
+		return false
+	}
+	y := s[n-4:]
+	return (y[:2] == "19" || y[:2] == "20") && isDigit(y[2]) && isDigit(y[3])
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }

@@ -54,6 +54,9 @@ func TestBestWords(t *testing.T) {
 		{"notes/the-end.md", "notes", "last chapter"},
 		{"notes/ﬁle-cabinet.md", "notes", "paper storage"}, // "ﬁ" ligature: NFKC gives "fi"
 		{"journal/2026-02-11.md", "notes", "diary"},
+		{"journal/2025-12-03.md", "notes", "diary"},
+		{"journal/2024-06-12.md", "notes", "diary"},
+		{"scans/receipt_12.pdf", "notes", "paper"},
 	}
 	for i, f := range files {
 		mustCreate(t, x, f.path, f.by, uint64(i+1))
@@ -63,20 +66,21 @@ func TestBestWords(t *testing.T) {
 		q          string
 		want, deny []string
 	}{
-		{"deploy", []string{"docs/deployment-guide.md"}, nil},                     // stem + prefix
-		{"DEPLOYING", []string{"docs/deployment-guide.md"}, nil},                  // case + stem
-		{"picker", []string{"src/ui/DatePicker.tsx"}, nil},                        // camelCase split
-		{"tp1350", []string{"tickets/boarding-TP1350.pdf"}, nil},                  // letters and digits
-		{"1350", []string{"tickets/boarding-TP1350.pdf"}, nil},                    // digits alone
-		{"lisb", []string{"notes/lisbon.md"}, nil},                                // token prefix
-		{"eat", nil, []string{"src/feature-flags.go"}},                            // never an infix
-		{"isbon", nil, []string{"notes/lisbon.md"}},                               // never an infix
-		{"go", []string{"notes/go-tips.md", "src/feature-flags.go"}, nil},         // short: whole tokens
-		{"g", nil, []string{"notes/go-tips.md", "src/feature-flags.go"}},          // short: no prefix
-		{"the lisbon", []string{"notes/lisbon.md"}, []string{"notes/the-end.md"}}, // stop word: no evidence
-		{"the", []string{"notes/the-end.md"}, nil},                                // ...unless alone
-		{"FILE cabinet", []string{"notes/ﬁle-cabinet.md"}, nil},                   // NFKC
-		{"February", []string{"journal/2026-02-11.md"}, nil},                      // a month's number
+		{"deploy", []string{"docs/deployment-guide.md"}, nil},                                                      // stem + prefix
+		{"DEPLOYING", []string{"docs/deployment-guide.md"}, nil},                                                   // case + stem
+		{"picker", []string{"src/ui/DatePicker.tsx"}, nil},                                                         // camelCase split
+		{"tp1350", []string{"tickets/boarding-TP1350.pdf"}, nil},                                                   // letters and digits
+		{"1350", []string{"tickets/boarding-TP1350.pdf"}, nil},                                                     // digits alone
+		{"lisb", []string{"notes/lisbon.md"}, nil},                                                                 // token prefix
+		{"eat", nil, []string{"src/feature-flags.go"}},                                                             // never an infix
+		{"isbon", nil, []string{"notes/lisbon.md"}},                                                                // never an infix
+		{"go", []string{"notes/go-tips.md", "src/feature-flags.go"}, nil},                                          // short: whole tokens
+		{"g", nil, []string{"notes/go-tips.md", "src/feature-flags.go"}},                                           // short: no prefix
+		{"the lisbon", []string{"notes/lisbon.md"}, []string{"notes/the-end.md"}},                                  // stop word: no evidence
+		{"the", []string{"notes/the-end.md"}, nil},                                                                 // ...unless alone
+		{"FILE cabinet", []string{"notes/ﬁle-cabinet.md"}, nil},                                                    // NFKC
+		{"February", []string{"journal/2026-02-11.md"}, nil},                                                       // a month's number
+		{"december", []string{"journal/2025-12-03.md"}, []string{"journal/2024-06-12.md", "scans/receipt_12.pdf"}}, // ...where a date puts a month, not a day's or another number
 		{"calendar widgets", []string{"src/ui/DatePicker.tsx"}, []string{"notes/lisbon.md"}},
 	} {
 		got := paths(best(t, x, index.Query{Text: tc.q}))
