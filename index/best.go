@@ -34,7 +34,8 @@ import (
 // bm25(t,f) is Bleve's BM25 score of term t (exact token, or token prefix when t
 // has prefixMin runes or more, for a month's name its abbreviation or
 // two-digit number, as dated paths write it (the number only after a year:
-// datedMonth), and for "year" in "this year" or
+// datedMonth), the join of two adjacent query words ("time zone":
+// "timezone"), and for "year" in "this year" or
 // "last year" that year's number, counted only for files other terms found:
 // queryTerms.forms and qualifies) over the path, task and apps
 // fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
@@ -591,14 +592,17 @@ func (x *Index) wordQuery(t string, forms []string) (query.Query, uint64, error)
 	}
 	for _, alt := range forms {
 		for _, f := range wordFields {
-			aq := bleve.NewTermQuery(alt)
-			aq.SetField(f.field)
-			aq.SetBoost(f.boost * prefixBoost)
-			qs = append(qs, aq)
 			n, err := x.termCount(f.field, alt)
 			if err != nil {
 				return nil, 0, err
 			}
+			if n == 0 {
+				continue // most joined words ("carinsurance") are no file's
+			}
+			aq := bleve.NewTermQuery(alt)
+			aq.SetField(f.field)
+			aq.SetBoost(f.boost * prefixBoost)
+			qs = append(qs, aq)
 			bound += n
 		}
 	}

@@ -149,6 +149,36 @@ func TestBestRelativeYears(t *testing.T) {
 	}
 }
 
+// TestBestJoinedWords: two query words written apart match a token that
+// writes them as one ("time zone" and timezone, "on-call" and oncall), and
+// such a file covers both words: it ranks above files holding one of them.
+func TestBestJoinedWords(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	files := []string{
+		"pages/timezone_bug.html",
+		"notes/time_sheet.md",
+		"maps/zone_a.pdf",
+		"infra/oncall_rotation.ics",
+		"infra/call_log.txt",
+		"scripts/backup.sh",
+		"notes/back_pain.md",
+	}
+	for i, f := range files {
+		mustCreate(t, x, f, "notes", uint64(i+1))
+	}
+	for _, tc := range []struct{ q, want string }{
+		{"time zone", "pages/timezone_bug.html"},
+		{"time zone bug", "pages/timezone_bug.html"},
+		{"on-call rotation", "infra/oncall_rotation.ics"},
+		{"back up script", "scripts/backup.sh"},
+	} {
+		res := best(t, x, index.Query{Text: tc.q})
+		if len(res) == 0 || res[0].Path != tc.want {
+			t.Errorf("%q: %v, want %s first", tc.q, paths(res), tc.want)
+		}
+	}
+}
+
 // TestBestExplain: explain says which words hit which field, the names and
 // the similarity.
 func TestBestExplain(t *testing.T) {

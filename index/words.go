@@ -222,6 +222,32 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 	for _, t := range q.terms {
 		addForm(t, monthForms(t)...)
 	}
+	// Two words written apart are often one token in a name: "on-call" or
+	// "on call" and oncall_rotation.ics, "time zone" and timezone_bug.html,
+	// "back up" and backup.sh. Their join, analysed, is a form of each of
+	// their terms, so a file holding it covers both.
+	parts := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) })
+	termsOf := make([][]string, len(parts))
+	for i, p := range parts {
+		for _, tok := range used.Analyze([]byte(p)) {
+			termsOf[i] = append(termsOf[i], string(tok.Term))
+		}
+	}
+	for i := 1; i < len(parts); i++ {
+		if len(termsOf[i-1])+len(termsOf[i]) == 0 {
+			continue // two stop words
+		}
+		joined := used.Analyze([]byte(parts[i-1] + parts[i]))
+		if len(joined) != 1 {
+			continue
+		}
+		j := string(joined[0].Term)
+		for _, t := range append(termsOf[i-1], termsOf[i]...) {
+			if t != j {
+				addForm(t, j)
+			}
+		}
+	}
 	for _, y := range relativeYears(text, now) {
 		for _, tok := range used.Analyze([]byte("year")) {
 			t := string(tok.Term)
