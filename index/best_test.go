@@ -57,6 +57,8 @@ func TestBestWords(t *testing.T) {
 		{"journal/2025-12-03.md", "notes", "diary"},
 		{"journal/2024-06-12.md", "notes", "diary"},
 		{"scans/receipt_12.pdf", "notes", "paper"},
+		{"recipes/grandma_card.md", "notes", "lasagna"},
+		{"infra/k8s_notes.md", "notes", "cluster"},
 	}
 	for i, f := range files {
 		mustCreate(t, x, f.path, f.by, uint64(i+1))
@@ -81,6 +83,7 @@ func TestBestWords(t *testing.T) {
 		{"FILE cabinet", []string{"notes/ﬁle-cabinet.md"}, nil},                                                    // NFKC
 		{"February", []string{"journal/2026-02-11.md"}, nil},                                                       // a month's number
 		{"december", []string{"journal/2025-12-03.md"}, []string{"journal/2024-06-12.md", "scans/receipt_12.pdf"}}, // ...where a date puts a month, not a day's or another number
+		{"grandma's card", []string{"recipes/grandma_card.md"}, []string{"infra/k8s_notes.md"}},                    // a possessive's s is no word
 		{"calendar widgets", []string{"src/ui/DatePicker.tsx"}, []string{"notes/lisbon.md"}},
 	} {
 		got := paths(best(t, x, index.Query{Text: tc.q}))

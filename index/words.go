@@ -154,10 +154,11 @@ type termGroup struct {
 
 func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) queryTerms {
 	var q queryTerms
+	bare := withoutPossessives(text)
 	distinct := func(a analysis.Analyzer) []string {
 		var out []string
 		seen := map[string]bool{}
-		for _, tok := range a.Analyze([]byte(text)) {
+		for _, tok := range a.Analyze([]byte(bare)) {
 			if t := string(tok.Term); !seen[t] {
 				seen[t] = true
 				out = append(out, t)
@@ -226,7 +227,7 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 	// "on call" and oncall_rotation.ics, "time zone" and timezone_bug.html,
 	// "back up" and backup.sh. Their join, analysed, is a form of each of
 	// their terms, so a file holding it covers both.
-	parts := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) })
+	parts := strings.FieldsFunc(strings.ToLower(bare), func(r rune) bool { return !unicode.IsLetter(r) })
 	termsOf := make([][]string, len(parts))
 	for i, p := range parts {
 		for _, tok := range used.Analyze([]byte(p)) {
@@ -286,3 +287,24 @@ func relativeYears(text string, now time.Time) []int {
 
 // qualifier says whether terms[i] only qualifies the others (qualifies).
 func (q queryTerms) qualifier(i int) bool { return i < len(q.qualifies) && q.qualifies[i] }
+
+// withoutPossessives drops the "'s" of "grandma's" and "last year's": split
+// at the apostrophe it would be the word "s", found in every "k8s" and
+// joined back into "grandmas". The exact-name test still sees the words
+// as written.
+func withoutPossessives(text string) string {
+	if !strings.ContainsAny(text, "'\u2019") {
+		return text
+	}
+	var b strings.Builder
+	rs := []rune(text)
+	for i := 0; i < len(rs); i++ {
+		if (rs[i] == '\'' || rs[i] == '\u2019') && i > 0 && unicode.IsLetter(rs[i-1]) && i+1 < len(rs) &&
+			(rs[i+1] == 's' || rs[i+1] == 'S') && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2]) && !unicode.IsDigit(rs[i+2])) {
+			i++ // the apostrophe and its s
+			continue
+		}
+		b.WriteRune(rs[i])
+	}
+	return b.String()
+}
