@@ -35,7 +35,8 @@ import (
 // has prefixMin runes or more, for a month's name its abbreviation or
 // two-digit number, as dated paths write it (the number only after a year:
 // datedMonth), the join of two adjacent query words ("time zone":
-// "timezone"), and for "year" in "this year" or
+// "timezone"), for a word for a kind of file the kind's extensions
+// ("picture": "jpg"…, kindForms), and for "year" in "this year" or
 // "last year" that year's number, counted only for files other terms found:
 // queryTerms.forms and qualifies) over the path, task and apps
 // fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
@@ -591,19 +592,32 @@ func (x *Index) wordQuery(t string, forms []string) (query.Query, uint64, error)
 		}
 	}
 	for _, alt := range forms {
+		// A form of several tokens ("m 4 a", the extension m4a as the words
+		// analysis splits it) is all of them in one field.
+		toks := strings.Fields(alt)
 		for _, f := range wordFields {
-			n, err := x.termCount(f.field, alt)
-			if err != nil {
-				return nil, 0, err
+			var all []query.Query
+			least := uint64(math.MaxUint64)
+			for _, tok := range toks {
+				n, err := x.termCount(f.field, tok)
+				if err != nil {
+					return nil, 0, err
+				}
+				least = min(least, n)
+				aq := bleve.NewTermQuery(tok)
+				aq.SetField(f.field)
+				aq.SetBoost(f.boost * prefixBoost / float64(len(toks)))
+				all = append(all, aq)
 			}
-			if n == 0 {
+			if least == 0 {
 				continue // most joined words ("carinsurance") are no file's
 			}
-			aq := bleve.NewTermQuery(alt)
-			aq.SetField(f.field)
-			aq.SetBoost(f.boost * prefixBoost)
-			qs = append(qs, aq)
-			bound += n
+			if len(all) == 1 {
+				qs = append(qs, all[0])
+			} else {
+				qs = append(qs, bleve.NewConjunctionQuery(all...))
+			}
+			bound += least
 		}
 	}
 	return bleve.NewDisjunctionQuery(qs...), bound, nil
@@ -747,7 +761,7 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		}
 		for _, t := range qt.terms {
 			for _, tok := range toks {
-				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != monthNumber(qt.forms[t]) || datedMonth(strings.ToLower(text), tok))) {
+				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != monthNumber(qt.forms[t]) || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) {
 					if e.Words == nil {
 						e.Words = map[string][]string{}
 					}
@@ -899,3 +913,15 @@ func yearBefore(s string) bool {
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+// holdsForm says whether tokens hold every token of one of the forms of
+// several tokens ("m 4 a").
+func holdsForm(tokens, forms []string) bool {
+	for _, f := range forms {
+		parts := strings.Fields(f)
+		if len(parts) > 1 && !slices.ContainsFunc(parts, func(p string) bool { return !slices.Contains(tokens, p) }) {
+			return true
+		}
+	}
+	return false
+}

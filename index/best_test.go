@@ -182,6 +182,39 @@ func TestBestJoinedWords(t *testing.T) {
 	}
 }
 
+// TestBestFileKinds: a word for a kind of file ("picture", "spreadsheet",
+// "recording") matches the extensions of that kind, as a word of the query:
+// of files the other words find alike, the one of that kind ranks first. The
+// word as written decides ("records" is no recording).
+func TestBestFileKinds(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	// Each wrong file sorts before the right one: a tie would rank it first.
+	files := []string{
+		"finance/dinner_receipt.doc",
+		"finance/dinner_receipt.jpg",
+		"budget/offsite_costs.bak",
+		"budget/offsite_costs.csv",
+		"music/bridge_idea.abc",
+		"music/bridge_idea.m4a",
+		"car/service_records.txt",
+		"music/service_demo.m4a",
+	}
+	for i, f := range files {
+		mustCreate(t, x, f, "notes", uint64(i+1))
+	}
+	for _, tc := range []struct{ q, want string }{
+		{"picture of the dinner receipt", "finance/dinner_receipt.jpg"},
+		{"offsite costs spreadsheet", "budget/offsite_costs.csv"},
+		{"voice memo of the bridge idea", "music/bridge_idea.m4a"},
+		{"service records", "car/service_records.txt"},
+	} {
+		res := best(t, x, index.Query{Text: tc.q})
+		if len(res) == 0 || res[0].Path != tc.want {
+			t.Errorf("%q: %v, want %s first", tc.q, paths(res), tc.want)
+		}
+	}
+}
+
 // TestBestExplain: explain says which words hit which field, the names and
 // the similarity.
 func TestBestExplain(t *testing.T) {

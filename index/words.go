@@ -234,6 +234,17 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 			termsOf[i] = append(termsOf[i], string(tok.Term))
 		}
 	}
+	for i, p := range parts {
+		for _, t := range termsOf[i] {
+			for _, ext := range kindForms(p) {
+				var toks []string
+				for _, tok := range all.Analyze([]byte(ext)) {
+					toks = append(toks, string(tok.Term))
+				}
+				addForm(t, strings.Join(toks, " "))
+			}
+		}
+	}
 	for i := 1; i < len(parts); i++ {
 		if len(termsOf[i-1])+len(termsOf[i]) == 0 {
 			continue // two stop words
@@ -307,4 +318,35 @@ func withoutPossessives(text string) string {
 		b.WriteRune(rs[i])
 	}
 	return b.String()
+}
+
+// kindForms returns the file name extensions a word for a kind of file
+// stands for ("picture": jpg, png…; "spreadsheet": csv, xlsx…), as people
+// ask for "the picture of the receipt" of a file named receipt.jpg; nil for
+// other words. Keyed by the word as written (lower case), not its stem:
+// "recording" is audio, "records" is not.
+func kindForms(w string) []string {
+	switch w {
+	case "picture", "pictures", "photo", "photos", "image", "images", "pic", "pics", "screenshot", "screenshots":
+		return []string{"jpg", "jpeg", "png", "heic", "gif", "webp"}
+	case "spreadsheet", "spreadsheets":
+		return []string{"csv", "xlsx", "xls", "ods", "numbers"}
+	case "email", "emails":
+		return []string{"eml", "msg"}
+	case "invite", "invites", "invitation", "invitations":
+		return []string{"ics"}
+	case "recording", "recordings", "audio", "voice":
+		return []string{"m4a", "mp3", "wav", "ogg", "flac"}
+	case "video", "videos":
+		return []string{"mp4", "mov", "mkv", "webm"}
+	case "slides", "deck", "presentation":
+		return []string{"pptx", "ppt", "key", "odp"}
+	case "archive", "archives", "zipped":
+		return []string{"zip", "tar", "gz", "tgz", "7z"}
+	case "dump", "database":
+		return []string{"sql", "sqlite", "db"}
+	case "script", "scripts":
+		return []string{"sh", "py"}
+	}
+	return nil
 }
