@@ -152,6 +152,35 @@ func TestBestRelativeYears(t *testing.T) {
 	}
 }
 
+// TestBestOrdinals: "first", "second"… pick, of files the other words found
+// alike, the one marked v1, v2…; a file marked so that no other word finds
+// stays out.
+func TestBestOrdinals(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	files := []string{
+		"reports/q3_revenue_v3.pdf",
+		"reports/q3_revenue_v2.pdf",
+		"reports/q3_revenue_v1.pdf",
+		"slides/talk_v1.key",
+	}
+	for i, f := range files {
+		mustCreate(t, x, f, "notes", uint64(i+1))
+	}
+	for _, tc := range []struct{ q, want string }{
+		{"first q3 revenue report", "reports/q3_revenue_v1.pdf"},
+		{"the second revenue draft", "reports/q3_revenue_v2.pdf"},
+		{"third version of the revenue report", "reports/q3_revenue_v3.pdf"},
+	} {
+		res := best(t, x, index.Query{Text: tc.q})
+		if len(res) == 0 || res[0].Path != tc.want {
+			t.Errorf("%q: %v, want %s first", tc.q, paths(res), tc.want)
+		}
+		if rankOf(res, "slides/talk_v1.key") >= 0 {
+			t.Errorf("%q: slides/talk_v1.key found for its v1 alone: %v", tc.q, paths(res))
+		}
+	}
+}
+
 // TestBestJoinedWords: two query words written apart match a token that
 // writes them as one ("time zone" and timezone, "on-call" and oncall), and
 // such a file covers both words: it ranks above files holding one of them.

@@ -134,12 +134,16 @@ type queryTerms struct {
 	terms     []string
 	nameWords []string
 	groups    []termGroup
-	// forms are the other tokens a term is also found as: a month's dated
-	// forms (monthForms) and, for "year" in "this year" or "last year", the
-	// year it names (relativeYears).
+	// forms are the other tokens a term is also found as (several tokens,
+	// space-separated: all of them in one field): a month's dated forms
+	// (monthForms), the join of two adjacent words ("time zone":
+	// "timezone"), a kind's extensions (kindForms), "year" in "this year"
+	// or "last year" as the year it names (relativeYears), and an ordinal
+	// as a version ("second": "v 2").
 	forms map[string][]string
 	// qualifies[i] says terms[i] qualifies the others rather than selects:
-	// "year" in "this year", which only orders the files other words found.
+	// "year" in "this year" and an ordinal, which only order the files
+	// other words found.
 	qualifies []bool
 }
 
@@ -260,15 +264,26 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 			}
 		}
 	}
+	qualify := func(t string) {
+		if i := slices.Index(q.terms, t); i >= 0 {
+			if q.qualifies == nil {
+				q.qualifies = make([]bool, len(q.terms))
+			}
+			q.qualifies[i] = true
+		}
+	}
 	for _, y := range relativeYears(text, now) {
 		for _, tok := range used.Analyze([]byte("year")) {
-			t := string(tok.Term)
-			addForm(t, strconv.Itoa(y))
-			if i := slices.Index(q.terms, t); i >= 0 {
-				if q.qualifies == nil {
-					q.qualifies = make([]bool, len(q.terms))
-				}
-				q.qualifies[i] = true
+			addForm(string(tok.Term), strconv.Itoa(y))
+			qualify(string(tok.Term))
+		}
+	}
+	// "the first draft", "second version": the file marked v1, v2.
+	for i, p := range parts {
+		if n := slices.Index([]string{"first", "second", "third", "fourth", "fifth"}, p); n >= 0 {
+			for _, t := range termsOf[i] {
+				addForm(t, "v "+strconv.Itoa(n+1))
+				qualify(t)
 			}
 		}
 	}
