@@ -4,9 +4,13 @@
 // class of their own), for each rank mode, with the in-process USE-lite
 // model and keyword-only. With -curve it prints instead the calibration of the
 // best rank's weight of meaning (index.Fusion): nDCG@5 per class (MRR@10 for
-// the known-item sets) over a grid of weights, with USE-lite.
+// the known-item sets) over a grid of weights, with USE-lite. With -failures
+// it prints instead, for the sandbox sets with USE-lite, each query the best
+// rank answers worse than the seed's rule or below nDCG@5 0.5: its top files
+// and where its wanted files ranked, each with why it matched (Explain): the
+// starting point of ranking work.
 //
-//	go run ./index/eval/run [-model embed/model/dist] [-data index/eval/testdata] [-curve]
+//	go run ./index/eval/run [-model embed/model/dist] [-data index/eval/testdata] [-curve | -failures]
 package main
 
 import (
@@ -32,8 +36,15 @@ func main() {
 	grid := flag.String("grid", "0,0.05,0.1,0.2;0,0.5,1;0,0.25,0.4,1", "with -curve: the weights tried, \"ties;rescues;weaks\" (index.Fusion)")
 	contents := flag.Int("contents", 500, "pages of the content known-item set (0: skip it)")
 	man := flag.String("man", "/usr/share/man", "with -contents: the man page root the set is generated from")
+	failures := flag.Bool("failures", false, "print the sandbox queries best answers worse than seed or below nDCG@5 0.5, with explanations, instead")
 	flag.Parse()
-	if err := run(*model, *data, *curve, *only, *grid, *contents, *man); err != nil {
+	var err error
+	if *failures {
+		err = printFailures(*model, *data, *only)
+	} else {
+		err = run(*model, *data, *curve, *only, *grid, *contents, *man)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "eval:", err)
 		os.Exit(1)
 	}
@@ -258,5 +269,108 @@ func printContents(ctx context.Context, tmp, man string, n int, use embed.Embedd
 		fmt.Printf("%-12s %9.3f %9.3f %9.3f %7d %9d %9d\n", m.name, cs.Seed, cs.BestTags, cs.BestContents, cs.Files, cs.Passages, cs.Embedded)
 	}
 	fmt.Println()
+	return nil
+}
+
+// printFailures prints, per sandbox set (USE-lite), the queries the best rank
+// answers worse than the seed's rule or below nDCG@5 0.5, worst against the
+// seed first: the best rank's top 5, each with its grade and explanation,
+// where the wanted files (grade 2) ranked in the first 300, and the seed's
+// top 3.
+func printFailures(modelDir, data, only string) error {
+	ctx := context.Background()
+	dir, _ := embed.ResolveModelDir(modelDir)
+	use, err := embed.LoadUSELite(dir)
+	if err != nil {
+		return fmt.Errorf("USE-lite model (run `make model`): %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "semfs-eval")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	explain := func(r index.Result) string {
+		e := r.Explain
+		return fmt.Sprintf("score %.3f names %v words %v kw %.3f sem %.3f", r.Score, e.Names, e.Words, e.Keyword, e.Semantic)
+	}
+	for _, sb := range eval.Sandboxes() {
+		if only != "" && !slices.Contains(strings.Split(only, ","), sb.Name) {
+			continue
+		}
+		s, err := eval.LoadSandbox(data, sb)
+		if err != nil {
+			return err
+		}
+		x, err := eval.Build(ctx, filepath.Join(tmp, sb.Name), s.Files, use)
+		if err != nil {
+			return err
+		}
+		ask := func(q eval.Judged, rank string, limit int) ([]index.Result, float64, error) {
+			res, err := x.Query(ctx, index.Query{Text: q.Text, Limit: limit, Rank: rank, Explain: true, Now: eval.Present})
+			if err != nil {
+				return nil, 0, fmt.Errorf("query %q: %w", q.Text, err)
+			}
+			ranked := make([]string, min(len(res), 10))
+			for i := range ranked {
+				ranked[i] = res[i].Path
+			}
+			return res, eval.Score(ranked, q.Grades).NDCG5, nil
+		}
+		type failure struct {
+			q          eval.Judged
+			seed, best float64
+			top, seeds []index.Result
+		}
+		var fs []failure
+		for _, q := range s.Queries {
+			seeds, sd, err := ask(q, index.RankSeed, 10)
+			if err == nil {
+				var top []index.Result
+				var bs float64
+				if top, bs, err = ask(q, index.RankBest, 300); err == nil && (bs < sd || bs < 0.5) {
+					fs = append(fs, failure{q, sd, bs, top, seeds})
+				}
+			}
+			if err != nil {
+				x.Close()
+				return err
+			}
+		}
+		if err := x.Close(); err != nil {
+			return err
+		}
+		slices.SortStableFunc(fs, func(a, b failure) int {
+			da, db := a.best-a.seed, b.best-b.seed
+			switch {
+			case da < db:
+				return -1
+			case da > db:
+				return 1
+			}
+			return 0
+		})
+		fmt.Printf("%s: %d of %d queries answered worse than seed or below nDCG@5 0.5\n\n", sb.Name, len(fs), len(s.Queries))
+		for _, f := range fs {
+			fmt.Printf("[%s] %q  nDCG@5 seed %.3f best %.3f\n", f.q.Class, f.q.Text, f.seed, f.best)
+			for i, r := range f.top[:min(5, len(f.top))] {
+				fmt.Printf("  best %d  %s (grade %d)  %s\n", i+1, r.Path, f.q.Grades[r.Path], explain(r))
+			}
+			for p, g := range f.q.Grades {
+				if g != 2 {
+					continue
+				}
+				i := slices.IndexFunc(f.top, func(r index.Result) bool { return r.Path == p })
+				if i < 0 {
+					fmt.Printf("  wanted  %s: not in best's first %d\n", p, len(f.top))
+				} else if i >= 5 {
+					fmt.Printf("  wanted  %s at %d  %s\n", p, i+1, explain(f.top[i]))
+				}
+			}
+			for i, r := range f.seeds[:min(3, len(f.seeds))] {
+				fmt.Printf("  seed %d  %s (grade %d)\n", i+1, r.Path, f.q.Grades[r.Path])
+			}
+			fmt.Println()
+		}
+	}
 	return nil
 }
