@@ -211,6 +211,14 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 			q.nameWords = append(q.nameWords, f)
 		}
 	}
+	q.findForms(all, used, bare, now)
+	return q
+}
+
+// findForms fills q.forms and q.qualifies from the query text bare (its
+// possessives dropped), analysed by used, the analyser of q.terms (all, the
+// one that keeps stop words, for extensions: indexed tokens keep them).
+func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now time.Time) {
 	addForm := func(t string, forms ...string) {
 		if !slices.Contains(q.terms, t) {
 			return
@@ -272,7 +280,7 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 			q.qualifies[i] = true
 		}
 	}
-	for _, y := range relativeYears(text, now) {
+	for _, y := range relativeYears(bare, now) {
 		for _, tok := range used.Analyze([]byte("year")) {
 			addForm(string(tok.Term), strconv.Itoa(y))
 			qualify(string(tok.Term))
@@ -287,21 +295,29 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 			}
 		}
 	}
-	return q
 }
 
-// relativeYears returns the years text names relative to now: "this year"
-// (or "current year") is now's, "last year" ("last year's", "previous year",
-// "past year") the one before and "next year" the one after. A file dated in
+// relativeYears returns the years text (possessives dropped) names relative
+// to now: "this year" (or "current year") is now's, "last year" ("last
+// year's", "previous year", "past year") the one before and "next year" the one after. A file dated in
 // that year ("family_2026.ics", "taxes/2025/") then matches the query's word
 // "year", which otherwise only files named "year" would.
 func relativeYears(text string, now time.Time) []int {
 	var ys []int
 	prev := ""
 	for _, w := range strings.Fields(strings.ToLower(text)) {
-		w = strings.TrimSuffix(strings.TrimSuffix(strings.TrimFunc(w, unicode.IsPunct), "'s"), "’s")
+		w = strings.TrimFunc(w, unicode.IsPunct)
 		if w == "year" || w == "years" {
-			d, ok := map[string]int{"this": 0, "current": 0, "last": -1, "previous": -1, "past": -1, "next": 1}[prev]
+			d, ok := 0, true
+			switch prev {
+			case "this", "current":
+			case "last", "previous", "past":
+				d = -1
+			case "next":
+				d = 1
+			default:
+				ok = false
+			}
 			if y := now.Year() + d; ok && !slices.Contains(ys, y) {
 				ys = append(ys, y)
 			}
