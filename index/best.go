@@ -426,7 +426,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 	results := make([]*bleve.SearchResult, len(qt.terms))
 	// byWord[i], for a month's term, is the files that hold its name or
 	// abbreviation; its two-digit number counts only where a date puts it
-	// (monthHit).
+	// (datedMonth).
 	byWord := make([]map[string]bool, len(qt.terms))
 	errs := make([]error, len(qt.terms))
 	var wg sync.WaitGroup
