@@ -181,6 +181,36 @@ func TestBestOrdinals(t *testing.T) {
 	}
 }
 
+// TestBestShortForms: a word's usual abbreviation in names matches it, both
+// ways ("production": prod, db: "database"), as a word the file covers.
+func TestBestShortForms(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	files := []string{
+		"config/config.dev.yaml",
+		"config/config.prod.yaml",
+		"infra/ingress.yaml",
+		"infra/k8s/ingress.yaml",
+		"notes/appointments.md",
+		"notes/database_upgrade.md",
+		"notes/upgrade.md",
+		"notes/dentist_appt.ics",
+	}
+	for i, f := range files {
+		mustCreate(t, x, f, "notes", uint64(i+1))
+	}
+	for _, tc := range []struct{ q, want string }{
+		{"production config", "config/config.prod.yaml"},
+		{"kubernetes ingress", "infra/k8s/ingress.yaml"},
+		{"db upgrade", "notes/database_upgrade.md"},
+		{"dentist appointment", "notes/dentist_appt.ics"},
+	} {
+		res := best(t, x, index.Query{Text: tc.q})
+		if len(res) == 0 || res[0].Path != tc.want {
+			t.Errorf("%q: %v, want %s first", tc.q, paths(res), tc.want)
+		}
+	}
+}
+
 // TestBestJoinedWords: two query words written apart match a token that
 // writes them as one ("time zone" and timezone, "on-call" and oncall), and
 // such a file covers both words: it ranks above files holding one of them.

@@ -137,7 +137,8 @@ type queryTerms struct {
 	// forms are the other tokens a term is also found as (several tokens,
 	// space-separated: all of them in one field): a month's dated forms
 	// (monthForms), the join of two adjacent words ("time zone":
-	// "timezone"), a kind's extensions (kindForms), "year" in "this year"
+	// "timezone"), a kind's extensions (kindForms), a short form
+	// (shortForms: "production": "prod"), "year" in "this year"
 	// or "last year" as the year it names (relativeYears), and an ordinal
 	// as a version ("second": "v 2").
 	forms map[string][]string
@@ -248,7 +249,7 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 	}
 	for i, p := range parts {
 		for _, t := range termsOf[i] {
-			for _, ext := range kindForms(p) {
+			for _, ext := range append(kindForms(p), shortForms(p)...) {
 				var toks []string
 				for _, tok := range all.Analyze([]byte(ext)) {
 					toks = append(toks, string(tok.Term))
@@ -380,4 +381,37 @@ func kindForms(w string) []string {
 		return []string{"sh", "py"}
 	}
 	return nil
+}
+
+// shortForms returns the other way names often write a word: its usual
+// abbreviation ("production": prod, "kubernetes": k8s, "appointment": appt)
+// or, for an abbreviation, the word (db: database); nil for other words.
+// Keyed by the word as written (lower case, letters only: "k8s" in a query
+// is three words the seed's literal test already finds, and is not looked
+// up; "kubernetes" still finds k8s). A prefix needs no entry (the
+// query word "prod" already finds "production"), nor an ambiguous one ("conf":
+// configuration or conference).
+func shortForms(w string) []string {
+	pairs := [][2]string{
+		{"production", "prod"}, {"development", "dev"}, {"configuration", "config"},
+		{"configuration", "cfg"}, {"certificate", "cert"}, {"certificates", "certs"},
+		{"kubernetes", "k8s"}, {"appointment", "appt"}, {"database", "db"},
+		{"repository", "repo"}, {"environment", "env"}, {"authentication", "auth"},
+		{"authorization", "auth"}, {"temporary", "tmp"}, {"department", "dept"},
+		{"account", "acct"}, {"refinance", "refi"}, {"refinancing", "refi"},
+		{"specification", "spec"}, {"requirements", "reqs"}, {"invoice", "inv"},
+		{"prescription", "rx"}, {"information", "info"}, {"administrator", "admin"},
+		{"administration", "admin"}, {"message", "msg"}, {"receipt", "rcpt"},
+		{"statement", "stmt"}, {"reference", "ref"}, {"template", "tmpl"},
+	}
+	var out []string
+	for _, p := range pairs {
+		switch w {
+		case p[0]:
+			out = append(out, p[1])
+		case p[1]:
+			out = append(out, p[0])
+		}
+	}
+	return out
 }
