@@ -152,31 +152,49 @@ func TestBestRelativeYears(t *testing.T) {
 	}
 }
 
+// indexOfPaths opens an index holding files, untagged, all created by the
+// app "notes".
+func indexOfPaths(t *testing.T, files ...string) *index.Index {
+	t.Helper()
+	x := openIndex(t, t.TempDir(), index.Options{})
+	for i, f := range files {
+		mustCreate(t, x, f, "notes", uint64(i+1))
+	}
+	return x
+}
+
+// wantFirst asks the best rank each query of cases ({query, path}) and
+// fails unless path comes first; it returns the answers, in cases' order.
+func wantFirst(t *testing.T, x *index.Index, cases [][2]string) [][]index.Result {
+	t.Helper()
+	var out [][]index.Result
+	for _, c := range cases {
+		res := best(t, x, index.Query{Text: c[0]})
+		if len(res) == 0 || res[0].Path != c[1] {
+			t.Errorf("%q: %v, want %s first", c[0], paths(res), c[1])
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
 // TestBestOrdinals: "first", "second"… pick, of files the other words found
 // alike, the one marked v1, v2…; a file marked so that no other word finds
 // stays out.
 func TestBestOrdinals(t *testing.T) {
-	x := openIndex(t, t.TempDir(), index.Options{})
-	files := []string{
+	x := indexOfPaths(t,
 		"reports/q3_revenue_v3.pdf",
 		"reports/q3_revenue_v2.pdf",
 		"reports/q3_revenue_v1.pdf",
 		"slides/talk_v1.key",
-	}
-	for i, f := range files {
-		mustCreate(t, x, f, "notes", uint64(i+1))
-	}
-	for _, tc := range []struct{ q, want string }{
+	)
+	for _, res := range wantFirst(t, x, [][2]string{
 		{"first q3 revenue report", "reports/q3_revenue_v1.pdf"},
 		{"the second revenue draft", "reports/q3_revenue_v2.pdf"},
 		{"third version of the revenue report", "reports/q3_revenue_v3.pdf"},
-	} {
-		res := best(t, x, index.Query{Text: tc.q})
-		if len(res) == 0 || res[0].Path != tc.want {
-			t.Errorf("%q: %v, want %s first", tc.q, paths(res), tc.want)
-		}
+	}) {
 		if rankOf(res, "slides/talk_v1.key") >= 0 {
-			t.Errorf("%q: slides/talk_v1.key found for its v1 alone: %v", tc.q, paths(res))
+			t.Errorf("slides/talk_v1.key found for its v1 alone: %v", paths(res))
 		}
 	}
 }
@@ -184,8 +202,7 @@ func TestBestOrdinals(t *testing.T) {
 // TestBestShortForms: a word's usual abbreviation in names matches it, both
 // ways ("production": prod, db: "database"), as a word the file covers.
 func TestBestShortForms(t *testing.T) {
-	x := openIndex(t, t.TempDir(), index.Options{})
-	files := []string{
+	x := indexOfPaths(t,
 		"config/config.dev.yaml",
 		"config/config.prod.yaml",
 		"infra/ingress.yaml",
@@ -194,29 +211,20 @@ func TestBestShortForms(t *testing.T) {
 		"notes/database_upgrade.md",
 		"notes/upgrade.md",
 		"notes/dentist_appt.ics",
-	}
-	for i, f := range files {
-		mustCreate(t, x, f, "notes", uint64(i+1))
-	}
-	for _, tc := range []struct{ q, want string }{
+	)
+	wantFirst(t, x, [][2]string{
 		{"production config", "config/config.prod.yaml"},
 		{"kubernetes ingress", "infra/k8s/ingress.yaml"},
 		{"db upgrade", "notes/database_upgrade.md"},
 		{"dentist appointment", "notes/dentist_appt.ics"},
-	} {
-		res := best(t, x, index.Query{Text: tc.q})
-		if len(res) == 0 || res[0].Path != tc.want {
-			t.Errorf("%q: %v, want %s first", tc.q, paths(res), tc.want)
-		}
-	}
+	})
 }
 
 // TestBestJoinedWords: two query words written apart match a token that
 // writes them as one ("time zone" and timezone, "on-call" and oncall), and
 // such a file covers both words: it ranks above files holding one of them.
 func TestBestJoinedWords(t *testing.T) {
-	x := openIndex(t, t.TempDir(), index.Options{})
-	files := []string{
+	x := indexOfPaths(t,
 		"pages/timezone_bug.html",
 		"notes/time_sheet.md",
 		"maps/zone_a.pdf",
@@ -224,21 +232,13 @@ func TestBestJoinedWords(t *testing.T) {
 		"infra/call_log.txt",
 		"scripts/backup.sh",
 		"notes/back_pain.md",
-	}
-	for i, f := range files {
-		mustCreate(t, x, f, "notes", uint64(i+1))
-	}
-	for _, tc := range []struct{ q, want string }{
+	)
+	wantFirst(t, x, [][2]string{
 		{"time zone", "pages/timezone_bug.html"},
 		{"time zone bug", "pages/timezone_bug.html"},
 		{"on-call rotation", "infra/oncall_rotation.ics"},
 		{"back up script", "scripts/backup.sh"},
-	} {
-		res := best(t, x, index.Query{Text: tc.q})
-		if len(res) == 0 || res[0].Path != tc.want {
-			t.Errorf("%q: %v, want %s first", tc.q, paths(res), tc.want)
-		}
-	}
+	})
 }
 
 // TestBestFileKinds: a word for a kind of file ("picture", "spreadsheet",
@@ -246,9 +246,8 @@ func TestBestJoinedWords(t *testing.T) {
 // of files the other words find alike, the one of that kind ranks first. The
 // word as written decides ("records" is no recording).
 func TestBestFileKinds(t *testing.T) {
-	x := openIndex(t, t.TempDir(), index.Options{})
 	// Each wrong file sorts before the right one: a tie would rank it first.
-	files := []string{
+	x := indexOfPaths(t,
 		"finance/dinner_receipt.doc",
 		"finance/dinner_receipt.jpg",
 		"budget/offsite_costs.bak",
@@ -257,21 +256,13 @@ func TestBestFileKinds(t *testing.T) {
 		"music/bridge_idea.m4a",
 		"car/service_records.txt",
 		"music/service_demo.m4a",
-	}
-	for i, f := range files {
-		mustCreate(t, x, f, "notes", uint64(i+1))
-	}
-	for _, tc := range []struct{ q, want string }{
+	)
+	wantFirst(t, x, [][2]string{
 		{"picture of the dinner receipt", "finance/dinner_receipt.jpg"},
 		{"offsite costs spreadsheet", "budget/offsite_costs.csv"},
 		{"voice memo of the bridge idea", "music/bridge_idea.m4a"},
 		{"service records", "car/service_records.txt"},
-	} {
-		res := best(t, x, index.Query{Text: tc.q})
-		if len(res) == 0 || res[0].Path != tc.want {
-			t.Errorf("%q: %v, want %s first", tc.q, paths(res), tc.want)
-		}
-	}
+	})
 }
 
 // TestBestExplain: explain says which words hit which field, the names and

@@ -82,12 +82,7 @@ func run(modelDir, data string, curve bool, only, grid string, contents int, man
 		want := strings.Split(only, ",")
 		sets = slices.DeleteFunc(sets, func(s namedSet) bool { return !slices.Contains(want, s.name) })
 	}
-	dir, _ := embed.ResolveModelDir(modelDir)
-	use, err := embed.LoadUSELite(dir)
-	if err != nil {
-		return fmt.Errorf("USE-lite model (run `make model`): %w", err)
-	}
-	tmp, err := os.MkdirTemp("", "semfs-eval")
+	use, tmp, err := setUp(modelDir)
 	if err != nil {
 		return err
 	}
@@ -132,6 +127,19 @@ func run(modelDir, data string, curve bool, only, grid string, contents int, man
 		}
 	}
 	return nil
+}
+
+// setUp loads the USE-lite model (from modelDir, or where the daemon finds
+// it) and makes the directory the evaluation's indexes are built in, which
+// the caller removes.
+func setUp(modelDir string) (embed.Embedder, string, error) {
+	dir, _ := embed.ResolveModelDir(modelDir)
+	use, err := embed.LoadUSELite(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("USE-lite model (run `make model`): %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "semfs-eval")
+	return use, tmp, err
 }
 
 // present returns the classes of Classes that s has queries of, then "all".
@@ -279,12 +287,7 @@ func printContents(ctx context.Context, tmp, man string, n int, use embed.Embedd
 // top 3.
 func printFailures(modelDir, data, only string) error {
 	ctx := context.Background()
-	dir, _ := embed.ResolveModelDir(modelDir)
-	use, err := embed.LoadUSELite(dir)
-	if err != nil {
-		return fmt.Errorf("USE-lite model (run `make model`): %w", err)
-	}
-	tmp, err := os.MkdirTemp("", "semfs-eval")
+	use, tmp, err := setUp(modelDir)
 	if err != nil {
 		return err
 	}
