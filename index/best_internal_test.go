@@ -2,7 +2,9 @@ package index
 
 import (
 	"math"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestMonthForms: monthForms is keyed by what the query analysis makes of
@@ -50,5 +52,35 @@ func TestFusionLambda(t *testing.T) {
 	}
 	if got := (Fusion{Tie: 0.1, Rescue: 1}).lambda(0); got != 0.1 {
 		t.Errorf("no gate: lambda(0) = %v, want 0.1", got)
+	}
+}
+
+// TestRelativeSeasonsWinter: a winter is named by its December's year, so
+// "this winter" in January is the one that began the December before.
+func TestRelativeSeasonsWinter(t *testing.T) {
+	for _, tc := range []struct {
+		now        time.Time
+		text, want string
+	}{
+		{time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC), "this winter", "2025 12|2026 01|2026 02"},
+		{time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), "this winter", "2026 12|2027 01|2027 02"},
+		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "last winter", "2025 12|2026 01|2026 02"},
+		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "next spring", "2027 03|2027 04|2027 05"},
+	} {
+		rs := relativeSeasons(tc.text, tc.now)
+		var got []string
+		for _, r := range rs {
+			for _, f := range r.forms {
+				if f[0] >= '0' && f[0] <= '9' {
+					got = append(got, f)
+				}
+			}
+		}
+		if strings.Join(got, "|") != tc.want {
+			t.Errorf("%q as of %s: %v, want %s", tc.text, tc.now.Format("2006-01"), got, tc.want)
+		}
+	}
+	if rs := relativeSeasons("spring cleaning notes", time.Now()); rs != nil {
+		t.Errorf("a season without this, last or next: %v", rs)
 	}
 }

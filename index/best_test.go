@@ -152,6 +152,35 @@ func TestBestRelativeYears(t *testing.T) {
 	}
 }
 
+// TestBestRelativeSeasons: "last fall", "this spring"… pick, of files the
+// other words found alike, the one dated in that season's months of that
+// year, however the date is written (2026-04, oct25); a file dated then that
+// no other word finds stays out.
+func TestBestRelativeSeasons(t *testing.T) {
+	x := indexOfPaths(t,
+		"itineraries/paris_2024-10.md",
+		"itineraries/lisbon_oct25.md",
+		"itineraries/rome_2025-06-12.md",
+		"itineraries/tokyo_2026-04.md",
+		"photos/2026-04/beach.jpg",
+	)
+	in2026 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range [][2]string{
+		{"itinerary last fall", "itineraries/lisbon_oct25.md"},
+		{"itinerary last autumn", "itineraries/lisbon_oct25.md"},
+		{"itinerary this spring", "itineraries/tokyo_2026-04.md"},
+		{"itinerary last summer", "itineraries/rome_2025-06-12.md"},
+	} {
+		res := best(t, x, index.Query{Text: c[0], Now: in2026})
+		if len(res) == 0 || res[0].Path != c[1] {
+			t.Errorf("%q: %v, want %s first", c[0], paths(res), c[1])
+		}
+		if rankOf(res, "photos/2026-04/beach.jpg") >= 0 {
+			t.Errorf("%q: photos/2026-04/beach.jpg found for its date alone: %v", c[0], paths(res))
+		}
+	}
+}
+
 // indexOfPaths opens an index holding files, untagged, all created by the
 // app "notes".
 func indexOfPaths(t *testing.T, files ...string) *index.Index {

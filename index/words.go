@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strconv"
@@ -139,12 +140,13 @@ type queryTerms struct {
 	// (monthForms), the join of two adjacent words ("time zone":
 	// "timezone"), a kind's extensions (kindForms), a short form
 	// (shortForms: "production": "prod"), "year" in "this year"
-	// or "last year" as the year it names (relativeYears), and an ordinal
-	// as a version ("second": "v 2").
+	// or "last year" as the year it names (relativeYears), a season in
+	// "last fall" as its months of that year (relativeSeasons: "2025 09",
+	// "oct 25"…), and an ordinal as a version ("second": "v 2").
 	forms map[string][]string
 	// qualifies[i] says terms[i] qualifies the others rather than selects:
-	// "year" in "this year" and an ordinal, which only order the files
-	// other words found.
+	// "year" in "this year", a season in "last fall" and an ordinal, which
+	// only order the files other words found.
 	qualifies []bool
 }
 
@@ -249,12 +251,8 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 	}
 	for i, p := range parts {
 		for _, t := range termsOf[i] {
-			for _, ext := range append(kindForms(p), shortForms(p)...) {
-				var toks []string
-				for _, tok := range all.Analyze([]byte(ext)) {
-					toks = append(toks, string(tok.Term))
-				}
-				addForm(t, strings.Join(toks, " "))
+			for _, f := range append(kindForms(p), shortForms(p)...) {
+				addForm(t, analysed(all, f))
 			}
 		}
 	}
@@ -284,6 +282,14 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 	for _, y := range relativeYears(bare, now) {
 		for _, tok := range used.Analyze([]byte("year")) {
 			addForm(string(tok.Term), strconv.Itoa(y))
+			qualify(string(tok.Term))
+		}
+	}
+	for _, rs := range relativeSeasons(bare, now) {
+		for _, tok := range used.Analyze([]byte(rs.word)) {
+			for _, f := range rs.forms {
+				addForm(string(tok.Term), analysed(all, f))
+			}
 			qualify(string(tok.Term))
 		}
 	}
@@ -326,6 +332,76 @@ func relativeYears(text string, now time.Time) []int {
 		prev = w
 	}
 	return ys
+}
+
+// analysed is text's tokens by a, space-separated: a form as the index
+// holds it ("m4a": "m 4 a", "september 2025": "septemb 2025").
+func analysed(a analysis.Analyzer, text string) string {
+	var toks []string
+	for _, tok := range a.Analyze([]byte(text)) {
+		toks = append(toks, string(tok.Term))
+	}
+	return strings.Join(toks, " ")
+}
+
+// relativeSeason is a season named relative to now ("last fall"): the word
+// as written and the dated forms of its months.
+type relativeSeason struct {
+	word  string
+	forms []string
+}
+
+// relativeSeasons returns the seasons text (possessives dropped) names
+// relative to now ("this spring", "last fall", "next summer"; northern
+// seasons: spring March–May, summer June–August, fall or autumn
+// September–November, winter December to February, named by the year of its
+// December), each with the forms of its months as dated names write them,
+// with their year: "2025 09" (2025-09-14), "sep 25" (sep25), "sep 2025",
+// "september 2025", each to be analysed as a form of several tokens.
+func relativeSeasons(text string, now time.Time) []relativeSeason {
+	var out []relativeSeason
+	prev := ""
+	for _, w := range strings.Fields(strings.ToLower(text)) {
+		w = strings.TrimFunc(w, unicode.IsPunct)
+		first := 0 // the season's first month
+		switch w {
+		case "spring":
+			first = 3
+		case "summer":
+			first = 6
+		case "fall", "autumn":
+			first = 9
+		case "winter":
+			first = 12
+		}
+		d, ok := 0, true
+		switch prev {
+		case "this", "current":
+		case "last", "previous", "past":
+			d = -1
+		case "next":
+			d = 1
+		default:
+			ok = false
+		}
+		prev = w
+		if first == 0 || !ok {
+			continue
+		}
+		y := now.Year() + d
+		if first == 12 && now.Month() <= 2 {
+			y-- // this winter began last December
+		}
+		rs := relativeSeason{word: w}
+		for i := range 3 {
+			at := time.Date(y, time.Month(first+i), 1, 0, 0, 0, 0, time.UTC) // month 13 is January
+			yy, mm := strconv.Itoa(at.Year()), fmt.Sprintf("%02d", int(at.Month()))
+			name := strings.ToLower(at.Month().String())
+			rs.forms = append(rs.forms, yy+" "+mm, name[:3]+" "+yy[2:], name[:3]+" "+yy, name+" "+yy)
+		}
+		out = append(out, rs)
+	}
+	return out
 }
 
 // qualifier says whether terms[i] only qualifies the others (qualifies).
