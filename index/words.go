@@ -304,6 +304,21 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 	}
 }
 
+// relativeOffset is how many years from now the word before "year" or a
+// season points: "this" (or "current") 0, "last" ("previous", "past") −1,
+// "next" 1; false for any other word.
+func relativeOffset(w string) (int, bool) {
+	switch w {
+	case "this", "current":
+		return 0, true
+	case "last", "previous", "past":
+		return -1, true
+	case "next":
+		return 1, true
+	}
+	return 0, false
+}
+
 // relativeYears returns the years text (possessives dropped) names relative
 // to now: "this year" (or "current year") is now's, "last year" ("last
 // year's", "previous year", "past year") the one before and "next year" the one after. A file dated in
@@ -315,16 +330,7 @@ func relativeYears(text string, now time.Time) []int {
 	for _, w := range strings.Fields(strings.ToLower(text)) {
 		w = strings.TrimFunc(w, unicode.IsPunct)
 		if w == "year" || w == "years" {
-			d, ok := 0, true
-			switch prev {
-			case "this", "current":
-			case "last", "previous", "past":
-				d = -1
-			case "next":
-				d = 1
-			default:
-				ok = false
-			}
+			d, ok := relativeOffset(prev)
 			if y := now.Year() + d; ok && !slices.Contains(ys, y) {
 				ys = append(ys, y)
 			}
@@ -374,16 +380,7 @@ func relativeSeasons(text string, now time.Time) []relativeSeason {
 		case "winter":
 			first = 12
 		}
-		d, ok := 0, true
-		switch prev {
-		case "this", "current":
-		case "last", "previous", "past":
-			d = -1
-		case "next":
-			d = 1
-		default:
-			ok = false
-		}
+		d, ok := relativeOffset(prev)
 		prev = w
 		if first == 0 || !ok {
 			continue
