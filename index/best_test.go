@@ -229,7 +229,8 @@ func TestBestOrdinals(t *testing.T) {
 }
 
 // TestBestShortForms: a word's usual abbreviation in names matches it, both
-// ways ("production": prod, db: "database"), as a word the file covers.
+// ways ("production": prod, db: "database"), and so does a word names use for
+// it ("retreat": offsite), as a word the file covers.
 func TestBestShortForms(t *testing.T) {
 	x := indexOfPaths(t,
 		"config/config.dev.yaml",
@@ -240,12 +241,15 @@ func TestBestShortForms(t *testing.T) {
 		"notes/database_upgrade.md",
 		"notes/upgrade.md",
 		"notes/dentist_appt.ics",
+		"budget/costs.csv",
+		"budget/offsite_costs.csv",
 	)
 	wantFirst(t, x, [][2]string{
 		{"production config", "config/config.prod.yaml"},
 		{"kubernetes ingress", "infra/k8s/ingress.yaml"},
 		{"db upgrade", "notes/database_upgrade.md"},
 		{"dentist appointment", "notes/dentist_appt.ics"},
+		{"retreat costs", "budget/offsite_costs.csv"}, // a word names use for it
 	})
 }
 

@@ -458,7 +458,8 @@ func kindForms(w string) []string {
 
 // shortForms returns the other way names often write a word: its usual
 // abbreviation ("production": prod, "kubernetes": k8s, "appointment": appt)
-// or, for an abbreviation, the word (db: database); nil for other words.
+// or, for an abbreviation, the word (db: database), or a word names use for
+// it ("retreat": offsite, "resume": cv); nil for other words.
 // Keyed by the word as written (lower case, letters only: "k8s" in a query
 // is three words the seed's literal test already finds, and is not looked
 // up; "kubernetes" still finds k8s). A prefix needs no entry (the
@@ -476,6 +477,10 @@ func shortForms(w string) []string {
 		{"prescription", "rx"}, {"information", "info"}, {"administrator", "admin"},
 		{"administration", "admin"}, {"message", "msg"}, {"receipt", "rcpt"},
 		{"statement", "stmt"}, {"reference", "ref"}, {"template", "tmpl"},
+		{"doctor", "dr"}, {"versus", "vs"}, {"picture", "pic"},
+		// Words names use for one another. Tried and left out, as each cost a
+		// class of the dev sets: car/auto, bill/invoice, flight/boarding.
+		{"resume", "cv"}, {"retreat", "offsite"}, {"vacation", "trip"}, {"vacation", "holiday"},
 	}
 	var out []string
 	for _, p := range pairs {
