@@ -26,17 +26,25 @@ func TestScopeList(t *testing.T) {
 	}
 }
 
+// quietFS is a core over dir that logs nothing and skips the backing check,
+// closed when the test ends.
+func quietFS(t *testing.T, dir string) *FS {
+	t.Helper()
+	f, err := New(dir, Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // A queue overflow makes the next batch a full rescan: the kernel dropped
 // events, so any path may have changed. (A real overflow needs more events
 // than fs.inotify.max_queued_events, a system-wide setting; the event is
 // handed to the loop's handler as the kernel would deliver it.)
 func TestOverflowRescansEverything(t *testing.T) {
 	dir := t.TempDir()
-	f, err := New(dir, Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := quietFS(t, dir)
 	got := make(chan []string, 1)
 	w, err := f.Watch(WatchOptions{Logger: slog.New(slog.DiscardHandler)}, func(_ context.Context, s []string) error {
 		got <- s
@@ -101,11 +109,7 @@ func TestUnderAnyIsWithinOfAny(t *testing.T) {
 // as the create left them, and is followed once a host changed either.
 func TestOwnCreateAttribInALaterBatch(t *testing.T) {
 	dir := t.TempDir()
-	f, err := New(dir, Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := quietFS(t, dir)
 	ctx := context.Background()
 	batchOf := func(e pathEvents) *batch {
 		b := newBatch()
