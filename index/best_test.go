@@ -165,18 +165,14 @@ func TestBestRelativeSeasons(t *testing.T) {
 		"photos/2026-04/beach.jpg",
 	)
 	in2026 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	for _, c := range [][2]string{
+	for _, res := range wantFirstAt(t, x, in2026, [][2]string{
 		{"itinerary last fall", "itineraries/lisbon_oct25.md"},
 		{"itinerary last autumn", "itineraries/lisbon_oct25.md"},
 		{"itinerary this spring", "itineraries/tokyo_2026-04.md"},
 		{"itinerary last summer", "itineraries/rome_2025-06-12.md"},
-	} {
-		res := best(t, x, index.Query{Text: c[0], Now: in2026})
-		if len(res) == 0 || res[0].Path != c[1] {
-			t.Errorf("%q: %v, want %s first", c[0], paths(res), c[1])
-		}
+	}) {
 		if rankOf(res, "photos/2026-04/beach.jpg") >= 0 {
-			t.Errorf("%q: photos/2026-04/beach.jpg found for its date alone: %v", c[0], paths(res))
+			t.Errorf("photos/2026-04/beach.jpg found for its date alone: %v", paths(res))
 		}
 	}
 }
@@ -196,9 +192,15 @@ func indexOfPaths(t *testing.T, files ...string) *index.Index {
 // fails unless path comes first; it returns the answers, in cases' order.
 func wantFirst(t *testing.T, x *index.Index, cases [][2]string) [][]index.Result {
 	t.Helper()
+	return wantFirstAt(t, x, time.Time{}, cases)
+}
+
+// wantFirstAt is wantFirst with the queries asked as of now (Query.Now).
+func wantFirstAt(t *testing.T, x *index.Index, now time.Time, cases [][2]string) [][]index.Result {
+	t.Helper()
 	var out [][]index.Result
 	for _, c := range cases {
-		res := best(t, x, index.Query{Text: c[0]})
+		res := best(t, x, index.Query{Text: c[0], Now: now})
 		if len(res) == 0 || res[0].Path != c[1] {
 			t.Errorf("%q: %v, want %s first", c[0], paths(res), c[1])
 		}
