@@ -437,7 +437,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			defer recoverTo(&errs[i])
 			forms := qt.forms[t]
 			results[i], errs[i] = x.searchWord(ctx, t, forms)
-			if mm := monthNumber(forms); mm != "" && errs[i] == nil {
+			if mm := qt.monthNumber[t]; mm != "" && errs[i] == nil {
 				var words *bleve.SearchResult
 				words, errs[i] = x.searchWord(ctx, t, slices.DeleteFunc(slices.Clone(forms), func(f string) bool { return f == mm }))
 				if errs[i] == nil {
@@ -462,7 +462,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			continue
 		}
 		th := termHits{scores: make([]slotSim, 0, len(res.Hits))}
-		mm := monthNumber(qt.forms[qt.terms[i]])
+		mm := qt.monthNumber[qt.terms[i]]
 		for _, h := range res.Hits {
 			slot, ok := x.hay.pos[h.ID]
 			if !ok {
@@ -761,7 +761,7 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		}
 		for _, t := range qt.terms {
 			for _, tok := range toks {
-				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != monthNumber(qt.forms[t]) || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) {
+				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) {
 					if e.Words == nil {
 						e.Words = map[string][]string{}
 					}
@@ -839,7 +839,7 @@ func recoverTo(err *error) {
 
 // monthForms returns the other forms a month's name takes in dated paths
 // and tags ("2026-02-19", "feb_budget", "oct25"): its abbreviation and its
-// two-digit number, for t the analysed (stemmed) name of a month; nil for any
+// two-digit number, last, for t the analysed (stemmed) name of a month; nil for any
 // other t.
 func monthForms(t string) []string {
 	switch t {
@@ -867,16 +867,6 @@ func monthForms(t string) []string {
 		return []string{"dec", "12"}
 	}
 	return nil
-}
-
-// monthNumber is the two-digit number among a month's forms, "" if none.
-func monthNumber(forms []string) string {
-	for _, f := range forms {
-		if len(f) == 2 && f[0] >= '0' && f[0] <= '1' && f[1] >= '0' && f[1] <= '9' {
-			return f
-		}
-	}
-	return ""
 }
 
 // datedMonth says whether the folded fields j hold the two-digit month mm

@@ -144,6 +144,10 @@ type queryTerms struct {
 	// "last fall" as its months of that year (relativeSeasons: "2025 09",
 	// "oct 25"…), and an ordinal as a version ("second": "v 2").
 	forms map[string][]string
+	// monthNumber is, for a month's term, the two-digit number among its
+	// forms ("02" for februari), which counts only where a date puts a
+	// month (datedMonth).
+	monthNumber map[string]string
 	// qualifies[i] says terms[i] qualifies the others rather than selects:
 	// "year" in "this year", a season in "last fall" and an ordinal, which
 	// only order the files other words found.
@@ -236,7 +240,13 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 		}
 	}
 	for _, t := range q.terms {
-		addForm(t, monthForms(t)...)
+		if mf := monthForms(t); mf != nil {
+			addForm(t, mf...)
+			if q.monthNumber == nil {
+				q.monthNumber = map[string]string{}
+			}
+			q.monthNumber[t] = mf[len(mf)-1]
+		}
 	}
 	// Two words written apart are often one token in a name: "on-call" or
 	// "on call" and oncall_rotation.ics, "time zone" and timezone_bug.html,
