@@ -429,6 +429,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 	// (datedMonth).
 	byWord := make([]map[string]bool, len(qt.terms))
 	errs := make([]error, len(qt.terms))
+	memo := &dictMemo{}
 	var wg sync.WaitGroup
 	for i, t := range qt.terms {
 		wg.Add(1)
@@ -436,10 +437,10 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			defer wg.Done()
 			defer recoverTo(&errs[i])
 			forms := qt.forms[t]
-			results[i], errs[i] = x.searchWord(ctx, t, forms)
+			results[i], errs[i] = x.searchWord(ctx, memo, t, forms)
 			if mm := qt.monthNumber[t]; mm != "" && errs[i] == nil {
 				var words *bleve.SearchResult
-				words, errs[i] = x.searchWord(ctx, t, slices.DeleteFunc(slices.Clone(forms), func(f string) bool { return f == mm }))
+				words, errs[i] = x.searchWord(ctx, memo, t, slices.DeleteFunc(slices.Clone(forms), func(f string) bool { return f == mm }))
 				if errs[i] == nil {
 					byWord[i] = make(map[string]bool, len(words.Hits))
 					for _, h := range words.Hits {
@@ -548,9 +549,10 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 // searchWord is the BM25 search of one analysed word t over the word fields:
 // t's own token, when t is long enough the longer tokens it is a prefix of
 // at prefixBoost, and the other forms it takes (queryTerms.forms), also at
-// prefixBoost. Precondition: x.mu held for reading.
-func (x *Index) searchWord(ctx context.Context, t string, forms []string) (*bleve.SearchResult, error) {
-	q, bound, err := x.wordQuery(t, forms)
+// prefixBoost. Its dictionary lookups go through memo, the query's.
+// Precondition: x.mu held for reading.
+func (x *Index) searchWord(ctx context.Context, memo *dictMemo, t string, forms []string) (*bleve.SearchResult, error) {
+	q, bound, err := x.wordQuery(memo, t, forms)
 	if err != nil {
 		return nil, err
 	}
@@ -561,7 +563,7 @@ func (x *Index) searchWord(ctx context.Context, t string, forms []string) (*blev
 // match: the sum of its terms' document counts in Bleve's dictionary (which
 // may count files since deleted or updated, never fewer than hold the term).
 // Precondition: x.mu held for reading.
-func (x *Index) wordQuery(t string, forms []string) (query.Query, uint64, error) {
+func (x *Index) wordQuery(memo *dictMemo, t string, forms []string) (query.Query, uint64, error) {
 	var qs []query.Query
 	var bound uint64
 	for _, f := range wordFields {
@@ -572,7 +574,7 @@ func (x *Index) wordQuery(t string, forms []string) (query.Query, uint64, error)
 		if utf8.RuneCountInString(t) >= prefixMin {
 			// The longer tokens t is a prefix of, each its own term (a
 			// prefix query would read t's own postings a second time).
-			longer, n, err := x.longerTerms(f.field, t)
+			longer, n, err := memo.longerTerms(x, f.field, t)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -584,7 +586,7 @@ func (x *Index) wordQuery(t string, forms []string) (query.Query, uint64, error)
 				qs = append(qs, pq)
 			}
 		} else {
-			n, err := x.termCount(f.field, t)
+			n, err := memo.termCount(x, f.field, t)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -599,7 +601,7 @@ func (x *Index) wordQuery(t string, forms []string) (query.Query, uint64, error)
 			var all []query.Query
 			least := uint64(math.MaxUint64)
 			for _, tok := range toks {
-				n, err := x.termCount(f.field, tok)
+				n, err := memo.termCount(x, f.field, tok)
 				if err != nil {
 					return nil, 0, err
 				}
@@ -665,6 +667,59 @@ func (x *Index) longerTerms(field, t string) ([]string, uint64, error) {
 		}
 	}
 	return out, n, nil
+}
+
+// dictMemo makes each of one query's dictionary lookups once. The same ones
+// recur within a query: a joined form is a form of both words it joins
+// ("time zone": timezone), and a month's word is searched twice. The words'
+// searches run at once, so a lookup in flight is waited for, not made again.
+// (Each lookup opens an iterator on every segment of Bleve's index, one
+// goroutine a segment; under a mixed load they were 4-5 % of the daemon's
+// CPU, docs/benchmarks-history.md.)
+type dictMemo struct {
+	mu sync.Mutex
+	m  map[dictKey]*dictLookup
+}
+
+type dictKey struct {
+	field, t string
+	longer   bool // longerTerms, else termCount
+}
+
+type dictLookup struct {
+	once   sync.Once
+	longer []string
+	n      uint64
+	err    error
+}
+
+func (m *dictMemo) lookup(k dictKey, look func() ([]string, uint64, error)) ([]string, uint64, error) {
+	m.mu.Lock()
+	if m.m == nil {
+		m.m = map[dictKey]*dictLookup{}
+	}
+	l := m.m[k]
+	if l == nil {
+		l = &dictLookup{}
+		m.m[k] = l
+	}
+	m.mu.Unlock()
+	l.once.Do(func() { l.longer, l.n, l.err = look() })
+	return l.longer, l.n, l.err
+}
+
+// longerTerms is x.longerTerms(field, t), looked up once a query.
+func (m *dictMemo) longerTerms(x *Index, field, t string) ([]string, uint64, error) {
+	return m.lookup(dictKey{field, t, true}, func() ([]string, uint64, error) { return x.longerTerms(field, t) })
+}
+
+// termCount is x.termCount(field, t), looked up once a query.
+func (m *dictMemo) termCount(x *Index, field, t string) (uint64, error) {
+	_, n, err := m.lookup(dictKey{field, t, false}, func() ([]string, uint64, error) {
+		n, err := x.termCount(field, t)
+		return nil, n, err
+	})
+	return n, err
 }
 
 // termCount is the dictionary's document count of token t in field (0 when

@@ -55,7 +55,7 @@ func TestSearchWordAsksForWhatCanMatch(t *testing.T) {
 	for _, w := range words {
 		for _, tok := range a.Analyze([]byte(w)) {
 			term := string(tok.Term)
-			q, bound, err := x.wordQuery(term, monthForms(term))
+			q, bound, err := x.wordQuery(&dictMemo{}, term, monthForms(term))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestSearchWordAsksForWhatCanMatch(t *testing.T) {
 			if want.Total > bound {
 				t.Errorf("%q: bound %d, but %d files match", term, bound, want.Total)
 			}
-			got, err := x.searchWord(context.Background(), term, monthForms(term))
+			got, err := x.searchWord(context.Background(), &dictMemo{}, term, monthForms(term))
 			if err != nil {
 				t.Fatal(err)
 			}
