@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,5 +102,44 @@ func sameHits(t *testing.T, what string, got, want *bleve.SearchResult) {
 		if gs, ok := g[id]; !ok || gs != s {
 			t.Errorf("%s: %s scores %v (found %v), want %v", what, id, gs, ok, s)
 		}
+	}
+}
+
+// TestDictMemoLooksUpOnce: a lookup asked again within a query, at once or
+// after, is made once, and every asker gets its answer (a joined form's
+// count is asked by both words' searches, which run at once).
+func TestDictMemoLooksUpOnce(t *testing.T) {
+	var memo dictMemo
+	var calls atomic.Int32
+	release := make(chan struct{})
+	look := func() ([]string, uint64, error) {
+		calls.Add(1)
+		<-release
+		return []string{"timezones"}, 7, nil
+	}
+	var wg sync.WaitGroup
+	got := make([]uint64, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, got[i], _ = memo.lookup(dictKey{"task", "timezone", true}, look)
+		}()
+	}
+	close(release)
+	wg.Wait()
+	if _, n, _ := memo.lookup(dictKey{"task", "timezone", true}, look); n != 7 {
+		t.Fatalf("asked after: %d, want 7", n)
+	}
+	if _, n, _ := memo.lookup(dictKey{"task", "timezone", false}, func() ([]string, uint64, error) { return nil, 3, nil }); n != 3 {
+		t.Fatalf("a count of the same token: %d, want its own lookup's 3", n)
+	}
+	for i, n := range got {
+		if n != 7 {
+			t.Fatalf("asker %d got %d, want 7", i, n)
+		}
+	}
+	if c := calls.Load(); c != 1 {
+		t.Fatalf("the lookup was made %d times, want 1", c)
 	}
 }
