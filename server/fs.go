@@ -530,10 +530,35 @@ func openRead(dirfd int, name, p string) (int, error) {
 // only during the call it is handed to. It is not an os.File because
 // making one costs two system calls on every open (fcntl, and an epoll
 // registration a regular file refuses), and a query opens each file of its
-// answer.
+// answer, the content indexers each file written.
 type Reader struct {
 	fd   int
 	path string
+	off  int64 // where Read reads next
+}
+
+// Read reads up to len(b) bytes from where the last Read ended (the start,
+// at first): one read of the file, which may return fewer bytes than asked
+// before its end (a reader to EOF can take a short read at the size it
+// expects as the end, sparing the read that would only say so); 0 and io.EOF
+// at the end.
+func (r *Reader) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := unix.Pread(r.fd, b, r.off)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, wrap("read", r.path, err)
+		case n == 0:
+			return 0, io.EOF
+		}
+		r.off += int64(n)
+		return n, nil
+	}
 }
 
 // ReadAt reads len(b) bytes at off: fewer, with io.EOF, at the file's end.

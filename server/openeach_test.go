@@ -77,6 +77,23 @@ func TestOpenEachIsOpenReadOfEach(t *testing.T) {
 			if n != wn || string(buf[:n]) != string(want[off:off+wn]) || (n < len(buf)) != (err == io.EOF) {
 				t.Fatalf("round %d: %q: ReadAt(%d, %d) = %d, %v", round, p, len(buf), off, n, err)
 			}
+			// Read from the start in chunks of random sizes (ReadAt moves
+			// nothing): the file's bytes, then io.EOF.
+			var seq []byte
+			for {
+				chunk := make([]byte, 1+r.IntN(3000))
+				n, err := rd.Read(chunk)
+				seq = append(seq, chunk[:n]...)
+				if err == io.EOF && n == 0 {
+					break
+				}
+				if err != nil || n == 0 || len(seq) > len(want) {
+					t.Fatalf("round %d: %q: Read after %d bytes: %d, %v", round, p, len(seq)-n, n, err)
+				}
+			}
+			if string(seq) != string(want) {
+				t.Fatalf("round %d: %q: Read read %d bytes, the file has %d", round, p, len(seq), len(want))
+			}
 		})
 		for i, n := range answered {
 			if n != 1 {
