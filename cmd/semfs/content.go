@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/semfs/semfs/index/content"
@@ -33,8 +32,31 @@ func (d *daemon) openContent() error {
 // contentFiles reads the export for the content indexer, as the daemon.
 type contentFiles struct{ d *daemon }
 
-func (f contentFiles) Open(ctx context.Context, p string) (*os.File, error) {
-	return f.d.fs.OpenRead(ctx, p)
+func (f contentFiles) Open(ctx context.Context, p string, use func(content.FileReader) error) error {
+	return openOne(ctx, f.d.fs, p, use)
+}
+
+// openOne is content.Files.Open of p through the core: a bare descriptor
+// (server.Reader), not an *os.File and its two system calls more.
+func openOne(ctx context.Context, fs *server.FS, p string, use func(content.FileReader) error) error {
+	var err error
+	fs.OpenEach(ctx, []string{p}, func(_ int, r *server.Reader, oerr error) {
+		if err = oerr; err == nil {
+			err = use(coreFile{r})
+		}
+	})
+	return err
+}
+
+// coreFile is a file the core opened, as the content indexes read it.
+type coreFile struct{ *server.Reader }
+
+func (f coreFile) Stat() (content.FileInfo, error) {
+	a, err := f.Reader.Stat()
+	if err != nil {
+		return content.FileInfo{}, err
+	}
+	return content.FileInfo{Size: a.Size, MTime: a.Mtime.UnixNano(), Ino: a.Ino, Links: uint64(a.Nlink), Regular: a.Mode.IsRegular()}, nil
 }
 
 // contentChanges hands a batch of the core's change stream to the content
@@ -130,12 +152,13 @@ func (c *callerFiles) checkAbove(ctx context.Context, p string) error {
 	return nil
 }
 
-// Open opens p for reading as the caller of ctx, where it may search it.
-func (c *callerFiles) Open(ctx context.Context, p string) (*os.File, error) {
+// Open opens p for reading as the caller of ctx, where it may search it,
+// and calls use with it (content.Env.Open).
+func (c *callerFiles) Open(ctx context.Context, p string, use func(content.FileReader) error) error {
 	if err := c.check(ctx, p); err != nil {
-		return nil, err
+		return err
 	}
-	return c.d.fs.OpenRead(ctx, p)
+	return openOne(ctx, c.d.fs, p, use)
 }
 
 // ReadEach opens each of paths the caller of ctx may search (check), and

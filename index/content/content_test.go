@@ -18,7 +18,14 @@ import (
 // rootFiles reads a directory through os.Root (the daemon passes its core).
 type rootFiles struct{ r *os.Root }
 
-func (f rootFiles) Open(_ context.Context, p string) (*os.File, error) { return f.r.Open(p) }
+func (f rootFiles) Open(_ context.Context, p string, use func(FileReader) error) error {
+	file, err := f.r.Open(p)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	return use(osFile{file})
+}
 
 // holds evaluates q against the trigram set of text.
 func holds(q *Query, tris map[uint32]bool) bool {
@@ -212,7 +219,7 @@ func grepPaths(t *testing.T, x *Index, data string, req Request) []string {
 	}
 	r, _ := os.OpenRoot(data)
 	defer r.Close()
-	ans, err := x.Grep(context.Background(), c, Env{Open: func(_ context.Context, p string) (*os.File, error) { return r.Open(p) }})
+	ans, err := x.Grep(context.Background(), c, Env{Open: rootFiles{r}.Open})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +477,7 @@ func TestGrepCountsPastTheLimit(t *testing.T) {
 	x, ctx := reconciled(t, data, idx)
 	r, _ := os.OpenRoot(data)
 	defer r.Close()
-	env := Env{Open: func(_ context.Context, p string) (*os.File, error) { return r.Open(p) }}
+	env := Env{Open: rootFiles{r}.Open}
 	for _, tc := range []struct {
 		req  Request
 		want string

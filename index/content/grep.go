@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path"
 	"regexp"
 	"regexp/syntax"
@@ -94,9 +93,10 @@ type Env struct {
 	Unsettled func() []string
 	// Sync waits until every change the core has emitted reached Apply.
 	Sync func(ctx context.Context) error
-	// Open opens p for the caller: an error when the caller may not read it,
-	// it is gone or it is not a regular file (those are skipped).
-	Open func(ctx context.Context, p string) (*os.File, error)
+	// Open opens p for the caller and calls use with it (Files.Open): an
+	// error when the caller may not read it or it is gone (those are
+	// skipped).
+	Open func(ctx context.Context, p string, use func(FileReader) error) error
 }
 
 // Compiled is a checked grep request.
@@ -403,8 +403,7 @@ func (x *Index) counts(ctx context.Context, c *Compiled, env Env, candidates []s
 		if ctx.Err() != nil {
 			break
 		}
-		if f, err := env.Open(ctx, p); err == nil {
-			f.Close()
+		if env.Open(ctx, p, func(FileReader) error { return nil }) == nil {
 			out = append(out, Count{Path: p})
 		}
 	}
@@ -431,19 +430,23 @@ func msSince(t time.Time) float64 {
 // scanFile matches p's lines; scanned is false when it was not read (gone,
 // not the caller's to read, not a regular file, or skipped without all).
 func (x *Index) scanFile(ctx context.Context, c *Compiled, env Env, p string, buf *[]byte) (ms []Match, scanned bool) {
-	f, err := env.Open(ctx, p)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
+	env.Open(ctx, p, func(f FileReader) error {
+		ms, scanned = x.scanOpen(c, p, f, buf)
+		return nil
+	})
+	return ms, scanned
+}
+
+// scanOpen is scanFile of p, open as f.
+func (x *Index) scanOpen(c *Compiled, p string, f FileReader, buf *[]byte) (ms []Match, scanned bool) {
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil || !fi.Regular {
 		return nil, false
 	}
-	if fi.Size() > x.opt.Max && !c.req.All {
+	if fi.Size > x.opt.Max && !c.req.All {
 		return nil, false
 	}
-	if fi.Size() > x.opt.Max {
+	if fi.Size > x.opt.Max {
 		// With all: read a line at a time, never the whole file at once.
 		return c.matchStream(p, f), true
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
@@ -53,10 +54,63 @@ func (s State) String() string {
 
 // Files is how the index reads the export: the daemon's containment-safe core.
 type Files interface {
-	// Open opens the regular file p for reading as the daemon, never
-	// following a symlink; an error (KindNotFound for a path that is gone)
-	// when p is not there or not a regular file.
-	Open(ctx context.Context, p string) (*os.File, error)
+	// Open opens p for reading as the daemon, never following a symlink nor
+	// blocking (a FIFO), and calls use with the open file, closed when use
+	// returns; an error (KindNotFound for a path that is gone) when p cannot
+	// be opened, else use's.
+	Open(ctx context.Context, p string, use func(FileReader) error) error
+}
+
+// FileReader is a file Files.Open opened, valid during the call it is
+// handed to.
+// It is not an *os.File: making one costs two system calls (fcntl, and an
+// epoll registration a regular file refuses), and the indexers open every
+// file written.
+type FileReader interface {
+	// Read reads as io.Reader does, from the file's start; it may return
+	// fewer bytes than asked before the end (readAll counts on a short read
+	// at the size Stat gave being the end).
+	io.Reader
+	Stat() (FileInfo, error)
+}
+
+// FileInfo is what the indexers need of an open file.
+type FileInfo struct {
+	Size    int64
+	MTime   int64 // Unix ns
+	Ino     uint64
+	Links   uint64
+	Regular bool
+}
+
+// Dir is a Files over a directory of the host, opened by path (a symlink
+// on the way is followed): for tests and tools (index/eval). The daemon
+// reads through its core.
+type Dir string
+
+// Open implements Files.
+func (d Dir) Open(_ context.Context, p string, use func(FileReader) error) error {
+	f, err := os.Open(filepath.Join(string(d), p))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return use(osFile{f})
+}
+
+// osFile is an *os.File as a FileReader.
+type osFile struct{ *os.File }
+
+func (f osFile) Stat() (FileInfo, error) {
+	fi, err := f.File.Stat()
+	if err != nil {
+		return FileInfo{}, err
+	}
+	out := FileInfo{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Regular: fi.Mode().IsRegular()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		out.Ino, out.Links = st.Ino, uint64(st.Nlink)
+	}
+	return out, nil
 }
 
 // Options configure Open.
@@ -582,42 +636,40 @@ func newIndexer(max int64) *indexer {
 // read reads p and classifies it; for a text file within the cap, tris is its
 // distinct trigrams (valid until the next call).
 func (ix *indexer) read(files Files, p string) (e entry, tris []uint32, err error) {
-	f, err := files.Open(context.Background(), p)
+	err = files.Open(context.Background(), p, func(f FileReader) error {
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		e.size, e.mtime, e.ino, e.links = fi.Size, fi.MTime, fi.Ino, fi.Links > 1
+		if !fi.Regular {
+			e.state = NotRegular
+			return nil
+		}
+		if fi.Size > ix.max {
+			e.state = TooBig
+			return nil
+		}
+		ix.buf, err = readAll(f, ix.buf, fi.Size, ix.max)
+		if err != nil {
+			return err
+		}
+		data := ix.buf
+		if int64(len(data)) > ix.max {
+			e.state = TooBig
+			return nil
+		}
+		e.size = int64(len(data))
+		e.state = classify(data)
+		if e.state == Indexed {
+			tris = ix.trigrams(data)
+		}
+		return nil
+	})
 	if err != nil {
 		return e, nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return e, nil, err
-	}
-	e.size, e.mtime = fi.Size(), fi.ModTime().UnixNano()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		e.ino, e.links = st.Ino, st.Nlink > 1
-	}
-	if !fi.Mode().IsRegular() {
-		e.state = NotRegular
-		return e, nil, nil
-	}
-	if fi.Size() > ix.max {
-		e.state = TooBig
-		return e, nil, nil
-	}
-	ix.buf, err = readAll(f, ix.buf, fi.Size(), ix.max)
-	if err != nil {
-		return e, nil, err
-	}
-	data := ix.buf
-	if int64(len(data)) > ix.max {
-		e.state = TooBig
-		return e, nil, nil
-	}
-	e.size = int64(len(data))
-	e.state = classify(data)
-	if e.state != Indexed {
-		return e, nil, nil
-	}
-	return e, ix.trigrams(data), nil
+	return e, tris, nil
 }
 
 // classify is the state of a file of these bytes within the cap.
@@ -636,7 +688,7 @@ func classify(data []byte) State {
 // ends short once size bytes are in is taken as the end, sparing each file the
 // read that would only return EOF (a file written meanwhile is marked dirty by
 // that write and read again).
-func readAll(f *os.File, buf []byte, size, limit int64) ([]byte, error) {
+func readAll(f io.Reader, buf []byte, size, limit int64) ([]byte, error) {
 	buf = buf[:0]
 	if want := min(size, limit) + 1; int64(cap(buf)) < want {
 		buf = make([]byte, 0, max(want, 2*int64(cap(buf))))

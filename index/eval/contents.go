@@ -213,7 +213,7 @@ func EvaluateContents(ctx context.Context, dir string, docs []Doc, emb embed.Emb
 			return cs, err
 		}
 	}
-	px, err := passage.Open(passage.Options{Files: dirFiles(root), Embedder: emb, CPU: 1})
+	px, err := passage.Open(passage.Options{Files: content.Dir(root), Embedder: emb, CPU: 1})
 	if err != nil {
 		return cs, err
 	}
@@ -246,12 +246,4 @@ func EvaluateContents(ctx context.Context, dir string, docs []Doc, emb embed.Emb
 	cs.N = len(docs)
 	cs.Seed, cs.BestTags, cs.BestContents = sums[0]/n, sums[1]/n, sums[2]/n
 	return cs, nil
-}
-
-// dirFiles opens files below a directory of the evaluation's own (no export,
-// no caller).
-type dirFiles string
-
-func (d dirFiles) Open(_ context.Context, p string) (*os.File, error) {
-	return os.Open(filepath.Join(string(d), p))
 }

@@ -627,28 +627,30 @@ func (x *Index) maybeCompactLocked() {
 // read reads p as the daemon; ok is false for a file the content rules skip
 // (over the cap, binary, not UTF-8, not regular).
 func (x *Index) read(p string, buf []byte) (size, mtime int64, text []byte, ok bool, err error) {
-	f, err := x.opt.Files.Open(context.Background(), p)
+	text = buf
+	err = x.opt.Files.Open(context.Background(), p, func(f content.FileReader) error {
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		size, mtime = fi.Size, fi.MTime
+		if !fi.Regular || size > x.opt.Max {
+			return nil
+		}
+		w := bytes.NewBuffer(buf[:0])
+		_, err = w.ReadFrom(io.LimitReader(f, x.opt.Max+1))
+		text = w.Bytes()
+		if err != nil {
+			return err
+		}
+		if int64(len(text)) > x.opt.Max || bytes.IndexByte(text[:min(len(text), 8<<10)], 0) >= 0 || !utf8.Valid(text) {
+			return nil
+		}
+		size, ok = int64(len(text)), true
+		return nil
+	})
 	if err != nil {
-		return 0, 0, buf, false, err
+		return size, mtime, text, false, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, 0, buf, false, err
-	}
-	size, mtime = fi.Size(), fi.ModTime().UnixNano()
-	if !fi.Mode().IsRegular() || size > x.opt.Max {
-		return size, mtime, buf, false, nil
-	}
-	buf = buf[:0]
-	lim := io.LimitReader(f, x.opt.Max+1)
-	w := bytes.NewBuffer(buf)
-	if _, err := w.ReadFrom(lim); err != nil {
-		return size, mtime, w.Bytes(), false, err
-	}
-	text = w.Bytes()
-	if int64(len(text)) > x.opt.Max || bytes.IndexByte(text[:min(len(text), 8<<10)], 0) >= 0 || !utf8.Valid(text) {
-		return size, mtime, text, false, nil
-	}
-	return int64(len(text)), mtime, text, true, nil
+	return size, mtime, text, ok, nil
 }

@@ -49,7 +49,7 @@ func genIndex(t *testing.T, files, paras, dims int, rng *rand.Rand) (*Index, str
 		}
 		cs = append(cs, content.Change{Op: content.Written, Path: p})
 	}
-	x, err := Open(Options{Files: osFiles(root), CPU: 1})
+	x, err := Open(Options{Files: content.Dir(root), CPU: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

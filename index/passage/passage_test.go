@@ -16,16 +16,9 @@ import (
 	"github.com/semfs/semfs/index/passage"
 )
 
-// dir opens files below a test's directory.
-type dir string
-
-func (d dir) Open(_ context.Context, p string) (*os.File, error) {
-	return os.Open(filepath.Join(string(d), p))
-}
-
 func open(t *testing.T, root, idx string) *passage.Index {
 	t.Helper()
-	x, err := passage.Open(passage.Options{Dir: idx, Files: dir(root), CPU: -1})
+	x, err := passage.Open(passage.Options{Dir: idx, Files: content.Dir(root), CPU: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +232,7 @@ func TestPassagesFollowChangesAndRestarts(t *testing.T) {
 // Files the content rules skip are not split: binary, not UTF-8, over the cap.
 func TestPassagesSkipWhatContentSkips(t *testing.T) {
 	root := t.TempDir()
-	x, err := passage.Open(passage.Options{Files: dir(root), CPU: -1, Max: 100})
+	x, err := passage.Open(passage.Options{Files: content.Dir(root), CPU: -1, Max: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestContentsNamePromise(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	px, err := passage.Open(passage.Options{Files: dir(root), Embedder: use, CPU: 1})
+	px, err := passage.Open(passage.Options{Files: content.Dir(root), Embedder: use, CPU: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,12 +78,6 @@ func (s *scaleSet) query(ctx context.Context, src Source, q string, v []float32,
 // queryLimit is the answer's size a measured query reads passages for.
 const queryLimit = 10
 
-type osFiles string
-
-func (d osFiles) Open(_ context.Context, p string) (*os.File, error) {
-	return os.Open(filepath.Join(string(d), p))
-}
-
 func scaleEnv(tb testing.TB) (root, cache string, nfiles int) {
 	tb.Helper()
 	if os.Getenv("SEMFS_PASSAGE_SCALE") != "1" {
@@ -118,7 +112,7 @@ func scaleEnv(tb testing.TB) (root, cache string, nfiles int) {
 // words only, from the cache or built now (and saved there).
 func scaleWords(tb testing.TB, root, cache string, nfiles int) *Index {
 	tb.Helper()
-	x, err := Open(Options{Files: osFiles(root), CPU: 1})
+	x, err := Open(Options{Files: content.Dir(root), CPU: 1})
 	if err != nil {
 		tb.Fatal(err)
 	}
