@@ -36,16 +36,11 @@ func BenchmarkIndexBuild(b *testing.B) {
 		walked = append(walked, FileStat{Path: p, Size: fi.Size(), MTime: fi.ModTime()})
 		total += fi.Size()
 	}
-	root, err := os.OpenRoot(data)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer root.Close()
 	b.SetBytes(total)
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for range b.N {
-		x, err := Open(Options{Files: rootFiles{root}})
+		x, err := Open(Options{Files: Dir(data)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -99,16 +94,11 @@ func BenchmarkIndexBuildCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer root.Close()
 	b.SetBytes(total)
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for range b.N {
-		x, err := Open(Options{Files: rootFiles{root}})
+		x, err := Open(Options{Files: Dir(dir)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,18 +15,6 @@ import (
 	"time"
 )
 
-// rootFiles reads a directory through os.Root (the daemon passes its core).
-type rootFiles struct{ r *os.Root }
-
-func (f rootFiles) Open(_ context.Context, p string, use func(FileReader) error) error {
-	file, err := f.r.Open(p)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	return use(osFile{file})
-}
-
 // holds evaluates q against the trigram set of text.
 func holds(q *Query, tris map[uint32]bool) bool {
 	switch q.Op {
@@ -185,12 +173,7 @@ func walk(t *testing.T, dir string) []FileStat {
 
 func open(t *testing.T, data, idx string) *Index {
 	t.Helper()
-	r, err := os.OpenRoot(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	x, err := Open(Options{Dir: idx, Max: 1 << 10, Files: rootFiles{r}})
+	x, err := Open(Options{Dir: idx, Max: 1 << 10, Files: Dir(data)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,9 +200,7 @@ func grepPaths(t *testing.T, x *Index, data string, req Request) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := os.OpenRoot(data)
-	defer r.Close()
-	ans, err := x.Grep(context.Background(), c, Env{Open: rootFiles{r}.Open})
+	ans, err := x.Grep(context.Background(), c, Env{Open: Dir(data).Open})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,9 +456,7 @@ func TestGrepCountsPastTheLimit(t *testing.T) {
 	write(t, data, "bin", "payment\x00payment\nno\npayment")
 	write(t, data, "latin1", "payment caf\xe9\npayment\n")
 	x, ctx := reconciled(t, data, idx)
-	r, _ := os.OpenRoot(data)
-	defer r.Close()
-	env := Env{Open: rootFiles{r}.Open}
+	env := Env{Open: Dir(data).Open}
 	for _, tc := range []struct {
 		req  Request
 		want string

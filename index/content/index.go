@@ -62,10 +62,9 @@ type Files interface {
 }
 
 // FileReader is a file Files.Open opened, valid during the call it is
-// handed to.
-// It is not an *os.File: making one costs two system calls (fcntl, and an
-// epoll registration a regular file refuses), and the indexers open every
-// file written.
+// handed to. The daemon's is not an *os.File: making one costs two system
+// calls (fcntl, and an epoll registration a regular file refuses), and the
+// indexers open every file written.
 type FileReader interface {
 	// Read reads as io.Reader does, from the file's start; it may return
 	// fewer bytes than asked before the end (readAll counts on a short read
