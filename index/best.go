@@ -32,14 +32,11 @@ import (
 //	         raised to λ + μ + ε·score(f) when apps(f) + paths(f) > 0 and it is below
 //
 // bm25(t,f) is Bleve's BM25 score of term t (exact token, or token prefix when t
-// has prefixMin runes or more, for a month's name its abbreviation or
-// two-digit number, as dated paths write it (the number only after a year:
-// datedMonth), the join of two adjacent query words ("time zone":
-// "timezone"), for a word for a kind of file the kind's extensions
-// ("picture": "jpg"…, kindForms), and for "year" in "this year" or
-// "last year" that year's number, counted only for files other terms found:
-// queryTerms.forms and qualifies) over the path, task and apps
-// fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
+// has prefixMin runes or more, or one of t's other forms at half weight: a
+// month's abbreviation and dated number, two adjacent words joined, a kind's
+// extensions, a short form, a relative year or season, an ordinal's version,
+// as queryTerms.forms lists them; a qualifier's forms count only for files
+// other terms found) over the path, task and apps fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
 // the rarest. With p = 0.9, kw is first the IDF-weighted coverage of the
 // query's informative words, and only then how strongly each matches. A word of
 // W that analyses to several terms ("v2.2.1", "invoice_8841") is one unit: a

@@ -14,6 +14,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -342,16 +343,7 @@ func printFailures(modelDir, data, only string) error {
 		if err := x.Close(); err != nil {
 			return err
 		}
-		slices.SortStableFunc(fs, func(a, b failure) int {
-			da, db := a.best-a.seed, b.best-b.seed
-			switch {
-			case da < db:
-				return -1
-			case da > db:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(fs, func(a, b failure) int { return cmp.Compare(a.best-a.seed, b.best-b.seed) })
 		fmt.Printf("%s: %d of %d queries answered worse than seed or below nDCG@5 0.5\n\n", sb.Name, len(fs), len(s.Queries))
 		for _, f := range fs {
 			fmt.Printf("[%s] %q  nDCG@5 seed %.3f best %.3f\n", f.q.Class, f.q.Text, f.seed, f.best)
