@@ -61,7 +61,12 @@ type Change struct {
 	Type  string // "file", "dir", "symlink" or "fifo" where the core knows it ("" otherwise)
 	Link  bool   // ChangeCreate of a hard link (Link)
 	Trunc bool   // ChangeWrite of a burst that truncated the file (O_TRUNC, a size set)
-	Size  int64  // the entry's size where the core knows it (ChangeCreate, ChangeMkdir)
+	Size  int64  // the entry's size where the core knows it (ChangeCreate, ChangeMkdir; ChangeWrite when Sized)
+	// Sized: a ChangeWrite's Size is the file's size as the close after the
+	// burst's last write found it (the stat it makes for the Watcher), so the
+	// change feed need not stat the file again. Bursts with no close (NFS)
+	// or whose close found no size leave the feed to look.
+	Sized bool
 	// Mode is the permission bits (UnixPerm) of a file created or whose
 	// mode was set (ChangeCreate, ChangeSetMode), or of a directory made
 	// (ChangeMkdir): the index keeps a file's, the change feed's list of

@@ -559,12 +559,19 @@ func (fl *File) noteClose(p string, raw bool) {
 	if raw {
 		stat = fl.StatInline
 	}
+	var mark uint64
+	if fl.written() {
+		mark = fl.fs.touches.mark(p)
+	}
 	if a, err := stat(); err == nil {
 		var written time.Time
 		if w := fl.lastWrite.Load(); w != 0 {
 			written = time.Unix(0, w)
 		}
 		oc.closed(p, a, written, fl.made)
+		// The burst's ChangeWrite tells the change feed this size, which
+		// it would stat the file again for.
+		fl.fs.touches.sized(p, mark, a.Size)
 	}
 }
 
@@ -587,7 +594,7 @@ func (fl *File) TryClose() (ok bool, err error) {
 	// applyTouch's work, under the namespace lock this call already holds.
 	taken := f.touches.take(func(k string, _ time.Time) bool { return k == p })
 	for p, t := range taken {
-		f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
+		f.emit(context.Background(), t.change(p))
 	}
 	f.touches.sent(taken)
 	return true, err

@@ -15,6 +15,7 @@ type touchQueue struct {
 
 	mu      sync.Mutex
 	pending map[string]touch // path -> its burst
+	writes  uint64           // the writes noted so far: each burst's mark
 	// inflight counts, per path, touches taken from pending whose ChangeWrite
 	// is being sent: Unsettled reports them too, so that a path is never
 	// in neither place between take and the sink (see FS.Unsettled).
@@ -28,6 +29,11 @@ type touch struct {
 	at    time.Time // the last write
 	trunc bool      // the burst truncated the file (the change feed says so)
 	app   string    // the app of the last write ("" unattributed), for the feed
+	mark  uint64    // the last write's number (touchQueue.writes)
+	// size is the file's size as a close after the last write found it
+	// (sized), so that the change feed need not stat the file (Change.Sized).
+	size  int64
+	sized bool
 }
 
 func newTouchQueue(quiet time.Duration, apply func(string, touch)) *touchQueue {
@@ -58,7 +64,8 @@ func (q *touchQueue) add(p, app string) time.Time {
 	q.mu.Lock()
 	now := time.Now()
 	t, ok := q.pending[p]
-	q.pending[p] = touch{at: now, trunc: ok && t.trunc, app: app}
+	q.writes++
+	q.pending[p] = touch{at: now, trunc: ok && t.trunc, app: app, mark: q.writes}
 	q.mu.Unlock()
 	return now
 }
@@ -68,9 +75,29 @@ func (q *touchQueue) add(p, app string) time.Time {
 func (q *touchQueue) addTrunc(p, app string) time.Time {
 	q.mu.Lock()
 	now := time.Now()
-	q.pending[p] = touch{at: now, trunc: true, app: app}
+	q.writes++
+	q.pending[p] = touch{at: now, trunc: true, app: app, mark: q.writes}
 	q.mu.Unlock()
 	return now
+}
+
+// mark is the mark of p's pending burst's last write (0: none pending), to
+// hand to sized after a stat of the file.
+func (q *touchQueue) mark(p string) uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pending[p].mark
+}
+
+// sized notes size as p's size after its burst's last write, if that is
+// still the write mark names: a write after the stat leaves the size unknown.
+func (q *touchQueue) sized(p string, mark uint64, size int64) {
+	q.mu.Lock()
+	if t, ok := q.pending[p]; ok && mark != 0 && t.mark == mark {
+		t.size, t.sized = size, true
+		q.pending[p] = t
+	}
+	q.mu.Unlock()
 }
 
 func (q *touchQueue) drop(p string) {
@@ -169,7 +196,12 @@ func (q *touchQueue) close() {
 func (f *FS) applyTouch(p string, t touch) {
 	f.ns.Lock()
 	defer f.ns.Unlock()
-	f.emit(context.Background(), Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile})
+	f.emit(context.Background(), t.change(p))
+}
+
+// change is the ChangeWrite of p's burst t.
+func (t touch) change(p string) Change {
+	return Change{Op: ChangeWrite, Path: p, App: t.app, Time: t.at, Trunc: t.trunc, Type: TypeFile, Size: t.size, Sized: t.sized}
 }
 
 // Unsettled lists the paths written through the core whose ChangeWrite has not

@@ -747,8 +747,7 @@ func (w *Watcher) fire(b *batch) bool {
 	// own, which a later batch takes.
 	var same, chmodded map[string]bool
 	if !b.all {
-		same = w.own.sameAsClosed(w.fs, b)
-		chmodded = w.own.chmoddedSinceCreate(w.fs, b)
+		same, chmodded = w.own.look(w.fs, b)
 	}
 	var attrib FollowAttrib
 	err := w.fs.mutate(func() (err error) {
@@ -834,7 +833,7 @@ const ownTTL = 10 * time.Second
 // writes gave the index. Events cannot be counted here as creates are: inotify
 // merges identical unread events, so a host's IN_CLOSE_WRITE right after (or
 // right before) the core's arrives as one. A batch looks at the file instead
-// (sameAsClosed), and a path whose only events are IN_CLOSE_WRITEs is left out
+// (look), and a path whose only events are IN_CLOSE_WRITEs is left out
 // when the file is still in that state: nothing changed it since the core's
 // close, and what the FollowFunc would read (identity, size, mtime, the
 // durable record: a setxattr changes the ctime; in the journal, by identity,
@@ -885,7 +884,7 @@ type ownCreate struct {
 	// mode is the permission bits the latest left the file with (0 until
 	// the create is done): an IN_ATTRIB the create explains (its durable
 	// record, its chown) leaves them so, a host's chmod in the same batch
-	// does not (chmoddedSinceCreate).
+	// does not (look).
 	mode uint32
 	// ctime is the file's when the create was done (zero until then): a
 	// late IN_ATTRIB (n 0) is the create's own only while it holds.
@@ -962,57 +961,6 @@ func (o *ownChanges) created(p string, mode uint32, ctime time.Time) {
 	o.mu.Unlock()
 }
 
-// chmoddedSinceCreate looks at b's paths whose events are the core's
-// creates and an IN_ATTRIB (and maybe closes), and returns those whose
-// permission bits are no longer those the core's create left: a host's chmod
-// in the batch of the create, whose IN_ATTRIB the kernel merged with the
-// create's own (its durable record). One statx per such file, outside ns,
-// as sameAsClosed's.
-func (o *ownChanges) chmoddedSinceCreate(f *FS, b *batch) map[string]bool {
-	if o == nil {
-		return nil
-	}
-	type look struct {
-		p     string
-		mode  uint32
-		ctime time.Time // zero: not checked
-	}
-	var looks []look
-	o.mu.Lock()
-	for p := range b.dirty {
-		e := b.events[p]
-		if !e.attrib || e.other {
-			continue
-		}
-		c, ok := o.m[p]
-		switch {
-		case !ok || c.mode == 0:
-		case e.creates > 0:
-			looks = append(looks, look{p: p, mode: c.mode})
-		case c.n == 0:
-			// The create's IN_ATTRIB, late: nothing may have changed the
-			// file's attributes since the create was done.
-			looks = append(looks, look{p, c.mode, c.ctime})
-		}
-	}
-	o.mu.Unlock()
-	if len(looks) == 0 {
-		return nil
-	}
-	var out map[string]bool
-	// A path that cannot be looked at stays as the create left it, for all the
-	// batch can tell.
-	statSorted(f, looks, func(l look) string { return l.p }, func(l look, a Attr) {
-		if a.Mode.IsRegular() && (UnixPerm(a.Mode) != l.mode || !l.ctime.IsZero() && !a.Ctime.Equal(l.ctime)) {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[l.p] = true
-		}
-	})
-	return out
-}
-
 // closed records that the core is closing p, whose descriptor's attributes
 // are a: a file it wrote through, whose writes gave the index an updatedAt
 // of at least written, or (written zero) one it made and did not write
@@ -1046,43 +994,81 @@ func (c ownClose) is(a Attr) bool {
 		a.Mtime.Equal(c.mtime) && a.Ctime.Equal(c.ctime)
 }
 
-// sameAsClosed takes the close records of b's paths whose only events are
-// IN_CLOSE_WRITEs and the core's own IN_CREATEs, looks at those files, and
-// returns the paths still as the core's close left them. The records it took
-// are gone: the next IN_CLOSE_WRITE there needs a close of its own.
-func (o *ownChanges) sameAsClosed(f *FS, b *batch) map[string]bool {
+// look reads what a batch needs to tell the core's own changes from a
+// host's, one statx per path (outside ns; sorted, see statSorted):
+//
+//   - same: the paths whose events are IN_CLOSE_WRITEs (and maybe the core's
+//     own IN_CREATEs) and whose files are still as the core's last close
+//     left them. The close records looked at are taken: the next
+//     IN_CLOSE_WRITE there needs a close of its own.
+//   - chmodded: the paths whose events are the core's creates and an
+//     IN_ATTRIB (and maybe closes) whose permission bits are no longer those
+//     the create left: a host's chmod in the batch of the create, whose
+//     IN_ATTRIB the kernel merged with the create's own (its durable record).
+//     For a late IN_ATTRIB (the IN_CREATE taken by an earlier batch), also
+//     one whose ctime moved since the create was done.
+//
+// A 9P create makes all three events in one batch; one look serves both
+// questions (each had its own statx of the file).
+func (o *ownChanges) look(f *FS, b *batch) (same, chmodded map[string]bool) {
 	if o == nil {
-		return nil
+		return nil, nil
 	}
 	type look struct {
-		p   string
-		rec ownClose
+		p      string
+		closed bool // rec is the state the core's last close of p left
+		rec    ownClose
+		made   bool // mode (and ctime, unless zero) are what the core's create left
+		mode   uint32
+		ctime  time.Time
 	}
 	var looks []look
 	o.mu.Lock()
 	for p := range b.dirty {
 		e := b.events[p]
-		if !e.closes || e.other {
+		if e.other {
 			continue
 		}
-		if c, ok := o.closes[p]; ok {
-			delete(o.closes, p)
-			looks = append(looks, look{p, c})
+		l := look{p: p}
+		if e.closes {
+			if c, ok := o.closes[p]; ok {
+				delete(o.closes, p)
+				l.closed, l.rec = true, c
+			}
+		}
+		if c, ok := o.m[p]; ok && e.attrib && c.mode != 0 {
+			switch {
+			case e.creates > 0:
+				l.made, l.mode = true, c.mode
+			case c.n == 0:
+				// The create's IN_ATTRIB, late: nothing may have changed
+				// the file's attributes since the create was done.
+				l.made, l.mode, l.ctime = true, c.mode, c.ctime
+			}
+		}
+		if l.closed || l.made {
+			looks = append(looks, l)
 		}
 	}
 	o.mu.Unlock()
-	if len(looks) == 0 {
-		return nil
-	}
-	same := make(map[string]bool, len(looks))
-	// A path that cannot be looked at is followed: the FollowFunc says what it
-	// finds there.
+	// A path that cannot be looked at is followed when a close was to be
+	// checked (the FollowFunc says what it finds there), and stays as the
+	// create left it, for all the batch can tell, when a mode was.
 	statSorted(f, looks, func(l look) string { return l.p }, func(l look, a Attr) {
-		if l.rec.is(a) {
+		if l.closed && l.rec.is(a) {
+			if same == nil {
+				same = map[string]bool{}
+			}
 			same[l.p] = true
 		}
+		if l.made && a.Mode.IsRegular() && (UnixPerm(a.Mode) != l.mode || !l.ctime.IsZero() && !a.Ctime.Equal(l.ctime)) {
+			if chmodded == nil {
+				chmodded = map[string]bool{}
+			}
+			chmodded[l.p] = true
+		}
 	})
-	return same
+	return same, chmodded
 }
 
 // statSorted statxes each item's path, sorted by path so that each directory
@@ -1132,8 +1118,8 @@ func (o *ownChanges) allListed(p string, listed map[string]uint64) bool {
 }
 
 // skipOwn removes from b's dirty paths those whose events the core's own
-// creates and closes explain (same: the paths sameAsClosed found as the core
-// left them; chmodded: those chmoddedSinceCreate found not so), forgets the
+// creates and closes explain (same: the paths look found as the core
+// left them; chmodded: those look found chmodded since the create), forgets the
 // creates it matched, and the creates and closes older than stale. The
 // records of the paths it keeps go with dropUnder.
 // Precondition: ns held.

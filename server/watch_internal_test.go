@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,7 +141,8 @@ func TestOwnCreateAttribInALaterBatch(t *testing.T) {
 			o.created("a", UnixPerm(a.Mode), a.Ctime)
 			stale := time.Now().Add(-ownTTL)
 			b := batchOf(pathEvents{creates: 1})
-			o.skipOwn(b, nil, o.chmoddedSinceCreate(f, b), stale)
+			same, chmodded := o.look(f, b)
+			o.skipOwn(b, same, chmodded, stale)
 			if len(b.dirty) != 0 {
 				t.Fatalf("the create's own IN_CREATE was followed")
 			}
@@ -148,11 +150,109 @@ func TestOwnCreateAttribInALaterBatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			b = batchOf(pathEvents{attrib: true})
-			o.skipOwn(b, nil, o.chmoddedSinceCreate(f, b), stale)
+			same, chmodded = o.look(f, b)
+			o.skipOwn(b, same, chmodded, stale)
 			if got := len(b.dirty) != 0; got != c.followed {
 				t.Errorf("its IN_ATTRIB in the next batch: followed %v, want %v", got, c.followed)
 			}
 			os.Remove(filepath.Join(dir, "a"))
 		})
 	}
+}
+
+// A write burst's ChangeWrite carries the size the close after its last write
+// found (the stat the close makes for the Watcher), so that the change feed
+// need not stat the file again; a write between that stat and the burst's
+// send leaves the size unknown, and without a Watcher no close looks.
+func TestChangeWriteSizedByClose(t *testing.T) {
+	ctx := context.Background()
+	for _, watched := range []bool{true, false} {
+		dir := t.TempDir()
+		var mu sync.Mutex
+		var writes []Change
+		f, err := New(dir, Options{Logger: slog.New(slog.DiscardHandler), BackingCheck: -1, WriteQuiet: time.Hour,
+			Sink: SinkFunc(func(_ context.Context, c Change) error {
+				if c.Op == ChangeWrite {
+					mu.Lock()
+					writes = append(writes, c)
+					mu.Unlock()
+				}
+				return nil
+			})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		if watched {
+			w, err := f.Watch(WatchOptions{Logger: slog.New(slog.DiscardHandler)}, func(context.Context, []string) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Close)
+		}
+		last := func() Change {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(writes) == 0 {
+				t.Fatal("no ChangeWrite")
+			}
+			return writes[len(writes)-1]
+		}
+		write := func(fl *File, b string, off int64) {
+			if _, err := fl.WriteAt([]byte(b), off); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		// Close: one handle.
+		a, _, err := f.Create(ctx, "a", 0o644, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(a, "hello", 0)
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if c := last(); c.Path != "a" || c.Sized != watched || watched && c.Size != 5 {
+			t.Errorf("watched %v: Close's %+v, want sized %v size 5", watched, c, watched)
+		}
+
+		// TryClose, after a second handle's write the first one's close sees.
+		b, _, err := f.Create(ctx, "b", 0o644, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b2, err := f.Open(ctx, "b", os.O_RDWR)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(b, "abc", 0)
+		write(b2, "0123456789", 100)
+		if ok, err := b.TryClose(); !ok || err != nil {
+			t.Fatalf("TryClose: %v %v", ok, err)
+		}
+		if c := last(); c.Path != "b" || c.Sized != watched || watched && c.Size != 110 {
+			t.Errorf("watched %v: TryClose's %+v, want sized %v size 110", watched, c, watched)
+		}
+		if err := b2.Close(); err != nil { // nothing written since: no burst
+			t.Fatal(err)
+		}
+	}
+
+	// A write after the close's stat, before the send: not sized.
+	q := newTouchQueue(time.Hour, func(string, touch) {})
+	defer q.close()
+	q.add("p", "app")
+	m := q.mark("p")
+	q.add("p", "app")
+	q.sized("p", m, 3)
+	if t1 := q.take(func(k string, _ time.Time) bool { return k == "p" })["p"]; t1.sized {
+		t.Errorf("a size stat'ed before the burst's last write was kept: %+v", t1)
+	}
+	q.add("p", "app")
+	q.sized("p", q.mark("p"), 4)
+	if t2 := q.take(func(k string, _ time.Time) bool { return k == "p" })["p"]; !t2.sized || t2.size != 4 {
+		t.Errorf("the size stat'ed after the last write: %+v", t2)
+	}
+	q.sized("gone", 0, 1) // nothing pending: nothing to note
 }

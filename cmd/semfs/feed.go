@@ -66,11 +66,15 @@ func (d *daemon) recordChanges(cs []server.Change) {
 }
 
 // fillEvent is the log's Fill: the size of a file written or tagged, as it
-// is now (one statx, as the daemon, on the log's goroutine); then the sizes
-// kept for host truncates (feed.Sizes) follow the event.
+// is now (one lstat, as the daemon, on the log's goroutine), unless the
+// write's close told it (Event.Sized); then the sizes kept for host
+// truncates (feed.Sizes) follow the event.
 func (d *daemon) fillEvent(e *feed.Event) {
 	switch e.Op {
 	case feed.OpWrite, feed.OpTruncate, feed.OpTag:
+		if e.Sized {
+			break
+		}
 		if a, err := d.fs.Lstat(context.Background(), e.Path); err == nil {
 			e.Size = a.Size
 			if a.IsSymlink() {

@@ -20,6 +20,9 @@ type Event struct {
 	App  string    `json:"app"`            // the attributed caller; "" unattributed; AppHost
 	Size int64     `json:"size"`           // the entry's size when the event was recorded, where known
 	At   time.Time `json:"at"`
+	// Sized: Size is already the file's (a write whose close told it,
+	// server.Change.Sized), so the log's Fill need not look. Not shown.
+	Sized bool `json:"-"`
 }
 
 // Event ops.
@@ -54,7 +57,7 @@ func FromChange(c server.Change) Event {
 			e.Op = OpCreate
 		}
 	case server.ChangeWrite:
-		e.Op = OpWrite
+		e.Op, e.Sized = OpWrite, c.Sized
 		if c.Trunc {
 			e.Op = OpTruncate
 		}
