@@ -22,3 +22,10 @@ func BF16Kernels() []string {
 func LoadUSELiteKernel(dir, name string) (*USELite, error) {
 	return loadUSELiteWith(dir, map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16}[name])
 }
+
+// Queued is how many callers wait in c for a joined call.
+func (c *Coalescer) Queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}

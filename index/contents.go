@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 
-	"github.com/semfs/semfs/embed"
 )
 
 // ContentSource is the content evidence of the best rank (Query.Contents): the
@@ -109,6 +108,3 @@ func contentSem(c *bestCand, lo, hi float64) float64 {
 	return (1-semRaw)*min(1, max(0, (c.csim-lo)/(hi-lo))) + semRaw*c.csim
 }
 
-// Embedder is the in-process embedder (nil: none), for the passage index to
-// embed with the same model as queries.
-func (x *Index) Embedder() embed.Embedder { return x.emb }

@@ -269,3 +269,56 @@ func metricsText(t *testing.T, c *client.Client) string {
 	}
 	return string(b)
 }
+
+// Passages do not push queries out of the model's cache: a query an agent
+// repeats is embedded once, before and after the passage index embedded more
+// passages than the cache holds (they went through the queries' cache, so a
+// burst of written files made every repeated query pay a forward pass
+// again). semfs_embedded_texts_total counts the model's forward passes, not
+// cache hits.
+func TestPassagesKeepTheQueryCache(t *testing.T) {
+	model := embedtest.ModelDir(t)
+	data := filepath.Join(t.TempDir(), "data")
+	writeFiles(t, data, contentsCorpus)
+	d := semfstest.Start(t, semfstest.Options{Data: data, NineP: "off", ModelDir: model, Args: []string{"--passage-cpu", "1"}})
+	c := d.Client
+	waitPassagesSettled(t, d, len(contentsCorpus))
+	embedded := func() float64 {
+		t.Helper()
+		body, err := c.Get(context.Background(), "/v1/metrics")
+		n, ok := value(scrape(t, body, err), "semfs_embedded_texts_total", nil)
+		if !ok {
+			t.Fatal("no semfs_embedded_texts_total")
+		}
+		return n
+	}
+	q := client.QueryRequest{Text: "watering the tomatoes in summer", Limit: 5}
+	before := embedded()
+	queryAPI(t, c, q)
+	once := embedded()
+	if once != before+1 {
+		t.Fatalf("a new query: %v texts embedded, want 1", once-before)
+	}
+	queryAPI(t, c, q)
+	if n := embedded(); n != once {
+		t.Fatalf("the same query again: %v texts embedded, want 0 (a cache hit)", n-once)
+	}
+
+	// More passages than the cache's 1,024 entries, each its own text, as a
+	// host writes them.
+	const files = 1100
+	more := map[string]string{}
+	for i := range files {
+		more[fmt.Sprintf("burst/%04d.txt", i)] = fmt.Sprintf("log line %d: sensor %d reported %d degrees at station %d\n", i, i*7, i%40, i*13)
+	}
+	writeFiles(t, data, more)
+	waitPassagesSettled(t, d, len(contentsCorpus)+files)
+	settled := embedded()
+	if settled < once+files {
+		t.Fatalf("the burst's passages: %v texts embedded, want at least %d", settled-once, files)
+	}
+	queryAPI(t, c, q)
+	if n := embedded(); n != settled {
+		t.Fatalf("the query after the burst: %v texts embedded, want 0 (still in the cache)", n-settled)
+	}
+}

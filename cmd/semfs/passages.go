@@ -7,17 +7,26 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/index/passage"
 )
 
 // openPassages opens the passage index (meaning over contents) beside the
-// content index, embedding with the tag index's in-process model. Its worker
-// reads files through the core as the daemon, like the content indexer.
+// content index, embedding with the tag index's in-process model through a
+// cache of its own: a burst of written files' passages went through the
+// queries' cache and pushed out every query's vector, so that a query an
+// agent repeats paid a forward pass each time; passages that repeat (copies,
+// templates) still skip theirs. Its worker reads files through the core as
+// the daemon, like the content indexer.
 func (d *daemon) openPassages() error {
+	var emb embed.Embedder
+	if d.model != nil {
+		emb = embed.NewCached(d.model, passageCache)
+	}
 	x, err := passage.Open(passage.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d},
-		Embedder: d.idx.Embedder(), CPU: d.args.passageCPU, Log: d.log})
+		Embedder: emb, CPU: d.args.passageCPU, Log: d.log})
 	if err != nil {
 		return fmt.Errorf("opening the passage index: %w", err)
 	}
@@ -27,6 +36,10 @@ func (d *daemon) openPassages() error {
 	d.passages = x
 	return nil
 }
+
+// passageCache is how many passages' vectors the passage index's own cache
+// keeps (as many as the queries' cache; a vector of USE-lite is 2 KiB).
+const passageCache = 1024
 
 // passageChanges hands the change stream, as the content index takes it, to
 // the passage index (only queued: no file is read here).
