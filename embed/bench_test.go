@@ -3,6 +3,7 @@ package embed_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -154,5 +155,34 @@ func BenchmarkLoadUSELite(b *testing.B) {
 		if _, err := embed.LoadUSELite(dir); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkEmbedConcurrent is 16 callers each embedding one short query at a
+// time, as queries and tags arrive under load: each its own forward pass
+// (alone), or joined by embed.Coalescer as the daemon does (joined).
+func BenchmarkEmbedConcurrent(b *testing.B) {
+	m := embedtest.USELite(b)
+	texts := tagTexts(512)
+	for _, c := range []struct {
+		name string
+		e    embed.Embedder
+	}{{"alone", m}, {"joined", embed.NewCoalescer(m, 32)}} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			cpu0 := cpuTime()
+			var next atomic.Int64
+			b.SetParallelism(8) // 16 callers on the 2 CPUs of the VM
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					t := texts[next.Add(1)%int64(len(texts))]
+					if _, err := c.e.Embed(ctx, []string{t}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/text")
+		})
 	}
 }
