@@ -43,7 +43,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Fill, when set, completes an event handed to Enqueue on the log's own
 	// goroutine, before it is numbered: what the recorder could not know
-	// cheaply where it stood (a write's size needs a stat).
+	// cheaply where it stood (a write's size needs a stat, unless its close
+	// told it: Event.Sized).
 	Fill func(e *Event)
 }
 
