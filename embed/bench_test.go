@@ -3,6 +3,7 @@ package embed_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -158,12 +159,20 @@ func BenchmarkLoadUSELite(b *testing.B) {
 	}
 }
 
-// BenchmarkEmbedConcurrent is 16 callers each embedding one short query at a
-// time, as queries and tags arrive under load: each its own forward pass
+// BenchmarkEmbedConcurrent is 16 callers each embedding one query of two or
+// three words at a time, as queries and tags arrive under load: each its own forward pass
 // (alone), or joined by embed.Coalescer as the daemon does (joined).
 func BenchmarkEmbedConcurrent(b *testing.B) {
 	m := embedtest.USELite(b)
-	texts := tagTexts(512)
+	words := strings.Fields("login token expired session cache quarter revenue report draft invoice budget kernel driver network latency deploy")
+	var texts []string // two or three words, as queries are
+	for i := range 512 {
+		t := words[i%len(words)] + " " + words[(i/len(words))%len(words)]
+		if i%2 == 1 {
+			t += " " + words[(i*7)%len(words)]
+		}
+		texts = append(texts, t)
+	}
 	for _, c := range []struct {
 		name string
 		e    embed.Embedder
