@@ -134,7 +134,10 @@ func TestChangesThroughEveryDoor(t *testing.T) {
 		t.Fatal(err)
 	}
 	a9.Close()
-	f.expect("create notes a.txt", "write notes a.txt", "setattr notes a.txt")
+	// The write's size is what its clunk's close found (Change.Sized).
+	if got := f.expect("create notes a.txt", "write notes a.txt", "setattr notes a.txt"); got[1].Size != 5 {
+		t.Errorf("9P write: %+v, want size 5", got[1])
+	}
 
 	// NFS: a directory, a rename into it, a file created and written.
 	if _, err := v.Mkdir("dir", 0o755); err != nil {
