@@ -497,8 +497,10 @@ func (d *daemon) stop() {
 }
 
 // joinTexts is how many texts one forward pass of queries' and tags' joins
-// (embed.Coalescer): 32 texts of a few words are about 200 tokens, a pass of
-// about 10 ms on 2 AVX2 cores, where 32 passes of their own were 100 ms.
+// (embed.Coalescer): enough for every query and tag client of a busy host to
+// share a pass, few enough (a few hundred tokens) that the pass stays within
+// tens of ms. Joined, a query of two or three words costs half the CPU it
+// costs alone (BenchmarkEmbedConcurrent, BENCHMARKS.md).
 const joinTexts = 32
 
 // loadModel loads the in-process embedder. A missing or broken model is not
