@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-
 )
 
 // ContentSource is the content evidence of the best rank (Query.Contents): the
@@ -107,4 +106,3 @@ func contentSem(c *bestCand, lo, hi float64) float64 {
 	}
 	return (1-semRaw)*min(1, max(0, (c.csim-lo)/(hi-lo))) + semRaw*c.csim
 }
-
