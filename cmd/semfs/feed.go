@@ -70,11 +70,7 @@ func (d *daemon) recordChanges(cs []server.Change) {
 // write's close told it (Event.Sized); then the sizes kept for host
 // truncates (feed.Sizes) follow the event.
 func (d *daemon) fillEvent(e *feed.Event) {
-	switch e.Op {
-	case feed.OpWrite, feed.OpTruncate, feed.OpTag:
-		if e.Sized {
-			break
-		}
+	if (e.Op == feed.OpWrite || e.Op == feed.OpTruncate || e.Op == feed.OpTag) && !e.Sized {
 		if a, err := d.fs.Lstat(context.Background(), e.Path); err == nil {
 			e.Size = a.Size
 			if a.IsSymlink() {
