@@ -5,11 +5,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // isAMD reads the vendor from CPUID as Linux does for /proc/cpuinfo, and the
 // kernel chosen by default follows from it: AMX where usable, the
-// AVX512_BF16 kernel on an AMD CPU that has the instructions, fp32 otherwise.
+// AVX512_BF16 kernel on an AMD CPU that has the instructions, the
+// bf16-weights kernel on an AVX2 CPU without AVX-512, fp32 otherwise.
 func TestKernelChoiceFollowsTheCPU(t *testing.T) {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
@@ -36,6 +39,8 @@ func TestKernelChoiceFollowsTheCPU(t *testing.T) {
 		want = kernAMX
 	case useBF16 && vendor == "AuthenticAMD":
 		want = kernBF16
+	case useBF16W && !cpu.X86.HasAVX512F:
+		want = kernBF16W
 	}
 	if got := chooseKernel(""); got != want {
 		t.Fatalf("default kernel %v, want %v (vendor %s, AMX %v, AVX512_BF16 %v)", got, want, vendor, useAMX, useBF16)

@@ -5,7 +5,7 @@ package embed
 func LoadUSELiteFP32(dir string) (*USELite, error) { return loadUSELiteWith(dir, kernFP32) }
 
 // BF16Kernels names the bf16 kernels this CPU can run ("amx",
-// "avx512-bf16"); the first is the one LoadUSELite picks.
+// "avx512-bf16", "bf16-weights").
 func BF16Kernels() []string {
 	var ks []string
 	if useAMX {
@@ -14,13 +14,17 @@ func BF16Kernels() []string {
 	if useBF16 {
 		ks = append(ks, "avx512-bf16")
 	}
+	if useBF16W {
+		ks = append(ks, "bf16-weights")
+	}
 	return ks
 }
 
 // LoadUSELiteKernel loads the model on the named kernel ("fp32", "amx",
-// "avx512-bf16"), which the caller has checked this CPU can run.
+// "avx512-bf16", "bf16-weights"), which the caller has checked this CPU can
+// run.
 func LoadUSELiteKernel(dir, name string) (*USELite, error) {
-	return loadUSELiteWith(dir, map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16}[name])
+	return loadUSELiteWith(dir, map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16, "bf16-weights": kernBF16W}[name])
 }
 
 // Queued is how many callers wait in c for a joined call.

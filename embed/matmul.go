@@ -23,6 +23,7 @@ type dense struct {
 	bf      []uint16  // packed by packBF16 in panels of bfPanel columns
 	bfPanel int       // 16: AMX tiles; 32: kern8x32bf panels
 	bTile   []float32 // AMX: 16 copies of b, where mulBias starts c from
+	wbf     []uint16  // kernBF16W: packed by packWeightsBF16
 }
 
 // gemmScratch is the per-worker memory a product may need beyond its
@@ -37,9 +38,10 @@ type gemmScratch struct {
 type kernel uint8
 
 const (
-	kernFP32 kernel = iota // AVX-512 / AVX2+FMA panels, or gonum
-	kernAMX                // AMX-BF16 tiles (amxMulAdd)
-	kernBF16               // AVX512_BF16 dot products (bf16MulAdd)
+	kernFP32  kernel = iota // AVX-512 / AVX2+FMA panels, or gonum
+	kernAMX                 // AMX-BF16 tiles (amxMulAdd)
+	kernBF16                // AVX512_BF16 dot products (bf16MulAdd)
+	kernBF16W               // AVX2+FMA on bf16 weights, fp32 products (weightsBF16Gemm)
 )
 
 // pack prepares the weights for kernel k: bf16 tiles or panels when k asks for
@@ -47,7 +49,11 @@ const (
 // layout: panel j holds columns wj..wj+w-1 of every row, contiguous, so the
 // kernel reads B strictly sequentially.
 func (d *dense) pack(k kernel) {
-	if k != kernFP32 && d.in%amxK == 0 && d.out%amxN == 0 {
+	if k == kernBF16W && useBF16W && d.out%16 == 0 {
+		d.wbf, d.w = packWeightsBF16(d.w, d.in, d.out), nil
+		return
+	}
+	if (k == kernAMX || k == kernBF16) && d.in%amxK == 0 && d.out%amxN == 0 {
 		d.bfPanel = 32
 		if k == kernAMX {
 			d.bfPanel = 16
@@ -98,6 +104,10 @@ func (d *dense) start(c []float32, n int) {
 func (d *dense) mulAdd(s *gemmScratch, c, a []float32, n int) {
 	if d.bf != nil {
 		d.bfMulAdd(s, c, a, n, float32(math.Inf(-1)))
+		return
+	}
+	if d.wbf != nil {
+		weightsBF16Gemm(n, d.out, d.in, a[:n*d.in], d.wbf, c[:n*d.out])
 		return
 	}
 	if d.packed != nil {

@@ -1,6 +1,7 @@
 package embed
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -112,8 +113,8 @@ func TestLayerNormRowsMatchesGo(t *testing.T) {
 func BenchmarkGemm(b *testing.B) {
 	shapes := []struct{ k, n int }{{256, 768}, {256, 512}, {256, 512}, {512, 1536}, {1536, 512}, {512, 1536}, {512, 512}, {512, 1536}, {1536, 512}}
 	const m = 512
-	kernels := map[string]bool{"fp32": panelWidth != 0, "amx": useAMX, "avx512-bf16": useBF16}
-	kinds := map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16}
+	kernels := map[string]bool{"fp32": panelWidth != 0, "amx": useAMX, "avx512-bf16": useBF16, "bf16-weights": useBF16W}
+	kinds := map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16, "bf16-weights": kernBF16W}
 	for name, ok := range kernels {
 		if !ok {
 			continue
@@ -145,6 +146,50 @@ func BenchmarkGemm(b *testing.B) {
 			}
 			b.ReportMetric(float64(flop)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+	}
+}
+
+// BenchmarkGemmRows is one forward pass's products for a few rows (a query
+// or a tag: 4 to 32 token rows) on each kernel this CPU can run: the whole
+// model's weights are read once a pass, so with few rows the pass waits on
+// memory, not on the FMAs. GB/s is the weights' bytes read a second.
+func BenchmarkGemmRows(b *testing.B) {
+	shapes := []struct{ k, n int }{{256, 768}, {256, 512}, {256, 512}, {512, 1536}, {1536, 512}, {512, 1536}, {512, 512}, {512, 1536}, {1536, 512}, {512, 512}}
+	kernels := map[string]bool{"fp32": panelWidth != 0, "amx": useAMX, "avx512-bf16": useBF16, "bf16-weights": useBF16W}
+	kinds := map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16, "bf16-weights": kernBF16W}
+	for name, ok := range kernels {
+		if !ok {
+			continue
+		}
+		for _, m := range []int{4, 8, 32} {
+			b.Run(fmt.Sprintf("%s/rows=%d", name, m), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				var ds []dense
+				bytes := 0
+				for _, sz := range shapes {
+					w := make([]float32, sz.k*sz.n)
+					for i := range w {
+						w[i] = rng.Float32()*2 - 1
+					}
+					d := dense{in: sz.k, out: sz.n, w: w}
+					d.pack(kinds[name])
+					ds = append(ds, d)
+					bytes += 2 * sz.k * sz.n
+					if d.bf == nil && d.wbf == nil {
+						bytes += 2 * sz.k * sz.n
+					}
+				}
+				a := make([]float32, m*1536)
+				c := make([]float32, m*1536)
+				s := &gemmScratch{}
+				for b.Loop() {
+					for i := range ds {
+						ds[i].mulAdd(s, c, a, m)
+					}
+				}
+				b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
 	}
 }
 

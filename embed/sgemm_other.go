@@ -16,6 +16,7 @@ const rowAlign = 1
 const (
 	useAMX     = false
 	useBF16    = false
+	useBF16W   = false
 	bestKernel = kernFP32
 )
 
@@ -57,4 +58,12 @@ func amxBiasTile(b []float32) []float32 {
 
 func softmaxRow(p *float32, n int) {
 	panic("embed: softmaxRow without the amd64 kernels")
+}
+
+func packWeightsBF16(w []float32, k, n int) []uint16 {
+	panic("embed: packWeightsBF16 without the amd64 kernels")
+}
+
+func weightsBF16Gemm(m, n, k int, a []float32, packed []uint16, c []float32) {
+	panic("embed: weightsBF16Gemm without the amd64 kernels")
 }

@@ -1,0 +1,140 @@
+#include "textflag.h"
+
+// func kern4x16w(a *float32, lda int, b *uint16, k int, c *float32, ldc int)
+//
+// kern4x16 with the panel's weights stored as bfloat16 (packWeightsBF16):
+// each row of the panel is 16 bf16 in 32 bytes, dword j holding column j in
+// its low half and column 8+j in its high half. Shifting the dwords left by
+// 16 gives columns 0-7 as fp32, masking off the low halves gives columns
+// 8-15: two integer operations in place of the second load, and half the
+// bytes to stream. a and c stay fp32, so each product is exact in fp32; only
+// the weights were rounded.
+TEXT ·kern4x16w(SB), NOSPLIT, $0-48
+	MOVQ a+0(FP), R10
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ b+16(FP), DI
+	MOVQ k+24(FP), CX
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R9
+	SHLQ $2, R9
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	VPCMPEQD Y15, Y15, Y15
+	VPSLLD   $16, Y15, Y15
+	VXORPS   Y0, Y0, Y0
+	VXORPS   Y1, Y1, Y1
+	VXORPS   Y2, Y2, Y2
+	VXORPS   Y3, Y3, Y3
+	VXORPS   Y4, Y4, Y4
+	VXORPS   Y5, Y5, Y5
+	VXORPS   Y6, Y6, Y6
+	VXORPS   Y7, Y7, Y7
+	TESTQ    CX, CX
+	JZ       store4w
+
+loop4w:
+	VMOVDQU      (DI), Y14
+	VPSLLD       $16, Y14, Y8
+	VPAND        Y15, Y14, Y9
+	VBROADCASTSS (R10), Y10
+	VBROADCASTSS (R11), Y11
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R12), Y12
+	VBROADCASTSS (R13), Y13
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ         $32, DI
+	ADDQ         $4, R10
+	ADDQ         $4, R11
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	DECQ         CX
+	JNZ          loop4w
+
+store4w:
+	VADDPS  (DX), Y0, Y0
+	VADDPS  32(DX), Y1, Y1
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R9, DX
+	VADDPS  (DX), Y2, Y2
+	VADDPS  32(DX), Y3, Y3
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R9, DX
+	VADDPS  (DX), Y4, Y4
+	VADDPS  32(DX), Y5, Y5
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R9, DX
+	VADDPS  (DX), Y6, Y6
+	VADDPS  32(DX), Y7, Y7
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	VZEROUPPER
+	RET
+
+// func kern1x16w(a *float32, b *uint16, k int, c *float32)
+//
+// kern1x16 on a bf16 panel (see kern4x16w): one row of a, two accumulator
+// pairs over alternate rows of the panel so that the FMAs do not wait on
+// each other.
+TEXT ·kern1x16w(SB), NOSPLIT, $0-32
+	MOVQ     a+0(FP), SI
+	MOVQ     b+8(FP), DI
+	MOVQ     k+16(FP), CX
+	MOVQ     c+24(FP), DX
+	VPCMPEQD Y15, Y15, Y15
+	VPSLLD   $16, Y15, Y15
+	VXORPS   Y0, Y0, Y0
+	VXORPS   Y1, Y1, Y1
+	VXORPS   Y2, Y2, Y2
+	VXORPS   Y3, Y3, Y3
+	CMPQ     CX, $2
+	JLT      tail1w
+
+loop1w:
+	VMOVDQU      (DI), Y12
+	VMOVDQU      32(DI), Y13
+	VPSLLD       $16, Y12, Y4
+	VPAND        Y15, Y12, Y5
+	VPSLLD       $16, Y13, Y6
+	VPAND        Y15, Y13, Y7
+	VBROADCASTSS (SI), Y10
+	VBROADCASTSS 4(SI), Y11
+	VFMADD231PS  Y4, Y10, Y0
+	VFMADD231PS  Y5, Y10, Y1
+	VFMADD231PS  Y6, Y11, Y2
+	VFMADD231PS  Y7, Y11, Y3
+	ADDQ         $64, DI
+	ADDQ         $8, SI
+	SUBQ         $2, CX
+	CMPQ         CX, $2
+	JGE          loop1w
+
+tail1w:
+	TESTQ        CX, CX
+	JZ           store1w
+	VMOVDQU      (DI), Y12
+	VPSLLD       $16, Y12, Y4
+	VPAND        Y15, Y12, Y5
+	VBROADCASTSS (SI), Y10
+	VFMADD231PS  Y4, Y10, Y0
+	VFMADD231PS  Y5, Y10, Y1
+
+store1w:
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y3, Y1, Y1
+	VADDPS  (DX), Y0, Y0
+	VADDPS  32(DX), Y1, Y1
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VZEROUPPER
+	RET
