@@ -37,6 +37,9 @@ func kern1x32(a *float32, b *float32, k int, c *float32)
 func kern4x16w(a *float32, lda int, b *uint16, k int, c *float32, ldc int)
 
 //go:noescape
+func kern6x16w(a *float32, lda int, b *uint16, k int, c *float32, ldc int)
+
+//go:noescape
 func kern1x16w(a *float32, b *uint16, k int, c *float32)
 
 // packWeightsBF16 lays out the k×n row-major w as kern4x16w reads it: panels
@@ -57,6 +60,18 @@ func packWeightsBF16(w []float32, k, n int) []uint16 {
 	return p
 }
 
+// sixes is how many blocks of six rows to take from m rows before blocks of
+// four and single rows: the most that leave as few single rows as blocks of
+// four alone would (m%4), so that rows padded to four (the encoder's
+// rowAlign) never fall to kern1x16w.
+func sixes(m int) int {
+	a := m / 6
+	if (m-6*a)%4 != m%4 {
+		a--
+	}
+	return a
+}
+
 // weightsBF16Gemm is packedGemm on weights packed by packWeightsBF16: c +=
 // a·B with a and c fp32, in blocks of rowBlock rows so that a block of a
 // stays in cache while the kernel sweeps the panels.
@@ -73,6 +88,10 @@ func weightsBF16Gemm(m, n, k int, a []float32, packed []uint16, c []float32) {
 		for j := 0; j < n; j += 16 {
 			panel := &packed[j*k]
 			i := i0
+			for six := sixes(i1 - i0); six > 0; six-- {
+				kern6x16w(&a[i*k], k, panel, k, &c[i*n+j], n)
+				i += 6
+			}
 			for ; i+4 <= i1; i += 4 {
 				kern4x16w(&a[i*k], k, panel, k, &c[i*n+j], n)
 			}
@@ -137,13 +156,14 @@ var useBF16W = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // bestKernel is the kernel the encoder's products run on: AMX tiles when
 // the CPU and Linux allow them; else kern8x32bf (AVX512_BF16) on an AMD CPU
-// that has it; else, on a CPU without AVX-512, kern4x16w (fp32 products on
-// bf16 weights); else fp32. kern4x16w computes as fast as kern4x16 and reads
-// half the bytes: the model's 19.7 MB of fp32 weights do not stay in a 16 MB
+// that has it; else, on a CPU without AVX-512, kern6x16w and kern4x16w (fp32
+// products on bf16 weights); else fp32. kern4x16w computes as fast as
+// kern4x16 and reads half the bytes: the model's 19.7 MB of fp32 weights do not stay in a 16 MB
 // L3, and a pass of a few rows waits on them. On an AVX2 EPYC (2026-12-03) a
 // pass of 4 rows took 0.78 ms instead of 1.81 and one of 512 rows the same
-// time (BenchmarkGemmRows, BenchmarkGemm). AVX-512 CPUs without bf16 keep
-// fp32: unmeasured. On Intel kern8x32bf ran at 0.75× the fp32 kernel
+// time (BenchmarkGemmRows, BenchmarkGemm); kern6x16w's blocks of six rows
+// then took long batches from 71 to 73-78 GFLOP/s (three alternating runs).
+// AVX-512 CPUs without bf16 keep fp32: unmeasured. On Intel kern8x32bf ran at 0.75× the fp32 kernel
 // (VDPBF16PS issues on one port, FMA on two); AMD's Zen 4 and 5 issue it at
 // the FMA rate with twice the products: 203 against 107 GFLOP/s on the
 // encoder's shapes (BenchmarkGemm, AMD EPYC, 2026-12-01), and tagging 10,000

@@ -138,3 +138,106 @@ store1w:
 	VMOVUPS Y1, 32(DX)
 	VZEROUPPER
 	RET
+
+// func kern6x16w(a *float32, lda int, b *uint16, k int, c *float32, ldc int)
+//
+// kern4x16w for six rows: twelve accumulators, so that the FMAs (two a cycle,
+// four or five cycles each) never wait on one another, where kern4x16w's
+// eight chains leave a fifth of the issue slots empty. With the mask that
+// leaves no register for the raw panel row: the mask clears its low halves in
+// place, after the shift has copied them out.
+TEXT ·kern6x16w(SB), NOSPLIT, $0-48
+	MOVQ a+0(FP), R10
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ b+16(FP), DI
+	MOVQ k+24(FP), CX
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R9
+	SHLQ $2, R9
+	LEAQ (R10)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	LEAQ (R13)(R8*1), R14
+	LEAQ (R14)(R8*1), R15
+	VPCMPEQD Y15, Y15, Y15
+	VPSLLD   $16, Y15, Y15
+	VXORPS   Y0, Y0, Y0
+	VXORPS   Y1, Y1, Y1
+	VXORPS   Y2, Y2, Y2
+	VXORPS   Y3, Y3, Y3
+	VXORPS   Y4, Y4, Y4
+	VXORPS   Y5, Y5, Y5
+	VXORPS   Y6, Y6, Y6
+	VXORPS   Y7, Y7, Y7
+	VXORPS   Y8, Y8, Y8
+	VXORPS   Y9, Y9, Y9
+	VXORPS   Y10, Y10, Y10
+	VXORPS   Y11, Y11, Y11
+	TESTQ    CX, CX
+	JZ       store6w
+
+loop6w:
+	VMOVDQU      (DI), Y13
+	VPSLLD       $16, Y13, Y12
+	VPAND        Y15, Y13, Y13
+	VBROADCASTSS (R10), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (R11), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y3
+	VBROADCASTSS (R12), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R13), Y14
+	VFMADD231PS  Y12, Y14, Y6
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS (R14), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R15), Y14
+	VFMADD231PS  Y12, Y14, Y10
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         $32, DI
+	ADDQ         $4, R10
+	ADDQ         $4, R11
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	ADDQ         $4, R14
+	ADDQ         $4, R15
+	DECQ         CX
+	JNZ          loop6w
+
+store6w:
+	VADDPS  (DX), Y0, Y0
+	VADDPS  32(DX), Y1, Y1
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ    R9, DX
+	VADDPS  (DX), Y2, Y2
+	VADDPS  32(DX), Y3, Y3
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    R9, DX
+	VADDPS  (DX), Y4, Y4
+	VADDPS  32(DX), Y5, Y5
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ    R9, DX
+	VADDPS  (DX), Y6, Y6
+	VADDPS  32(DX), Y7, Y7
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	ADDQ    R9, DX
+	VADDPS  (DX), Y8, Y8
+	VADDPS  32(DX), Y9, Y9
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ    R9, DX
+	VADDPS  (DX), Y10, Y10
+	VADDPS  32(DX), Y11, Y11
+	VMOVUPS Y10, (DX)
+	VMOVUPS Y11, 32(DX)
+	VZEROUPPER
+	RET

@@ -8,11 +8,12 @@ import (
 	"github.com/semfs/semfs/integration/require"
 )
 
-// TestBF16WeightsGemmMatchesReference checks kern4x16w and kern1x16w (bf16
-// weights, fp32 inputs and sums) against the exact product of the fp32 input
-// and the bf16-rounded weights, which they must match up to fp32 summation,
-// on the encoder's shapes, on row counts around the 4-row block and on odd
-// k (kern1x16w's tail); mulBias must set c whatever it held, and nothing past
+// TestBF16WeightsGemmMatchesReference checks kern6x16w, kern4x16w and
+// kern1x16w (bf16 weights, fp32 inputs and sums) against the exact product of
+// the fp32 input and the bf16-rounded weights, which they must match up to
+// fp32 summation, on the encoder's shapes, on row counts that take each
+// kernel (m = 12, 16, 65, 130 take blocks of six) and on odd k (kern1x16w's
+// tail); mulBias must set c whatever it held, and nothing past
 // the m rows of c may change.
 func TestBF16WeightsGemmMatchesReference(t *testing.T) {
 	if !useBF16W {
@@ -22,7 +23,7 @@ func TestBF16WeightsGemmMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for _, sz := range []struct{ m, k, n int }{
 		{1, 1, 16}, {1, 5, 32}, {2, 7, 16}, {3, 256, 768}, {4, 1, 16}, {4, 512, 1536}, {5, 9, 48},
-		{7, 1536, 512}, {8, 256, 512}, {9, 3, 64}, {65, 512, 512}, {130, 512, 1536},
+		{7, 1536, 512}, {8, 256, 512}, {9, 3, 64}, {12, 5, 16}, {16, 256, 768}, {65, 512, 512}, {130, 512, 1536},
 	} {
 		a, d := randomProduct(rng, sz.m, sz.k, sz.n)
 		exact := make([]float64, sz.m*sz.n)
@@ -58,6 +59,19 @@ func TestBF16WeightsGemmMatchesReference(t *testing.T) {
 			if diff := math.Abs(float64(got[i]) - exact[i]); !(diff <= tol) {
 				t.Fatalf("m=%d k=%d n=%d: element %d = %v, exact product on bf16 weights %v", sz.m, sz.k, sz.n, i, got[i], exact[i])
 			}
+		}
+	}
+}
+
+// TestSixesLeavesNoExtraSingleRows: the blocks of six taken from m rows leave
+// a remainder that blocks of four cover down to m%4 single rows, as blocks
+// of four alone would, and one more block of six would not.
+func TestSixesLeavesNoExtraSingleRows(t *testing.T) {
+	for m := 0; m <= 300; m++ {
+		a := sixes(m)
+		ok := func(a int) bool { return a >= 0 && 6*a <= m && (m-6*a)%4 == m%4 }
+		if !ok(a) || ok(a+1) || ok(a+2) {
+			t.Fatalf("sixes(%d) = %d", m, a)
 		}
 	}
 }
