@@ -53,13 +53,14 @@
 //     kern8x32bf (AVX512_BF16, same bf16 rounding), runs on AMD CPUs that
 //     have AVX512_BF16 and no AMX (Zen 4 and 5: twice the fp32 kernel's
 //     rate), or when the environment variable SEMFS_EMBED_KERNEL=avx512-bf16
-//     asks for it (on Intel it is slower than fp32). A fourth, kern4x16w
-//     (sgemm_bf16w_amd64.s), runs on CPUs with AVX2+FMA and no AVX-512: the
-//     weights are stored as bfloat16 and widened to float32 in registers,
-//     inputs and sums stay float32 (cosine to the float32 path ≥ 0.99996
-//     over the same 2,037 texts). It computes at the fp32 kernel's rate and
-//     reads half the bytes, which is what a pass of a few rows waits on
-//     (SEMFS_EMBED_KERNEL=bf16-weights asks for it on any AVX2 CPU).
+//     asks for it (on Intel it is slower than fp32). On CPUs with AVX2+FMA
+//     and no AVX-512, the products run instead on the bf16-weights kernels
+//     (kern6x16w, kern4x16w in sgemm_bf16w_amd64.s): the weights are stored
+//     as bfloat16 and widened to float32 in registers, inputs and sums stay
+//     float32 (cosine to the float32 path ≥ 0.99996 over the same 2,037
+//     texts). They compute at the fp32 kernels' rate and read half the
+//     bytes, which is what a pass of a few rows waits on
+//     (SEMFS_EMBED_KERNEL=bf16-weights asks for them on any AVX2 CPU).
 //     SEMFS_EMBED_KERNEL=fp32 forces fp32.
 //
 // # Thresholds

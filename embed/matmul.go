@@ -12,8 +12,10 @@ import (
 // When the CPU has AVX2+FMA or AVX-512 the weights are kept instead as
 // panels of 16 or 32 columns (packed, panel wide), the layout the assembly
 // kernels stream; otherwise gonum's blas32 multiplies from w. With AMX they
-// are kept as bfloat16 tiles (bf, see packBF16) for the tile kernel, and
-// with AVX512_BF16 as bfloat16 panels for kern8x32bf.
+// are kept as bfloat16 tiles (bf, see packBF16) for the tile kernel, with
+// AVX512_BF16 as bfloat16 panels for kern8x32bf, and on AVX2 CPUs without
+// AVX-512 as bfloat16 panels for the bf16-weights kernels (wbf, see
+// packWeightsBF16).
 type dense struct {
 	in, out int
 	w       []float32

@@ -42,10 +42,10 @@ func kern6x16w(a *float32, lda int, b *uint16, k int, c *float32, ldc int)
 //go:noescape
 func kern1x16w(a *float32, b *uint16, k int, c *float32)
 
-// packWeightsBF16 lays out the k×n row-major w as kern4x16w reads it: panels
-// of 16 columns, each row of a panel 16 bf16 (rounded to nearest, ties to
-// even) in which dword j holds column j in its low half and column 8+j in its
-// high half.
+// packWeightsBF16 lays out the k×n row-major w as kern6x16w, kern4x16w and
+// kern1x16w read it: panels of 16 columns, each row of a panel 16 bf16
+// (rounded to nearest, ties to even) in which dword j holds column j in its
+// low half and column 8+j in its high half.
 func packWeightsBF16(w []float32, k, n int) []uint16 {
 	p := make([]uint16, k*n)
 	for j := 0; j < n; j += 16 {
@@ -150,24 +150,28 @@ var (
 	useBF16 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16
 )
 
-// useBF16W says whether kern4x16w (bf16 weights, fp32 products) can run:
-// it needs AVX2 and FMA only.
+// useBF16W says whether the bf16-weights kernels (kern6x16w, kern4x16w,
+// kern1x16w: bf16 weights, fp32 products) can run: they need AVX2 and FMA.
 var useBF16W = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // bestKernel is the kernel the encoder's products run on: AMX tiles when
 // the CPU and Linux allow them; else kern8x32bf (AVX512_BF16) on an AMD CPU
 // that has it; else, on a CPU without AVX-512, kern6x16w and kern4x16w (fp32
-// products on bf16 weights); else fp32. kern4x16w computes as fast as
-// kern4x16 and reads half the bytes: the model's 19.7 MB of fp32 weights do not stay in a 16 MB
-// L3, and a pass of a few rows waits on them. On an AVX2 EPYC (2026-12-03) a
-// pass of 4 rows took 0.78 ms instead of 1.81 and one of 512 rows the same
-// time (BenchmarkGemmRows, BenchmarkGemm); kern6x16w's blocks of six rows
-// then took long batches from 71 to 73-78 GFLOP/s (three alternating runs).
-// AVX-512 CPUs without bf16 keep fp32: unmeasured. On Intel kern8x32bf ran at 0.75× the fp32 kernel
-// (VDPBF16PS issues on one port, FMA on two); AMD's Zen 4 and 5 issue it at
-// the FMA rate with twice the products: 203 against 107 GFLOP/s on the
-// encoder's shapes (BenchmarkGemm, AMD EPYC, 2026-12-01), and tagging 10,000
-// files through the daemon took 8.3 s instead of 13.5 s.
+// products on bf16 weights); else fp32.
+//
+// On Intel kern8x32bf ran at 0.75× the fp32 kernel (VDPBF16PS issues on one
+// port, FMA on two); AMD's Zen 4 and 5 issue it at the FMA rate with twice
+// the products: 203 against 107 GFLOP/s on the encoder's shapes
+// (BenchmarkGemm, AMD EPYC, 2026-12-01), and tagging 10,000 files through
+// the daemon took 8.3 s instead of 13.5 s.
+//
+// kern4x16w computes as fast as kern4x16 and reads half the bytes: the
+// model's 19.7 MB of fp32 weights do not stay in a 16 MB L3, and a pass of a
+// few rows waits on them. On an AVX2 EPYC (2026-12-03) one pass's products
+// for 4 rows took 0.54-0.88 ms instead of 1.71-1.73 (BenchmarkGemmRows), and
+// 512 rows ran at the same rate; kern6x16w's blocks of six then took long
+// batches from 71 to 73-78 GFLOP/s. AVX-512 CPUs without bf16 keep fp32:
+// not measured.
 var bestKernel = chooseKernel(os.Getenv(envKernel))
 
 // bf16Fast says whether kern8x32bf beats the fp32 kernel on this CPU: an
@@ -189,8 +193,8 @@ func isAMD() bool {
 }
 
 // envKernel names an environment variable that picks the kernel: "fp32",
-// "amx", "avx512-bf16" or "bf16-weights". A kernel this CPU cannot run, or any other value,
-// leaves the default. It serves benchmarks (the same binary on each kernel)
+// "amx", "avx512-bf16" or "bf16-weights". A kernel this CPU cannot run, or
+// any other value, leaves the default. It serves benchmarks (the same binary on each kernel)
 // and anyone who wants the fp32 vectors exactly.
 const envKernel = "SEMFS_EMBED_KERNEL"
 

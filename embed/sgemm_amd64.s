@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "sgemm_amd64.h"
 
 // func kern4x16(a *float32, lda int, b *float32, k int, c *float32, ldc int)
 //
@@ -7,25 +8,8 @@
 // contiguous) and c's rows are ldc floats apart. Eight YMM accumulators hold
 // the 4x16 block so the two FMA ports always have independent work.
 TEXT ·kern4x16(SB), NOSPLIT, $0-48
-	MOVQ a+0(FP), R10
-	MOVQ lda+8(FP), R8
-	SHLQ $2, R8
-	MOVQ b+16(FP), DI
-	MOVQ k+24(FP), CX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R9
-	SHLQ $2, R9
-	LEAQ (R10)(R8*1), R11
-	LEAQ (R11)(R8*1), R12
-	LEAQ (R12)(R8*1), R13
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	GEMM_ARGS
+	ZERO_Y0_Y7
 	TESTQ CX, CX
 	JZ    store4
 
@@ -53,25 +37,7 @@ loop4:
 	JNZ          loop4
 
 store4:
-	VADDPS  (DX), Y0, Y0
-	VADDPS  32(DX), Y1, Y1
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y2, Y2
-	VADDPS  32(DX), Y3, Y3
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y4, Y4
-	VADDPS  32(DX), Y5, Y5
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y6, Y6
-	VADDPS  32(DX), Y7, Y7
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
+	ADD_ROWS16x4
 	VZEROUPPER
 	RET
 

@@ -37,16 +37,7 @@ func testBF16Gemm(t *testing.T, kern kernel) {
 		fp32 := make([]float32, sz.m*sz.n)
 		d.start(fp32, sz.m)
 		d.mulAdd(&gemmScratch{}, fp32, a, sz.m) // gonum: not packed yet
-		exact := make([]float64, sz.m*sz.n)
-		for i := 0; i < sz.m; i++ {
-			for j := 0; j < sz.n; j++ {
-				sum := float64(d.b[j])
-				for p := 0; p < sz.k; p++ {
-					sum += bf16f(a[i*sz.k+p]) * bf16f(d.w[p*sz.n+j])
-				}
-				exact[i*sz.n+j] = sum
-			}
-		}
+		exact := exactProduct(a, d, sz.m, bf16f, bf16f)
 		d.pack(kern)
 		if d.bf == nil {
 			t.Fatalf("kernel %d m=%d k=%d n=%d: not packed for bf16", kern, sz.m, sz.k, sz.n)
@@ -81,6 +72,23 @@ func testBF16Gemm(t *testing.T, kern kernel) {
 			}
 		}
 	}
+}
+
+// exactProduct is b + a·W for the m rows of a and d's unpacked weights, in
+// float64, with each input value taken as ra gives it and each weight as rw
+// does (bf16f: rounded to bfloat16 first, as a bf16 kernel takes it).
+func exactProduct(a []float32, d dense, m int, ra, rw func(float32) float64) []float64 {
+	exact := make([]float64, m*d.out)
+	for i := 0; i < m; i++ {
+		for j := 0; j < d.out; j++ {
+			sum := float64(d.b[j])
+			for p := 0; p < d.in; p++ {
+				sum += ra(a[i*d.in+p]) * rw(d.w[p*d.out+j])
+			}
+			exact[i*d.out+j] = sum
+		}
+	}
+	return exact
 }
 
 // bf16f is f rounded to bfloat16, as a float64.

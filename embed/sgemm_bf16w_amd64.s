@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "sgemm_amd64.h"
 
 // func kern4x16w(a *float32, lda int, b *uint16, k int, c *float32, ldc int)
 //
@@ -10,27 +11,9 @@
 // bytes to stream. a and c stay fp32, so each product is exact in fp32; only
 // the weights were rounded.
 TEXT ·kern4x16w(SB), NOSPLIT, $0-48
-	MOVQ a+0(FP), R10
-	MOVQ lda+8(FP), R8
-	SHLQ $2, R8
-	MOVQ b+16(FP), DI
-	MOVQ k+24(FP), CX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R9
-	SHLQ $2, R9
-	LEAQ (R10)(R8*1), R11
-	LEAQ (R11)(R8*1), R12
-	LEAQ (R12)(R8*1), R13
-	VPCMPEQD Y15, Y15, Y15
-	VPSLLD   $16, Y15, Y15
-	VXORPS   Y0, Y0, Y0
-	VXORPS   Y1, Y1, Y1
-	VXORPS   Y2, Y2, Y2
-	VXORPS   Y3, Y3, Y3
-	VXORPS   Y4, Y4, Y4
-	VXORPS   Y5, Y5, Y5
-	VXORPS   Y6, Y6, Y6
-	VXORPS   Y7, Y7, Y7
+	GEMM_ARGS
+	HIGH_HALVES
+	ZERO_Y0_Y7
 	TESTQ    CX, CX
 	JZ       store4w
 
@@ -59,25 +42,7 @@ loop4w:
 	JNZ          loop4w
 
 store4w:
-	VADDPS  (DX), Y0, Y0
-	VADDPS  32(DX), Y1, Y1
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y2, Y2
-	VADDPS  32(DX), Y3, Y3
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y4, Y4
-	VADDPS  32(DX), Y5, Y5
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y6, Y6
-	VADDPS  32(DX), Y7, Y7
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
+	ADD_ROWS16x4
 	VZEROUPPER
 	RET
 
@@ -91,8 +56,7 @@ TEXT ·kern1x16w(SB), NOSPLIT, $0-32
 	MOVQ     b+8(FP), DI
 	MOVQ     k+16(FP), CX
 	MOVQ     c+24(FP), DX
-	VPCMPEQD Y15, Y15, Y15
-	VPSLLD   $16, Y15, Y15
+	HIGH_HALVES
 	VXORPS   Y0, Y0, Y0
 	VXORPS   Y1, Y1, Y1
 	VXORPS   Y2, Y2, Y2
@@ -147,29 +111,11 @@ store1w:
 // leaves no register for the raw panel row: the mask clears its low halves in
 // place, after the shift has copied them out.
 TEXT ·kern6x16w(SB), NOSPLIT, $0-48
-	MOVQ a+0(FP), R10
-	MOVQ lda+8(FP), R8
-	SHLQ $2, R8
-	MOVQ b+16(FP), DI
-	MOVQ k+24(FP), CX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R9
-	SHLQ $2, R9
-	LEAQ (R10)(R8*1), R11
-	LEAQ (R11)(R8*1), R12
-	LEAQ (R12)(R8*1), R13
+	GEMM_ARGS
 	LEAQ (R13)(R8*1), R14
 	LEAQ (R14)(R8*1), R15
-	VPCMPEQD Y15, Y15, Y15
-	VPSLLD   $16, Y15, Y15
-	VXORPS   Y0, Y0, Y0
-	VXORPS   Y1, Y1, Y1
-	VXORPS   Y2, Y2, Y2
-	VXORPS   Y3, Y3, Y3
-	VXORPS   Y4, Y4, Y4
-	VXORPS   Y5, Y5, Y5
-	VXORPS   Y6, Y6, Y6
-	VXORPS   Y7, Y7, Y7
+	HIGH_HALVES
+	ZERO_Y0_Y7
 	VXORPS   Y8, Y8, Y8
 	VXORPS   Y9, Y9, Y9
 	VXORPS   Y10, Y10, Y10
@@ -210,34 +156,10 @@ loop6w:
 	JNZ          loop6w
 
 store6w:
-	VADDPS  (DX), Y0, Y0
-	VADDPS  32(DX), Y1, Y1
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y2, Y2
-	VADDPS  32(DX), Y3, Y3
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y4, Y4
-	VADDPS  32(DX), Y5, Y5
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y6, Y6
-	VADDPS  32(DX), Y7, Y7
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y8, Y8
-	VADDPS  32(DX), Y9, Y9
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ    R9, DX
-	VADDPS  (DX), Y10, Y10
-	VADDPS  32(DX), Y11, Y11
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
+	ADD_ROWS16x4
+	ADDQ R9, DX
+	ADD_ROW16(Y8, Y9)
+	ADDQ R9, DX
+	ADD_ROW16(Y10, Y11)
 	VZEROUPPER
 	RET

@@ -26,16 +26,7 @@ func TestBF16WeightsGemmMatchesReference(t *testing.T) {
 		{7, 1536, 512}, {8, 256, 512}, {9, 3, 64}, {12, 5, 16}, {16, 256, 768}, {65, 512, 512}, {130, 512, 1536},
 	} {
 		a, d := randomProduct(rng, sz.m, sz.k, sz.n)
-		exact := make([]float64, sz.m*sz.n)
-		for i := 0; i < sz.m; i++ {
-			for j := 0; j < sz.n; j++ {
-				sum := float64(d.b[j])
-				for p := 0; p < sz.k; p++ {
-					sum += float64(a[i*sz.k+p]) * bf16f(d.w[p*sz.n+j])
-				}
-				exact[i*sz.n+j] = sum
-			}
-		}
+		exact := exactProduct(a, d, sz.m, func(f float32) float64 { return float64(f) }, bf16f)
 		d.pack(kernBF16W)
 		if d.wbf == nil || d.w != nil || d.packed != nil {
 			t.Fatalf("m=%d k=%d n=%d: not packed for the bf16-weights kernel alone", sz.m, sz.k, sz.n)

@@ -107,44 +107,75 @@ func TestLayerNormRowsMatchesGo(t *testing.T) {
 	}
 }
 
+// gemmShape is one dense layer's k×n.
+type gemmShape struct{ k, n int }
+
+// benchKernels names the kernels this CPU can run.
+func benchKernels() map[string]kernel {
+	ks := map[string]kernel{}
+	if panelWidth != 0 {
+		ks["fp32"] = kernFP32
+	}
+	if useAMX {
+		ks["amx"] = kernAMX
+	}
+	if useBF16 {
+		ks["avx512-bf16"] = kernBF16
+	}
+	if useBF16W {
+		ks["bf16-weights"] = kernBF16W
+	}
+	return ks
+}
+
+// randomLayers is dense layers of the given shapes with random weights,
+// packed for kern; flopPerRow is their products' floating-point operations
+// for one row of input, bytes the size of their packed weights.
+func randomLayers(shapes []gemmShape, kern kernel) (ds []dense, flopPerRow, bytes int) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, sz := range shapes {
+		w := make([]float32, sz.k*sz.n)
+		for i := range w {
+			w[i] = rng.Float32()*2 - 1
+		}
+		d := dense{in: sz.k, out: sz.n, w: w}
+		d.pack(kern)
+		ds = append(ds, d)
+		flopPerRow += 2 * sz.k * sz.n
+		bytes += 4 * sz.k * sz.n
+		if d.bf != nil || d.wbf != nil {
+			bytes -= 2 * sz.k * sz.n
+		}
+	}
+	return ds, flopPerRow, bytes
+}
+
+// runLayers is b's loop: the m rows of a through every layer of ds.
+func runLayers(b *testing.B, ds []dense, m int) {
+	a := make([]float32, m*1536)
+	for i := range a {
+		a[i] = float32(i%7)/7 - 0.5
+	}
+	c := make([]float32, m*1536)
+	s := &gemmScratch{}
+	for b.Loop() {
+		for i := range ds {
+			ds[i].mulAdd(s, c, a, m)
+		}
+	}
+}
+
 // BenchmarkGemm is one 512-token chunk's products on the shapes of the
 // encoder (k×n per layer), for each kernel this CPU can run; GFLOP/s is per
 // core.
 func BenchmarkGemm(b *testing.B) {
-	shapes := []struct{ k, n int }{{256, 768}, {256, 512}, {256, 512}, {512, 1536}, {1536, 512}, {512, 1536}, {512, 512}, {512, 1536}, {1536, 512}}
+	shapes := []gemmShape{{256, 768}, {256, 512}, {256, 512}, {512, 1536}, {1536, 512}, {512, 1536}, {512, 512}, {512, 1536}, {1536, 512}}
 	const m = 512
-	kernels := map[string]bool{"fp32": panelWidth != 0, "amx": useAMX, "avx512-bf16": useBF16, "bf16-weights": useBF16W}
-	kinds := map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16, "bf16-weights": kernBF16W}
-	for name, ok := range kernels {
-		if !ok {
-			continue
-		}
+	for name, kern := range benchKernels() {
 		b.Run(name, func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 1))
-			var ds []dense
-			flop := 0
-			for _, sz := range shapes {
-				w := make([]float32, sz.k*sz.n)
-				for i := range w {
-					w[i] = rng.Float32()*2 - 1
-				}
-				d := dense{in: sz.k, out: sz.n, w: w}
-				d.pack(kinds[name])
-				ds = append(ds, d)
-				flop += 2 * m * sz.k * sz.n
-			}
-			a := make([]float32, m*1536)
-			for i := range a {
-				a[i] = rng.Float32()*2 - 1
-			}
-			c := make([]float32, m*1536)
-			s := &gemmScratch{}
-			for b.Loop() {
-				for i := range ds {
-					ds[i].mulAdd(s, c, a, m)
-				}
-			}
-			b.ReportMetric(float64(flop)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			ds, flop, _ := randomLayers(shapes, kern)
+			runLayers(b, ds, m)
+			b.ReportMetric(float64(m*flop)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }
@@ -154,39 +185,12 @@ func BenchmarkGemm(b *testing.B) {
 // model's weights are read once a pass, so with few rows the pass waits on
 // memory, not on the FMAs. GB/s is the weights' bytes read a second.
 func BenchmarkGemmRows(b *testing.B) {
-	shapes := []struct{ k, n int }{{256, 768}, {256, 512}, {256, 512}, {512, 1536}, {1536, 512}, {512, 1536}, {512, 512}, {512, 1536}, {1536, 512}, {512, 512}}
-	kernels := map[string]bool{"fp32": panelWidth != 0, "amx": useAMX, "avx512-bf16": useBF16, "bf16-weights": useBF16W}
-	kinds := map[string]kernel{"fp32": kernFP32, "amx": kernAMX, "avx512-bf16": kernBF16, "bf16-weights": kernBF16W}
-	for name, ok := range kernels {
-		if !ok {
-			continue
-		}
+	shapes := []gemmShape{{256, 768}, {256, 512}, {256, 512}, {512, 1536}, {1536, 512}, {512, 1536}, {512, 512}, {512, 1536}, {1536, 512}, {512, 512}}
+	for name, kern := range benchKernels() {
 		for _, m := range []int{4, 8, 32} {
 			b.Run(fmt.Sprintf("%s/rows=%d", name, m), func(b *testing.B) {
-				rng := rand.New(rand.NewPCG(1, 1))
-				var ds []dense
-				bytes := 0
-				for _, sz := range shapes {
-					w := make([]float32, sz.k*sz.n)
-					for i := range w {
-						w[i] = rng.Float32()*2 - 1
-					}
-					d := dense{in: sz.k, out: sz.n, w: w}
-					d.pack(kinds[name])
-					ds = append(ds, d)
-					bytes += 2 * sz.k * sz.n
-					if d.bf == nil && d.wbf == nil {
-						bytes += 2 * sz.k * sz.n
-					}
-				}
-				a := make([]float32, m*1536)
-				c := make([]float32, m*1536)
-				s := &gemmScratch{}
-				for b.Loop() {
-					for i := range ds {
-						ds[i].mulAdd(s, c, a, m)
-					}
-				}
+				ds, _, bytes := randomLayers(shapes, kern)
+				runLayers(b, ds, m)
 				b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 			})
 		}
