@@ -70,10 +70,11 @@ func waitFor(timeout time.Duration, ok func() error) error {
 // process is a peer server started by the test, stopped at cleanup with
 // SIGTERM and, after a bounded wait, SIGKILL.
 type process struct {
-	name   string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    string
+	name    string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	waitErr error // cmd.Wait's answer, once exited is closed
+	log     string
 }
 
 func startProcess(t *testing.T, name, log string, args ...string) *process {
@@ -90,7 +91,7 @@ func startProcess(t *testing.T, name, log string, args ...string) *process {
 		t.Fatalf("start %s: %v", name, err)
 	}
 	p := &process{name: name, cmd: cmd, exited: make(chan struct{}), log: log}
-	go func() { cmd.Wait(); out.Close(); close(p.exited) }()
+	go func() { p.waitErr = cmd.Wait(); out.Close(); close(p.exited) }()
 	t.Cleanup(func() { p.stop(t) })
 	return p
 }
@@ -116,9 +117,15 @@ func (p *process) stop(t *testing.T) {
 	}
 }
 
-// tail returns the end of the process's logs, for a failure message.
+// tail returns whether the process still runs and the end of its logs, for
+// a failure message.
 func (p *process) tail() string {
-	var s string
+	s := fmt.Sprintf("%s (pid %d) still runs\n", p.name, p.cmd.Process.Pid)
+	select {
+	case <-p.exited:
+		s = fmt.Sprintf("%s (pid %d) exited: %v\n", p.name, p.cmd.Process.Pid, p.waitErr)
+	default:
+	}
 	for _, f := range []string{p.log, p.log + ".out"} {
 		b, _ := os.ReadFile(f)
 		if len(b) > 4000 {
@@ -148,7 +155,10 @@ func ensureRpcbind(t *testing.T, dir string) {
 	// rpcbind -h 127.0.0.1 crashes on Debian 12 (double free): it listens on
 	// every address, as Debian's own service does.
 	p := startProcess(t, "rpcbind", filepath.Join(dir, "rpcbind.log"), "rpcbind", "-f")
-	if err := waitFor(20*time.Second, up); err != nil {
+	// Once (make test, 2026-12-03, beside the kernel and integration
+	// packages) rpcbind did not answer within 20 s and its logs were empty:
+	// the wait is longer now, and the message says whether it still ran.
+	if err := waitFor(60*time.Second, up); err != nil {
 		t.Fatalf("rpcbind did not listen on 127.0.0.1:111: %v\n%s", err, p.tail())
 	}
 }
