@@ -85,10 +85,11 @@ func weightsBF16Gemm(m, n, k int, a []float32, packed []uint16, c []float32) {
 	_ = packed[n*k-1]
 	for i0 := 0; i0 < m; i0 += rowBlock {
 		i1 := min(i0+rowBlock, m)
+		sixRows := sixes(i1 - i0)
 		for j := 0; j < n; j += 16 {
 			panel := &packed[j*k]
 			i := i0
-			for six := sixes(i1 - i0); six > 0; six-- {
+			for six := sixRows; six > 0; six-- {
 				kern6x16w(&a[i*k], k, panel, k, &c[i*n+j], n)
 				i += 6
 			}
