@@ -9,12 +9,15 @@ import (
 // Coalescer is an Embedder that joins the texts of Embed calls made while
 // another call is being embedded into one call of the Embedder it wraps.
 //
-// Why: a forward pass of USE-lite costs about as much for one short text as
-// for several, because it streams every weight matrix once per pass whatever
-// the number of rows (on a 2-vCPU AVX2 machine, 2.6 ms for a text of 2 words,
-// 4.1 ms for 8, 8.4 ms for 32). Queries and tags embed one short text each;
-// under concurrent load each paid its own pass. Joined, a pass serves them
-// all (docs/benchmarks-history.md, "Joined forward passes").
+// Why: a forward pass of USE-lite has a cost of its own whatever its rows:
+// every weight matrix is read once per pass, each text's rows are padded to
+// the kernel's block, and the pass is handed to the workers. With fp32
+// weights on a 2-vCPU AVX2 machine a text of 2 words took 2.6 ms, 8 words
+// 4.1 ms, 32 words 8.4 ms. Queries and tags embed one short text each; under
+// concurrent load each paid its own pass. Joined, a pass serves them all
+// (docs/benchmarks-history.md, "Joined forward passes"). With bf16 weights,
+// which halved that fixed part, joining still paid: the mixed load did 1.180×
+// the operations at 0.793× the CPU each (BENCHMARKS.md, "Mechanisms kept").
 //
 // How: the first caller finding no call in flight leads: it embeds what is
 // queued (its own texts first) in one call, hands each caller its vectors, and
