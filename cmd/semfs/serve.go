@@ -500,7 +500,8 @@ func (d *daemon) stop() {
 // (embed.Coalescer): enough for every query and tag client of a busy host to
 // share a pass, few enough (a few hundred tokens) that the pass stays within
 // tens of ms. Joined, a query of two or three words costs half the CPU it
-// costs alone (BenchmarkEmbedConcurrent, BENCHMARKS.md).
+// costs alone with fp32 weights, and about three quarters with the AVX2 bf16
+// ones (BenchmarkEmbedConcurrent, BENCHMARKS.md).
 const joinTexts = 32
 
 // loadModel loads the in-process embedder. A missing or broken model is not
