@@ -123,6 +123,9 @@ type Index struct {
 	damaged string
 	stop    chan struct{}
 	done    chan struct{}
+	// owed is the rest the worker's work has earned and not yet taken
+	// (rest); only the worker touches it.
+	owed time.Duration
 }
 
 // Open loads the index from opt.Dir, or starts empty (Damaged says why), and
@@ -321,6 +324,7 @@ func (x *Index) run() {
 	var buf []byte
 	for {
 		if !x.q.Working() {
+			x.owed = 0 // waiting for work is rest too
 			select {
 			case <-x.stop:
 				return
@@ -437,21 +441,42 @@ func (x *Index) index(p string, g uint64, buf []byte) []byte {
 	return buf
 }
 
+// restMin is the shortest rest the worker takes: below it, rest is owed and
+// taken with the next. A sleep of the worker's locked thread costs a timer and
+// two thread switches; a small file's reading and splitting (tens of µs) each
+// paid one or two.
+const restMin = 10 * time.Millisecond
+
 // rest sleeps after took of work so that the worker's work takes at most the
 // budget's share of a core (Options.CPU; DefaultCPU for words alone when
-// embedding is off).
+// embedding is off), over spans of restMin or more.
 func (x *Index) rest(took time.Duration) {
 	f := x.opt.CPU
 	if f <= 0 {
 		f = DefaultCPU
 	}
-	if f >= 1 {
+	var d time.Duration
+	if d, x.owed = owe(x.owed, took, f); d == 0 {
 		return
 	}
 	select {
 	case <-x.stop:
-	case <-time.After(time.Duration(float64(took) * (1 - f) / f)):
+	case <-time.After(d):
 	}
+}
+
+// owe adds the rest took of work earns at a budget of f of a core to owed,
+// and says how long to sleep now (0 while the total is below restMin) and
+// what stays owed.
+func owe(owed, took time.Duration, f float64) (sleep, left time.Duration) {
+	if f >= 1 {
+		return 0, 0
+	}
+	owed += time.Duration(float64(took) * (1 - f) / f)
+	if owed < restMin {
+		return 0, owed
+	}
+	return owed, 0
 }
 
 // embed computes the vectors of p's passages need (of version e, whose text

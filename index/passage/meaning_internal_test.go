@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/content"
@@ -230,5 +231,39 @@ func TestWeakMeaningOnlyHitsAreNotChecked(t *testing.T) {
 	}
 	if split < 10 {
 		t.Errorf("only %d of 20 queries had word hits, meaning hits kept and meaning hits left out", split)
+	}
+}
+
+// TestOweKeepsTheBudget: the worker's rests, taken in pieces of restMin or
+// more, add up to what its work earned at the budget, short of at most one
+// piece, whatever the sizes of the work between them.
+func TestOweKeepsTheBudget(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for _, f := range []float64{0.02, 0.25, 0.5, 0.9} {
+		var owed, slept, worked time.Duration
+		for i := range 5000 {
+			took := time.Duration(rng.IntN(200)) * time.Microsecond
+			if i%500 == 0 {
+				took = 30 * time.Millisecond // an embedding batch
+			}
+			worked += took
+			var d time.Duration
+			d, owed = owe(owed, took, f)
+			if d != 0 && d < restMin {
+				t.Fatalf("f %v: a rest of %v, below restMin", f, d)
+			}
+			slept += d
+		}
+		earned := time.Duration(float64(worked) * (1 - f) / f)
+		// Each call rounds its share down by under a nanosecond.
+		if diff := earned - (slept + owed); diff < 0 || diff > 5000 {
+			t.Fatalf("f %v: slept %v + owed %v, earned %v", f, slept, owed, earned)
+		}
+		if owed >= restMin {
+			t.Fatalf("f %v: %v left owed, at least restMin", f, owed)
+		}
+	}
+	if d, left := owe(time.Second, time.Second, 1); d != 0 || left != 0 {
+		t.Fatalf("a whole core: sleep %v, owed %v", d, left)
 	}
 }
