@@ -19,6 +19,12 @@
 # rotation, so a policy's cost is read in the same run (issue 26; see
 # ../policy.json, deploy's example plus rules for @bench).
 #
+# BASE=BIN adds a target "base": the daemon built from another commit (e.g.
+# `git worktree add /tmp/old C && (cd /tmp/old && go build -o /tmp/semfs-old
+# ./cmd/semfs)`), started as "semfs" is, in the same rotation; a last table gives
+# semfs/base per row, wall and server CPU, paired by round: the same-run
+# before/after of a change (issue 30), as ../nfs/ab.sh gives for NFS.
+#
 # Needs: go, diod (Debian package "diod"). Exit 3 when a prerequisite is missing.
 set -euo pipefail
 
@@ -30,6 +36,7 @@ SEMFS_PORT=${SEMFS_PORT:-15640}
 DIOD_PORT=${DIOD_PORT:-15641}
 ADAPTER_PORT=${ADAPTER_PORT:-15642}
 POLICY_PORT=${POLICY_PORT:-15643}
+BASE_PORT=${BASE_PORT:-15644}
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -50,7 +57,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$work/bin" "$work/diod" "$work/semfs" "$work/index" "$work/adapter" "$work/policy" "$work/policy-index"
+mkdir -p "$work/bin" "$work/diod" "$work/semfs" "$work/index" "$work/adapter" "$work/policy" "$work/policy-index" \
+	"$work/base" "$work/base-index"
 (cd "$repo" && go build -o "$work/bin/semfs9p" ./integration/bench/ninep/semfs9p \
 	&& go build -o "$work/bin/semfs" ./cmd/semfs \
 	&& go build -o "$work/bin/p9load" ./integration/bench/ninep/p9load)
@@ -68,6 +76,12 @@ if [ -n "${POLICY:-}" ]; then
 		--nfs off --9p "127.0.0.1:$POLICY_PORT" --model-dir "$MODEL" --log-level warn --policy "$POLICY" 2>"$work/policy.log" &
 	pids+=($!)
 	ports+=("$POLICY_PORT")
+fi
+if [ -n "${BASE:-}" ]; then
+	"$BASE" serve --data "$work/base" --index "$work/base-index" --socket "$work/base.sock" \
+		--nfs off --9p "127.0.0.1:$BASE_PORT" --model-dir "$MODEL" --log-level warn 2>"$work/base.log" &
+	pids+=($!)
+	ports+=("$BASE_PORT")
 fi
 for port in "${ports[@]}"; do
 	for i in $(seq 100); do
@@ -91,6 +105,11 @@ if [ -n "${POLICY:-}" ]; then
 	T[policy]="$POLICY_PORT @bench 65536 $work/policy"
 	PID[policy]=${pids[3]}
 	order+=(policy)
+fi
+if [ -n "${BASE:-}" ]; then
+	T[base]="$BASE_PORT / 65536 $work/base"
+	PID[base]=${pids[-1]}
+	order+=(base)
 fi
 res="$work/results"
 cpures="$work/cpu"
@@ -139,14 +158,14 @@ done
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.4f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 # ratio TARGET OP: the median over rounds of TARGET's value / diod's in the same
 # round (pairs taken minutes apart drift less than medians of each).
-ratio() {
-	awk -v t="$1" -v o="$2" '$2==o && $1=="diod" {d[$4]=$3} $2==o && $1==t {v[$4]=$3}
+ratio() { # TARGET OP [REFERENCE, default diod]
+	awk -v t="$1" -v o="$2" -v ref="${3:-diod}" '$2==o && $1==ref {d[$4]=$3} $2==o && $1==t {v[$4]=$3}
 		END {for (r in v) if (d[r] > 0) print v[r]/d[r]}' "$res" | median
 }
-spread() { # TARGET OP: "min-max" of the same-round ratios
-	awk -v t="$1" -v o="$2" '$2==o && $1=="diod" {d[$4]=$3} $2==o && $1==t {v[$4]=$3}
+spread() { # TARGET OP [REFERENCE [DIGITS]]: "min-max" of the same-round ratios
+	awk -v t="$1" -v o="$2" -v ref="${3:-diod}" '$2==o && $1==ref {d[$4]=$3} $2==o && $1==t {v[$4]=$3}
 		END {for (r in v) if (d[r] > 0) print v[r]/d[r]}' "$res" | sort -n |
-		awk 'NR==1 {lo=$1} {hi=$1} END {printf "%.2f-%.2f", lo, hi}'
+		awk -v n="${4:-2}" 'NR==1 {lo=$1} {hi=$1} END {printf "%." n "f-%." n "f", lo, hi}'
 }
 row() { # op label unit
 	local d s s1 a
@@ -199,6 +218,23 @@ if [ -n "${POLICY:-}" ]; then
 	prow listl "list $FILES with attributes"
 	prow getattr_us "getattr latency (median, same fid)"
 	prow par "8 streams on one connection"
+fi
+if [ -n "${BASE:-}" ]; then
+	brow() { # op label: semfs against base, wall and CPU
+		printf "| %s | %.3f× (%s) | %.3f× (%s) |\n" "$2" "$(res=$wall ratio semfs "$1" base)" "$(res=$wall spread semfs "$1" base 3)" \
+			"$(res=$cpures ratio semfs "$1" base)" "$(res=$cpures spread semfs "$1" base 3)"
+	}
+	echo
+	echo "Against BASE=$BASE (msize 64 KiB both), paired in the same rounds:"
+	echo
+	echo "| test | semfs/base wall (min-max) | semfs/base server CPU (min-max) |"
+	echo "|---|---|---|"
+	brow write "write $SIZE_MIB MiB"
+	brow read "read $SIZE_MIB MiB (hot cache)"
+	brow create "create $FILES × 4 KiB"
+	brow listl "list $FILES with attributes"
+	brow getattr_us "getattr latency (median, same fid)"
+	brow par "8 streams on one connection"
 fi
 echo
 echo "raw results (target op value round):"
