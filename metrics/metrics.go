@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +25,17 @@ type Metrics struct {
 	embed    prometheus.Histogram
 	embedN   prometheus.Counter
 	denials  *prometheus.CounterVec // app, op (policy.go)
+	// ops holds each (protocol, op)'s request counter and latency histogram
+	// (opKey → *opSeries), found once: the vectors' label lookup hashes
+	// and compares the labels under a lock, three times a request.
+	ops sync.Map
+}
+
+type opKey struct{ protocol, op string }
+
+type opSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 // New returns a daemon's metrics with the Go runtime and process collectors.
@@ -71,11 +83,21 @@ func (m *Metrics) Observe(protocol, op string, failed bool, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(protocol, op).Inc()
+	k := opKey{protocol, op}
+	v, ok := m.ops.Load(k)
+	if !ok {
+		v, _ = m.ops.LoadOrStore(k, &opSeries{
+			requests: m.requests.WithLabelValues(protocol, op),
+			latency:  m.latency.WithLabelValues(protocol, op),
+		})
+	}
+	s := v.(*opSeries)
+	s.requests.Inc()
 	if failed {
+		// Looked up here only: an op that never fails has no error series.
 		m.errors.WithLabelValues(protocol, op).Inc()
 	}
-	m.latency.WithLabelValues(protocol, op).Observe(d.Seconds())
+	s.latency.Observe(d.Seconds())
 }
 
 // WatchConns exports a door's open connections, read at scrape time.

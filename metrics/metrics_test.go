@@ -1,9 +1,11 @@
 package metrics_test
 
 import (
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,5 +63,57 @@ func BenchmarkObserve(b *testing.B) {
 	m := metrics.New()
 	for i := 0; b.Loop(); i++ {
 		m.Observe("nfs", "getattr", i%16 == 0, 30*time.Microsecond)
+	}
+}
+
+// TestObserveCountsEachSeries: requests observed at once from many goroutines
+// land in their own (protocol, op) series, each counted exactly once, with an
+// error series only for the ops that failed.
+func TestObserveCountsEachSeries(t *testing.T) {
+	m := metrics.New()
+	ops := []struct{ protocol, op string }{{"9p", "walk"}, {"9p", "clunk"}, {"nfs", "walk"}, {"control", "query"}}
+	const each = 500
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				o := ops[(g+i)%len(ops)]
+				m.Observe(o.protocol, o.op, o.op == "walk" && i%5 == 0, time.Duration(i)*time.Microsecond)
+			}
+		}()
+	}
+	wg.Wait()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	text := rec.Body.String()
+	// 8 goroutines × 500 spread evenly over 4 ops: 1,000 each; of a walk
+	// goroutine's walks (i ≡ op's slot − g mod 4), those with i%5 == 0 fail.
+	fails := map[string]int{}
+	for g := range 8 {
+		for i := range each {
+			if o := ops[(g+i)%len(ops)]; o.op == "walk" && i%5 == 0 {
+				fails[o.protocol]++
+			}
+		}
+	}
+	for _, o := range ops {
+		for _, want := range []string{
+			fmt.Sprintf(`semfs_requests_total{op=%q,protocol=%q} 1000`, o.op, o.protocol),
+			fmt.Sprintf(`semfs_request_duration_seconds_count{op=%q,protocol=%q} 1000`, o.op, o.protocol),
+		} {
+			if !strings.Contains(text, want+"\n") {
+				t.Errorf("metrics lack %s", want)
+			}
+		}
+		errs := fmt.Sprintf(`semfs_request_errors_total{op=%q,protocol=%q}`, o.op, o.protocol)
+		if o.op != "walk" {
+			if strings.Contains(text, errs) {
+				t.Errorf("an error series for %s/%s, which never failed", o.protocol, o.op)
+			}
+		} else if want := fmt.Sprintf("%s %d\n", errs, fails[o.protocol]); !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }
