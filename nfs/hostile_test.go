@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -355,9 +356,14 @@ func TestBodyTimeout(t *testing.T) {
 		o.Limits = server.Limits{IdleTimeout: time.Hour, BodyTimeout: 200 * time.Millisecond}
 	})
 	idle, root := e.client("/@notes")
+	whole := record(callHeader(1, progNFS, 3, 0).b) // NULL
 	for _, partial := range [][]byte{
 		{0x80}, // a record mark's first byte
 		record(callHeader(1, progNFS, 3, 1).b)[:30], // half a header
+		// A whole call, then half of the next in the same write: the
+		// second is held to the body timeout though the first needed none.
+		append(slices.Clip(whole), record(callHeader(2, progNFS, 3, 1).b)[:30]...),
+		append(slices.Clip(whole), 0x80, 0, 0),
 	} {
 		slow := dialRaw(t, e.addr)
 		slow.c.Write(partial)
