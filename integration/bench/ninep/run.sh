@@ -202,39 +202,33 @@ row create "create $FILES × 4 KiB" s
 row listl "list $FILES with attributes" s
 row getattr_us "$STATS getattr" s
 row par "8 streams on one connection" s
-if [ -n "${POLICY:-}" ]; then
-	prow() { # op label: policy against diod and against semfs, wall and CPU
-		printf "| %s | %.2f× (%s) | %.2f× (%s) |\n" "$2" "$(res=$wall ratio policy "$1")" "$(res=$wall spread policy "$1")" \
-			"$(res=$cpures ratio policy "$1")" "$(res=$cpures spread policy "$1")"
-	}
+# against TARGET REFERENCE DIGITS TITLE HEADER: a table of TARGET/REFERENCE per
+# row, wall and server CPU, paired by round.
+against() {
+	local t=$1 ref=$2 n=$3 op label
 	echo
-	echo "With --policy $POLICY (aname @bench), paired with diod in the same rounds:"
+	echo "$4"
 	echo
-	echo "| test | semfs+policy/diod wall (min-max) | semfs+policy/diod server CPU (min-max) |"
+	echo "| test | $5 wall (min-max) | $5 server CPU (min-max) |"
 	echo "|---|---|---|"
-	prow write "write $SIZE_MIB MiB"
-	prow read "read $SIZE_MIB MiB (hot cache)"
-	prow create "create $FILES × 4 KiB"
-	prow listl "list $FILES with attributes"
-	prow getattr_us "getattr latency (median, same fid)"
-	prow par "8 streams on one connection"
+	while IFS='|' read -r op label; do
+		printf "| %s | %.${n}f× (%s) | %.${n}f× (%s) |\n" "$label" \
+			"$(res=$wall ratio "$t" "$op" "$ref")" "$(res=$wall spread "$t" "$op" "$ref" "$n")" \
+			"$(res=$cpures ratio "$t" "$op" "$ref")" "$(res=$cpures spread "$t" "$op" "$ref" "$n")"
+	done <<-ROWS
+		write|write $SIZE_MIB MiB
+		read|read $SIZE_MIB MiB (hot cache)
+		create|create $FILES × 4 KiB
+		listl|list $FILES with attributes
+		getattr_us|getattr latency (median, same fid)
+		par|8 streams on one connection
+	ROWS
+}
+if [ -n "${POLICY:-}" ]; then
+	against policy diod 2 "With --policy $POLICY (aname @bench), paired with diod in the same rounds:" "semfs+policy/diod"
 fi
 if [ -n "${BASE:-}" ]; then
-	brow() { # op label: semfs against base, wall and CPU
-		printf "| %s | %.3f× (%s) | %.3f× (%s) |\n" "$2" "$(res=$wall ratio semfs "$1" base)" "$(res=$wall spread semfs "$1" base 3)" \
-			"$(res=$cpures ratio semfs "$1" base)" "$(res=$cpures spread semfs "$1" base 3)"
-	}
-	echo
-	echo "Against BASE=$BASE (msize 64 KiB both), paired in the same rounds:"
-	echo
-	echo "| test | semfs/base wall (min-max) | semfs/base server CPU (min-max) |"
-	echo "|---|---|---|"
-	brow write "write $SIZE_MIB MiB"
-	brow read "read $SIZE_MIB MiB (hot cache)"
-	brow create "create $FILES × 4 KiB"
-	brow listl "list $FILES with attributes"
-	brow getattr_us "getattr latency (median, same fid)"
-	brow par "8 streams on one connection"
+	against semfs base 3 "Against BASE=$BASE (msize 64 KiB both), paired in the same rounds:" "semfs/base"
 fi
 echo
 echo "raw results (target op value round):"
