@@ -13,20 +13,27 @@ import (
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 )
 
-// patientNFSClient raises go-nfs-client's reply timeout, once per test
-// process, before its first client: the client sends a call again after
-// DefaultReadTimeout (5 s) without a reply, and a reply that comes after that
-// blocks its reader for good (it sends on a channel nobody reads any more),
-// so one slow reply on a loaded CI machine became 100 × 5 s of retries and
-// "disconnected". A slow reply must fail a test only where the test bounds
-// it itself (integration's answers).
+// patientNFSClient makes PatientNFSClient's change once per process.
 var patientNFSClient sync.Once
+
+// PatientNFSClient raises go-nfs-client's reply timeout (a variable of that
+// package) to 2 minutes, once per process; call it before making a client.
+// The client sends a call again after DefaultReadTimeout (5 s) without a
+// reply, and a reply that comes after that blocks its reader for good (it
+// sends on a channel nobody reads any more), so one slow reply on a loaded CI
+// machine became 100 × 5 s of retries and "disconnected" (and, in the mixed
+// load's driver, a run hung for 10 minutes). A slow reply must fail a test
+// only where the test bounds it itself (integration's answers), and count as
+// slow in a load.
+func PatientNFSClient() {
+	patientNFSClient.Do(func() { rpc.DefaultReadTimeout = 2 * time.Minute })
+}
 
 // MountNFS mounts export (e.g. "/@notes" or "/") on the daemon's NFS port with
 // the Go NFSv3 client, sending AUTH_UNIX credentials for uid.
 func (d *Daemon) MountNFS(t testing.TB, export string, uid uint32) *nfsc.Target {
 	t.Helper()
-	patientNFSClient.Do(func() { rpc.DefaultReadTimeout = 2 * time.Minute })
+	PatientNFSClient()
 	host, portStr, err := net.SplitHostPort(d.NFS)
 	if err != nil {
 		t.Fatal(err)

@@ -59,6 +59,7 @@ import (
 	"github.com/willscott/go-nfs-client/nfs/rpc"
 
 	"github.com/semfs/semfs/client"
+	"github.com/semfs/semfs/integration/semfstest"
 	"github.com/semfs/semfs/ninep/v9fsconn"
 )
 
@@ -379,15 +380,9 @@ func mountNFS(addr string, uid uint32) (*nfsc.Target, func()) {
 		fail("-nfs %s: %v", addr, err)
 	}
 	port, _ := strconv.Atoi(portStr)
-	// go-nfs-client sends a call again after DefaultReadTimeout (5 s) without
-	// a reply, and a reply that comes after that blocks its reader for good:
-	// the client then waits 100 × 5 s. On a loaded machine a COMMIT (an
-	// fsync) took longer once; a slow reply must count as slow, not hang the
-	// run. Set here, where every client of the load, the seeding and the
-	// package's test is made, with semfstest.MountNFS's value: in main only,
-	// the test's loads kept 5 s, and one hung for 10 minutes in make test
-	// beside the kernel suite (2026-12-03), its reader stuck on a late reply.
-	rpc.DefaultReadTimeout = 2 * time.Minute
+	// Here, where every client of the load, the seeding and the package's
+	// test is made: set in main only, the test's loads kept the 5 s timeout.
+	semfstest.PatientNFSClient()
 	cl, err := nfsc.DialServiceAtPort(host, port)
 	if err != nil {
 		fail("dial NFS %s: %v", addr, err)
