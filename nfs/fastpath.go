@@ -527,37 +527,33 @@ func (h *call) createdAttrs(b *billyFS, p string, s sattr3) uint32 {
 		return status(r, err)
 	}
 	ctx := h.ctx(b)
-	// The call's cached attributes are forgotten only when something here
-	// changed the file: the reply's post-op attributes are then read again.
-	// A create whose sattr3 the new file already matches (libnfs's and
-	// Linux's mode 0644, no size) keeps the attributes create read from the
-	// file's descriptor, and its reply looks nothing up again.
-	changed := false
-	defer func() {
-		if changed {
-			h.invalidate()
-		}
-	}()
+	// Each change forgets the call's cached attributes, so the reply reads the
+	// file's again. A create whose sattr3 the new file already matches
+	// (libnfs's and Linux's mode 0644, no size) changes nothing here and keeps
+	// the attributes create read from the file's descriptor.
+	set := func(a server.SetAttr) error {
+		h.invalidate()
+		_, err := h.s.fsys.SetAttr(ctx, p, a)
+		return err
+	}
 	sa := s.core()
 	if fresh {
 		// The mode first, and only when it changes anything (the create
 		// made the file 0644 under the daemon's umask rules).
 		special := fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 		if sa.Mode != nil && *sa.Mode != cur.Mode&special {
-			changed = true
-			if _, err := h.s.fsys.SetAttr(ctx, p, server.SetAttr{Mode: sa.Mode}); err != nil {
+			if err := set(server.SetAttr{Mode: sa.Mode}); err != nil {
 				return status(r, err)
 			}
 		}
 		if sa.UID != nil || sa.GID != nil {
-			changed = true
-			if _, err := h.s.fsys.SetAttr(ctx, p, server.SetAttr{UID: sa.UID, GID: sa.GID}); err != nil {
+			if err := set(server.SetAttr{UID: sa.UID, GID: sa.GID}); err != nil {
 				return status(r, err)
 			}
 		}
 	}
 	if s.size != nil {
-		changed = true
+		h.invalidate()
 		if err := h.setSize(b, p, cur, *s.size); err != nil {
 			return status(r, err)
 		}
@@ -565,8 +561,7 @@ func (h *call) createdAttrs(b *billyFS, p string, s sattr3) uint32 {
 	if fresh {
 		times := server.SetAttr{Atime: sa.Atime, Mtime: sa.Mtime, AtimeNow: sa.AtimeNow, MtimeNow: sa.MtimeNow, OfCreate: true}
 		if !setAttrEmpty(times) {
-			changed = true
-			if _, err := h.s.fsys.SetAttr(ctx, p, times); err != nil {
+			if err := set(times); err != nil {
 				return status(r, err)
 			}
 		}
