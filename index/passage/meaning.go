@@ -126,16 +126,15 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 		}
 		return r
 	}
+	// The sample: every every-th pid, when it has a vector (statSample of
+	// them on average, however many pids have none), without a pass over
+	// every pid: counting the coded ones to take every every-th cost a
+	// quarter of the scan at 40,000 passages (BenchmarkMeaningScan).
 	every := max(1, x.embedded/statSample)
-	seen := 0
-	for id, ok := range x.coded {
-		if !ok {
-			continue
-		}
-		if seen%every == 0 {
+	for id := 1; id < len(x.coded); id += every {
+		if x.coded[id] {
 			add(near(uint32(id)))
 		}
-		seen++
 	}
 	for _, id := range x.coarse(vec, sc.dist) {
 		offer(id, near(id))

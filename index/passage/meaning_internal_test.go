@@ -13,13 +13,14 @@ import (
 
 	"github.com/semfs/semfs/index"
 	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/int8vec"
 )
 
 // genIndex indexes files generated files of paras paragraphs of about
 // passageWords words each (one passage a paragraph; every 40th file has
 // 2·perFileExact), and gives every passage a random unit vector of dims
 // components.
-func genIndex(t *testing.T, files, paras, dims int, rng *rand.Rand) (*Index, string) {
+func genIndex(t testing.TB, files, paras, dims int, rng *rand.Rand) (*Index, string) {
 	t.Helper()
 	root := t.TempDir()
 	vocab := make([]string, 3000)
@@ -172,6 +173,63 @@ func TestApproximateMeaningScan(t *testing.T) {
 			if a, ok := approx[planted]; !ok || a.Sim < 0.9999 {
 				t.Errorf("query %d: the file holding the query's own vector, %s, not found (%v %v)", i, planted, ok, a.Sim)
 			}
+		}
+	}
+}
+
+// The approximate scan's mean and deviation (for StandOut) come from about
+// statSample passages spread over the index, and agree with every passage's.
+func TestMeaningSampleIsSpread(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 12))
+	x, _ := genIndex(t, 500, 8, 512, rng)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.embedded <= exhaustiveMax {
+		t.Fatalf("%d passages: the scan would be exhaustive", x.embedded)
+	}
+	sc := x.scratch()
+	for i := range 5 {
+		q := randUnit(rng, 512)
+		r := x.scan(q, sc)
+		if !r.approx || r.cnt < statSample*9/10 || r.cnt > statSample*11/10 {
+			t.Fatalf("query %d: %d passages sampled (approx %v), want about %d", i, r.cnt, r.approx, statSample)
+		}
+		var sum, sum2 float64
+		qq := make([]int8, x.dims)
+		fq := int8vec.Put(qq, q)
+		for id, ok := range x.coded {
+			if ok {
+				s := int8vec.Cosine(qq, x.q8[id*x.dims:(id+1)*x.dims], fq, x.q8f[id])
+				sum, sum2 = sum+s, sum2+s*s
+			}
+		}
+		n := float64(x.embedded)
+		mean, std := sum/n, math.Sqrt(sum2/n-sum*sum/n/n)
+		smean := r.sum / float64(r.cnt)
+		sstd := math.Sqrt(r.sum2/float64(r.cnt) - smean*smean)
+		if math.Abs(smean-mean) > 4*std/math.Sqrt(float64(r.cnt)) || math.Abs(sstd-std) > 0.15*std {
+			t.Errorf("query %d: sample mean %.4f deviation %.4f, every passage's %.4f and %.4f", i, smean, sstd, mean, std)
+		}
+	}
+}
+
+// BenchmarkMeaningScan is the meaning stage's pass over every passage (the
+// coarse and fine passes and the sample for the mean and deviation) at 40,000
+// passages, the size of the mixed load's index after a few rounds.
+func BenchmarkMeaningScan(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 30))
+	x, _ := genIndex(b, 4000, 10, 512, rng)
+	qs := make([][]float32, 64)
+	for i := range qs {
+		qs[i] = randUnit(rng, 512)
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	sc := x.scratch()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := x.scan(qs[i%len(qs)], sc); len(r.tops) == 0 || !r.approx {
+			b.Fatalf("scan found nothing (approx %v)", r.approx)
 		}
 	}
 }

@@ -70,3 +70,27 @@ func TestNearestIsTheMLeastDistances(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDistances is the coarse pass over 40,000 codes of 512 d (the
+// passage index of the mixed load after a few rounds), every tenth uncoded.
+func BenchmarkDistances(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n, w = 40_000, 8
+	codes := make([]uint64, n*w)
+	coded := make([]bool, n)
+	for i := range codes {
+		codes[i] = r.Uint64()
+	}
+	for i := range coded {
+		coded[i] = i%10 != 0
+	}
+	q := codes[:w:w]
+	dist := make([]uint16, n)
+	hist := make([]int, 513)
+	b.SetBytes(n * w * 8)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		clear(hist)
+		signcode.Distances(dist, hist, codes, q, coded, 1, 513)
+	}
+}
