@@ -6,10 +6,12 @@ const (
 	ScopeTags = "tags" // tags and names only
 )
 
-// Passage is a run of lines of a file that matched a query (Result.Passages).
+// Passage is the text of a file that matched a query (Result.Passages): a
+// passage of its lines, or of a longer one the at most 480 bytes where the
+// query's words are densest (docs/contents.md).
 type Passage struct {
-	Line  int     `json:"line"` // its first line, 1-based
-	Text  string  `json:"text"` // at most about 2,000 bytes
+	Line  int     `json:"line"` // the line Text begins on, 1-based
+	Text  string  `json:"text"` // the file's bytes, at most 480
 	Score float64 `json:"score"`
 }
 

@@ -158,7 +158,7 @@ func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
 			read = append(read, &chits[h-1])
 		}
 	}
-	if err := q.Contents.Read(ctx, read); err != nil {
+	if err := q.Contents.Read(ctx, q.Text, read); err != nil {
 		return nil, ioErr("query", "", err)
 	}
 	for i, h := range from {

@@ -16,9 +16,11 @@ type ContentSource interface {
 	// threshold): leaving it out spares checking the file.
 	Evidence(ctx context.Context, text string, vec []float32, model string, threshold float64) ([]ContentHit, error)
 	// Read fills in the text of hits' passages (the answer's few, not every
-	// candidate's), reading each file as the caller; a hit whose file can
-	// no longer be read, or changed since Evidence, loses its passages.
-	Read(ctx context.Context, hits []*ContentHit) error
+	// candidate's): each a snippet of at most a few hundred bytes around
+	// the query text's words, its Line the line it begins on. It reads each
+	// file as the caller; a hit whose file can no longer be read, or changed
+	// since Evidence, loses its passages.
+	Read(ctx context.Context, text string, hits []*ContentHit) error
 }
 
 // ContentHit is one file's content evidence.
@@ -51,7 +53,7 @@ func (h ContentHit) Counts(threshold float64) bool {
 
 // Passage is a run of lines of a file that matched a query.
 type Passage struct {
-	Line  int     `json:"line"` // its first line, 1-based
+	Line  int     `json:"line"` // the first line of Text, 1-based
 	Text  string  `json:"text"`
 	Score float64 `json:"score"`
 }

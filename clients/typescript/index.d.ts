@@ -21,9 +21,9 @@ export interface FileRecord {
 
 /** A run of lines of a file that matched a query by its words or meaning. */
 export interface Passage {
-  /** Its first line, 1-based. */
+  /** The line text begins on, 1-based. */
   line: number;
-  /** Its text (at most about 2,000 bytes), read from the file when the query ran. */
+  /** The passage, or of a longer one the at most 480 bytes where the query's words are densest; the file's bytes, read when the query ran. */
   text: string;
   score: number;
 }

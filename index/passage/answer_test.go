@@ -81,9 +81,8 @@ func TestAnswerReadsOnlyItsFiles(t *testing.T) {
 			}
 			lines := strings.Split(files[rs.Path], "\n")
 			for _, p := range rs.Passages {
-				n := strings.Count(p.Text, "\n") + 1
-				if p.Line < 1 || p.Line+n-1 > len(lines) || strings.Join(lines[p.Line-1:p.Line-1+n], "\n") != p.Text {
-					t.Fatalf("%q: %s: passage at line %d is not the file's lines there: %q", q, rs.Path, p.Line, p.Text)
+				if msg := notFilesText(lines, p); msg != "" {
+					t.Fatalf("%q: %s: %s", q, rs.Path, msg)
 				}
 			}
 		}
@@ -107,7 +106,7 @@ func TestAnswerReadsOnlyItsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	ptrs := []*index.ContentHit{&hits[0], &hits[1]}
-	if err := src.Read(ctx, ptrs); err != nil {
+	if err := src.Read(ctx, "alpha", ptrs); err != nil {
 		t.Fatal(err)
 	}
 	if len(hits[0].Passages) != 0 || len(hits[1].Passages) == 0 || hits[1].Passages[0].Text == "" {

@@ -11,8 +11,8 @@ import (
 	"github.com/semfs/semfs/index"
 )
 
-// readText gives each passage the text of its span as read alone (up to
-// maxText's bytes, cut by clip), whether its spans are read by one read
+// readText gives each passage the snippet of its span as read alone (up to
+// scanMax's bytes), and the line it starts on, whether its spans are read by one read
 // (close together) or one by one (far apart), on generated files of
 // multi-byte text; and a file whose state differs from the hit's (size,
 // mtime, or an error) gives none.
@@ -33,26 +33,35 @@ func TestReadTextIsEachSpanAlone(t *testing.T) {
 		lo, hi := int64(len(text)), int64(0)
 		for range 1 + r.IntN(3) {
 			s := r.Int64N(int64(len(text)))
-			e := min(int64(len(text)), s+1+r.Int64N(6000))
+			for s > 0 && !utf8.RuneStart(text[s]) { // at a rune, as a passage (at a line) does
+				s--
+			}
+			e := min(int64(len(text)), s+1+r.Int64N(3*scanMax))
 			h.Spans = append(h.Spans, [2]int64{s, e})
 			h.Passages = append(h.Passages, index.Passage{})
-			lo, hi = min(lo, s), max(hi, min(e, s+maxText+utf8.UTFMax))
+			lo, hi = min(lo, s), max(hi, min(e, s+scanMax+utf8.UTFMax))
 		}
 		if hi-lo > coalesceMax {
 			far++
 		}
 		st := FileState{Size: h.Size, MTime: h.MTime}
-		if !readText(bytes.NewReader(text), st, h) {
+		qt := queryTerms("xyz abc")
+		if !readText(bytes.NewReader(text), st, h, qt) {
 			t.Fatalf("readText refused a file of the hit's version")
 		}
 		for i, sp := range h.Spans {
-			want := clip(string(text[sp[0]:min(sp[1], sp[0]+maxText+utf8.UTFMax)]))
-			if h.Passages[i].Text != want {
-				t.Fatalf("span %v: %q, alone %q", sp, h.Passages[i].Text, want)
+			alone := text[sp[0]:min(sp[1], sp[0]+scanMax+utf8.UTFMax)]
+			for !utf8.Valid(alone) { // the read's last rune cut short
+				alone = alone[:len(alone)-1]
 			}
+			want, skip := snippet(string(alone), qt)
+			if h.Passages[i].Text != want || h.Passages[i].Line != skip || !utf8.ValidString(want) {
+				t.Fatalf("span %v: %q at line %d, alone %q at %d", sp, h.Passages[i].Text, h.Passages[i].Line, want, skip)
+			}
+			h.Passages[i].Line = 0
 		}
 		for _, other := range []FileState{{Size: h.Size + 1, MTime: 42}, {Size: h.Size, MTime: 43}, {Err: errors.New("gone")}} {
-			if readText(bytes.NewReader(text), other, h) {
+			if readText(bytes.NewReader(text), other, h, qt) {
 				t.Fatalf("readText read a file in state %+v for a hit of %d bytes at 42", other, h.Size)
 			}
 		}

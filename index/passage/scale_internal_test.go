@@ -72,7 +72,7 @@ func (s *scaleSet) query(ctx context.Context, src Source, q string, v []float32,
 	for i := range hits[:min(len(hits), queryLimit)] {
 		read = append(read, &hits[i])
 	}
-	return src.Read(ctx, read)
+	return src.Read(ctx, q, read)
 }
 
 // queryLimit is the answer's size a measured query reads passages for.

@@ -27,8 +27,6 @@ const (
 	meaningFiles = 50
 	perFile      = 3
 	zStandOut    = 2.5
-	// maxText bounds a passage's text in an answer (cut at a line, or a rune).
-	maxText = 2000
 )
 
 // Source is the content evidence for one caller. A query asks the index for
@@ -62,12 +60,14 @@ func (s Source) Evidence(ctx context.Context, text string, vec []float32, model 
 	return s.X.Search(ctx, text, vec, model, threshold, s.Stat)
 }
 
-// Read implements index.ContentSource: each hit's passages' text, read from
-// its file as the caller, by up to readers goroutines, each reading at least
-// perReader files (one ReadEach each, so one lookup of a directory they
-// share). A hit whose file the caller can no longer open, or that changed
-// since Evidence checked it, loses its passages.
-func (s Source) Read(ctx context.Context, hits []*index.ContentHit) error {
+// Read implements index.ContentSource: each hit's passages' snippets for
+// the query text (snippet.go), read from its file as the caller, by up to
+// readers goroutines, each reading at least perReader files (one ReadEach
+// each, so one lookup of a directory they share). A hit whose file the
+// caller can no longer open, or that changed since Evidence checked it,
+// loses its passages.
+func (s Source) Read(ctx context.Context, text string, hits []*index.ContentHit) error {
+	qt := queryTerms(text)
 	byPath := slices.Clone(hits)
 	slices.SortFunc(byPath, func(a, b *index.ContentHit) int { return strings.Compare(a.Path, b.Path) })
 	shares := min(readers, (len(byPath)+perReader-1)/perReader)
@@ -84,7 +84,7 @@ func (s Source) Read(ctx context.Context, hits []*index.ContentHit) error {
 			defer wg.Done()
 			defer recoverTo(&errs[w])
 			s.ReadEach(ctx, paths, func(i int, r io.ReaderAt, st FileState) {
-				if !readText(r, st, share[i]) {
+				if !readText(r, st, share[i], qt) {
 					share[i].Passages, share[i].Spans = nil, nil
 				}
 			})
@@ -100,17 +100,22 @@ func (s Source) Read(ctx context.Context, hits []*index.ContentHit) error {
 	return nil
 }
 
-// readText reads h's passages' text from r, the file as it is now (st);
-// false when it could not be opened or is no longer the version indexed.
-// Spans close together (all of them within coalesceMax bytes, as a file's
-// few best passages usually are) are read by one read.
-func readText(r io.ReaderAt, st FileState, h *index.ContentHit) bool {
+// readText sets h's passages' text, from r, the file as it is now (st), to
+// their snippets for the query's analysed words qt; false when the file
+// could not be opened or is no longer the version indexed. Spans close
+// together (all of them within coalesceMax bytes, as a file's few best
+// passages usually are) are read by one read.
+func readText(r io.ReaderAt, st FileState, h *index.ContentHit, qt []string) bool {
 	if st.Err != nil || st.Size != h.Size || st.MTime != h.MTime {
 		return false
 	}
-	// Each passage's text is read up to maxText bytes and one rune from its
-	// start (clip then cuts it to at most maxText bytes).
-	end := func(sp [2]int64) int64 { return min(sp[1], sp[0]+maxText+utf8.UTFMax) }
+	// Each passage is read up to scanMax bytes and one rune from its start.
+	end := func(sp [2]int64) int64 { return min(sp[1], sp[0]+scanMax+utf8.UTFMax) }
+	set := func(i int, text []byte) {
+		var skip int
+		h.Passages[i].Text, skip = snippet(string(wholeRunes(text)), qt)
+		h.Passages[i].Line += skip
+	}
 	if len(h.Spans) == 0 {
 		return true
 	}
@@ -127,7 +132,7 @@ func readText(r io.ReaderAt, st FileState, h *index.ContentHit) bool {
 		buf = buf[:n]
 		for i, sp := range h.Spans {
 			a, b := min(sp[0]-lo, int64(n)), min(end(sp)-lo, int64(n))
-			h.Passages[i].Text = clip(string(buf[a:b]))
+			set(i, buf[a:b])
 		}
 		return true
 	}
@@ -137,7 +142,7 @@ func readText(r io.ReaderAt, st FileState, h *index.ContentHit) bool {
 		if err != nil && err != io.EOF {
 			return false
 		}
-		h.Passages[i].Text = clip(string(buf[:n]))
+		set(i, buf[:n])
 	}
 	return true
 }
@@ -544,21 +549,4 @@ func (f *fileHits) answer(st FileState) (index.ContentHit, bool) {
 		h.Spans = append(h.Spans, [2]int64{int64(sp.start), int64(sp.end)})
 	}
 	return h, len(h.Passages) > 0
-}
-
-// clip trims a passage's text to maxText bytes, at a line end when there is
-// one in its second half, else at a rune.
-func clip(s string) string {
-	s = strings.TrimRight(s, "\n")
-	if len(s) <= maxText {
-		return s
-	}
-	s = s[:maxText]
-	if i := strings.LastIndexByte(s, '\n'); i > maxText/2 {
-		return s[:i]
-	}
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }

@@ -3,6 +3,7 @@ package passage
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -31,35 +32,43 @@ const maxTermLen = 40
 // terms calls f with each analysed word of text, in order, stop words
 // dropped.
 func terms(text string, f func(string)) {
+	words(text, func(w string, kind, _ int) bool {
+		if t, ok := analyse(w, kind); ok {
+			f(t)
+		}
+		return true
+	})
+}
+
+// words calls f with each run of letters (kind 1) or of digits (kind 2) of
+// text, in order, and its byte offset, until f returns false.
+func words(text string, f func(w string, kind, at int) bool) {
 	start := -1
 	kind := 0 // 1 letters, 2 digits
+	more := true
 	emit := func(end int) {
-		if start < 0 {
-			return
+		if start >= 0 {
+			more = f(text[start:end], kind, start)
+			start = -1
 		}
-		w := text[start:end]
-		start = -1
-		if len(w) > maxTermLen {
-			return
-		}
-		if kind == 1 {
-			w = strings.ToLower(unorm.NFKC.String(w))
-			if _, stop := stopWords[w]; stop {
-				return
-			}
-			env := snowballstem.NewEnv(w)
-			english.Stem(env)
-			w = env.Current()
-		}
-		f(w)
 	}
-	for i, r := range text {
-		k := 0
+	for i := 0; i < len(text) && more; {
+		// ASCII without decoding or the Unicode tables: most text is.
+		c, size, k := text[i], 1, 0
 		switch {
-		case unicode.IsLetter(r) || unicode.Is(unicode.M, r) && kind == 1:
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
 			k = 1
-		case unicode.IsDigit(r):
+		case '0' <= c && c <= '9':
 			k = 2
+		case c >= utf8.RuneSelf:
+			var r rune
+			r, size = utf8.DecodeRuneInString(text[i:])
+			switch {
+			case unicode.IsLetter(r) || unicode.Is(unicode.M, r) && kind == 1:
+				k = 1
+			case unicode.IsDigit(r):
+				k = 2
+			}
 		}
 		if k != kind || k == 0 {
 			emit(i)
@@ -68,8 +77,30 @@ func terms(text string, f func(string)) {
 			}
 			kind = k
 		}
+		i += size
 	}
-	emit(len(text))
+	if more {
+		emit(len(text))
+	}
+}
+
+// analyse is the word w (a run of kind, as words gives it) as indexed: a
+// run of letters NFKC, lower case and stemmed; false for a stop word or a
+// run longer than maxTermLen.
+func analyse(w string, kind int) (string, bool) {
+	if len(w) > maxTermLen {
+		return "", false
+	}
+	if kind != 1 {
+		return w, true
+	}
+	w = strings.ToLower(unorm.NFKC.String(w))
+	if _, stop := stopWords[w]; stop {
+		return "", false
+	}
+	env := snowballstem.NewEnv(w)
+	english.Stem(env)
+	return env.Current(), true
 }
 
 // queryTerms is the query's distinct analysed words, in order.
