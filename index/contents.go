@@ -51,7 +51,8 @@ func (h ContentHit) Counts(threshold float64) bool {
 	return h.Keyword > 0 || h.HasSim && (h.Sim >= threshold || h.StandOut)
 }
 
-// Passage is a run of lines of a file that matched a query.
+// Passage is the text of a file that matched a query: one of its passages, or
+// of a longer one the snippet where the query's words are densest.
 type Passage struct {
 	Line  int     `json:"line"` // the first line of Text, 1-based
 	Text  string  `json:"text"`

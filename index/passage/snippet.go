@@ -95,7 +95,8 @@ func densest(text string, qt []string) int {
 // words qt: most words of a passage are none, and this spares them the
 // analysis (NFKC, lower case, the stemmer). It may when its first bytes,
 // lower-cased, are a query word's (a stem keeps its word's first three
-// letters) or it does not begin in ASCII.
+// letters but in a few irregular forms the stemmer lists, dying → die,
+// which a snippet then does not look for) or it does not begin in ASCII.
 func maybeQueryWord(w string, qt []string) bool {
 	if len(w) > maxTermLen {
 		return false
