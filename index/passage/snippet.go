@@ -37,8 +37,8 @@ func snippet(text string, qt []string) (string, int) {
 		ls := strings.LastIndexByte(text[:start], '\n') + 1
 		if start-ls <= snippetMax/4 {
 			start = ls
-		} else if i := strings.LastIndexAny(text[start-lead:start], " \t"); i >= 0 {
-			start = start - lead + i + 1
+		} else if i := strings.IndexAny(text[start-lead:start], " \t"); i >= 0 {
+			start = start - lead + i + 1 // the first word starting in the lead
 		}
 	}
 	return clip(text[start:], snippetMax), strings.Count(text[:start], "\n")
