@@ -98,9 +98,6 @@ func densest(text string, qt []string) int {
 // letters but in a few irregular forms the stemmer lists, dying → die,
 // which a snippet then does not look for) or it does not begin in ASCII.
 func maybeQueryWord(w string, qt []string) bool {
-	if len(w) > maxTermLen {
-		return false
-	}
 	if w[0] >= utf8.RuneSelf {
 		return true
 	}
