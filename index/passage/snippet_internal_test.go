@@ -19,8 +19,8 @@ import (
 //     before it;
 //   - it starts at a passage's start when no query word is there, and else
 //     holds the first word of a window of snippetMax-lead bytes from a query
-//     word that holds the most distinct query words, with some words before
-//     it unless it starts a line.
+//     word that holds the most distinct query words, from the first word of
+//     the lead bytes before it unless it starts a line.
 func TestSnippetShowsTheDensestPlace(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -102,9 +102,10 @@ func TestSnippetShowsTheDensestPlace(t *testing.T) {
 		for _, o := range occs {
 			if distinct(o.at) == best && o.at >= at && o.end <= at+len(got) {
 				ok = true
-				// Some words before it, unless it starts its line.
-				if at > 0 && trimmed[at-1] != '\n' && o.at-at < lead/2 && strings.ContainsAny(trimmed[max(0, o.at-lead):o.at], " \t") {
-					t.Fatalf("case %d: query %v: the snippet %q starts %d bytes before its first query word", n, q, got, o.at-at)
+				// Unless it starts its line, it starts at the first word of
+				// the lead bytes before it (a space or tab before it).
+				if at > 0 && trimmed[at-1] != '\n' && (at < o.at-lead || strings.ContainsAny(trimmed[max(0, o.at-lead):at-1], " \t")) {
+					t.Fatalf("case %d: query %v: the snippet %q starts %d bytes before its first query word, not at the first word of the %d before", n, q, got, o.at-at, lead)
 				}
 				break
 			}
