@@ -321,7 +321,7 @@ func (x *Index) run() {
 	saved := time.Now()
 	tick := time.NewTicker(saveQuiet)
 	defer tick.Stop()
-	var buf []byte
+	var w workspace
 	for {
 		if !x.q.Working() {
 			x.owed = 0 // waiting for work is rest too
@@ -350,7 +350,7 @@ func (x *Index) run() {
 				break
 			}
 			if ok {
-				buf = x.index(p, g, buf)
+				x.index(p, g, &w)
 			}
 			select {
 			case <-x.stop:
@@ -367,18 +367,60 @@ func (x *Index) dueForSave(saved time.Time) bool {
 	return x.changed && (time.Since(x.lastMod) >= saveQuiet || time.Since(saved) >= saveEvery)
 }
 
-// index reads p (dirty at generation g), installs its passages' words at
-// once, then embeds them under the CPU budget and installs the vectors.
-func (x *Index) index(p string, g uint64, buf []byte) []byte {
+// workspace is what the worker keeps from file to file: the read buffer and
+// the words' analyses. One goroutine owns it.
+type workspace struct {
+	buf  []byte
+	memo wordMemo
+}
+
+// cut is one passage of a file as split and analysed before the index's lock
+// is taken: its span, word count, text hash and term frequencies.
+type cut struct {
+	span  span
+	words int32
+	hash  uint64
+	tf    map[string]uint16
+}
+
+// cutText splits text into passages and analyses each.
+func cutText(text []byte, memo *wordMemo) []cut {
+	spans := split(text)
+	out := make([]cut, len(spans))
+	for i, sp := range spans {
+		body := text[sp.start:sp.end]
+		c := cut{span: sp, tf: make(map[string]uint16, 64)}
+		memo.terms(string(body), func(t string) {
+			c.words++
+			if c.tf[t] < 0xffff {
+				c.tf[t]++
+			}
+		})
+		h := fnv.New64a()
+		h.Write(body)
+		c.hash = h.Sum64()
+		out[i] = c
+	}
+	return out
+}
+
+// index reads p (dirty at generation g), splits and analyses it, installs its
+// passages' words at once, then embeds them under the CPU budget and installs
+// the vectors.
+func (x *Index) index(p string, g uint64, w *workspace) {
 	start := time.Now()
 	defer func() { x.rest(time.Since(start)) }() // reading and splitting, within the budget too
-	size, mtime, text, ok, err := x.read(p, buf)
-	buf = text[:0]
+	size, mtime, text, ok, err := x.read(p, w.buf)
+	w.buf = text[:0]
+	var cuts []cut
+	if err == nil && ok {
+		cuts = cutText(text, &w.memo) // outside the lock: searches go on meanwhile
+	}
 	x.mu.Lock()
 	x.drainLocked()
 	if !x.q.Done(p, g) {
 		x.mu.Unlock()
-		return buf
+		return
 	}
 	old := map[uint64][]float32{} // by text hash: passages that did not change keep their vectors
 	oldModel := x.model
@@ -395,30 +437,19 @@ func (x *Index) index(p string, g uint64, buf []byte) []byte {
 			x.log.Debug("passage index: file unreadable", "path", p, "err", err)
 		}
 		x.mu.Unlock()
-		return buf
+		return
 	}
-	spans := split(text)
-	e := &file{path: p, size: size, mtime: mtime, gen: g, pids: make([]uint32, 0, len(spans))}
+	e := &file{path: p, size: size, mtime: mtime, gen: g, pids: make([]uint32, 0, len(cuts))}
 	x.newFidLocked(e)
 	var need []uint32
-	for _, sp := range spans {
-		body := text[sp.start:sp.end]
-		tf := map[string]uint16{}
-		n := int32(0)
-		terms(string(body), func(t string) {
-			n++
-			if tf[t] < 0xffff {
-				tf[t]++
-			}
-		})
-		h := fnv.New64a()
-		h.Write(body)
-		ps := pass{path: p, span: sp, words: n, hash: h.Sum64()}
+	for _, c := range cuts {
+		n := c.words
+		ps := pass{path: p, span: c.span, words: n, hash: c.hash}
 		id := x.newPidLocked()
 		x.passes[id] = ps
 		x.meta[id] = pmeta{fid: e.fid, words: n}
-		for t, c := range tf {
-			x.postLocked(t, id, c)
+		for t, f := range c.tf {
+			x.postLocked(t, id, f)
 		}
 		if v, ok := old[ps.hash]; ok && oldModel == x.model {
 			x.setVecLocked(id, v)
@@ -438,7 +469,6 @@ func (x *Index) index(p string, g uint64, buf []byte) []byte {
 	x.rest(time.Since(start))
 	x.embed(p, e, need, text)
 	start = time.Now()
-	return buf
 }
 
 // restMin is the shortest rest the worker takes: below it, rest is owed and

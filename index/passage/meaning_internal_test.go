@@ -57,14 +57,14 @@ func genIndex(t testing.TB, files, paras, dims int, rng *rand.Rand) (*Index, str
 	}
 	t.Cleanup(func() { x.Close() })
 	x.Apply(cs)
-	var buf []byte
+	var w workspace
 	for { // beside the worker, which runs at nice 19
 		p, g, ok, more := x.q.Pop()
 		if !more {
 			break
 		}
 		if ok {
-			buf = x.index(p, g, buf)
+			x.index(p, g, &w)
 		}
 	}
 	if err := x.Settle(context.Background()); err != nil {

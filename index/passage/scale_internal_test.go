@@ -152,14 +152,14 @@ func scaleWords(tb testing.TB, root, cache string, nfiles int) *Index {
 	x.Apply(cs)
 	// The worker runs at nice 19: on a loaded machine it would take hours.
 	// This goroutine takes the queue's paths too, at the test's priority.
-	var buf []byte
+	var w workspace
 	for {
 		p, g, ok, more := x.q.Pop()
 		if !more {
 			break
 		}
 		if ok {
-			buf = x.index(p, g, buf)
+			x.index(p, g, &w)
 		}
 	}
 	if err := x.Settle(context.Background()); err != nil {

@@ -101,10 +101,17 @@ var declarations = [][]byte{
 func countWords(l []byte) int {
 	n := 0
 	in := false
-	for len(l) > 0 {
-		r, size := utf8.DecodeRune(l)
-		l = l[size:]
-		w := unicode.IsLetter(r) || unicode.IsDigit(r)
+	for i := 0; i < len(l); {
+		var w bool
+		if c := l[i]; c < utf8.RuneSelf {
+			// ASCII without decoding or the Unicode tables: most text is.
+			w = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+			i++
+		} else {
+			r, size := utf8.DecodeRune(l[i:])
+			i += size
+			w = unicode.IsLetter(r) || unicode.IsDigit(r)
+		}
 		if w && !in {
 			n++
 		}
