@@ -123,9 +123,6 @@ type Index struct {
 	damaged string
 	stop    chan struct{}
 	done    chan struct{}
-	// owed is the rest the worker's work has earned and not yet taken
-	// (rest); only the worker touches it.
-	owed time.Duration
 }
 
 // Open loads the index from opt.Dir, or starts empty (Damaged says why), and
@@ -324,7 +321,7 @@ func (x *Index) run() {
 	var w workspace
 	for {
 		if !x.q.Working() {
-			x.owed = 0 // waiting for work is rest too
+			w.owed = 0 // waiting for work is rest too
 			select {
 			case <-x.stop:
 				return
@@ -367,11 +364,13 @@ func (x *Index) dueForSave(saved time.Time) bool {
 	return x.changed && (time.Since(x.lastMod) >= saveQuiet || time.Since(saved) >= saveEvery)
 }
 
-// workspace is what the worker keeps from file to file: the read buffer and
-// the words' analyses. One goroutine owns it.
+// workspace is what the worker keeps from file to file: the read buffer, the
+// words' analyses and the rest its work has earned and not yet taken (rest).
+// One goroutine owns it.
 type workspace struct {
 	buf  []byte
 	memo wordMemo
+	owed time.Duration
 }
 
 // cut is one passage of a file as split and analysed before the index's lock
@@ -409,7 +408,7 @@ func cutText(text []byte, memo *wordMemo) []cut {
 // the vectors.
 func (x *Index) index(p string, g uint64, w *workspace) {
 	start := time.Now()
-	defer func() { x.rest(time.Since(start)) }() // reading and splitting, within the budget too
+	defer func() { x.rest(w, time.Since(start)) }() // reading and splitting, within the budget too
 	size, mtime, text, ok, err := x.read(p, w.buf)
 	w.buf = text[:0]
 	var cuts []cut
@@ -466,8 +465,8 @@ func (x *Index) index(p string, g uint64, w *workspace) {
 	x.changed, x.lastMod = true, time.Now()
 	x.maybeCompactLocked()
 	x.mu.Unlock()
-	x.rest(time.Since(start))
-	x.embed(p, e, need, text)
+	x.rest(w, time.Since(start))
+	x.embed(w, p, e, need, text)
 	start = time.Now()
 }
 
@@ -480,13 +479,13 @@ const restMin = 10 * time.Millisecond
 // rest sleeps after took of work so that the worker's work takes at most the
 // budget's share of a core (Options.CPU; DefaultCPU for words alone when
 // embedding is off), over spans of restMin or more.
-func (x *Index) rest(took time.Duration) {
+func (x *Index) rest(w *workspace, took time.Duration) {
 	f := x.opt.CPU
 	if f <= 0 {
 		f = DefaultCPU
 	}
 	var d time.Duration
-	if d, x.owed = owe(x.owed, took, f); d == 0 {
+	if d, w.owed = owe(w.owed, took, f); d == 0 {
 		return
 	}
 	select {
@@ -512,7 +511,7 @@ func owe(owed, took time.Duration, f float64) (sleep, left time.Duration) {
 // embed computes the vectors of p's passages need (of version e, whose text
 // is text) in batches, sleeping after each so that embedding takes at most
 // opt.CPU of a core, and installs them if e is still p's version.
-func (x *Index) embed(p string, e *file, need []uint32, text []byte) {
+func (x *Index) embed(w *workspace, p string, e *file, need []uint32, text []byte) {
 	emb := x.embedder()
 	if emb == nil || len(need) == 0 {
 		return
@@ -552,7 +551,7 @@ func (x *Index) embed(p string, e *file, need []uint32, text []byte) {
 			x.changed, x.lastMod = true, time.Now()
 		}
 		x.mu.Unlock()
-		x.rest(took)
+		x.rest(w, took)
 	}
 }
 
