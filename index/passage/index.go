@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +60,14 @@ type pass struct {
 	nv    float64 // |vec|
 }
 
+// vgroup is the passages whose vectors are equal (copies of one text: a
+// file's copies, a template, a page written over and over): the meaning
+// scan compares the query with each group once.
+type vgroup struct {
+	pids []uint32 // in increasing order when more than one (Index.lead says), else nil
+	hash uint64   // its passages' text hash (Index.byHash)
+}
+
 // pmeta is what a query's word stage reads of every matching passage, kept
 // apart from pass so that a scan of many postings reads 8 bytes a passage.
 type pmeta struct {
@@ -92,13 +101,29 @@ type Index struct {
 	freeFids []uint32 // fids of dropped files, for reuse
 	post     map[string]*postings
 	free     []uint32
-	// The vectors' sign bits, codeWords a pid (bit j set when component j
+	// groups are the vectors of dims components, each once however many
+	// passages have it (vgroup), by vid (0 is never used); byHash finds a
+	// group by its passages' text hash (a hash's first group: the vectors are
+	// compared before a passage joins); freeVids are vids to reuse; vids is
+	// the groups in use.
+	groups   []vgroup
+	byHash   map[uint64]uint32
+	freeVids []uint32
+	vids     int
+	// lead is each vid's lowest pid (0: a free vid), with manyBit set when
+	// the group has more, in its vgroup's pids: the meaning scan offers a
+	// group of one (most groups) without reading its vgroup.
+	lead []uint32
+	// vidOf is each pid's group (0: no vector, or one of another length);
+	// apart from pass, so that the scan's sample reads 4 bytes a passage.
+	vidOf []uint32
+	// The groups' sign bits, codeWords a vid (bit j set when component j
 	// is > 0), for the coarse pass of a large meaning scan (search.go); coded
-	// says which pids have them (a vector of dims components).
+	// says which vids are in use.
 	codes []uint64
 	coded []bool
-	// The vectors' int8 copies, dims a pid, and their factors (int8vec):
-	// the approximate cosines of a large meaning scan, for pids coded.
+	// The groups' int8 copies, dims a vid, and their factors (int8vec):
+	// the approximate cosines of the meaning scan, for vids coded.
 	q8            []int8
 	q8f           []float32
 	dims          int
@@ -167,6 +192,8 @@ func (x *Index) reset() {
 	x.byFid = make([]*file, 1)
 	x.freeFids = nil
 	x.post = map[string]*postings{}
+	x.groups, x.byHash, x.freeVids, x.vids, x.lead = make([]vgroup, 1), map[uint64]uint32{}, nil, 0, make([]uint32, 1)
+	x.vidOf = make([]uint32, 1)
 	x.codes, x.coded, x.q8, x.q8f, x.dims = nil, make([]bool, 1), nil, nil, 0
 	x.free, x.dead, x.words, x.live, x.bytes, x.embedded = nil, 0, 0, 0, 0, 0
 }
@@ -283,9 +310,9 @@ func (x *Index) dropLocked(p string) {
 		if ps.vec != nil {
 			x.embedded--
 		}
+		x.leaveGroupLocked(id)
 		*ps = pass{}
 		x.meta[id] = pmeta{}
-		x.coded[id] = false
 		x.dead++
 		x.live--
 	}
@@ -569,33 +596,117 @@ func (x *Index) embedder() embed.Embedder {
 	return x.emb
 }
 
-// setVecLocked installs v as passage id's vector, with its norm, sign bits
-// and int8 copy. Precondition: mu held for writing.
+// setVecLocked installs v as passage id's vector, with its norm; a vector
+// of dims components joins the group of its equals, or starts one with its
+// sign bits and int8 copy. Precondition: mu held for writing.
 func (x *Index) setVecLocked(id uint32, v []float32) {
 	ps := &x.passes[id]
 	if ps.vec == nil {
 		x.embedded++
 	}
+	x.leaveGroupLocked(id)
 	ps.vec, ps.nv = v, norm(v)
 	if x.dims == 0 {
 		x.dims = len(v)
 	}
 	if len(v) != x.dims {
-		x.coded[id] = false // the float32 scan of another length compares lengths itself
-		return
+		return // the float32 scan of another length compares lengths itself
 	}
-	w, d, n := signcode.Words(x.dims), x.dims, len(x.passes)
-	x.codes = perPid(x.codes, id, w, n)
-	signcode.Put(x.codes[int(id)*w:(int(id)+1)*w], v)
-	x.q8 = perPid(x.q8, id, d, n)
-	x.q8f = perPid(x.q8f, id, 1, n)
-	x.q8f[id] = int8vec.Put(x.q8[int(id)*d:(int(id)+1)*d], v)
-	x.coded[id] = true
+	vid := x.byHash[ps.hash]
+	if vid != 0 && !slices.Equal(x.passes[x.lead[vid]&^manyBit].vec, v) {
+		vid = 0 // the same text, another vector (a test's, or a hash's collision)
+	}
+	if vid == 0 {
+		vid = x.newVidLocked(ps.hash, v)
+	}
+	x.joinLocked(vid, id)
+	x.vidOf[id] = vid
 }
 
-// perPid grows s, an array of per entries a pid, to hold pid id, and room
-// for n pids when it grows (the pids the index has: one allocation for a
-// load, not one a pid).
+// manyBit marks a lead entry whose group has more than one passage.
+const manyBit = 1 << 31
+
+// joinLocked adds passage id to group vid. A group of one is its lead
+// alone, with no pids: no allocation a passage for the many that have no
+// copy. Precondition: mu held for writing.
+func (x *Index) joinLocked(vid, id uint32) {
+	l := x.lead[vid]
+	if l == 0 {
+		x.lead[vid] = id
+		return
+	}
+	g := &x.groups[vid]
+	if l&manyBit == 0 {
+		g.pids = append(g.pids[:0], l)
+	}
+	// New pids come last but for reused ones.
+	at, _ := slices.BinarySearch(g.pids, id)
+	g.pids = slices.Insert(g.pids, at, id)
+	x.lead[vid] = g.pids[0] | manyBit
+}
+
+// newVidLocked starts a group for vector v of dims components, for passages
+// of text hash h. Precondition: mu held for writing.
+func (x *Index) newVidLocked(h uint64, v []float32) uint32 {
+	var vid uint32
+	if n := len(x.freeVids); n > 0 {
+		vid = x.freeVids[n-1]
+		x.freeVids = x.freeVids[:n-1]
+	} else {
+		x.groups = append(x.groups, vgroup{})
+		x.coded = append(x.coded, false)
+		x.lead = append(x.lead, 0)
+		vid = uint32(len(x.groups) - 1)
+	}
+	x.groups[vid].hash = h
+	if x.byHash[h] == 0 {
+		x.byHash[h] = vid
+	}
+	// Room for half as many groups again when it grows: one allocation for
+	// a load, a few as the index grows.
+	w, d, n := signcode.Words(x.dims), x.dims, len(x.groups)+len(x.groups)/2
+	x.codes = perPid(x.codes, vid, w, n)
+	signcode.Put(x.codes[int(vid)*w:(int(vid)+1)*w], v)
+	x.q8 = perPid(x.q8, vid, d, n)
+	x.q8f = perPid(x.q8f, vid, 1, n)
+	x.q8f[vid] = int8vec.Put(x.q8[int(vid)*d:(int(vid)+1)*d], v)
+	x.coded[vid] = true
+	x.vids++
+	return vid
+}
+
+// leaveGroupLocked takes passage id out of its vector's group, and frees the
+// group when it was the last. Precondition: mu held for writing.
+func (x *Index) leaveGroupLocked(id uint32) {
+	vid := x.vidOf[id]
+	if vid == 0 {
+		return
+	}
+	x.vidOf[id] = 0
+	g := &x.groups[vid]
+	if x.lead[vid]&manyBit != 0 {
+		if at, ok := slices.BinarySearch(g.pids, id); ok {
+			g.pids = slices.Delete(g.pids, at, at+1)
+		}
+		if len(g.pids) > 1 {
+			x.lead[vid] = g.pids[0] | manyBit
+		} else {
+			x.lead[vid], g.pids = g.pids[0], nil
+		}
+		return
+	}
+	if x.byHash[g.hash] == vid {
+		delete(x.byHash, g.hash)
+	}
+	x.lead[vid], g.pids, g.hash = 0, nil, 0
+	x.coded[vid] = false
+	x.freeVids = append(x.freeVids, vid)
+	x.vids--
+}
+
+// perPid grows s, an array of per entries a pid (or a vid), to hold entry
+// id, and room for n entries when it grows (the entries the index has: one
+// allocation for a load, not one an entry).
 func perPid[T any](s []T, id uint32, per, n int) []T {
 	if need := (int(id) + 1) * per; len(s) < need {
 		s = append(s, make([]T, max(need, n*per)-len(s))...)
@@ -608,8 +719,9 @@ func (x *Index) dropVectorsLocked() {
 	for i := range x.passes {
 		x.passes[i].vec, x.passes[i].nv = nil, 0
 	}
-	clear(x.coded)
-	x.codes, x.q8, x.q8f, x.dims = nil, nil, nil, 0
+	clear(x.vidOf)
+	x.groups, x.byHash, x.freeVids, x.vids, x.lead = make([]vgroup, 1), map[uint64]uint32{}, nil, 0, make([]uint32, 1)
+	x.codes, x.coded, x.q8, x.q8f, x.dims = nil, make([]bool, 1), nil, nil, 0
 	x.embedded = 0
 }
 
@@ -621,7 +733,7 @@ func (x *Index) newPidLocked() uint32 {
 	}
 	x.passes = append(x.passes, pass{})
 	x.meta = append(x.meta, pmeta{})
-	x.coded = append(x.coded, false)
+	x.vidOf = append(x.vidOf, 0)
 	return uint32(len(x.passes) - 1)
 }
 

@@ -2,6 +2,7 @@ package passage
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/gonum/blas/blas32"
@@ -17,18 +18,26 @@ import (
 // 512 bytes a vector, within about 0.005 of the exact cosine; the scattered
 // reads are bound by their bytes: BenchmarkScan there, 1,500 vectors of
 // 60,000, 32 µs against float32's 124 µs), and only a hit's passages get
-// exact float32 cosines. Up to exhaustiveMax vectors every passage's int8 cosine
-// is computed; above, two passes instead, as the tag index does for its
-// vectors (index/vecscan.go):
+// exact float32 cosines. Up to exhaustiveMax distinct vectors every one's
+// int8 cosine is computed; above, two passes instead, as the tag index does
+// for its vectors (index/vecscan.go):
 //
 //   - the coarse pass: the Hamming distance between the query's sign bits
-//     and each passage's (64 bytes a passage at 512 d; the angle between two
-//     vectors is about π·hamming/dims) picks the likeliest passages, a
+//     and each distinct vector's (64 bytes a vector at 512 d; the angle
+//     between two vectors is about π·hamming/dims) picks the likeliest, a
 //     coarseShare of them between coarseMin and coarseMax;
 //   - the fine pass: their int8 cosines pick the meaningFiles closest
 //     files;
 //   - the mean and deviation over every passage (StandOut) come from a
 //     sample of statSample passages spread over the index.
+//
+// The scan reads each distinct vector once: passages whose vectors are equal
+// (copies of one text: a file's copies, a template, a page written over and
+// over) are one group (vgroup), with one sign code and one int8 copy, whose
+// cosine stands for all of them; the closest files take a group's passages in
+// pid order, as many as can be among them (offerGroup), and the mean and
+// deviation count each passage. So the scan's cost follows the distinct
+// vectors, not the passages (BenchmarkMeaningScanCopies).
 //
 // Either way, every passage of the closest files and of the word stage's
 // files then gets its exact cosine (byMeaning), or, of a file of more than
@@ -65,7 +74,7 @@ type scanned struct {
 	tops      []simID
 	sum, sum2 float64
 	cnt       int
-	approx    bool // the coarse pass ran (sc.dist holds every distance)
+	approx    bool // the coarse pass ran (sc.dist holds every group's distance)
 }
 
 // scan is the part of the meaning stage that reads every passage (the
@@ -108,20 +117,47 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 	d := x.dims
 	qq := make([]int8, d)
 	fq := int8vec.Put(qq, vec)
-	near := func(id uint32) float64 {
-		return int8vec.Cosine(qq, x.q8[int(id)*d:int(id+1)*d], fq, x.q8f[id])
+	near := func(vid uint32) float64 {
+		return int8vec.Cosine(qq, x.q8[int(vid)*d:int(vid+1)*d], fq, x.q8f[vid])
 	}
+	// offerGroup offers a group's passages, in pid order, until meaningFiles
+	// files have one: they all have cosine s, so a file whose first passage
+	// in the group comes later is after those files by closer, whatever its
+	// other passages.
+	fids := sc.groupFids[:0]
+	offerGroup := func(vid uint32, s float64) {
+		if l := x.lead[vid]; l&manyBit == 0 {
+			offer(l, s) // a group of one
+			return
+		}
+		fids = fids[:0]
+		for _, id := range x.groups[vid].pids {
+			offer(id, s)
+			if fid := x.meta[id].fid; !slices.Contains(fids, fid) {
+				if fids = append(fids, fid); len(fids) == meaningFiles {
+					break
+				}
+			}
+		}
+	}
+	defer func() { sc.groupFids = fids }()
 	limit := x.exhaustiveMax
 	if limit <= 0 {
 		limit = exhaustiveMax
 	}
-	r.approx = x.embedded > limit
+	r.approx = x.vids > limit
 	if !r.approx {
-		for id, ok := range x.coded {
+		for vid, ok := range x.coded {
 			if ok {
-				s := near(uint32(id))
-				add(s)
-				offer(uint32(id), s)
+				s := near(uint32(vid))
+				n := 1
+				if x.lead[vid]&manyBit != 0 {
+					n = len(x.groups[vid].pids)
+				}
+				r.sum += float64(n) * s
+				r.sum2 += float64(n) * s * s
+				r.cnt += n
+				offerGroup(uint32(vid), s)
 			}
 		}
 		return r
@@ -131,13 +167,13 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 	// every pid: counting the coded ones to take every every-th cost a
 	// quarter of the scan at 40,000 passages (BenchmarkMeaningScan).
 	every := max(1, x.embedded/statSample)
-	for id := 1; id < len(x.coded); id += every {
-		if x.coded[id] {
-			add(near(uint32(id)))
+	for id := 1; id < len(x.passes); id += every {
+		if vid := x.vidOf[id]; vid != 0 {
+			add(near(vid))
 		}
 	}
-	for _, id := range x.coarse(vec, sc.dist) {
-		offer(id, near(id))
+	for _, vid := range x.coarse(vec, sc.dist) {
+		offerGroup(vid, near(vid))
 	}
 	return r
 }
@@ -180,10 +216,10 @@ func (x *Index) byMeaning(vec []float32, r scanned, sc *scratch, files map[uint3
 		mine = mine[:0]
 		cut, atCut := len(hist), len(f.pids)
 		if approx && len(f.pids) > perFileExact {
-			cut, atCut = nearCut(f.pids, sc.dist, hist, perFileExact)
+			cut, atCut = x.nearCut(f.pids, sc.dist, hist, perFileExact)
 		}
 		for _, id := range f.pids {
-			if d := int(sc.dist[id]); approx && (d > cut || d == cut && atCut == 0) {
+			if d := int(sc.dist[x.vidOf[id]]); approx && (d > cut || d == cut && atCut == 0) {
 				continue
 			} else if approx && d == cut {
 				atCut--
@@ -204,18 +240,21 @@ func (x *Index) byMeaning(vec []float32, r scanned, sc *scratch, files map[uint3
 	}
 }
 
-// coarse returns the coded passages whose sign bits are nearest vec's, a
+// coarse returns the groups whose sign bits are nearest vec's, a
 // coarseShare of them between coarseMin and coarseMax (ties at the cut-off:
-// the lowest pids), using dist (len(x.passes) at least) as scratch. Precondition: mu held for reading, len(vec) == x.dims.
+// the lowest vids), leaving every group's distance in dist (len(x.groups) at
+// least). Precondition: mu held for reading, len(vec) == x.dims.
 func (x *Index) coarse(vec []float32, dist []uint16) []uint32 {
 	qs := make([]uint64, signcode.Words(x.dims))
 	signcode.Put(qs, vec)
 	hist := make([]int, x.dims+1)
-	n := len(x.passes)
-	// Entry 0 is no passage (pids start at 1); an uncoded one is placed
-	// beyond every distance.
-	signcode.Distances(dist[:n], hist, x.codes, qs, x.coded, 1, uint16(x.dims+1))
-	ids := signcode.Nearest(dist[:n], hist, min(coarseMax, max(coarseMin, x.embedded/coarseShare)), 1)
+	n := len(x.groups)
+	// Entry 0 is no group (a passage without one: vid 0), and a free vid
+	// has no code: both are placed beyond every distance.
+	far := uint16(x.dims + 1)
+	dist[0] = far
+	signcode.Distances(dist[:n], hist, x.codes, qs, x.coded, 1, far)
+	ids := signcode.Nearest(dist[:n], hist, min(coarseMax, max(coarseMin, x.vids/coarseShare)), 1)
 	near := make([]uint32, len(ids))
 	for i, id := range ids {
 		near[i] = uint32(id)
@@ -224,17 +263,18 @@ func (x *Index) coarse(vec []float32, dist []uint16) []uint32 {
 }
 
 // nearCut is the distance cut-off (and how many at it to keep) that keeps
-// the k of pids nearest by dist, using hist (dims+2 long, returned zeroed).
-func nearCut(pids []uint32, dist []uint16, hist []int, k int) (cut, atCut int) {
+// the k of pids nearest by their groups' dist, using hist (dims+2 long,
+// returned zeroed).
+func (x *Index) nearCut(pids []uint32, dist []uint16, hist []int, k int) (cut, atCut int) {
 	for _, id := range pids {
-		hist[dist[id]]++
+		hist[dist[x.vidOf[id]]]++
 	}
 	below := 0
 	for ; cut < len(hist)-1 && below+hist[cut] < k; cut++ {
 		below += hist[cut]
 	}
 	for _, id := range pids {
-		hist[dist[id]] = 0
+		hist[dist[x.vidOf[id]]] = 0
 	}
 	return cut, k - below
 }

@@ -197,9 +197,10 @@ func TestMeaningSampleIsSpread(t *testing.T) {
 		var sum, sum2 float64
 		qq := make([]int8, x.dims)
 		fq := int8vec.Put(qq, q)
-		for id, ok := range x.coded {
-			if ok {
-				s := int8vec.Cosine(qq, x.q8[id*x.dims:(id+1)*x.dims], fq, x.q8f[id])
+		p8 := make([]int8, x.dims)
+		for _, ps := range x.passes {
+			if ps.vec != nil {
+				s := int8vec.Cosine(qq, p8, fq, int8vec.Put(p8, ps.vec))
 				sum, sum2 = sum+s, sum2+s*s
 			}
 		}

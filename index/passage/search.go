@@ -267,7 +267,9 @@ func recoverTo(err *error) {
 type scratch struct {
 	cov, bm []float64 // by pid: a passage's coverage and BM25 sum
 	touched []uint32  // the pids with cov > 0
-	dist    []uint16  // by pid: Hamming distance to the query's sign bits
+	dist    []uint16  // by vid: Hamming distance to the query's sign bits
+	// groupFids is the meaning scan's: the files a group's passages offered.
+	groupFids []uint32
 	// Each file's best passage by words, and (the meaning scan's own: it
 	// runs beside the word stage) its closest by meaning.
 	byWords   fileBests[uint32]

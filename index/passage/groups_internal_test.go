@@ -1,0 +1,301 @@
+package passage
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/semfs/semfs/index/content"
+	"github.com/semfs/semfs/index/int8vec"
+)
+
+// dupIndex is an index of files of one passage each, most of them copies of
+// a few texts, every passage with a vector: the same text's is the same
+// vector (one per text, random).
+type dupIndex struct {
+	x    *Index
+	root string
+	rng  *rand.Rand
+	vecs map[uint64][]float32 // by text hash
+	n    int                  // files written so far
+	dims int
+}
+
+func newDupIndex(t testing.TB, seed uint64, dims int) *dupIndex {
+	x, err := Open(Options{Files: content.Dir(t.TempDir()), CPU: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	d := &dupIndex{x: x, root: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 40)), vecs: map[uint64][]float32{}, dims: dims}
+	x.opt.Files = content.Dir(d.root)
+	return d
+}
+
+// write writes files new files, a copy of one of templates texts each but
+// for one in unique, and indexes them; then gives every passage without a
+// vector its text's.
+func (d *dupIndex) write(t testing.TB, files, templates, unique int) {
+	var cs []content.Change
+	for range files {
+		k := d.rng.IntN(templates)
+		if d.rng.IntN(unique) == 0 {
+			k = templates + d.n
+		}
+		var b strings.Builder
+		for j := range 20 {
+			b.WriteString(word(k*20 + j))
+			b.WriteByte(' ')
+		}
+		p := fmt.Sprintf("d%d/f%05d.txt", d.n%7, d.n)
+		d.n++
+		if err := os.MkdirAll(filepath.Join(d.root, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d.root, p), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, content.Change{Op: content.Written, Path: p})
+	}
+	d.index(t, cs)
+}
+
+func (d *dupIndex) index(t testing.TB, cs []content.Change) {
+	x := d.x
+	x.Apply(cs)
+	var w workspace
+	for {
+		p, g, ok, more := x.q.Pop()
+		if !more {
+			break
+		}
+		if ok {
+			x.index(p, g, &w)
+		}
+	}
+	if err := x.Settle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for id := 1; id < len(x.passes); id++ {
+		if ps := &x.passes[id]; ps.path != "" && ps.vec == nil {
+			v := d.vecs[ps.hash]
+			if v == nil {
+				v = randUnit(d.rng, d.dims)
+				d.vecs[ps.hash] = v
+			}
+			x.setVecLocked(uint32(id), v)
+		}
+	}
+	x.model = "test"
+}
+
+// remove removes files of the files written, at random.
+func (d *dupIndex) remove(t *testing.T, files int) {
+	var cs []content.Change
+	for _, i := range d.rng.Perm(d.n)[:files] {
+		p := fmt.Sprintf("d%d/f%05d.txt", i%7, i)
+		if err := os.Remove(filepath.Join(d.root, p)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		cs = append(cs, content.Change{Op: content.Removed, Path: p})
+	}
+	d.index(t, cs)
+}
+
+// checkGroups checks the groups against the passages: every live passage
+// with a vector is in the group of its vector, and in no other; a group's
+// passages are in pid order and have its vector; a vid is coded while it has
+// passages, and free when not.
+func (d *dupIndex) checkGroups(t *testing.T) {
+	t.Helper()
+	x := d.x
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	in := map[uint32]uint32{}
+	used := 0
+	for vid := 1; vid < len(x.groups); vid++ {
+		g := x.groups[vid]
+		l := x.lead[vid]
+		if x.coded[vid] != (l != 0) {
+			t.Fatalf("vid %d: coded %v, lead %x", vid, x.coded[vid], l)
+		}
+		if l == 0 {
+			if g.pids != nil {
+				t.Fatalf("free vid %d: passages %v", vid, g.pids)
+			}
+			continue
+		}
+		members := []uint32{l}
+		if l&manyBit != 0 {
+			members = g.pids
+			if len(members) < 2 || l&^manyBit != members[0] {
+				t.Fatalf("vid %d: lead %x, passages %v", vid, l, g.pids)
+			}
+		} else if g.pids != nil {
+			t.Fatalf("vid %d of one passage (%d) holds passages %v", vid, l, g.pids)
+		}
+		used++
+		if !slices.IsSorted(members) {
+			t.Fatalf("vid %d: passages %v not in pid order", vid, members)
+		}
+		for _, id := range members {
+			ps := x.passes[id]
+			if ps.path == "" || x.vidOf[id] != uint32(vid) || !slices.Equal(ps.vec, x.passes[members[0]].vec) {
+				t.Fatalf("vid %d: passage %d (path %q, vid %d) is not one of its", vid, id, ps.path, x.vidOf[id])
+			}
+			if _, dup := in[id]; dup {
+				t.Fatalf("passage %d in two groups", id)
+			}
+			in[id] = uint32(vid)
+		}
+	}
+	if used != x.vids {
+		t.Fatalf("%d groups in use, counted %d", used, x.vids)
+	}
+	distinct := map[*float32]bool{} // the test's vectors: equal ones share an array
+	for id, ps := range x.passes {
+		if ps.path != "" && ps.vec != nil {
+			if in[uint32(id)] == 0 {
+				t.Fatalf("passage %d has a vector and no group", id)
+			}
+			distinct[&ps.vec[0]] = true
+		}
+	}
+	if len(distinct) != used {
+		t.Fatalf("%d distinct vectors in %d groups", len(distinct), used)
+	}
+}
+
+// The meaning scan compares the query with each group of equal vectors once,
+// and finds what comparing it with every passage finds: the same closest
+// files, each at its closest passage (the lowest pid of equals), and the same
+// mean over every passage; through removals, compaction and the reuse of pids
+// and vids, and when passages of one text have different vectors (a hash's
+// collision).
+func TestEqualVectorsAreScannedOnce(t *testing.T) {
+	d := newDupIndex(t, 3, 64)
+	d.write(t, 2000, 40, 25)
+	d.checkGroups(t)
+	for round := range 3 {
+		d.checkScan(t, round)
+		d.remove(t, d.x.Stats().Files*3/5)
+		d.checkGroups(t)
+		d.write(t, 1200, 40, 25)
+		d.checkGroups(t)
+		// The passages of a shared text but one get vectors of their own:
+		// its group goes from many to one.
+		x := d.x
+		x.mu.Lock()
+		for id := len(x.passes) - 1; id > 0; id-- {
+			if vid := x.vidOf[id]; vid != 0 && x.lead[vid]&manyBit != 0 {
+				for _, o := range slices.Clone(x.groups[vid].pids)[1:] {
+					x.setVecLocked(o, randUnit(d.rng, 64))
+				}
+				if x.lead[vid]&manyBit != 0 {
+					t.Fatalf("vid %d: still many passages: %v", vid, x.groups[vid].pids)
+				}
+				break
+			}
+		}
+		x.mu.Unlock()
+		d.checkGroups(t)
+	}
+	d.checkScan(t, 3)
+}
+
+func (d *dupIndex) checkScan(t *testing.T, round int) {
+	t.Helper()
+	x := d.x
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.vids >= coarseMin || x.embedded <= 2*x.vids {
+		t.Fatalf("round %d: %d groups of %d passages: the test needs fewer than %d groups, of several passages each", round, x.vids, x.embedded, coarseMin)
+	}
+	sc := x.scratch()
+	defer x.scratchPool.Put(sc)
+	var hashes []uint64
+	for h := range d.vecs {
+		hashes = append(hashes, h)
+	}
+	sort.Slice(hashes, func(i, j int) bool { return hashes[i] < hashes[j] })
+	for i := range 6 {
+		q := randUnit(d.rng, 64)
+		if i%2 == 0 {
+			q = d.vecs[hashes[d.rng.IntN(len(hashes))]] // a shared text's own vector
+		}
+		// The oracle: every passage's int8 cosine, each file's closest
+		// passage, the closest files.
+		qq := make([]int8, 64)
+		fq := int8vec.Put(qq, q)
+		p8 := make([]int8, 64)
+		best := map[uint32]simID{}
+		var sum float64
+		n := 0
+		for id, ps := range x.passes {
+			if ps.path == "" || ps.vec == nil {
+				continue
+			}
+			s := int8vec.Cosine(qq, p8, fq, int8vec.Put(p8, ps.vec))
+			sum += s
+			n++
+			fid := x.meta[id].fid
+			if b, ok := best[fid]; !ok || closer(simID{uint32(id), s}, b) {
+				best[fid] = simID{uint32(id), s}
+			}
+		}
+		var want []simID
+		for _, b := range best {
+			want = append(want, b)
+		}
+		sort.Slice(want, func(i, j int) bool { return closer(want[i], want[j]) })
+		want = want[:min(len(want), meaningFiles)]
+		for _, limit := range []int{math.MaxInt, 10} { // every group, and the coarse pass (which keeps them all here)
+			x.exhaustiveMax = limit
+			r := x.scan(q, sc)
+			if r.approx != (limit == 10) {
+				t.Fatalf("round %d: limit %d: approx %v", round, limit, r.approx)
+			}
+			if !slices.Equal(r.tops, want) {
+				t.Fatalf("round %d query %d limit %d: closest files\n%v\nwant\n%v", round, i, limit, r.tops, want)
+			}
+			if limit == math.MaxInt && (r.cnt != n || math.Abs(r.sum-sum) > 1e-9*float64(n)) {
+				t.Fatalf("round %d query %d: %d passages summing %v, want %d summing %v", round, i, r.cnt, r.sum, n, sum)
+			}
+		}
+		x.exhaustiveMax = 0
+	}
+}
+
+// BenchmarkMeaningScanCopies is BenchmarkMeaningScan's scan over 40,000
+// passages of which all but one in 50 are copies of 100 texts (the mixed
+// load's writers write one page each, over and over).
+func BenchmarkMeaningScanCopies(b *testing.B) {
+	d := newDupIndex(b, 8, 512)
+	for range 10 {
+		d.write(b, 4000, 100, 50)
+	}
+	x := d.x
+	qs := make([][]float32, 64)
+	for i := range qs {
+		qs[i] = randUnit(d.rng, 512)
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	b.Logf("%d passages, %d groups", x.embedded, x.vids)
+	sc := x.scratch()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := x.scan(qs[i%len(qs)], sc); len(r.tops) == 0 {
+			b.Fatal("scan found nothing")
+		}
+	}
+}
