@@ -685,7 +685,9 @@ func (x *Index) leaveGroupLocked(id uint32) {
 	x.vidOf[id] = 0
 	g := &x.groups[vid]
 	if x.lead[vid]&manyBit != 0 {
-		if at, ok := slices.BinarySearch(g.pids, id); ok {
+		if at, ok := slices.BinarySearch(g.pids, id); ok && at == 0 {
+			g.pids = g.pids[1:] // a tree removed in order: no copy of the rest each time
+		} else if ok {
 			g.pids = slices.Delete(g.pids, at, at+1)
 		}
 		if len(g.pids) > 1 {
