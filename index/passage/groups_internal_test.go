@@ -1,7 +1,6 @@
 package passage
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -69,20 +68,7 @@ func (d *dupIndex) write(t testing.TB, files, templates, unique int) {
 
 func (d *dupIndex) index(t testing.TB, cs []content.Change) {
 	x := d.x
-	x.Apply(cs)
-	var w workspace
-	for {
-		p, g, ok, more := x.q.Pop()
-		if !more {
-			break
-		}
-		if ok {
-			x.index(p, g, &w)
-		}
-	}
-	if err := x.Settle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	indexBeside(t, x, cs)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for id := 1; id < len(x.passes); id++ {

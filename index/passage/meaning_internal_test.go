@@ -56,9 +56,26 @@ func genIndex(t testing.TB, files, paras, dims int, rng *rand.Rand) (*Index, str
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { x.Close() })
+	indexBeside(t, x, cs)
+	x.mu.Lock()
+	for id := 1; id < len(x.passes); id++ {
+		if x.passes[id].path != "" {
+			x.setVecLocked(uint32(id), randUnit(rng, dims))
+		}
+	}
+	x.model = "test"
+	x.mu.Unlock()
+	return x, root
+}
+
+// indexBeside applies cs and indexes the files it names on this goroutine,
+// beside the worker: the worker runs at nice 19, and on a loaded machine it
+// would take hours. It returns when the worker has nothing left either.
+func indexBeside(t testing.TB, x *Index, cs []content.Change) {
+	t.Helper()
 	x.Apply(cs)
 	var w workspace
-	for { // beside the worker, which runs at nice 19
+	for {
 		p, g, ok, more := x.q.Pop()
 		if !more {
 			break
@@ -70,15 +87,6 @@ func genIndex(t testing.TB, files, paras, dims int, rng *rand.Rand) (*Index, str
 	if err := x.Settle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	x.mu.Lock()
-	for id := 1; id < len(x.passes); id++ {
-		if x.passes[id].path != "" {
-			x.setVecLocked(uint32(id), randUnit(rng, dims))
-		}
-	}
-	x.model = "test"
-	x.mu.Unlock()
-	return x, root
 }
 
 // word is the i-th word of the generated files: letters only, never a stop

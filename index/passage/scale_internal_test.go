@@ -149,22 +149,7 @@ func scaleWords(tb testing.TB, root, cache string, nfiles int) *Index {
 		cs[i] = content.Change{Op: content.Written, Path: p}
 	}
 	start := time.Now()
-	x.Apply(cs)
-	// The worker runs at nice 19: on a loaded machine it would take hours.
-	// This goroutine takes the queue's paths too, at the test's priority.
-	var w workspace
-	for {
-		p, g, ok, more := x.q.Pop()
-		if !more {
-			break
-		}
-		if ok {
-			x.index(p, g, &w)
-		}
-	}
-	if err := x.Settle(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
+	indexBeside(tb, x, cs)
 	tb.Logf("indexed the words of %d files in %v", len(paths), time.Since(start).Round(time.Second))
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		tb.Fatal(err)
