@@ -613,8 +613,12 @@ func (x *Index) setVecLocked(id uint32, v []float32) {
 		return // the float32 scan of another length compares lengths itself
 	}
 	vid := x.byHash[ps.hash]
-	if vid != 0 && !slices.Equal(x.passes[x.lead[vid]&^manyBit].vec, v) {
-		vid = 0 // the same text, another vector (a test's, or a hash's collision)
+	if vid != 0 {
+		if same := x.passes[x.lead[vid]&^manyBit].vec; slices.Equal(same, v) {
+			ps.vec = same // one array for the copies: 4 bytes a component each saved
+		} else {
+			vid = 0 // the same text, another vector (a test's, or a hash's collision)
+		}
 	}
 	if vid == 0 {
 		vid = x.newVidLocked(ps.hash, v)
