@@ -33,11 +33,12 @@ import (
 //
 // The scan reads each distinct vector once: passages whose vectors are equal
 // (copies of one text: a file's copies, a template, a page written over and
-// over) are one group (vgroup), with one sign code and one int8 copy, whose
-// cosine stands for all of them; the closest files take a group's passages in
-// pid order, as many as can be among them (offerGroup), and the mean and
-// deviation count each passage. So the scan's cost follows the distinct
-// vectors, not the passages (BenchmarkMeaningScanCopies).
+// over) are one group (vgroup), with one sign code, one int8 copy and one
+// float32 array, whose cosine stands for all of them; the closest files take
+// a group's passages in pid order, as many as can be among them
+// (offerGroup), and the mean and deviation count each passage. So the scan's
+// cost follows the distinct vectors, not the passages
+// (BenchmarkMeaningScanCopies).
 //
 // Either way, every passage of the closest files and of the word stage's
 // files then gets its exact cosine (byMeaning), or, of a file of more than
