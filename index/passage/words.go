@@ -31,23 +31,16 @@ const maxTermLen = 40
 
 // terms calls f with each analysed word of text, in order, stop words
 // dropped.
-func terms(text string, f func(string)) {
-	words(text, func(w string, kind, _ int) bool {
-		if t, ok := analyse(w, kind); ok {
-			f(t)
-		}
-		return true
-	})
-}
+func terms(text string, f func(string)) { (*wordMemo)(nil).terms(text, f) }
 
 // memoMax bounds a wordMemo: about 64k words and their terms, a few MiB. A
 // file's words follow Zipf's law, so most of any file's words are already in
 // it; when full it starts again.
 const memoMax = 1 << 16
 
-// wordMemo is terms with each run of letters' analysis remembered: NFKC, lower
-// case and the stemmer cost about 0.5 µs a word, a lookup tens of ns. One
-// goroutine owns it (the worker).
+// wordMemo remembers runs of letters' analyses: NFKC, lower case and the
+// stemmer cost about 0.5 µs a word, a lookup tens of ns. One goroutine owns
+// it (the worker); a nil *wordMemo remembers nothing.
 type wordMemo struct {
 	m map[string]memoTerm
 }
@@ -57,37 +50,37 @@ type memoTerm struct {
 	ok bool
 }
 
+// terms is the package's terms, with m's analyses.
 func (m *wordMemo) terms(text string, f func(string)) {
-	if m.m == nil {
-		m.m = make(map[string]memoTerm)
-	}
 	words(text, func(w string, kind, _ int) bool {
-		if kind != 1 || len(w) > maxTermLen {
-			if t, ok := analyse(w, kind); ok {
-				f(t)
-			}
-			return true
-		}
-		a, seen := m.m[w]
-		if !seen {
-			a.t, a.ok = analyse(w, kind)
-			if len(m.m) >= memoMax {
-				clear(m.m)
-			}
-			// Copies: a word cut from the text would keep the text alive.
-			k, t := strings.Clone(w), a.t
-			if t == w {
-				t = k
-			} else {
-				t = strings.Clone(t)
-			}
-			m.m[k] = memoTerm{t, a.ok}
-		}
-		if a.ok {
-			f(a.t)
+		if t, ok := m.analyse(w, kind); ok {
+			f(t)
 		}
 		return true
 	})
+}
+
+// analyse is the package's analyse, remembered for runs of letters.
+func (m *wordMemo) analyse(w string, kind int) (string, bool) {
+	if m == nil || kind != 1 || len(w) > maxTermLen {
+		return analyse(w, kind)
+	}
+	if a, seen := m.m[w]; seen {
+		return a.t, a.ok
+	}
+	t, ok := analyse(w, kind)
+	if m.m == nil || len(m.m) >= memoMax {
+		m.m = make(map[string]memoTerm)
+	}
+	// Copies: a word cut from the text would keep the text alive.
+	k, kt := strings.Clone(w), t
+	if t == w {
+		kt = k
+	} else {
+		kt = strings.Clone(t)
+	}
+	m.m[k] = memoTerm{kt, ok}
+	return t, ok
 }
 
 // words calls f with each run of letters (kind 1) or of digits (kind 2) of
