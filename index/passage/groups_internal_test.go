@@ -115,19 +115,19 @@ func (d *dupIndex) checkGroups(t *testing.T) {
 			t.Fatalf("vid %d: coded %v, lead %x", vid, x.coded[vid], l)
 		}
 		if l == 0 {
-			if g.pids != nil {
-				t.Fatalf("free vid %d: passages %v", vid, g.pids)
+			if g != nil {
+				t.Fatalf("free vid %d: passages %v", vid, g)
 			}
 			continue
 		}
 		members := []uint32{l}
 		if l&manyBit != 0 {
-			members = g.pids
+			members = g
 			if len(members) < 2 || l&^manyBit != members[0] {
-				t.Fatalf("vid %d: lead %x, passages %v", vid, l, g.pids)
+				t.Fatalf("vid %d: lead %x, passages %v", vid, l, g)
 			}
-		} else if g.pids != nil {
-			t.Fatalf("vid %d of one passage (%d) holds passages %v", vid, l, g.pids)
+		} else if g != nil {
+			t.Fatalf("vid %d of one passage (%d) holds passages %v", vid, l, g)
 		}
 		used++
 		if !slices.IsSorted(members) {
@@ -142,6 +142,11 @@ func (d *dupIndex) checkGroups(t *testing.T) {
 				t.Fatalf("passage %d in two groups", id)
 			}
 			in[id] = uint32(vid)
+		}
+	}
+	for h, vid := range x.byHash {
+		if l := x.lead[vid]; l == 0 || x.passes[l&^manyBit].hash != h {
+			t.Fatalf("byHash %x: vid %d, lead %x, not a group of that text", h, vid, l)
 		}
 	}
 	if used != x.vids {
@@ -183,11 +188,11 @@ func TestEqualVectorsAreScannedOnce(t *testing.T) {
 		x.mu.Lock()
 		for id := len(x.passes) - 1; id > 0; id-- {
 			if vid := x.vidOf[id]; vid != 0 && x.lead[vid]&manyBit != 0 {
-				for _, o := range slices.Clone(x.groups[vid].pids)[1:] {
+				for _, o := range slices.Clone(x.groups[vid])[1:] {
 					x.setVecLocked(o, randUnit(d.rng, 64))
 				}
 				if x.lead[vid]&manyBit != 0 {
-					t.Fatalf("vid %d: still many passages: %v", vid, x.groups[vid].pids)
+					t.Fatalf("vid %d: still many passages: %v", vid, x.groups[vid])
 				}
 				break
 			}

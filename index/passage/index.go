@@ -60,14 +60,6 @@ type pass struct {
 	nv    float64 // |vec|
 }
 
-// vgroup is the passages whose vectors are equal (copies of one text: a
-// file's copies, a template, a page written over and over): the meaning
-// scan compares the query with each group once.
-type vgroup struct {
-	pids []uint32 // in increasing order when more than one (Index.lead says), else nil
-	hash uint64   // its passages' text hash (Index.byHash)
-}
-
 // pmeta is what a query's word stage reads of every matching passage, kept
 // apart from pass so that a scan of many postings reads 8 bytes a passage.
 type pmeta struct {
@@ -101,18 +93,21 @@ type Index struct {
 	freeFids []uint32 // fids of dropped files, for reuse
 	post     map[string]*postings
 	free     []uint32
-	// groups are the vectors of dims components, each once however many
-	// passages have it (vgroup), by vid (0 is never used); byHash finds a
-	// group by its passages' text hash (a hash's first group: the vectors are
+	// A group is the passages whose vectors are equal (copies of one text:
+	// copied files, a template, a page written over and over), of dims
+	// components: the meaning scan compares the query with each group once.
+	// groups are their passages by vid (0 is never used), in increasing
+	// order when more than one (lead says), else nil; byHash finds a group
+	// by its passages' text hash (a hash's first group: the vectors are
 	// compared before a passage joins); freeVids are vids to reuse; vids is
 	// the groups in use.
-	groups   []vgroup
+	groups   [][]uint32
 	byHash   map[uint64]uint32
 	freeVids []uint32
 	vids     int
 	// lead is each vid's lowest pid (0: a free vid), with manyBit set when
-	// the group has more, in its vgroup's pids: the meaning scan offers a
-	// group of one (most groups) without reading its vgroup.
+	// the group has more, in groups: the meaning scan offers a group of one
+	// (most groups) without reading groups.
 	lead []uint32
 	// vidOf is each pid's group (0: no vector, or one of another length);
 	// apart from pass, so that the scan's sample reads 4 bytes a passage.
@@ -192,7 +187,7 @@ func (x *Index) reset() {
 	x.byFid = make([]*file, 1)
 	x.freeFids = nil
 	x.post = map[string]*postings{}
-	x.groups, x.byHash, x.freeVids, x.vids, x.lead = make([]vgroup, 1), map[uint64]uint32{}, nil, 0, make([]uint32, 1)
+	x.groups, x.byHash, x.freeVids, x.vids, x.lead = make([][]uint32, 1), map[uint64]uint32{}, nil, 0, make([]uint32, 1)
 	x.vidOf = make([]uint32, 1)
 	x.codes, x.coded, x.q8, x.q8f, x.dims = nil, make([]bool, 1), nil, nil, 0
 	x.free, x.dead, x.words, x.live, x.bytes, x.embedded = nil, 0, 0, 0, 0, 0
@@ -641,12 +636,12 @@ func (x *Index) joinLocked(vid, id uint32) {
 	}
 	g := &x.groups[vid]
 	if l&manyBit == 0 {
-		g.pids = append(g.pids[:0], l)
+		*g = append((*g)[:0], l)
 	}
 	// New pids come last but for reused ones.
-	at, _ := slices.BinarySearch(g.pids, id)
-	g.pids = slices.Insert(g.pids, at, id)
-	x.lead[vid] = g.pids[0] | manyBit
+	at, _ := slices.BinarySearch(*g, id)
+	*g = slices.Insert(*g, at, id)
+	x.lead[vid] = (*g)[0] | manyBit
 }
 
 // newVidLocked starts a group for vector v of dims components, for passages
@@ -657,12 +652,11 @@ func (x *Index) newVidLocked(h uint64, v []float32) uint32 {
 		vid = x.freeVids[n-1]
 		x.freeVids = x.freeVids[:n-1]
 	} else {
-		x.groups = append(x.groups, vgroup{})
+		x.groups = append(x.groups, nil)
 		x.coded = append(x.coded, false)
 		x.lead = append(x.lead, 0)
 		vid = uint32(len(x.groups) - 1)
 	}
-	x.groups[vid].hash = h
 	if x.byHash[h] == 0 {
 		x.byHash[h] = vid
 	}
@@ -689,22 +683,24 @@ func (x *Index) leaveGroupLocked(id uint32) {
 	x.vidOf[id] = 0
 	g := &x.groups[vid]
 	if x.lead[vid]&manyBit != 0 {
-		if at, ok := slices.BinarySearch(g.pids, id); ok && at == 0 {
-			g.pids = g.pids[1:] // a tree removed in order: no copy of the rest each time
+		if at, ok := slices.BinarySearch(*g, id); ok && at == 0 {
+			*g = (*g)[1:] // a tree removed in order: no copy of the rest each time
 		} else if ok {
-			g.pids = slices.Delete(g.pids, at, at+1)
+			*g = slices.Delete(*g, at, at+1)
 		}
-		if len(g.pids) > 1 {
-			x.lead[vid] = g.pids[0] | manyBit
+		if len(*g) > 1 {
+			x.lead[vid] = (*g)[0] | manyBit
 		} else {
-			x.lead[vid], g.pids = g.pids[0], nil
+			x.lead[vid], *g = (*g)[0], nil
 		}
 		return
 	}
-	if x.byHash[g.hash] == vid {
-		delete(x.byHash, g.hash)
+	// Its last passage: the group's hash is its (the callers leave a
+	// passage before they change it).
+	if h := x.passes[id].hash; x.byHash[h] == vid {
+		delete(x.byHash, h)
 	}
-	x.lead[vid], g.pids, g.hash = 0, nil, 0
+	x.lead[vid] = 0
 	x.coded[vid] = false
 	x.freeVids = append(x.freeVids, vid)
 	x.vids--
@@ -726,7 +722,7 @@ func (x *Index) dropVectorsLocked() {
 		x.passes[i].vec, x.passes[i].nv = nil, 0
 	}
 	clear(x.vidOf)
-	x.groups, x.byHash, x.freeVids, x.vids, x.lead = make([]vgroup, 1), map[uint64]uint32{}, nil, 0, make([]uint32, 1)
+	x.groups, x.byHash, x.freeVids, x.vids, x.lead = make([][]uint32, 1), map[uint64]uint32{}, nil, 0, make([]uint32, 1)
 	x.codes, x.coded, x.q8, x.q8f, x.dims = nil, make([]bool, 1), nil, nil, 0
 	x.embedded = 0
 }

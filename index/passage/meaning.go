@@ -33,7 +33,7 @@ import (
 //
 // The scan reads each distinct vector once: passages whose vectors are equal
 // (copies of one text: a file's copies, a template, a page written over and
-// over) are one group (vgroup), with one sign code, one int8 copy and one
+// over) are one group (Index.groups), with one sign code, one int8 copy and one
 // float32 array, whose cosine stands for all of them; the closest files take
 // a group's passages in pid order, as many as can be among them
 // (offerGroup), and the mean and deviation count each passage. So the scan's
@@ -132,7 +132,7 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 			return
 		}
 		fids = fids[:0]
-		for _, id := range x.groups[vid].pids {
+		for _, id := range x.groups[vid] {
 			offer(id, s)
 			if fid := x.meta[id].fid; !slices.Contains(fids, fid) {
 				if fids = append(fids, fid); len(fids) == meaningFiles {
@@ -153,7 +153,7 @@ func (x *Index) scan(vec []float32, sc *scratch) (r scanned) {
 				s := near(uint32(vid))
 				n := 1
 				if x.lead[vid]&manyBit != 0 {
-					n = len(x.groups[vid].pids)
+					n = len(x.groups[vid])
 				}
 				r.sum += float64(n) * s
 				r.sum2 += float64(n) * s * s
