@@ -1,6 +1,7 @@
 package passage
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,8 +10,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/semfs/semfs/embed"
+	"github.com/semfs/semfs/embed/embedtest"
 	"github.com/semfs/semfs/index/content"
 	"github.com/semfs/semfs/index/int8vec"
 )
@@ -288,5 +292,60 @@ func BenchmarkMeaningScanCopies(b *testing.B) {
 		if r := x.scan(qs[i%len(qs)], sc); len(r.tops) == 0 {
 			b.Fatal("scan found nothing")
 		}
+	}
+}
+
+// countingEmbedder counts the texts it is asked to embed.
+type countingEmbedder struct {
+	embed.Embedder
+	texts atomic.Int64
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.texts.Add(int64(len(texts)))
+	return c.Embedder.Embed(ctx, texts)
+}
+
+// A copy of a file the index holds takes its passages' vectors from the
+// index: the model embeds nothing again, and the copy is found by meaning
+// as the original is.
+func TestCopiesAreNotEmbeddedAgain(t *testing.T) {
+	use, err := embed.LoadUSELite(embedtest.ModelDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := &countingEmbedder{Embedder: use}
+	root := t.TempDir()
+	x, err := Open(Options{Files: content.Dir(root), CPU: 1, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	text := strings.Repeat("The harbour ferry leaves at dawn and returns before the tide turns.\n", 30) + "\n" +
+		strings.Repeat("Invoices are paid on the first working day of the month.\n", 30)
+	write := func(p string) {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		x.Apply([]content.Change{{Op: content.Written, Path: p}})
+		if err := x.Settle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt")
+	once := emb.texts.Load()
+	st := x.Stats()
+	if once < 2 || st.Embedded != st.Passages {
+		t.Fatalf("the original: %d texts embedded, %d of %d passages with vectors", once, st.Embedded, st.Passages)
+	}
+	write("b.txt")
+	write("c.txt")
+	if st2 := x.Stats(); emb.texts.Load() != once || st2.Embedded != 3*st.Passages || st2.Pending != 0 {
+		t.Fatalf("two copies: %d more texts embedded, %d of %d passages with vectors (original: %d)", emb.texts.Load()-once, st2.Embedded, st2.Passages, st.Passages)
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.vids != st.Passages {
+		t.Fatalf("%d groups for three copies of %d passages", x.vids, st.Passages)
 	}
 }

@@ -474,6 +474,10 @@ func (x *Index) index(p string, g uint64, w *workspace) {
 		}
 		if v, ok := old[ps.hash]; ok && oldModel == x.model {
 			x.setVecLocked(id, v)
+		} else if vid := x.byHash[ps.hash]; vid != 0 {
+			// A copy of a text the index holds: its vector, not another
+			// forward pass (setVecLocked finds the group again).
+			x.setVecLocked(id, x.passes[x.lead[vid]&^manyBit].vec)
 		}
 		e.pids = append(e.pids, id)
 		x.words += int64(n)
