@@ -32,14 +32,13 @@ type dupIndex struct {
 }
 
 func newDupIndex(t testing.TB, seed uint64, dims int) *dupIndex {
-	x, err := Open(Options{Files: content.Dir(t.TempDir()), CPU: 1})
+	root := t.TempDir()
+	x, err := Open(Options{Files: content.Dir(root), CPU: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { x.Close() })
-	d := &dupIndex{x: x, root: t.TempDir(), rng: rand.New(rand.NewPCG(seed, 40)), vecs: map[uint64][]float32{}, dims: dims}
-	x.opt.Files = content.Dir(d.root)
-	return d
+	return &dupIndex{x: x, root: root, rng: rand.New(rand.NewPCG(seed, 40)), vecs: map[uint64][]float32{}, dims: dims}
 }
 
 // write writes files new files, a copy of one of templates texts each but

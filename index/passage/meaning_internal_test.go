@@ -3,10 +3,12 @@ package passage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,9 +60,11 @@ func genIndex(t testing.TB, files, paras, dims int, rng *rand.Rand) (*Index, str
 	t.Cleanup(func() { x.Close() })
 	indexBeside(t, x, cs)
 	x.mu.Lock()
-	for id := 1; id < len(x.passes); id++ {
-		if x.passes[id].path != "" {
-			x.setVecLocked(uint32(id), randUnit(rng, dims))
+	// In path order: which pid a passage gets depends on whether the worker
+	// or this goroutine indexed its file, and a seed should give one index.
+	for _, p := range slices.Sorted(maps.Keys(x.files)) {
+		for _, id := range x.files[p].pids {
+			x.setVecLocked(id, randUnit(rng, dims))
 		}
 	}
 	x.model = "test"
