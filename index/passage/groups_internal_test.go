@@ -1,8 +1,13 @@
 package passage
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/gob"
 	"fmt"
+	"hash/crc32"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -346,5 +351,188 @@ func TestCopiesAreNotEmbeddedAgain(t *testing.T) {
 	defer x.mu.RUnlock()
 	if x.vids != st.Passages {
 		t.Fatalf("%d groups for three copies of %d passages", x.vids, st.Passages)
+	}
+}
+
+// BenchmarkSave saves and loads an index of 20,000 one-passage files with
+// 512-d vectors: "copies", all but one in 50 copies of 22 texts (the mixed
+// load's writers' tree), and "distinct", none a copy. It reports the saved
+// file's size and the time of a Save and of a load.
+func BenchmarkSave(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		unique int
+	}{{"copies", 50}, {"distinct", 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			d := newDupIndex(b, 9, 512)
+			for range 5 {
+				d.write(b, 4000, 22, c.unique)
+			}
+			dir := b.TempDir()
+			d.x.opt.Dir = dir
+			defer func() { d.x.opt.Dir = "" }()
+			b.Run("save", func(b *testing.B) {
+				for b.Loop() {
+					if err := d.x.Save(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				fi, err := os.Stat(filepath.Join(dir, fileName))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(fi.Size()), "file-bytes")
+			})
+			b.Run("load", func(b *testing.B) {
+				for b.Loop() {
+					x := &Index{opt: Options{Dir: dir}}
+					x.reset()
+					if err := x.load(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// passState is what the saved index must give back of a passage.
+type passState struct {
+	span  span
+	words int32
+	hash  uint64
+	vec   []float32
+	terms map[string]uint16
+}
+
+// statesOf is every live passage of x by path and start, with its words from
+// the postings.
+func statesOf(x *Index) map[string]passState {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := map[string]passState{}
+	key := func(id uint32) string { ps := x.passes[id]; return fmt.Sprintf("%s@%d", ps.path, ps.span.start) }
+	for id, ps := range x.passes {
+		if ps.path != "" && x.meta[id].fid != 0 {
+			out[key(uint32(id))] = passState{span: ps.span, words: ps.words, hash: ps.hash, vec: ps.vec, terms: map[string]uint16{}}
+		}
+	}
+	for t, pl := range x.post {
+		for i, id := range pl.ids {
+			if x.meta[id].fid != 0 {
+				out[key(id)].terms[t] = pl.tf[i]
+			}
+		}
+	}
+	return out
+}
+
+// A saved index loads as it was: every passage's span, words, hash, vector
+// and terms, and the groups of equal vectors; each distinct text (words and
+// vector) is saved once. The index has copies, removals, passages without a
+// vector, and one text with two vectors (a hash's collision).
+func TestSaveKeepsEveryPassage(t *testing.T) {
+	d := newDupIndex(t, 11, 32)
+	d.write(t, 1500, 30, 10)
+	d.remove(t, 400)
+	x := d.x
+	x.mu.Lock()
+	x.drainLocked() // the removals, as Save would first
+	for id := len(x.passes) - 1; id > 0; id-- {
+		if vid := x.vidOf[id]; vid != 0 && x.lead[vid]&manyBit != 0 {
+			x.setVecLocked(uint32(id), randUnit(d.rng, 32)) // one copy's own vector
+			break
+		}
+	}
+	novec := 0
+	for id := 1; id < len(x.passes) && novec < 5; id++ {
+		if x.passes[id].path != "" && x.passes[id].vec != nil {
+			x.leaveGroupLocked(uint32(id))
+			x.passes[id].vec, x.passes[id].nv = nil, 0
+			x.embedded--
+			novec++
+		}
+	}
+	x.mu.Unlock()
+	d.checkGroups(t)
+	want := statesOf(x)
+	distinct := map[string]bool{}
+	for _, st := range want {
+		terms := slices.Sorted(maps.Keys(st.terms))
+		var vp *float32
+		if st.vec != nil {
+			vp = &st.vec[0]
+		}
+		distinct[fmt.Sprint(st.hash, st.words, vp, terms, st.terms)] = true
+	}
+
+	dir := t.TempDir()
+	x.opt.Dir = dir
+	err := x.Save()
+	x.opt.Dir = ""
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, fileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s saved
+	if err := gob.NewDecoder(bytes.NewReader(b[:len(b)-4])).Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Texts) != len(distinct) {
+		t.Fatalf("%d texts saved for %d passages of %d distinct texts", len(s.Texts), len(want), len(distinct))
+	}
+
+	checkLoads(t, dir, d, x, want)
+
+	// The same index as layout 1 wrote it (each passage with its words and
+	// vector) loads the same.
+	for i := range s.Files {
+		for j := range s.Files[i].Passages {
+			sp := &s.Files[i].Passages[j]
+			st := s.Texts[sp.Text]
+			sp.Text, sp.Hash, sp.Words, sp.Terms, sp.TF, sp.Vec = 0, st.Hash, st.Words, st.Terms, st.TF, st.Vec
+		}
+	}
+	s.Layout, s.Texts = 1, nil
+	var b1 bytes.Buffer
+	if err := gob.NewEncoder(&b1).Encode(&s); err != nil {
+		t.Fatal(err)
+	}
+	b1.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b1.Bytes(), castagnoli)))
+	dir1 := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir1, fileName), b1.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkLoads(t, dir1, d, x, want)
+}
+
+// checkLoads opens the index saved in dir and checks it holds want, and
+// groups as x does.
+func checkLoads(t *testing.T, dir string, d *dupIndex, x *Index, want map[string]passState) {
+	t.Helper()
+	y, err := Open(Options{Dir: dir, Files: content.Dir(d.root), CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { y.Close() })
+	if y.Damaged() != "" {
+		t.Fatalf("reopened: damaged %q", y.Damaged())
+	}
+	got := statesOf(y)
+	if len(got) != len(want) {
+		t.Fatalf("%d passages loaded, %d saved", len(got), len(want))
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok || g.span != w.span || g.words != w.words || g.hash != w.hash || !slices.Equal(g.vec, w.vec) || (g.vec == nil) != (w.vec == nil) || !maps.Equal(g.terms, w.terms) {
+			t.Fatalf("passage %s: loaded %+v, saved %+v", k, g, w)
+		}
+	}
+	(&dupIndex{x: y}).checkGroups(t)
+	if y.vids != x.vids || y.embedded != x.embedded {
+		t.Fatalf("loaded %d groups of %d passages with vectors, saved %d of %d", y.vids, y.embedded, x.vids, x.embedded)
 	}
 }
