@@ -27,6 +27,9 @@ test: model
 	# -count=1: the integration and kernel tests build and run the semfs binary, which
 	# Go's test cache cannot see; a cached pass could hide a broken daemon.
 	SEMFS_REQUIRE_MODEL=1 $(GO) test -count=1 -timeout 25m ./...
+	# The concurrent parts again under the race detector (cgo: gcc): the core, both
+	# front ends, and the content indexes beside their workers (about 2 minutes).
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m ./server/... ./nfs/... ./ninep/... ./index/content ./index/passage
 	# Then every fuzz target for a bounded time (FUZZTIME, default 10s each).
 	GO=$(GO) bash integration/fuzz.sh
 
