@@ -78,8 +78,10 @@
 //     semfs answers EACCES (the target directory's permission first, as
 //     nfsd and rename(2)); the peers EINVAL.
 //   - remove or rmdir of the wrong type of file from a directory the
-//     caller may not write: semfs answers EACCES (permission first, as
-//     unlink(2), rmdir(2) and nfsd); ganesha and diod (through the Tremove
+//     caller may not write, or from a sticky directory where the caller
+//     owns neither the directory nor the file: semfs answers EACCES or
+//     EPERM (permission and sticky bit first, as unlink(2), rmdir(2)'s
+//     may_delete and nfsd); ganesha and diod (through the Tremove
 //     fallback) ENOTDIR or EISDIR.
 //   - NFS READ of no bytes at or past the end: semfs sets eof, as nfsd;
 //     ganesha does not for a count of 0.

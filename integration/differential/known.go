@@ -221,6 +221,14 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// and the 9P client's Tremove fallback (for diod) the type.
 			r.Status, r.Detail = "refused", ""
 		}
+		if (op.Kind == Remove || op.Kind == Rmdir) && op.As == User && (r.Status == "NFS3ERR_PERM" || r.Status == "EPERM") && stickyKept(op.Path, t) {
+			// Removing the wrong type of file from a sticky directory where
+			// the caller owns neither it nor the file: semfs checks the
+			// sticky bit first (EPERM), as may_delete and Linux's nfsd do;
+			// ganesha and the Tremove fallback the type (above). t is the
+			// tree after the step: a refusal left the file in place.
+			r.Status, r.Detail = "refused", ""
+		}
 		if op.Kind == Rename && len(op.Path2) > len(op.Path) && slices.Equal(op.Path2[:len(op.Path)], op.Path) &&
 			(r.Status == "NFS3ERR_INVAL" || r.Status == "NFS3ERR_ACCES" || r.Status == "EINVAL" || r.Status == "EACCES") {
 			// A directory renamed into itself by a caller who may not search
@@ -265,6 +273,18 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 
 // pathKey is a path's key in a Tree.
 func pathKey(p []string) string { return path.Join(p...) }
+
+// stickyKept reports whether the file at p is in a sticky directory and
+// neither it nor the directory is User's: a file only its owner, the
+// directory's owner or root may remove (sticky(7)).
+func stickyKept(p []string, t Tree) bool {
+	if len(p) == 0 {
+		return false
+	}
+	dir, ok := t[pathKey(p[:len(p)-1])]
+	node, found := t[pathKey(p)]
+	return ok && found && dir.Mode&0o1000 != 0 && dir.UID != User && node.UID != User
+}
 
 func isDot(n string) bool { return n == "." || n == ".." }
 
