@@ -113,8 +113,11 @@ func (c *fdCache) get(p string, ino uint64, write bool) (*fdEntry, error) {
 	return c.insert(p, ino, f, writable), nil
 }
 
-// adopt caches a file the caller just opened (CREATE), acquired once.
+// adopt caches a file the caller just opened (CREATE), acquired once. Shared
+// from now on, its writes clear setuid for the writer, not for the opener
+// (fastWrite's DropPrivsAfterWrite).
 func (c *fdCache) adopt(p string, ino uint64, f *server.File) *fdEntry {
+	f.Share()
 	return c.insert(p, ino, f, true)
 }
 

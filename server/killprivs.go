@@ -49,6 +49,13 @@ func (fl *File) dropPrivs() {
 	})
 }
 
+// Share makes fl a file every caller writes through (NFS's descriptor
+// cache): whether a write clears the bits is then each writer's to decide
+// (DropPrivsAfterWrite), and what a write by fl's opener would have cleared
+// is forgotten (root's write through a file another caller's create opened
+// keeps setuid, as the kernel's write by a holder of CAP_FSETID does).
+func (fl *File) Share() { fl.killPrivs.Store(false) }
+
 // DropPrivsAfterWrite is for a front end whose descriptors are shared by
 // every caller (NFS: a WRITE through the descriptor cache): after a write by
 // ctx's caller to this file, whose attributes before it were a, it clears
