@@ -272,7 +272,14 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 }
 
 // pathKey is a path's key in a Tree.
-func pathKey(p []string) string { return path.Join(p...) }
+// pathKey is the tree's key of p: its names joined and cleaned, "" for the
+// base (which "a/.." also names).
+func pathKey(p []string) string {
+	if k := path.Join(p...); k != "." {
+		return k
+	}
+	return ""
+}
 
 // stickyKept reports whether the file at p is in a sticky directory and
 // neither it nor the directory is User's: a file only its owner, the
