@@ -466,6 +466,12 @@ func kindForms(w string) []string {
 	return nil
 }
 
+// KindExtensions returns the file name extensions the best rank takes a word
+// for a kind of file to stand for ("email": eml, msg), nil for other words:
+// for the evaluation's strict paraphrases (index/eval), which must share no
+// evidence with the files they want.
+func KindExtensions(word string) []string { return kindForms(strings.ToLower(word)) }
+
 // shortForms returns the other way names often write a word: its usual
 // abbreviation ("production": prod, "kubernetes": k8s, "appointment": appt)
 // or, for an abbreviation, the word (db: database), or a word names use for

@@ -1,12 +1,16 @@
 package eval
 
 import (
+	"path"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+
+	"github.com/semfs/semfs/index"
 )
 
 // StrictClass is the class of the strict paraphrases (Strict): reported on
@@ -17,7 +21,8 @@ const StrictClass = "para-strict"
 // share no content word with any file they want (grade 2): no word of the
 // query other than an English stop word equals, or stems like, or (with 4
 // runes or more, as the best rank's prefix match) begins a word of that
-// file's path, creator, task or apps. The blind set's paraphrases were
+// file's path, creator, task or apps, and none names its kind ("email" for a
+// .eml file: index.KindExtensions). The blind set's paraphrases were
 // written as plain-language needs and many still share a word with their
 // file; this subset is the held-out evaluation's kind of paraphrase, chosen
 // by a mechanical test, not by reading the results.
@@ -40,7 +45,7 @@ func Strict(s Set) []Judged {
 			wanted = true
 			f := files[p]
 			fw := ContentWords(strings.Join(append([]string{f.Path, f.CreatedBy, f.Task}, f.Apps...), " "))
-			shared = shared || sharesWord(qw, fw)
+			shared = shared || sharesWord(qw, fw) || namesKind(q.Text, f.Path)
 		}
 		if wanted && !shared {
 			q.Class = StrictClass
@@ -48,6 +53,18 @@ func Strict(s Set) []Judged {
 		}
 	}
 	return out
+}
+
+// namesKind reports whether a word of text names the kind of file p is
+// ("email" for a .eml file): the best rank's kind forms find p by it.
+func namesKind(text, p string) bool {
+	ext := strings.ToLower(strings.TrimPrefix(path.Ext(p), "."))
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if ext != "" && slices.Contains(index.KindExtensions(w), ext) {
+			return true
+		}
+	}
+	return false
 }
 
 // sharesWord reports whether a word of q equals a word of f, or, with 4 runes
