@@ -84,3 +84,32 @@ func TestRelativeSeasonsWinter(t *testing.T) {
 		t.Errorf("a season without this, last or next: %v", rs)
 	}
 }
+
+// TestWordsFoldToASCII: both analyses give one term for a word written with
+// or without its accents, composed or decomposed (macOS names), in any case;
+// letters without a Latin base stay as they are.
+func TestWordsFoldToASCII(t *testing.T) {
+	x, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	for _, name := range []string{wordsAnalyzer, queryAnalyzer} {
+		a := x.bl.Mapping().AnalyzerNamed(name)
+		for _, c := range []struct {
+			want  string
+			forms []string
+		}{
+			{"bjork", []string{"bjork", "björk", "bjo\u0308rk", "BJÖRK", "BJO\u0308RK"}},
+			{"cafe", []string{"cafe", "café", "cafe\u0301", "CAFÉ"}},
+			{"strass", []string{"strasse", "straße"}},   // ß is ss (then the stem)
+			{"αθήνα", []string{"αθήνα", "αθη\u0301να"}}, // Greek: NFKC composes, nothing folds
+		} {
+			for _, f := range c.forms {
+				if got := analysed(a, f); got != c.want {
+					t.Errorf("%s: %q analyses to %q, want %q", name, f, got, c.want)
+				}
+			}
+		}
+	}
+}

@@ -59,6 +59,10 @@ func TestBestWords(t *testing.T) {
 		{"scans/receipt_12.pdf", "notes", "paper"},
 		{"recipes/grandma_card.md", "notes", "lasagna"},
 		{"infra/k8s_notes.md", "notes", "cluster"},
+		{"clients/ostra/banner.png", "design", ""},
+		{"design/Björk_moodboard.pdf", "design", ""},
+		{"notes/cafe\u0301_list.md", "notes", "Straße"}, // decomposed é (macOS names)
+		{"notes/αθήνα.md", "notes", ""},
 	}
 	for i, f := range files {
 		mustCreate(t, x, f.path, f.by, uint64(i+1))
@@ -85,6 +89,14 @@ func TestBestWords(t *testing.T) {
 		{"december", []string{"journal/2025-12-03.md"}, []string{"journal/2024-06-12.md", "scans/receipt_12.pdf"}}, // ...where a date puts a month, not a day's or another number
 		{"grandma's card", []string{"recipes/grandma_card.md"}, []string{"infra/k8s_notes.md"}},                    // a possessive's s is no word
 		{"calendar widgets", []string{"src/ui/DatePicker.tsx"}, []string{"notes/lisbon.md"}},
+		{"Östra", []string{"clients/ostra/banner.png"}, nil},         // letters folded to ASCII, both ways
+		{"bjork", []string{"design/Björk_moodboard.pdf"}, nil},       // ...
+		{"bjo\u0308rk", []string{"design/Björk_moodboard.pdf"}, nil}, // ...decomposed too
+		{"café", []string{"notes/cafe\u0301_list.md"}, nil},          // ...
+		{"cafe", []string{"notes/cafe\u0301_list.md"}, nil},          // ...
+		{"strasse", []string{"notes/cafe\u0301_list.md"}, nil},       // ß is ss
+		{"αθηνα", nil, []string{"notes/αθήνα.md"}},                   // Greek has no Latin base: kept as written
+		{"αθήνα", []string{"notes/αθήνα.md"}, nil},                   // ...
 	} {
 		got := paths(best(t, x, index.Query{Text: tc.q}))
 		for _, w := range tc.want {

@@ -8,15 +8,18 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/camelcase"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/unicodenorm"
 	bregexp "github.com/blevesearch/bleve/v2/analysis/tokenizer/regexp"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/registry"
 	unorm "golang.org/x/text/unicode/norm"
 )
 
@@ -24,9 +27,11 @@ import (
 //
 // A field value is split into runs of letters and runs of digits (so "/", "-",
 // "_", "." and every other separator split, and "TP1350" gives "tp", "1350"),
-// camelCase runs are split ("DatePicker": "date", "picker"), then NFKC, lower
-// case, and the Snowball English stemmer ("deployment" and "deploying" give
-// "deploy"). The query text goes through the same analysis, then drops English
+// camelCase runs are split ("DatePicker": "date", "picker"), then NFKC, letters
+// folded to ASCII where they have a Latin base ("Östra" and "ostra", "café" and
+// "cafe": names are often written without the accents a user types, or the
+// other way round), lower case, and the Snowball English stemmer ("deployment"
+// and "deploying" give "deploy"). The query text goes through the same analysis, then drops English
 // stop words ("to", "the", "or"…) unless nothing else is left. Stop words are
 // indexed, so a query made only of them still finds its whole-token matches.
 const (
@@ -34,6 +39,7 @@ const (
 	queryAnalyzer  = "semfs_words_query" // wordsAnalyzer with English stop words removed before stemming
 	wordsTokenizer = "semfs_letters_digits"
 	nfkcFilter     = "semfs_nfkc"
+	asciiFilter    = "semfs_ascii" // asciiFold's registered name
 
 	pathField = "p" // the path's words
 	taskField = "t" // the task's words
@@ -65,14 +71,14 @@ func addWordAnalyzers(im *mapping.IndexMappingImpl) error {
 	if err := im.AddCustomAnalyzer(wordsAnalyzer, map[string]interface{}{
 		"type":          custom.Name,
 		"tokenizer":     wordsTokenizer,
-		"token_filters": []string{camelcase.Name, nfkcFilter, lowercase.Name, en.SnowballStemmerName},
+		"token_filters": []string{nfkcFilter, camelcase.Name, asciiFilter, lowercase.Name, en.SnowballStemmerName},
 	}); err != nil {
 		return err
 	}
 	return im.AddCustomAnalyzer(queryAnalyzer, map[string]interface{}{
 		"type":          custom.Name,
 		"tokenizer":     wordsTokenizer,
-		"token_filters": []string{camelcase.Name, nfkcFilter, lowercase.Name, en.StopName, en.SnowballStemmerName},
+		"token_filters": []string{nfkcFilter, camelcase.Name, asciiFilter, lowercase.Name, en.StopName, en.SnowballStemmerName},
 	})
 }
 
@@ -508,4 +514,33 @@ func shortForms(w string) []string {
 		}
 	}
 	return out
+}
+
+// asciiFold is the asciiFilter token filter: Bleve's ASCII folding (Lucene's
+// table: "ö" "o", "é" "e", "ß" "ss", "æ" "ae"; letters without a Latin base,
+// such as Greek or Han, stay) of each token. It runs after NFKC, so that a
+// decomposed "o" and diaeresis (macOS names) folds like the composed "ö"; a
+// char filter before the tokenizer would see the two runes apart.
+type asciiFold struct {
+	f *asciifolding.AsciiFoldingFilter
+}
+
+func (a asciiFold) Filter(ts analysis.TokenStream) analysis.TokenStream {
+	for _, t := range ts {
+		for _, c := range t.Term {
+			if c >= utf8.RuneSelf {
+				t.Term = a.f.Filter(t.Term)
+				break
+			}
+		}
+	}
+	return ts
+}
+
+// Bleve builds an analyzer's filters by name from its registry, the one
+// place a custom filter can be named.
+func init() {
+	registry.RegisterTokenFilter(asciiFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
+		return asciiFold{asciifolding.New()}, nil
+	})
 }
