@@ -20,7 +20,7 @@ import (
 // runs longer, and SEMFS_DIFFERENTIAL_SEED starts elsewhere (or replays a
 // failure's seed).
 const (
-	defaultSteps = 3000
+	defaultSteps = 10000
 	seqLen       = 150
 )
 
