@@ -27,13 +27,15 @@ import (
 //
 // A field value is split into runs of letters and runs of digits (so "/", "-",
 // "_", "." and every other separator split, and "TP1350" gives "tp", "1350"),
-// camelCase runs are split ("DatePicker": "date", "picker"), then NFKC, letters
-// folded to ASCII where they have a Latin base ("Östra" and "ostra", "café" and
-// "cafe": names are often written without the accents a user types, or the
-// other way round), lower case, and the Snowball English stemmer ("deployment"
-// and "deploying" give "deploy"). The query text goes through the same analysis, then drops English
-// stop words ("to", "the", "or"…) unless nothing else is left. Stop words are
-// indexed, so a query made only of them still finds its whole-token matches.
+// then NFKC (first: a decomposed "ö", as macOS writes names, is then one
+// letter, not a camelCase break), camelCase runs are split ("DatePicker":
+// "date", "picker"), letters with a Latin base are folded to ASCII ("Östra"
+// and "ostra", "café" and "cafe": names are often written without the accents
+// a user types, or the other way round), lower case, and the Snowball English
+// stemmer ("deployment" and "deploying" give "deploy"). The query text goes
+// through the same analysis, then drops English stop words ("to", "the",
+// "or"…) unless nothing else is left. Stop words are indexed, so a query made
+// only of them still finds its whole-token matches.
 const (
 	wordsAnalyzer  = "semfs_words"
 	queryAnalyzer  = "semfs_words_query" // wordsAnalyzer with English stop words removed before stemming
