@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/embed/embedtest"
@@ -534,5 +535,140 @@ func checkLoads(t *testing.T, dir string, d *dupIndex, x *Index, want map[string
 	(&dupIndex{x: y}).checkGroups(t)
 	if y.vids != x.vids || y.embedded != x.embedded {
 		t.Fatalf("loaded %d groups of %d passages with vectors, saved %d of %d", y.vids, y.embedded, x.vids, x.embedded)
+	}
+}
+
+// Words fold to ASCII in contents as in tags: "cafe" finds "Café", "malmo"
+// a decomposed "Malmö". An index saved by a build that did not fold (Words
+// 0) reads its files again at Open, keeping their vectors by text hash; a
+// Save before the last is read says the old version, after it the new.
+func TestWordsFoldAndOldWordsAreReadAgain(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	body := "Lunch at Café Linné in Malmo\u0308 on Friday\n"
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x, err := Open(Options{Dir: dir, Files: content.Dir(root), CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexBeside(t, x, []content.Change{{Op: content.Written, Path: "a.txt"}})
+	found := func(x *Index, q string) bool {
+		t.Helper()
+		x.mu.RLock()
+		defer x.mu.RUnlock()
+		for _, term := range queryTerms(q) {
+			pl := x.post[term]
+			if pl == nil || len(pl.ids) == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, q := range []string{"cafe malmo linne", "Café MALMÖ", "cafe\u0301"} {
+		if !found(x, q) {
+			t.Errorf("%q: no passage holds its words", q)
+		}
+	}
+	// The passage gets a vector, then the index is saved as an older build
+	// would have: words unfolded, no Words version.
+	vec := []float32{0.6, 0.8}
+	x.mu.Lock()
+	x.model = "test"
+	for id := 1; id < len(x.passes); id++ {
+		if x.passes[id].path != "" {
+			x.setVecLocked(uint32(id), vec)
+		}
+	}
+	x.mu.Unlock()
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(f func(*saved)) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, fileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s saved
+		if err := gob.NewDecoder(bytes.NewReader(b[:len(b)-4])).Decode(&s); err != nil {
+			t.Fatal(err)
+		}
+		f(&s)
+		var out bytes.Buffer
+		if err := gob.NewEncoder(&out).Encode(&s); err != nil {
+			t.Fatal(err)
+		}
+		out.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(out.Bytes(), castagnoli)))
+		if err := os.WriteFile(filepath.Join(dir, fileName), out.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	savedWords := func() int {
+		t.Helper()
+		var got int
+		rewrite(func(s *saved) { got = s.Words })
+		return got
+	}
+	if w := savedWords(); w != wordsVersion {
+		t.Fatalf("saved words version %d, want %d", w, wordsVersion)
+	}
+	rewrite(func(s *saved) {
+		s.Words = 0
+		for i := range s.Texts {
+			for j, term := range s.Texts[i].Terms {
+				if term == "cafe" {
+					s.Texts[i].Terms[j] = "café"
+				}
+			}
+		}
+	})
+
+	y, err := Open(Options{Dir: dir, Files: content.Dir(root), CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	if y.Damaged() != "" {
+		t.Fatalf("damaged: %q", y.Damaged())
+	}
+	settleCtx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := y.Settle(settleCtx); err != nil {
+		t.Fatal(err)
+	}
+	if !found(y, "cafe") {
+		t.Error("after the files were read again: no passage holds cafe")
+	}
+	y.mu.RLock()
+	for id := 1; id < len(y.passes); id++ {
+		if ps := y.passes[id]; ps.path != "" && !slices.Equal(ps.vec, vec) {
+			t.Errorf("passage %d: vector %v, want the saved %v kept", id, ps.vec, vec)
+		}
+	}
+	y.mu.RUnlock()
+	// While a file is still to be read again, Save says the old version.
+	y.mu.Lock()
+	for _, e := range y.files {
+		e.oldWords = true
+	}
+	y.mu.Unlock()
+	if err := y.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if w := savedWords(); w != 0 {
+		t.Fatalf("saved with a file not read again: words version %d, want 0", w)
+	}
+	y.mu.Lock()
+	for _, e := range y.files {
+		e.oldWords = false
+	}
+	y.changed = true
+	y.mu.Unlock()
+	if err := y.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if w := savedWords(); w != wordsVersion {
+		t.Fatalf("saved after the files were read again: words version %d, want %d", w, wordsVersion)
 	}
 }

@@ -48,6 +48,9 @@ type file struct {
 	pids        []uint32
 	gen         uint64 // the dirty generation it was read at
 	fid         uint32 // its number in Index.byFid
+	// oldWords: its passages' words were analysed by an older build
+	// (wordsVersion); it is queued to be read again.
+	oldWords bool
 }
 
 // pass is one passage. path "" marks a dead pid.
@@ -130,6 +133,7 @@ type Index struct {
 	live        int
 	bytes       int64
 	model       string // the vectors' model ("" none yet)
+	loadedWords int    // the wordsVersion of the save file Open loaded
 	embedded    int    // live passages with a vector
 	changed     bool
 	lastMod     time.Time
@@ -174,6 +178,18 @@ func Open(opt Options) (*Index, error) {
 				x.log.Warn("passage index unreadable; rebuilding it from the files", "err", err)
 			}
 			x.reset()
+		} else if x.loadedWords != wordsVersion {
+			// Words analysed by an older build: every file is read again
+			// (its passages keep their vectors, by text hash: index), and
+			// answers use the old words until then. Until the last is,
+			// Save says the old version, so a restart reads them again.
+			paths := make([]string, 0, len(x.files))
+			for p, e := range x.files {
+				e.oldWords = true
+				paths = append(paths, p)
+			}
+			x.log.Info("passage index: words analysed by an older build; reading the files again", "files", len(paths))
+			x.q.Mark(paths...)
 		}
 	}
 	go x.run()

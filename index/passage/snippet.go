@@ -124,8 +124,10 @@ func wordIs(w string, kind int, qt []string) int {
 	return -1
 }
 
-// asciiFoldPrefix says whether w begins with p, ASCII letters compared
-// without case (p is lower case).
+// asciiFoldPrefix says whether w may begin with p (lower case): ASCII
+// letters compared without case, and a byte of a non-ASCII rune taken to
+// match (NFKC and the folding to ASCII may make "naïve" "naiv", "ﬁle" "file";
+// no rune changes a letter before it).
 func asciiFoldPrefix(w, p string) bool {
 	if len(w) < len(p) {
 		return false
@@ -136,7 +138,7 @@ func asciiFoldPrefix(w, p string) bool {
 			c += 'a' - 'A'
 		}
 		if c != p[i] {
-			return false
+			return c >= utf8.RuneSelf
 		}
 	}
 	return true

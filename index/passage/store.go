@@ -29,6 +29,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type saved struct {
 	Layout int
 	Model  string
+	Words  int // wordsVersion: the analysis Texts' terms were made by (0: before folding)
 	Texts  []savedText
 	Files  []savedFile
 }
@@ -76,7 +77,7 @@ func (x *Index) Save() error {
 			}
 		}
 	}
-	s := saved{Layout: layout, Model: x.model, Files: make([]savedFile, 0, len(x.files))}
+	s := saved{Layout: layout, Model: x.model, Words: wordsVersion, Files: make([]savedFile, 0, len(x.files))}
 	// A passage's text is one already saved when its hash, vector array
 	// (copies share one: setVecLocked), words and terms are that one's; the
 	// terms of equal texts come from the postings in one order.
@@ -103,6 +104,9 @@ func (x *Index) Save() error {
 		return uint32(len(s.Texts) - 1)
 	}
 	for p, e := range x.files {
+		if e.oldWords {
+			s.Words = x.loadedWords // not all read again yet
+		}
 		sf := savedFile{Path: p, Size: e.size, MTime: e.mtime, Passages: make([]savedPass, 0, len(e.pids))}
 		for _, id := range e.pids {
 			ps := &x.passes[id]
@@ -165,7 +169,7 @@ func (x *Index) load() error {
 	if s.Layout != layout {
 		return fmt.Errorf("layout %d, want %d", s.Layout, layout)
 	}
-	x.model = s.Model
+	x.model, x.loadedWords = s.Model, s.Words
 	for _, st := range s.Texts {
 		if len(st.Terms) != len(st.TF) {
 			return errors.New("bad text: terms and counts differ in length")

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/snowballstem"
 	"github.com/blevesearch/snowballstem/english"
@@ -13,9 +14,17 @@ import (
 )
 
 // Words are analysed as the best rank analyses tags (index/words.go): runs of
-// letters and runs of digits, NFKC, lower case, the Snowball English stemmer;
+// letters and runs of digits, NFKC, letters with a Latin base folded to ASCII
+// ("café" and "cafe" are one word), lower case, the Snowball English stemmer;
 // camelCase is not split (contents are prose and code, where it would mostly
-// add noise). English stop words are not indexed.
+// add noise). English stop words are not indexed. wordsVersion numbers this
+// analysis in the save file: an index saved under an older one reads its
+// files again (store.go).
+const wordsVersion = 1 // 1: letters folded to ASCII
+
+// asciiFold is Bleve's ASCII folding (Lucene's table), as the tag words use
+// it; stateless.
+var asciiFold = asciifolding.New()
 
 // stopWords is Bleve's English stop list, read-only after init.
 var stopWords = func() analysis.TokenMap {
@@ -128,7 +137,7 @@ func words(text string, f func(w string, kind, at int) bool) {
 }
 
 // analyse is the word w (a run of kind, as words gives it) as indexed: a
-// run of letters NFKC, lower case and stemmed; false for a stop word or a
+// run of letters NFKC, folded to ASCII, lower case and stemmed; false for a stop word or a
 // run longer than maxTermLen.
 func analyse(w string, kind int) (string, bool) {
 	if len(w) > maxTermLen {
@@ -137,7 +146,13 @@ func analyse(w string, kind int) (string, bool) {
 	if kind != 1 {
 		return w, true
 	}
-	w = strings.ToLower(unorm.NFKC.String(w))
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf { // ASCII is its own NFKC and folding
+			w = string(asciiFold.Filter([]byte(unorm.NFKC.String(w))))
+			break
+		}
+	}
+	w = strings.ToLower(w)
 	if _, stop := stopWords[w]; stop {
 		return "", false
 	}
