@@ -474,14 +474,7 @@ func TestSaveKeepsEveryPassage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, fileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s saved
-	if err := gob.NewDecoder(bytes.NewReader(b[:len(b)-4])).Decode(&s); err != nil {
-		t.Fatal(err)
-	}
+	s := readSaved(t, dir)
 	if len(s.Texts) != len(distinct) {
 		t.Fatalf("%d texts saved for %d passages of %d distinct texts", len(s.Texts), len(want), len(distinct))
 	}
@@ -498,15 +491,8 @@ func TestSaveKeepsEveryPassage(t *testing.T) {
 		}
 	}
 	s.Layout, s.Texts = 1, nil
-	var b1 bytes.Buffer
-	if err := gob.NewEncoder(&b1).Encode(&s); err != nil {
-		t.Fatal(err)
-	}
-	b1.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b1.Bytes(), castagnoli)))
 	dir1 := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir1, fileName), b1.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeSaved(t, dir1, &s)
 	checkLoads(t, dir1, d, x, want)
 }
 
@@ -586,30 +572,11 @@ func TestWordsFoldAndOldWordsAreReadAgain(t *testing.T) {
 	}
 	rewrite := func(f func(*saved)) {
 		t.Helper()
-		b, err := os.ReadFile(filepath.Join(dir, fileName))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s saved
-		if err := gob.NewDecoder(bytes.NewReader(b[:len(b)-4])).Decode(&s); err != nil {
-			t.Fatal(err)
-		}
+		s := readSaved(t, dir)
 		f(&s)
-		var out bytes.Buffer
-		if err := gob.NewEncoder(&out).Encode(&s); err != nil {
-			t.Fatal(err)
-		}
-		out.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(out.Bytes(), castagnoli)))
-		if err := os.WriteFile(filepath.Join(dir, fileName), out.Bytes(), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeSaved(t, dir, &s)
 	}
-	savedWords := func() int {
-		t.Helper()
-		var got int
-		rewrite(func(s *saved) { got = s.Words })
-		return got
-	}
+	savedWords := func() int { t.Helper(); return readSaved(t, dir).Words }
 	if w := savedWords(); w != wordsVersion {
 		t.Fatalf("saved words version %d, want %d", w, wordsVersion)
 	}
@@ -670,5 +637,32 @@ func TestWordsFoldAndOldWordsAreReadAgain(t *testing.T) {
 	}
 	if w := savedWords(); w != wordsVersion {
 		t.Fatalf("saved after the files were read again: words version %d, want %d", w, wordsVersion)
+	}
+}
+
+// readSaved decodes the index file saved in dir.
+func readSaved(t *testing.T, dir string) saved {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, fileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s saved
+	if err := gob.NewDecoder(bytes.NewReader(b[:len(b)-4])).Decode(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// writeSaved writes s as the index file in dir, with its checksum.
+func writeSaved(t *testing.T, dir string, s *saved) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	b.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b.Bytes(), castagnoli)))
+	if err := os.WriteFile(filepath.Join(dir, fileName), b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
