@@ -137,8 +137,8 @@ func words(text string, f func(w string, kind, at int) bool) {
 }
 
 // analyse is the word w (a run of kind, as words gives it) as indexed: a
-// run of letters NFKC, folded to ASCII, lower case and stemmed; false for a stop word or a
-// run longer than maxTermLen.
+// run of letters NFKC, folded to ASCII, lower case and stemmed; false for a
+// stop word or a run longer than maxTermLen.
 func analyse(w string, kind int) (string, bool) {
 	if len(w) > maxTermLen {
 		return "", false
