@@ -1,12 +1,8 @@
 package passage
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/gob"
 	"fmt"
-	"hash/crc32"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -647,22 +643,21 @@ func readSaved(t *testing.T, dir string) saved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s saved
-	if err := gob.NewDecoder(bytes.NewReader(b[:len(b)-4])).Decode(&s); err != nil {
+	s, err := decodeSaved(b)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// writeSaved writes s as the index file in dir, with its checksum.
+// writeSaved writes s as the index file in dir.
 func writeSaved(t *testing.T, dir string, s *saved) {
 	t.Helper()
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(s); err != nil {
+	b, err := s.encode()
+	if err != nil {
 		t.Fatal(err)
 	}
-	b.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b.Bytes(), castagnoli)))
-	if err := os.WriteFile(filepath.Join(dir, fileName), b.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, fileName), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

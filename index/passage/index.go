@@ -133,7 +133,6 @@ type Index struct {
 	live        int
 	bytes       int64
 	model       string // the vectors' model ("" none yet)
-	loadedWords int    // the wordsVersion of the save file Open loaded
 	embedded    int    // live passages with a vector
 	changed     bool
 	lastMod     time.Time
@@ -178,22 +177,28 @@ func Open(opt Options) (*Index, error) {
 				x.log.Warn("passage index unreadable; rebuilding it from the files", "err", err)
 			}
 			x.reset()
-		} else if x.loadedWords != wordsVersion {
-			// Words analysed by an older build: every file is read again
-			// (its passages keep their vectors, by text hash: index), and
-			// answers use the old words until then. Until the last is,
-			// Save says the old version, so a restart reads them again.
-			paths := make([]string, 0, len(x.files))
-			for p, e := range x.files {
-				e.oldWords = true
-				paths = append(paths, p)
-			}
-			x.log.Info("passage index: words analysed by an older build; reading the files again", "files", len(paths))
-			x.q.Mark(paths...)
+		} else if old := x.oldWordFiles(); len(old) > 0 {
+			// Words analysed by an older build: each such file is read
+			// again (its passages keep their vectors, by text hash:
+			// index), and answers use the old words until then. Until the
+			// last is, Save says so, and a restart reads them again.
+			x.log.Info("passage index: words analysed by an older build; reading the files again", "files", len(old))
+			x.q.Mark(old...)
 		}
 	}
 	go x.run()
 	return x, nil
+}
+
+// oldWordFiles lists the files whose words an older analysis made.
+func (x *Index) oldWordFiles() []string {
+	var out []string
+	for p, e := range x.files {
+		if e.oldWords {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (x *Index) reset() {

@@ -29,7 +29,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type saved struct {
 	Layout int
 	Model  string
-	Words  int // wordsVersion: the analysis Texts' terms were made by (0: before folding)
+	Words  int // wordsVersion: the analysis Texts' terms were made by (0: an older one)
 	Texts  []savedText
 	Files  []savedFile
 }
@@ -105,7 +105,7 @@ func (x *Index) Save() error {
 	}
 	for p, e := range x.files {
 		if e.oldWords {
-			s.Words = x.loadedWords // not all read again yet
+			s.Words = 0 // an older analysis's words: read all again at the next Open
 		}
 		sf := savedFile{Path: p, Size: e.size, MTime: e.mtime, Passages: make([]savedPass, 0, len(e.pids))}
 		for _, id := range e.pids {
@@ -118,11 +118,10 @@ func (x *Index) Save() error {
 	x.changed = false
 	x.mu.Unlock()
 
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(&s); err != nil {
+	b, err := s.encode()
+	if err != nil {
 		return fmt.Errorf("passage index: encoding: %w", err)
 	}
-	b.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(b.Bytes(), castagnoli)))
 	final := filepath.Join(x.opt.Dir, fileName)
 	tmp := fmt.Sprintf("%s.tmp-%d", final, time.Now().UnixNano())
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
@@ -130,7 +129,7 @@ func (x *Index) Save() error {
 		return fmt.Errorf("passage index: saving: %w", err)
 	}
 	w := bufio.NewWriter(f)
-	_, err = w.Write(b.Bytes())
+	_, err = w.Write(b)
 	err = errors.Join(err, w.Flush(), f.Sync(), f.Close())
 	if err == nil {
 		err = os.Rename(tmp, final)
@@ -152,16 +151,9 @@ func (x *Index) load() error {
 	if err != nil {
 		return err
 	}
-	if len(b) < 4 {
-		return errors.New("truncated")
-	}
-	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return errors.New("checksum mismatch")
-	}
-	var s saved
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&s); err != nil {
-		return fmt.Errorf("decoding: %w", err)
+	s, err := decodeSaved(b)
+	if err != nil {
+		return err
 	}
 	if s.Layout == 1 {
 		s.asLayout2()
@@ -169,7 +161,8 @@ func (x *Index) load() error {
 	if s.Layout != layout {
 		return fmt.Errorf("layout %d, want %d", s.Layout, layout)
 	}
-	x.model, x.loadedWords = s.Model, s.Words
+	x.model = s.Model
+	oldWords := s.Words != wordsVersion // Open queues these files to be read again
 	for _, st := range s.Texts {
 		if len(st.Terms) != len(st.TF) {
 			return errors.New("bad text: terms and counts differ in length")
@@ -179,7 +172,7 @@ func (x *Index) load() error {
 		if sf.Path == "" || x.files[sf.Path] != nil {
 			return fmt.Errorf("bad or repeated path %q", sf.Path)
 		}
-		e := &file{path: sf.Path, size: sf.Size, mtime: sf.MTime}
+		e := &file{path: sf.Path, size: sf.Size, mtime: sf.MTime, oldWords: oldWords}
 		x.newFidLocked(e)
 		for _, sp := range sf.Passages {
 			if int(sp.Text) >= len(s.Texts) || sp.Start < 0 || sp.End < sp.Start || int64(sp.End) > sf.Size {
@@ -238,4 +231,29 @@ func (s *saved) asLayout2() {
 		}
 	}
 	s.Layout = 2
+}
+
+// encode is s as saved: gob, then a CRC-32C of it.
+func (s *saved) encode() ([]byte, error) {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(s); err != nil {
+		return nil, err
+	}
+	return binary.LittleEndian.AppendUint32(b.Bytes(), crc32.Checksum(b.Bytes(), castagnoli)), nil
+}
+
+// decodeSaved is encode's inverse; a torn or damaged file is an error.
+func decodeSaved(b []byte) (saved, error) {
+	var s saved
+	if len(b) < 4 {
+		return s, errors.New("truncated")
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return s, errors.New("checksum mismatch")
+	}
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&s); err != nil {
+		return s, fmt.Errorf("decoding: %w", err)
+	}
+	return s, nil
 }
