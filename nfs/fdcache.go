@@ -113,15 +113,16 @@ func (c *fdCache) get(p string, ino uint64, write bool) (*fdEntry, error) {
 	return c.insert(p, ino, f, writable), nil
 }
 
-// adopt caches a file the caller just opened (CREATE), acquired once. Shared
-// from now on, its writes clear setuid for the writer, not for the opener
-// (fastWrite's DropPrivsAfterWrite).
+// adopt caches a file the caller just opened (CREATE), acquired once.
 func (c *fdCache) adopt(p string, ino uint64, f *server.File) *fdEntry {
-	f.Share()
 	return c.insert(p, ino, f, true)
 }
 
+// insert caches f. Every caller writes through it from now on, so a write
+// clears setuid for its writer (fastWrite's DropPrivsAfterWrite), never for
+// whoever opened it (a CREATE's caller: server.File.Share).
 func (c *fdCache) insert(p string, ino uint64, f *server.File, writable bool) *fdEntry {
+	f.Share()
 	e := &fdEntry{path: p, ino: ino, f: f, writable: writable, refs: 1}
 	var closeNow []*fdEntry
 	c.mu.Lock()
