@@ -22,7 +22,8 @@ import (
 // the clamped cosine sim(f) of each file f:
 //
 //	kw(f)    = Σ_{t∈T matched by f} idf(t)·m(t,f) / Σ_{t∈T} idf(t)                in [0,1]
-//	m(t,f)   = p + (1−p)·bm25(t,f)/max_g bm25(t,g)
+//	m(t,f)   = p + (1−p)·bm25(t,f)/max_g bm25(t,g)    t a word of f or a word's start
+//	         = h·p                                     t only inside a longer word of f
 //	sem(f)   = (1−δ)·clamp((sim(f) − mean sim)/(max sim − mean sim), 0, 1) + δ·sim(f)   in [0,1]
 //	         for f with kw(f) > 0 and no vector: the mean sem of the files with kw > 0 and one
 //	λ        = λtie + λrescue·max(0, 1 − max_g kw(g)/κ)
@@ -43,7 +44,12 @@ import (
 // file holding it as written (a case-insensitive substring of a field, the
 // seed's test) gets its terms' whole share, a file holding them apart half of
 // what they earn. A directory's name is one of the path's words, weighted by
-// its rarity like any other, never a name of the file (issue 27).
+// its rarity like any other, never a name of the file (issue 27). A term of
+// prefixMin runes or more that f holds only inside a longer word ("sitter" in
+// babysitter, "list" in prislista: compounds and words glued together, the
+// seed's substring test) earns h = infixShare of a match; such files are
+// looked for among the other evidence's files, or among all files when no
+// file holds any of the query's terms as a word (infixEvidence).
 //
 // Meaning weighs λ: within a coverage band (λtie) when some file covers κ of
 // the query's words or more, rising to λtie + λrescue as the best coverage
@@ -108,7 +114,8 @@ type bestCand struct {
 	score float64
 	csim  float64 // the best passage's cosine (chas: known)
 	chas  bool
-	hit   int // 1 + its index in the content hits, 0: none
+	hit   int    // 1 + its index in the content hits, 0: none
+	terms uint64 // bit i: the query's term i found among its words
 }
 
 func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
@@ -226,7 +233,13 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 	cands := candSet{at: make([]int32, x.hay.len())}
 	get := cands.get
 	x.nameEvidence(qt, get)
-	err = x.keywordEvidence(ctx, qt, &cands)
+	shares, err := x.keywordEvidence(ctx, qt, &cands)
+	// Words found nowhere as words: the files holding one inside a longer
+	// word are found now, so that meaning weighs them too.
+	wordsFound := slices.ContainsFunc(shares, func(s termShare) bool { return s.found })
+	if err == nil && !wordsFound {
+		err = x.infixEvidence(ctx, qt, shares, &cands, true)
+	}
 	if scanned != nil {
 		<-scanned // x.mu is held until the scan is done with the set
 		err = errors.Join(err, scanErr)
@@ -258,6 +271,14 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 				c := get(t.slot)
 				c.sim, c.has = t.sim, true
 			}
+		}
+	}
+	if wordsFound {
+		// Only among the files words, names, contents or meaning found: on
+		// the dev sets, searching every file for a word inside longer words
+		// brought a paraphrase's common words' look-alikes above its answer.
+		if err := x.infixEvidence(ctx, qt, shares, &cands, false); err != nil {
+			return nil, nil, ioErr("query", "", err)
 		}
 	}
 	semOf := func(c *bestCand) float64 {
@@ -400,14 +421,19 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 
 // keywordEvidence adds to each file Bleve finds its kw share (see the formula
 // above): one BM25 search per analysed word. Precondition: x.mu held for reading.
-func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candSet) error {
+type termShare struct {
+	share float64 // idf(t)/Σ idf
+	found bool    // some file holds t as a word or a word's start
+}
+
+func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candSet) ([]termShare, error) {
 	get := cands.get
 	if len(qt.terms) == 0 {
-		return nil
+		return nil, nil
 	}
 	total, err := x.bl.DocCount()
 	if err != nil || total == 0 {
-		return err
+		return nil, err
 	}
 	n := float64(total)
 	rarest := math.Log(1 + (n+0.5)/0.5)
@@ -449,7 +475,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return nil, err
 	}
 	per := make([]termHits, len(results))
 	for i, res := range results {
@@ -494,9 +520,10 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			add(h.slot, th.idf*(presence+(1-presence)*h.sim/th.best)/sumIDF)
 		}
 	}
+	bit := func(i int) uint64 { return 1 << (i % 64) }
 	for i := range per {
 		if !inGroup[i] && !qt.qualifier(i) {
-			contrib(i, func(slot int, v float64) { get(slot).kw += v })
+			contrib(i, func(slot int, v float64) { c := get(slot); c.kw += v; c.terms |= bit(i) })
 		}
 	}
 	// A word of several tokens ("v2.2.1", "invoice_8841", "OKRs") is worth
@@ -527,6 +554,9 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			} else {
 				c.kw += scattered * aparts[gi][c.slot]
 			}
+			for _, t := range g.terms {
+				c.terms |= bit(t)
+			}
 		}
 	}
 	// A qualifier ("this year") only tells apart the files the query's
@@ -535,9 +565,78 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 		if qt.qualifier(i) && !inGroup[i] {
 			contrib(i, func(slot int, v float64) {
 				if cands.find(slot) != nil || len(qt.terms) == 1 {
-					get(slot).kw += v
+					c := get(slot)
+					c.kw += v
+					c.terms |= bit(i)
 				}
 			})
+		}
+	}
+	shares := make([]termShare, len(per))
+	for i := range per {
+		shares[i] = termShare{per[i].idf / sumIDF, per[i].best > 0}
+	}
+	return shares, nil
+}
+
+// infixShare is the share of a term's kw a file earns that holds it only
+// inside a longer word ("sitter" in babysitter_notes.md, "list" in
+// prislista.pdf): less than a word of its own, as "shots" in screenshots
+// is seldom what a query for shots means.
+const infixShare = 0.5
+
+// infixTerm says whether the query's term i counts inside longer words: a
+// selecting word (not a qualifier nor part of a word of several terms,
+// which the literal test serves) of prefixMin runes or more that is not a
+// stop word, among the first 64 (bestCand.terms).
+func (qt queryTerms) infixTerm(i int) bool {
+	return i < 64 && !qt.qualifier(i) && utf8.RuneCountInString(qt.terms[i]) >= prefixMin && !stopWords[qt.terms[i]] &&
+		!slices.ContainsFunc(qt.groups, func(g termGroup) bool { return slices.Contains(g.terms, i) })
+}
+
+// infixEvidence gives each file that holds one of the query's terms inside a
+// longer word, not as a word of its own or a word's start (which Bleve found),
+// infixShare of that term's share (shares[i]): the seed's substring test, for
+// compounds ("babysitter", Swedish "prislista") and words glued together. The
+// files are cands' or, with discover, every file that holds the term, found
+// as the seed finds a word's (the trigram field, then the substring test).
+// Precondition: x.mu held for reading.
+func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termShare, cands *candSet, discover bool) error {
+	for i, t := range qt.terms {
+		if i >= len(shares) || !qt.infixTerm(i) {
+			continue
+		}
+		lit := fold(t)
+		add := func(slot int) {
+			if c := cands.find(slot); c != nil && c.terms&(1<<i) != 0 {
+				return
+			}
+			if strings.Contains(x.hay.entries[slot].joined, lit) {
+				c := cands.get(slot)
+				c.kw += infixShare * presence * shares[i].share
+				c.terms |= 1 << i
+			}
+		}
+		if !discover {
+			for k := range cands.list {
+				add(cands.list[k].slot)
+			}
+			continue
+		}
+		paths, scan, err := x.keywordCandidates(ctx, []string{lit})
+		if err != nil {
+			return err
+		}
+		if scan {
+			for slot := range x.hay.entries {
+				add(slot)
+			}
+			continue
+		}
+		for _, p := range paths {
+			if slot, ok := x.hay.pos[p]; ok {
+				add(slot)
+			}
 		}
 	}
 	return nil
@@ -811,15 +910,19 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		for _, tok := range a.Analyze([]byte(text)) {
 			toks = append(toks, string(tok.Term))
 		}
-		for _, t := range qt.terms {
+		for i, t := range qt.terms {
+			hit := qt.infixTerm(i) && strings.Contains(fold(text), fold(t))
 			for _, tok := range toks {
-				if tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) {
-					if e.Words == nil {
-						e.Words = map[string][]string{}
-					}
-					e.Words[name] = append(e.Words[name], t)
+				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) {
+					hit = true
 					break
 				}
+			}
+			if hit {
+				if e.Words == nil {
+					e.Words = map[string][]string{}
+				}
+				e.Words[name] = append(e.Words[name], t)
 			}
 		}
 	}

@@ -39,9 +39,9 @@ func rankOf(res []index.Result, p string) int {
 }
 
 // TestBestWords: how query words meet field words: analysed (case, NFKC,
-// stems), tokenised fields (path segments, camelCase, digits), token prefixes
-// but never infixes, short words whole only, stop words no evidence unless
-// alone.
+// stems), tokenised fields (path segments, camelCase, digits), token prefixes,
+// infixes of four runes or more (TestBestWordsInsideWords), short words whole
+// only, stop words no evidence unless alone.
 func TestBestWords(t *testing.T) {
 	x := openIndex(t, t.TempDir(), index.Options{})
 	files := []struct{ path, by, task string }{
@@ -78,8 +78,8 @@ func TestBestWords(t *testing.T) {
 		{"tp1350", []string{"tickets/boarding-TP1350.pdf"}, nil},                                                   // letters and digits
 		{"1350", []string{"tickets/boarding-TP1350.pdf"}, nil},                                                     // digits alone
 		{"lisb", []string{"notes/lisbon.md"}, nil},                                                                 // token prefix
-		{"eat", nil, []string{"src/feature-flags.go"}},                                                             // never an infix
-		{"isbon", nil, []string{"notes/lisbon.md"}},                                                                // never an infix
+		{"eat", nil, []string{"src/feature-flags.go"}},                                                             // short: never an infix
+		{"isbon", []string{"notes/lisbon.md"}, nil},                                                                // an infix, found as no word
 		{"go", []string{"notes/go-tips.md", "src/feature-flags.go"}, nil},                                          // short: whole tokens
 		{"g", nil, []string{"notes/go-tips.md", "src/feature-flags.go"}},                                           // short: no prefix
 		{"the lisbon", []string{"notes/lisbon.md"}, []string{"notes/the-end.md"}},                                  // stop word: no evidence
@@ -310,6 +310,36 @@ func TestBestFileKinds(t *testing.T) {
 		{"voice memo of the bridge idea", "music/bridge_idea.m4a"},
 		{"service records", "car/service_records.txt"},
 	})
+}
+
+// TestBestWordsInsideWords: a query word held only inside a longer word
+// ("sitter" in babysitter, "list" in prislista) is evidence, half a word's:
+// of files the other words find alike, the one holding it inside a word ranks
+// first, below one holding it as a word of its own; a query whose words are
+// found nowhere as words finds the files holding them inside words.
+func TestBestWordsInsideWords(t *testing.T) {
+	// Each wrong file sorts before the right one: a tie would rank it first.
+	x := indexOfPaths(t,
+		"a/work_schedule.md",
+		"z/babysitter_schedule.md",
+		"a/tassen_schema.pdf",
+		"m/tassen_prislista.pdf",
+		"n/tassen_list.pdf",
+		"notes/lisbon.md",
+	)
+	wantFirst(t, x, [][2]string{
+		{"sitter schedule", "z/babysitter_schedule.md"},
+		{"tassen list", "n/tassen_list.pdf"},
+		{"isbon", "notes/lisbon.md"},
+	})
+	res := best(t, x, index.Query{Text: "tassen list", Explain: true})
+	if got := paths(res); len(got) != 3 || got[1] != "m/tassen_prislista.pdf" || got[2] != "a/tassen_schema.pdf" {
+		t.Errorf("tassen list: %v, want the whole word, then the word inside a word, then neither", got)
+	} else if w := res[1].Explain.Words["path"]; strings.Join(w, ",") != "tassen,list" {
+		t.Errorf("tassen list: explain says %v matched %s's path", w, res[1].Path)
+	} else if res[0].Score-res[2].Score <= 0 || res[1].Score-res[2].Score >= (res[0].Score-res[2].Score)*0.75 {
+		t.Errorf("tassen list: scores %.3f %.3f %.3f: the word inside a word should earn about half a word's", res[0].Score, res[1].Score, res[2].Score)
+	}
 }
 
 // TestBestExplain: explain says which words hit which field, the names and

@@ -20,7 +20,7 @@ const StrictClass = "para-strict"
 // Strict returns, relabelled StrictClass, the paraphrase queries of s that
 // share no content word with any file they want (grade 2): no word of the
 // query other than an English stop word equals, or stems like, or (with 4
-// runes or more, as the best rank's prefix match) begins a word of that
+// runes or more, as the best rank's prefix and infix matches) is found inside a word of that
 // file's path, creator, task or apps, and none names its kind ("email" for a
 // .eml file: index.KindExtensions). The blind set's paraphrases were
 // written as plain-language needs and many still share a word with their
@@ -68,7 +68,7 @@ func namesKind(text, p string) bool {
 }
 
 // sharesWord reports whether a word of q equals a word of f, or, with 4 runes
-// or more, begins one.
+// or more, is found inside one (as the best rank's prefix and infix matches).
 func sharesWord(q, f map[string]bool) bool {
 	for w := range q {
 		if f[w] {
@@ -78,7 +78,7 @@ func sharesWord(q, f map[string]bool) bool {
 			continue
 		}
 		for v := range f {
-			if strings.HasPrefix(v, w) {
+			if strings.Contains(v, w) {
 				return true
 			}
 		}
