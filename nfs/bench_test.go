@@ -38,4 +38,31 @@ func BenchmarkFastPath(b *testing.B) {
 			}
 		}
 	})
+	// A caller other than root (a kernel client's user), in a directory
+	// below the root: a root daemon checks its permissions on every call.
+	if err := os.MkdirAll(filepath.Join(e.dir, "a", "b"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "a", "b", "f"), []byte("x"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	u, uroot := e.client("/")
+	u.as(1000, 1000)
+	_, a, _ := u.lookup(uroot, "a")
+	_, ab, _ := u.lookup(a, "b")
+	_, abf, _ := u.lookup(ab, "f")
+	b.Run("LOOKUP-uid1000", func(b *testing.B) {
+		for b.Loop() {
+			if st, _, _ := u.lookup(ab, "f"); st != sOK {
+				b.Fatal(st)
+			}
+		}
+	})
+	b.Run("ACCESS-uid1000", func(b *testing.B) {
+		for b.Loop() {
+			if st, got := u.access(abf, 0x3f); st != sOK || got != 0x01 {
+				b.Fatal(st, got)
+			}
+		}
+	})
 }

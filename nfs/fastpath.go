@@ -331,7 +331,7 @@ func (h *call) fastLookup(fh []byte, name string) []byte {
 		return fail(nfs3ErrNotDir)
 	}
 	// Looking a name up searches the directory: nfsd asks MAY_EXEC of it.
-	if err := h.s.fsys.CheckAccess(h.ctx(b), "lookup", p, server.MayExec); err != nil {
+	if err := h.s.fsys.CheckAccessOf(h.ctx(b), "lookup", p, dir, server.MayExec); err != nil {
 		r.override = 0
 		_ = pathError(r, "lookup", p, err)
 		return fail(r.override)
@@ -399,7 +399,7 @@ func (h *call) fastAccess(fh []byte, want uint32) []byte {
 		out := appendPostOp(h.replyStart(r, nfs3OK), &a, h.s.fsid)
 		return h.replyEnd(appendUint32(out, want&access3All))
 	}
-	got, err := h.s.fsys.Access(ctx, p, server.MayRead|server.MayWrite|server.MayExec)
+	got, err := h.s.fsys.AccessOf(ctx, p, a, server.MayRead|server.MayWrite|server.MayExec)
 	if err != nil {
 		r.override = 0
 		_ = pathError(r, "access", p, err)

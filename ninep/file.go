@@ -311,7 +311,7 @@ func (f *file) Open(mode p9.OpenFlags) (qid p9.QID, iounit uint32, err error) {
 		}
 		// Opening a directory to list it needs read access, as open(2) does
 		// (only checked where the core checks callers: a root daemon).
-		if err := f.srv.fs.CheckAccess(f.ctx, "open", p, server.MayRead); err != nil {
+		if err := f.srv.fs.CheckAccessOf(f.ctx, "open", p, a, server.MayRead); err != nil {
 			return p9.QID{}, 0, toErrno(err)
 		}
 		f.dirOpen.Store(true)

@@ -233,6 +233,38 @@ func (f *FS) Access(ctx context.Context, p string, want Access) (Access, error) 
 	return f.viewAccess(ctx, p, got) & want, nil
 }
 
+// AccessOf is Access for p whose attributes a the request has just read
+// (its Lstat, or the stat that resolved its handle): where the kernel's
+// answer for the caller and the file as a describes it (owner, group, mode,
+// inode) is remembered (accessFd's grants), it decides without opening p,
+// so an NFS LOOKUP or ACCESS of a caller other than root costs no open of
+// the file and its directory; otherwise Access asks the kernel. A chmod or
+// chown between the stat and the check is as if it came after the check,
+// which Access's own fstat allows too.
+func (f *FS) AccessOf(ctx context.Context, p string, a Attr, want Access) (Access, error) {
+	if c, ok := f.callerCred(ctx); ok && !f.virtual(p) {
+		if got, known := f.grants.get(keyOf(c, a.Dev, a.Ino, a.Mode, a.UID, a.GID)); known {
+			if err := f.viewSee(ctx, "access", p); err != nil {
+				return 0, err
+			}
+			return f.viewAccess(ctx, p, got) & want, nil
+		}
+	}
+	return f.Access(ctx, p, want)
+}
+
+// CheckAccessOf is CheckAccess through AccessOf.
+func (f *FS) CheckAccessOf(ctx context.Context, op, p string, a Attr, want Access) error {
+	got, err := f.AccessOf(ctx, p, a, want)
+	if err != nil {
+		return err
+	}
+	if got&want != want {
+		return E(op, KindPermission, p, nil)
+	}
+	return nil
+}
+
 // accessFd returns every permission (read, write, execute) c has on the file
 // fd refers to, and the file's owner. The kernel's answer for a caller and a
 // file's owner, group and mode is remembered for grantTTL, so a repeated
@@ -292,26 +324,15 @@ func keyOf(c cred, dev, ino uint64, mode fs.FileMode, uid, gid uint32) accessKey
 // statx's lookup), not checked for reading.
 func (f *FS) LstatReadable(ctx context.Context, paths []string) (attrs []Attr, errs []error) {
 	attrs, errs = f.LstatMany(ctx, paths)
-	c, checked := f.callerCred(ctx)
 	for i, p := range paths {
 		if errs[i] != nil {
 			continue
 		}
-		// What Access would answer, without its open where it can: everything
-		// for an unchecked caller, else the remembered grant; then the
-		// policy's view. The virtual tree is Access's alone.
-		got, known := MayRead, !checked
-		if a := attrs[i]; checked {
-			got, known = f.grants.get(keyOf(c, a.Dev, a.Ino, a.Mode, a.UID, a.GID))
-		}
-		if known && !f.virtual(p) {
-			got = f.viewAccess(ctx, p, got)
-		} else {
-			var err error
-			if got, err = f.Access(ctx, p, MayRead); err != nil {
-				errs[i] = err
-				continue
-			}
+		// What Access would answer, without its open where it can (AccessOf).
+		got, err := f.AccessOf(ctx, p, attrs[i], MayRead)
+		if err != nil {
+			errs[i] = err
+			continue
 		}
 		if got&MayRead == 0 {
 			errs[i] = E("lstat", KindPermission, p, nil)

@@ -130,3 +130,106 @@ func testR(t *testing.T, dir string, uid, gid uint32, groups []uint32, paths []s
 	}
 	return got
 }
+
+// AccessOf answers, for a file or directory and the attributes just read
+// of it, exactly what `test -r`, `test -w` and `test -x` run as the caller
+// say (the kernel's own answer: owner, group, groups, mode), for generated
+// owners, groups and modes and several callers, asked three times: the first
+// from the kernel, the second from the grants the first remembered, the third
+// after random chmods and chowns (a grant must not outlive the mode or owner
+// it was given for). Everything sits in the export's searchable root, so that
+// `test`'s path walk, which AccessOf leaves to each call, decides nothing.
+func TestAccessOfIsTestRWX(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("root mode needs a daemon running as root")
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 33))
+	callers := []struct {
+		uid, gid uint32
+		groups   []uint32
+	}{{1000, 1000, nil}, {2000, 2000, []uint32{4000}}, {3000, 3000, nil}}
+	owners := []int{0, 1000, 2000}
+	groups := []int{0, 1000, 4000}
+	modes := []os.FileMode{0o755, 0o711, 0o700, 0o750, 0o705, 0o644, 0o600, 0o640, 0o604, 0o000, 0o400, 0o040, 0o070, 0o007, 0o777, 0o666, 0o123}
+	f := newFixture(t)
+	for d := filepath.Dir(f.dir); d != "/" && strings.HasPrefix(d, os.TempDir()); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var paths []string
+	for i := range 30 {
+		p := fmt.Sprintf("n%d", i)
+		full := filepath.Join(f.dir, p)
+		var err error
+		if i%3 == 0 {
+			err = os.Mkdir(full, 0o755)
+		} else {
+			err = os.WriteFile(full, []byte(p), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	scramble := func() {
+		for _, p := range paths {
+			chown(t, filepath.Join(f.dir, p), owners[r.IntN(len(owners))], groups[r.IntN(len(groups))], modes[r.IntN(len(modes))])
+		}
+	}
+	bits := []server.Access{server.MayRead, server.MayWrite, server.MayExec}
+	for pass := range 3 {
+		if pass != 1 {
+			scramble()
+		}
+		for _, c := range callers {
+			ctx := caller(c.uid, c.gid, c.groups...)
+			want := testRWX(t, f.dir, c.uid, c.gid, c.groups, paths)
+			for i, p := range paths {
+				a, err := f.fs.Lstat(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := f.fs.AccessOf(ctx, p, a, server.MayRead|server.MayWrite|server.MayExec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, bit := range bits {
+					if (got&bit != 0) != want[i][k] {
+						t.Fatalf("pass %d: uid %d, %q (mode %v, owner %d:%d): AccessOf %03b, test -rwx says %v",
+							pass, c.uid, p, a.Mode, a.UID, a.GID, got, want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// testRWX runs `test -r`, `test -w` and `test -x` on each of paths (below
+// dir) in one process of the given credentials.
+func testRWX(t *testing.T, dir string, uid, gid uint32, groups []uint32, paths []string) [][3]bool {
+	t.Helper()
+	args := []string{"-c", `for p; do for o in -r -w -x; do if test $o "$p"; then echo y; else echo n; fi; done; done`, "sh"}
+	for _, p := range paths {
+		args = append(args, filepath.Join(dir, p))
+	}
+	cmd := exec.Command("/bin/sh", args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: groups}}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("test -rwx as %d: %v", uid, err)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != 3*len(paths) {
+		t.Fatalf("test -rwx as %d: %d answers for %d paths", uid, len(lines), len(paths))
+	}
+	got := make([][3]bool, len(paths))
+	for i := range paths {
+		for k := range 3 {
+			got[i][k] = lines[3*i+k] == "y"
+		}
+	}
+	return got
+}
