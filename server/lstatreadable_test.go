@@ -25,26 +25,12 @@ func TestLstatReadableIsTestR(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("root mode needs a daemon running as root")
 	}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 32))
-	callers := []struct {
-		uid, gid uint32
-		groups   []uint32
-	}{{1000, 1000, nil}, {2000, 2000, []uint32{4000}}, {3000, 3000, nil}}
-	owners := []int{0, 1000, 2000}
-	groups := []int{0, 1000, 4000}
+	r := seeded(t, 32)
+	callers, owners, groups := permCallers()
 	dirModes := []os.FileMode{0o755, 0o711, 0o700, 0o750, 0o705}
 	fileModes := []os.FileMode{0o644, 0o600, 0o640, 0o604, 0o000, 0o400, 0o040}
 	for round := range 5 {
-		f := newFixture(t)
-		// The caller's processes walk from /: the test's own directories
-		// above the export must be searchable.
-		for d := filepath.Dir(f.dir); d != "/" && strings.HasPrefix(d, os.TempDir()); d = filepath.Dir(d) {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
+		f := searchableFixture(t)
 		dirs := []string{""}
 		var files []string
 		for i := range 40 {
@@ -96,6 +82,40 @@ func TestLstatReadableIsTestR(t *testing.T) {
 	}
 }
 
+// permCaller is a caller the permission oracles act as.
+type permCaller struct {
+	uid, gid uint32
+	groups   []uint32
+}
+
+// permCallers returns the callers the permission oracles act as, and the
+// owners and groups they give files: each caller owns some, is in some
+// groups (one through a supplementary group only) and neither of others.
+func permCallers() (callers []permCaller, owners, groups []int) {
+	return []permCaller{{1000, 1000, nil}, {2000, 2000, []uint32{4000}}, {3000, 3000, nil}},
+		[]int{0, 1000, 2000}, []int{0, 1000, 4000}
+}
+
+// seeded returns a generator seeded from the clock (stream tells tests
+// apart), its seed logged to replay a failure.
+func seeded(t *testing.T, stream uint64) *rand.Rand {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, stream))
+}
+
+// searchableFixture is newFixture with the test's own directories above the
+// export searchable by anyone: the callers' processes (test -r) walk from /.
+func searchableFixture(t *testing.T) *fixture {
+	f := newFixture(t)
+	for d := filepath.Dir(f.dir); d != "/" && strings.HasPrefix(d, os.TempDir()); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
 func chown(t *testing.T, p string, uid, gid int, mode os.FileMode) {
 	t.Helper()
 	if err := os.Lchown(p, uid, gid); err != nil {
@@ -143,22 +163,10 @@ func TestAccessOfIsTestRWX(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("root mode needs a daemon running as root")
 	}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 33))
-	callers := []struct {
-		uid, gid uint32
-		groups   []uint32
-	}{{1000, 1000, nil}, {2000, 2000, []uint32{4000}}, {3000, 3000, nil}}
-	owners := []int{0, 1000, 2000}
-	groups := []int{0, 1000, 4000}
+	r := seeded(t, 33)
+	callers, owners, groups := permCallers()
 	modes := []os.FileMode{0o755, 0o711, 0o700, 0o750, 0o705, 0o644, 0o600, 0o640, 0o604, 0o000, 0o400, 0o040, 0o070, 0o007, 0o777, 0o666, 0o123}
-	f := newFixture(t)
-	for d := filepath.Dir(f.dir); d != "/" && strings.HasPrefix(d, os.TempDir()); d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := searchableFixture(t)
 	var paths []string
 	for i := range 30 {
 		p := fmt.Sprintf("n%d", i)
