@@ -66,12 +66,12 @@ func TestLstatReadableIsTestR(t *testing.T) {
 			}
 			for _, c := range callers {
 				ctx := caller(c.uid, c.gid, c.groups...)
-				want := testR(t, f.dir, c.uid, c.gid, c.groups, paths)
+				want := testAs(t, f.dir, c, []string{"-r"}, paths)
 				_, errs := f.fs.LstatReadable(ctx, paths)
 				for i, p := range paths {
-					if got := errs[i] == nil; got != want[i] {
+					if got := errs[i] == nil; got != want[i][0] {
 						t.Fatalf("round %d pass %d: uid %d, %q: LstatReadable readable=%v (%v), test -r says %v",
-							round, pass, c.uid, p, got, errs[i], want[i])
+							round, pass, c.uid, p, got, errs[i], want[i][0])
 					}
 					if errs[i] != nil && server.KindOf(errs[i]) != server.KindPermission && server.KindOf(errs[i]) != server.KindNotFound {
 						t.Fatalf("round %d: uid %d, %q: %v, want permission denied or not found", round, c.uid, p, errs[i])
@@ -126,31 +126,6 @@ func chown(t *testing.T, p string, uid, gid int, mode os.FileMode) {
 	}
 }
 
-// testR runs `test -r` on each of paths (below dir) in one process of the
-// given credentials.
-func testR(t *testing.T, dir string, uid, gid uint32, groups []uint32, paths []string) []bool {
-	t.Helper()
-	args := []string{"-c", `for p; do if test -r "$p"; then echo y; else echo n; fi; done`, "sh"}
-	for _, p := range paths {
-		args = append(args, filepath.Join(dir, p))
-	}
-	cmd := exec.Command("/bin/sh", args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: groups}}
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("test -r as %d: %v", uid, err)
-	}
-	lines := strings.Fields(string(out))
-	if len(lines) != len(paths) {
-		t.Fatalf("test -r as %d: %d answers for %d paths", uid, len(lines), len(paths))
-	}
-	got := make([]bool, len(paths))
-	for i, l := range lines {
-		got[i] = l == "y"
-	}
-	return got
-}
-
 // AccessOf answers, for a file or directory and the attributes just read
 // of it, exactly what `test -r`, `test -w` and `test -x` run as the caller
 // say (the kernel's own answer: owner, group, groups, mode), for generated
@@ -194,7 +169,7 @@ func TestAccessOfIsTestRWX(t *testing.T) {
 		}
 		for _, c := range callers {
 			ctx := caller(c.uid, c.gid, c.groups...)
-			want := testRWX(t, f.dir, c.uid, c.gid, c.groups, paths)
+			want := testAs(t, f.dir, c, []string{"-r", "-w", "-x"}, paths)
 			for i, p := range paths {
 				a, err := f.fs.Lstat(ctx, p)
 				if err != nil {
@@ -215,28 +190,30 @@ func TestAccessOfIsTestRWX(t *testing.T) {
 	}
 }
 
-// testRWX runs `test -r`, `test -w` and `test -x` on each of paths (below
-// dir) in one process of the given credentials.
-func testRWX(t *testing.T, dir string, uid, gid uint32, groups []uint32, paths []string) [][3]bool {
+// testAs runs `test OP` for each of ops ("-r", "-w", "-x") on each of paths
+// (below dir) in one process of caller c's credentials: got[i][k] is ops[k]'s
+// answer for paths[i].
+func testAs(t *testing.T, dir string, c permCaller, ops []string, paths []string) [][]bool {
 	t.Helper()
-	args := []string{"-c", `for p; do for o in -r -w -x; do if test $o "$p"; then echo y; else echo n; fi; done; done`, "sh"}
+	args := []string{"-c", `ops=$1; shift; for p; do for o in $ops; do if test $o "$p"; then echo y; else echo n; fi; done; done`, "sh", strings.Join(ops, " ")}
 	for _, p := range paths {
 		args = append(args, filepath.Join(dir, p))
 	}
 	cmd := exec.Command("/bin/sh", args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: groups}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: c.uid, Gid: c.gid, Groups: c.groups}}
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("test -rwx as %d: %v", uid, err)
+		t.Fatalf("test %v as %d: %v", ops, c.uid, err)
 	}
 	lines := strings.Fields(string(out))
-	if len(lines) != 3*len(paths) {
-		t.Fatalf("test -rwx as %d: %d answers for %d paths", uid, len(lines), len(paths))
+	if len(lines) != len(ops)*len(paths) {
+		t.Fatalf("test %v as %d: %d answers for %d paths", ops, c.uid, len(lines), len(paths))
 	}
-	got := make([][3]bool, len(paths))
+	got := make([][]bool, len(paths))
 	for i := range paths {
-		for k := range 3 {
-			got[i][k] = lines[3*i+k] == "y"
+		got[i] = make([]bool, len(ops))
+		for k := range ops {
+			got[i][k] = lines[len(ops)*i+k] == "y"
 		}
 	}
 	return got
