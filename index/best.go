@@ -419,13 +419,16 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 	return res, from, nil
 }
 
-// keywordEvidence adds to each file Bleve finds its kw share (see the formula
-// above): one BM25 search per analysed word. Precondition: x.mu held for reading.
+// termShare is what a query's term is worth: its share of kw, and whether
+// some file holds it as a word or a word's start (Bleve found it).
 type termShare struct {
 	share float64 // idf(t)/Σ idf
-	found bool    // some file holds t as a word or a word's start
+	found bool
 }
 
+// keywordEvidence adds to each file Bleve finds its kw share (see the formula
+// above): one BM25 search per analysed word. It returns each term's
+// termShare, for infixEvidence. Precondition: x.mu held for reading.
 func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candSet) ([]termShare, error) {
 	get := cands.get
 	if len(qt.terms) == 0 {
@@ -520,7 +523,12 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			add(h.slot, th.idf*(presence+(1-presence)*h.sim/th.best)/sumIDF)
 		}
 	}
-	bit := func(i int) uint64 { return 1 << (i % 64) }
+	bit := func(i int) uint64 { // bestCand.terms: the first 64 terms
+		if i >= 64 {
+			return 0
+		}
+		return 1 << i
+	}
 	for i := range per {
 		if !inGroup[i] && !qt.qualifier(i) {
 			contrib(i, func(slot int, v float64) { c := get(slot); c.kw += v; c.terms |= bit(i) })
