@@ -182,6 +182,12 @@ const (
 // both protocols.
 func (f *FS) CheckAccess(ctx context.Context, op, p string, want Access) error {
 	got, err := f.Access(ctx, p, want)
+	return needAll(op, p, got, want, err)
+}
+
+// needAll is CheckAccess's decision: err, or a KindPermission error of op
+// unless got holds every bit of want.
+func needAll(op, p string, got, want Access, err error) error {
 	if err != nil {
 		return err
 	}
@@ -256,13 +262,7 @@ func (f *FS) AccessOf(ctx context.Context, p string, a Attr, want Access) (Acces
 // CheckAccessOf is CheckAccess through AccessOf.
 func (f *FS) CheckAccessOf(ctx context.Context, op, p string, a Attr, want Access) error {
 	got, err := f.AccessOf(ctx, p, a, want)
-	if err != nil {
-		return err
-	}
-	if got&want != want {
-		return E(op, KindPermission, p, nil)
-	}
-	return nil
+	return needAll(op, p, got, want, err)
 }
 
 // accessFd returns every permission (read, write, execute) c has on the file
