@@ -69,6 +69,11 @@
 //     NFS3ERR_EXIST when the new name exists, as link(2), or NFS3ERR_ACCES
 //     for a target directory the caller may not write, as nfsd); ganesha
 //     NFS3ERR_BADTYPE.
+//   - NFS LINK over an existing name in a directory the caller may not
+//     write: semfs NFS3ERR_EXIST (it links as the caller, and link(2)
+//     looks the name up before it checks the directory, as diod does);
+//     nfsd and ganesha NFS3ERR_ACCES (the directory first). A kernel client
+//     looks the name up itself first and reports EEXIST either way.
 //   - NFS LINK by a caller who does not own the file: semfs makes the call
 //     as the caller, so the host's fs.protected_hardlinks applies (EPERM,
 //     as link(2) and diod); ganesha links as root. Left out.

@@ -159,6 +159,18 @@ func Accepted(proto string) func(op Op, r *Result, t Tree) {
 			// either way; a success would still differ.
 			r.Status = "refused"
 		}
+		if proto == "nfs" && op.Kind == Link && op.As == User && (r.Status == "NFS3ERR_EXIST" || r.Status == "NFS3ERR_ACCES") &&
+			t[pathKey(op.Path2)].Type != "" {
+			// LINK over an existing name in a directory the caller may not
+			// write: semfs links as the caller, so the kernel's order
+			// decides (the name first, filename_create before may_create:
+			// NFS3ERR_EXIST, as link(2) and diod); nfsd and ganesha check
+			// the directory first (NFS3ERR_ACCES). A kernel client looks
+			// the name up before it sends LINK and reports EEXIST whichever
+			// the server. Refused either way. t is the tree after the step:
+			// a refusal left the name in place.
+			r.Status = "refused"
+		}
 		if proto == "nfs" && r.Status != "OK" && (op.Kind == Truncate || op.Kind == Create) && t[pathKey(op.Path)].Type == "symlink" {
 			// SETATTR of a size, or an UNCHECKED CREATE, on a symlink: semfs
 			// answers NFS3ERR_INVAL (truncate(2) of what is not a regular
