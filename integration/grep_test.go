@@ -425,13 +425,15 @@ func TestGrepMatchesGNUGrep(t *testing.T) {
 }
 
 // pickText is a random text file of the backing directory that is not one of
-// the test's own new files.
+// the test's own new files nor a name of the hard-linked file.
 func pickText(t *testing.T, r *rand.Rand, dir string) string {
 	t.Helper()
 	ok := indexable(t, dir)
 	var ps []string
 	for p, good := range ok {
-		if good && !strings.Contains(p, "new") && !strings.Contains(p, "renamed") {
+		// Not linked/: the hard-link step writes through linked/one.txt,
+		// which a rename picked here took away (seed 1796382672110958546).
+		if good && !strings.Contains(p, "new") && !strings.Contains(p, "renamed") && !strings.HasPrefix(p, "linked/") {
 			ps = append(ps, p)
 		}
 	}
