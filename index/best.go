@@ -115,7 +115,7 @@ type bestCand struct {
 	csim  float64 // the best passage's cosine (chas: known)
 	chas  bool
 	hit   int    // 1 + its index in the content hits, 0: none
-	terms uint64 // bit i: the query's term i found among its words
+	terms uint64 // bit i: term i (one infixTerm counts) found as a word or a word's start
 }
 
 func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
@@ -523,15 +523,16 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			add(h.slot, th.idf*(presence+(1-presence)*h.sim/th.best)/sumIDF)
 		}
 	}
-	bit := func(i int) uint64 { // bestCand.terms: the first 64 terms
-		if i >= 64 {
-			return 0
-		}
-		return 1 << i
-	}
 	for i := range per {
 		if !inGroup[i] && !qt.qualifier(i) {
-			contrib(i, func(slot int, v float64) { c := get(slot); c.kw += v; c.terms |= bit(i) })
+			// bestCand.terms marks the terms infixEvidence counts (the first
+			// 64 selecting words: infixTerm); a group's terms and a
+			// qualifier are not among them.
+			var bit uint64
+			if i < 64 {
+				bit = 1 << i
+			}
+			contrib(i, func(slot int, v float64) { c := get(slot); c.kw += v; c.terms |= bit })
 		}
 	}
 	// A word of several tokens ("v2.2.1", "invoice_8841", "OKRs") is worth
@@ -562,9 +563,6 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			} else {
 				c.kw += scattered * aparts[gi][c.slot]
 			}
-			for _, t := range g.terms {
-				c.terms |= bit(t)
-			}
 		}
 	}
 	// A qualifier ("this year") only tells apart the files the query's
@@ -573,9 +571,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 		if qt.qualifier(i) && !inGroup[i] {
 			contrib(i, func(slot int, v float64) {
 				if cands.find(slot) != nil || len(qt.terms) == 1 {
-					c := get(slot)
-					c.kw += v
-					c.terms |= bit(i)
+					get(slot).kw += v
 				}
 			})
 		}
@@ -918,8 +914,9 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		for _, tok := range a.Analyze([]byte(text)) {
 			toks = append(toks, string(tok.Term))
 		}
+		folded := fold(text)
 		for i, t := range qt.terms {
-			hit := qt.infixTerm(i) && strings.Contains(fold(text), fold(t))
+			hit := qt.infixTerm(i) && strings.Contains(folded, fold(t))
 			for _, tok := range toks {
 				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) {
 					hit = true
