@@ -625,22 +625,8 @@ func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termS
 			for k := range cands.list {
 				add(cands.list[k].slot)
 			}
-			continue
-		}
-		paths, scan, err := x.keywordCandidates(ctx, []string{lit})
-		if err != nil {
+		} else if err := x.eachKeywordCandidate(ctx, []string{lit}, add); err != nil {
 			return err
-		}
-		if scan {
-			for slot := range x.hay.entries {
-				add(slot)
-			}
-			continue
-		}
-		for _, p := range paths {
-			if slot, ok := x.hay.pos[p]; ok {
-				add(slot)
-			}
 		}
 	}
 	return nil

@@ -483,6 +483,30 @@ func (x *Index) keywordCandidates(ctx context.Context, words []string) (paths []
 	return paths, false, nil
 }
 
+// eachKeywordCandidate calls visit with the slot of each record
+// keywordCandidates finds for the folded words, or of every record where it
+// says a scan is cheaper: a superset of the records where some word is a
+// substring of some field, each visited once, which visit tests itself.
+// Precondition: x.mu held for reading.
+func (x *Index) eachKeywordCandidate(ctx context.Context, words []string, visit func(slot int)) error {
+	paths, scan, err := x.keywordCandidates(ctx, words)
+	if err != nil {
+		return err
+	}
+	if scan {
+		for slot := range x.hay.entries {
+			visit(slot)
+		}
+		return nil
+	}
+	for _, p := range paths { // distinct paths
+		if slot, ok := x.hay.pos[p]; ok {
+			visit(slot)
+		}
+	}
+	return nil
+}
+
 // docFreq is the number of records whose fields hold trigram t (deleted records
 // not yet merged away may count: it is an estimate).
 func (x *Index) docFreq(t string) (int, error) {

@@ -100,25 +100,14 @@ func (x *Index) querySeed(ctx context.Context, q Query) ([]Result, error) {
 
 	c := collector{limit: q.Limit}
 	if len(words) > 0 {
-		cands, scan, err := x.keywordCandidates(ctx, words)
+		err := x.eachKeywordCandidate(ctx, words, func(i int) {
+			h := &x.hay.entries[i]
+			if n := points(words, h.joined); n > 0 {
+				c.add(hit{h.path, float64(n) + simOf(i), n})
+			}
+		})
 		if err != nil {
 			return nil, ioErr("query", "", err)
-		}
-		if scan {
-			for i := range x.hay.entries {
-				h := &x.hay.entries[i]
-				if n := points(words, h.joined); n > 0 {
-					c.add(hit{h.path, float64(n) + simOf(i), n})
-				}
-			}
-		} else {
-			for _, p := range cands { // distinct paths
-				if i, ok := x.hay.pos[p]; ok {
-					if n := points(words, x.hay.entries[i].joined); n > 0 {
-						c.add(hit{p, float64(n) + simOf(i), n})
-					}
-				}
-			}
 		}
 	}
 	// Pure-semantic matches: those with a keyword point are in already (Bleve's
