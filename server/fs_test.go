@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -50,6 +51,14 @@ type fixture struct {
 	fs           *server.FS
 	rec          *recorder
 	reg          *server.Registry
+}
+
+// seeded returns a generator seeded from the clock (stream tells tests
+// apart), its seed logged to replay a failure.
+func seeded(t *testing.T, stream uint64) *rand.Rand {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	return rand.New(rand.NewPCG(seed, stream))
 }
 
 func newFixture(t *testing.T) *fixture {

@@ -16,9 +16,7 @@ import (
 // LstatMany answers each path as Lstat does, on generated trees
 // (randomTree); a path through a symlink is refused, as by Lstat.
 func TestLstatManyIsLstatOfEach(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 30))
+	r := seeded(t, 30)
 	for round := range 20 {
 		root, paths := randomTree(t, r)
 		fsys, err := server.New(root, server.Options{BackingCheck: -1})

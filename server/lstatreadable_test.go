@@ -2,14 +2,12 @@ package server_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/semfs/semfs/server"
 )
@@ -94,14 +92,6 @@ type permCaller struct {
 func permCallers() (callers []permCaller, owners, groups []int) {
 	return []permCaller{{1000, 1000, nil}, {2000, 2000, []uint32{4000}}, {3000, 3000, nil}},
 		[]int{0, 1000, 2000}, []int{0, 1000, 4000}
-}
-
-// seeded returns a generator seeded from the clock (stream tells tests
-// apart), its seed logged to replay a failure.
-func seeded(t *testing.T, stream uint64) *rand.Rand {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	return rand.New(rand.NewPCG(seed, stream))
 }
 
 // searchableFixture is newFixture with the test's own directories above the

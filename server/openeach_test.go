@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/semfs/semfs/server"
 )
@@ -18,9 +16,7 @@ import (
 // file's bytes as the OS does (compared with the backing file's). Every index
 // is answered exactly once, and no descriptor outlives the call.
 func TestOpenEachIsOpenReadOfEach(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 31))
+	r := seeded(t, 31)
 	for round := range 20 {
 		root, paths := randomTree(t, r)
 		fsys, err := server.New(root, server.Options{BackingCheck: -1})
