@@ -180,6 +180,12 @@ func TestChangesThroughEveryDoor(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.expect("tag notes dir/a.txt")
+	// Over NFS too: one open tags file serves every caller, and the write
+	// is its WRITE's caller's act.
+	if err := nfsWriteWhole(v, ".semfs/tags/dir/a.txt", []byte(`{"task":"greeting, revised again"}`)); err != nil {
+		t.Fatal(err)
+	}
+	f.expect("tag editor dir/a.txt")
 
 	// A host process: a new file, then a removal.
 	if err := os.WriteFile(filepath.Join(d.Data, "dir", "host.txt"), []byte("from the host"), 0o644); err != nil {
@@ -219,7 +225,7 @@ func TestChangesThroughEveryDoor(t *testing.T) {
 
 	// .semfs/changes: the same events, newest last, through both protocols.
 	want := []string{"create notes a.txt", "write notes a.txt", "setattr notes a.txt", "mkdir editor dir",
-		"rename editor dir/a.txt <- a.txt", "create editor dir/b.txt", "write editor dir/b.txt", "truncate editor dir/b.txt", "write reviewer dir/b.txt", "tag tagger dir/a.txt", "tag notes dir/a.txt",
+		"rename editor dir/a.txt <- a.txt", "create editor dir/b.txt", "write editor dir/b.txt", "truncate editor dir/b.txt", "write reviewer dir/b.txt", "tag tagger dir/a.txt", "tag notes dir/a.txt", "tag editor dir/a.txt",
 		"create host dir/host.txt", "remove host dir/host.txt", "link editor dir/b-link.txt", "symlink notes dir/a-link", "remove notes dir/b.txt"}
 	for name, text := range map[string][]byte{"nfs": nfsRead(t, v, ".semfs/changes"), "9p": read9P(t, root9, ".semfs/changes")} {
 		var lines []string

@@ -49,8 +49,13 @@ type File struct {
 // Attribute makes ctx's caller the app of the writes made through fl from now
 // on (the change feed's write events name it). A door sharing one open file
 // between callers (NFS's descriptor cache) calls it for each WRITE; the
-// string is stored again only when the app changes.
+// string is stored again only when the app changes. A virtual file that acts
+// for its writer (VirtualAttributer: a tags file) is told the caller instead.
 func (fl *File) Attribute(ctx context.Context) {
+	if a, ok := fl.v.(VirtualAttributer); ok {
+		a.Attribute(ctx)
+		return
+	}
 	fl.setApp(fl.fs.App(ctx))
 }
 

@@ -51,6 +51,14 @@ type VirtualIOChecker interface {
 	CheckIO(ctx context.Context, write bool) error
 }
 
+// VirtualAttributer is what a VirtualFile may add when its writes act for a
+// caller (a tags file's write tags as its writer): File.Attribute passes it
+// each caller of a descriptor shared by every caller (NFS), before that
+// caller's write.
+type VirtualAttributer interface {
+	Attribute(ctx context.Context)
+}
+
 func (fl *File) checkVirtualIO(ctx context.Context, write bool) error {
 	if c, ok := fl.v.(VirtualIOChecker); ok {
 		return c.CheckIO(ctx, write)

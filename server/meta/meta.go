@@ -44,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -690,6 +691,9 @@ type file struct {
 	p     string
 	n     node
 	write bool
+	// caller, when set, is whom the next write acts for (Attribute): the
+	// opener is the daemon itself when NFS shares one open between callers.
+	caller atomic.Pointer[server.Identity]
 
 	snapOnce sync.Once
 	snap     []byte // changes: the content as first read through this open file
@@ -767,12 +771,29 @@ func (f *file) WriteAt(b []byte, off int64) (int, error) {
 	if !whole {
 		return len(b), nil
 	}
-	if err := t.tag(f.ctx, f.p, f.n.real, req); err != nil {
+	if err := t.tag(f.writer(), f.p, f.n.real, req); err != nil {
 		t.drop(f.p)
 		return 0, err
 	}
 	t.drop(f.p)
 	return len(b), nil
+}
+
+// Attribute implements server.VirtualAttributer: the tags a write completes
+// are the caller's act (its rights, its app in the change feed), not the
+// opener's.
+func (f *file) Attribute(ctx context.Context) {
+	id := server.IdentityFrom(ctx)
+	f.caller.Store(&id)
+}
+
+// writer is the context a write acts in: the last caller Attribute named, or
+// the opener's.
+func (f *file) writer() context.Context {
+	if id := f.caller.Load(); id != nil {
+		return server.WithIdentity(f.ctx, *id)
+	}
+	return f.ctx
 }
 
 // CheckIO implements server.VirtualIOChecker: over NFS one descriptor,
