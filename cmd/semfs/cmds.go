@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -33,12 +34,24 @@ func runRegister(ctx context.Context, env *cliEnv, args []string) int {
 func runTag(ctx context.Context, env *cliEnv, args []string) int {
 	var cf clientFlags
 	var task, related string
-	fs := newFlagSet(env, "tag", "PATH --task TEXT [--related-apps a,b]")
+	fs := newFlagSet(env, "tag", "PATH [--task TEXT] [--related-apps a,b]   (replaces both: one left out is cleared)")
 	cf.register(fs)
 	fs.StringVar(&task, "task", "", "why the file exists")
 	fs.StringVar(&related, "related-apps", "", "comma-separated apps the file matters to")
 	arg, ok := oneArg(fs, args)
 	if !ok {
+		return exitUsage
+	}
+	given := 0
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "task" || f.Name == "related-apps" {
+			given++
+		}
+	})
+	if given == 0 {
+		// A tag call replaces both fields: with neither named it would clear
+		// both, which is never what "semfs tag PATH" was typed for.
+		fmt.Fprintln(env.stderr, "semfs tag: give --task, --related-apps or both (a tag replaces both; to clear them, --task '')")
 		return exitUsage
 	}
 	apps := []string{}

@@ -91,6 +91,7 @@ func TestUsageExitCodes(t *testing.T) {
 		{[]string{"get"}, exitUsage},
 		{[]string{"get", "a", "b"}, exitUsage},
 		{[]string{"tag", "--socket", sock}, exitUsage},
+		{[]string{"tag", "--socket", sock, "a.txt"}, exitUsage}, // neither field: it would clear both
 		{[]string{"register", "a", "b"}, exitUsage},
 		{[]string{"snapshot", "--socket", sock}, exitUsage},
 	} {
