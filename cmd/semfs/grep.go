@@ -49,11 +49,13 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 	// -c prints every file searched, "path:0" too, as GNU grep does: the
 	// answer's counts (-l wins over -c, as in GNU grep).
 	req := client.GrepRequest{Pattern: pos[0], Fixed: fixed, IgnoreCase: icase, Limit: 1_000_000, Context: ctxLines, All: all, Counts: count && !list}
+	var operands []string
 	for _, p := range pos[1:] {
 		p = path.Clean(strings.TrimPrefix(p, "/"))
 		if p == "." {
 			p = ""
 		}
+		operands = append(operands, p)
 		req.Paths = append(req.Paths, "/"+globQuote(p)) // anchored at the export's root, as GNU grep's operands are at its working directory
 	}
 	if list || count {
@@ -68,7 +70,7 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 		printJSON(env.stdout, ans)
 	} else {
 		w := bufio.NewWriter(env.stdout)
-		printGrep(w, env.stderr, ans, list, count, number, req.Context > 0)
+		printGrep(w, env.stderr, ans, list, count, number, req.Context > 0, namesFiles(operands, ans))
 		w.Flush()
 	}
 	if ans.Truncated && !req.Counts {
@@ -80,12 +82,38 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 	return grepMatched
 }
 
+// namesFiles says whether a line starts with its file's name: GNU grep -r
+// leaves the name out when its one operand is a file (not a directory), and
+// only then. One operand that every answered path equals is such a file; a
+// directory's files have longer paths.
+func namesFiles(operands []string, ans client.GrepResponse) bool {
+	if len(operands) != 1 {
+		return true
+	}
+	for _, m := range ans.Matches {
+		if m.Path != operands[0] {
+			return true
+		}
+	}
+	for _, c := range ans.Counts {
+		if c.Path != operands[0] {
+			return true
+		}
+	}
+	return false
+}
+
 // printGrep prints ans as GNU grep -r does with the same flags. Context lines
-// are told by "-" after the path (and line number), groups apart by "--".
-func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, count, number, contextual bool) {
+// are told by "-" after the path (and line number), groups apart by "--";
+// without names (namesFiles), a line starts at its number or text.
+func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, count, number, contextual, names bool) {
 	if count && !list {
 		for _, c := range ans.Counts {
-			fmt.Fprintf(w, "%s:%d\n", c.Path, c.Lines)
+			if names {
+				fmt.Fprintf(w, "%s:%d\n", c.Path, c.Lines)
+			} else {
+				fmt.Fprintf(w, "%d\n", c.Lines)
+			}
 		}
 		return
 	}
@@ -145,9 +173,14 @@ func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, cou
 			if lines[n].match {
 				sep = ":"
 			}
-			if number {
+			switch {
+			case !names && number:
+				fmt.Fprintf(w, "%d%s%s\n", n, sep, lines[n].text)
+			case !names:
+				fmt.Fprintf(w, "%s\n", lines[n].text)
+			case number:
 				fmt.Fprintf(w, "%s%s%d%s%s\n", p, sep, n, sep, lines[n].text)
-			} else {
+			default:
 				fmt.Fprintf(w, "%s%s%s\n", p, sep, lines[n].text)
 			}
 			lastPrinted = n
