@@ -32,7 +32,7 @@ func runGrep(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&icase, "i", false, "ignore case")
 	fs.BoolVar(&fixed, "F", false, "PATTERN is a literal string, not a Go RE2 regular expression")
 	fs.BoolVar(&list, "l", false, "print only the names of files with a match")
-	fs.BoolVar(&count, "c", false, "print each matching file's count of matching lines")
+	fs.BoolVar(&count, "c", false, "print each file's count of matching lines, 0 too")
 	fs.BoolVar(&number, "n", false, "print line numbers")
 	fs.IntVar(&ctxLines, "C", 0, "print N lines of context around each match")
 	// GNU grep -r reads every file; so does semfs grep, so that -l and -c

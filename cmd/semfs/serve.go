@@ -74,7 +74,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&a.rebuildIndex, "rebuild-index", false, "move the index's records.db, vectors.db and bleve/ aside and rebuild them from the backing files' durable records alone (accepts losing what only the index held)")
 	fs.IntVar(&a.limits.MaxConns, "max-conns", server.DefaultMaxConns, "connections served at once per listener (NFS, 9P, control); negative: no cap")
 	fs.StringVar(&a.metricsAddr, "metrics", "", "also serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9464 (always at GET /v1/metrics on the control socket)")
-	fs.StringVar(&a.metaDir, "meta-dir", meta.DefaultName, "name of the query and tag namespace at the root of every export (From inside the mount), or off")
+	fs.StringVar(&a.metaDir, "meta-dir", meta.DefaultName, "name of the query and tag namespace at the root of every export (docs/inside-the-mount.md), or off")
 	fs.BoolVar(&a.listMetaDir, "list-meta-dir", false, "list the --meta-dir directory in the root's listing (by default it is reachable by name only, so find, du and backups skip it)")
 	fs.StringVar(&a.watch.Mode, "watch", server.WatchInotify, "follow changes host processes make in the backing directory: inotify (rescans when it cannot), scan (rescan every --watch-rescan) or off (next start only)")
 	fs.DurationVar(&a.watch.Rescan, "watch-rescan", server.DefaultWatchRescan, "how often --watch=scan (or inotify's fallback) rescans the backing directory")

@@ -962,6 +962,6 @@ directory's own processes).
     tail -n 20 ` + name + `/changes
 
 Everything else here is read-only. Answers follow the index: mount with
-actimeo=0 (NFS) or cache=none (9P) to see each change at once.
+actimeo=0,lookupcache=none (NFS) or cache=none (9P) to see each change at once.
 `
 }
