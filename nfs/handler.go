@@ -156,10 +156,21 @@ func (h *connHandler) ToHandle(bfs billy.Filesystem, path []string) (out []byte)
 	if err != nil {
 		return nil
 	}
+	k := h.mountCall()
 	if len(path) == 0 && b.mountRoot != "" {
 		p = b.mountRoot // the MOUNT reply of a subdirectory (Mount)
+		// The client never looked up the directories above it, so the
+		// handle map may not know them, and resolve finds a file's path
+		// through its parents' entries up to the root's: without them, the
+		// mount's first call (FSINFO) answered STALE until something had
+		// walked there.
+		for d := p; d != ""; {
+			d, _ = server.Split(d)
+			if k.handleOf(b, d) == nil {
+				return nil
+			}
+		}
 	}
-	k := h.mountCall()
 	return k.handleOf(b, p)
 }
 
