@@ -43,7 +43,7 @@ func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "semfs_requests_total",
-		Help: "Requests answered, by protocol (nfs, mount, 9p, control) and operation.",
+		Help: "Requests answered, by protocol (nfs, its MOUNT calls included; 9p; control) and operation.",
 	}, []string{"protocol", "op"})
 	m.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "semfs_request_errors_total",

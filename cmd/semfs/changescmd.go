@@ -33,6 +33,11 @@ func runChanges(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return exitUsage
 	}
+	if a.timeout <= 0 {
+		// A poll that does not wait asks again at once, in a busy loop.
+		fmt.Fprintln(env.stderr, "semfs changes: --poll must be longer than 0")
+		return exitUsage
+	}
 	cl := cf.client()
 	cursor := a.since
 	enc := json.NewEncoder(env.stdout)

@@ -91,7 +91,8 @@ func TestUsageExitCodes(t *testing.T) {
 		{[]string{"get"}, exitUsage},
 		{[]string{"get", "a", "b"}, exitUsage},
 		{[]string{"tag", "--socket", sock}, exitUsage},
-		{[]string{"tag", "--socket", sock, "a.txt"}, exitUsage}, // neither field: it would clear both
+		{[]string{"tag", "--socket", sock, "a.txt"}, exitUsage},                       // neither field: it would clear both
+		{[]string{"changes", "--socket", sock, "--follow", "--poll", "0"}, exitUsage}, // a busy loop
 		{[]string{"register", "a", "b"}, exitUsage},
 		{[]string{"snapshot", "--socket", sock}, exitUsage},
 	} {
