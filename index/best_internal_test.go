@@ -56,7 +56,8 @@ func TestFusionLambda(t *testing.T) {
 }
 
 // TestRelativeSeasonsWinter: a winter is named by its December's year, so
-// "this winter" in January is the one that began the December before.
+// "this winter" in January is the one that began the December before; a
+// year of four digits beside a season names its year.
 func TestRelativeSeasonsWinter(t *testing.T) {
 	for _, tc := range []struct {
 		now        time.Time
@@ -66,6 +67,11 @@ func TestRelativeSeasonsWinter(t *testing.T) {
 		{time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), "this winter", "2026 12|2027 01|2027 02"},
 		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "last winter", "2025 12|2026 01|2026 02"},
 		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "next spring", "2027 03|2027 04|2027 05"},
+		// A year written beside the season names it, whatever now is.
+		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "roofer quote autumn 2024", "2024 09|2024 10|2024 11"},
+		{time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC), "2024 winter", "2024 12|2025 01|2025 02"},
+		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "photos from the summer of 2025.", "2025 06|2025 07|2025 08"},
+		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "spring 99 and autumn 1492", ""},
 	} {
 		rs := relativeSeasons(tc.text, tc.now)
 		var got []string

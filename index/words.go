@@ -149,7 +149,8 @@ type queryTerms struct {
 	// "timezone"), a kind's extensions (kindForms), a short form
 	// (shortForms: "production": "prod"), "year" in "this year"
 	// or "last year" as the year it names (relativeYears), a season in
-	// "last fall" as its months of that year (relativeSeasons: "2025 09",
+	// "last fall" or "autumn 2024" as its months of that year
+	// (relativeSeasons: "2025 09",
 	// "oct 25"…), and an ordinal as a version ("second": "v 2").
 	forms map[string][]string
 	// monthNumber is, for a month's term, the two-digit number among its
@@ -376,7 +377,8 @@ type relativeSeason struct {
 }
 
 // relativeSeasons returns the seasons text (possessives dropped) names
-// relative to now ("this spring", "last fall", "next summer"; northern
+// relative to now ("this spring", "last fall", "next summer") or with their
+// year ("autumn 2024", "2024 autumn", "summer of 2025"; northern
 // seasons: spring March–May, summer June–August, fall or autumn
 // September–November, winter December to February, named by the year of its
 // December), each with the forms of its months as dated names write them,
@@ -385,7 +387,8 @@ type relativeSeason struct {
 func relativeSeasons(text string, now time.Time) []relativeSeason {
 	var out []relativeSeason
 	prev := ""
-	for _, w := range strings.Fields(strings.ToLower(text)) {
+	words := strings.Fields(strings.ToLower(text))
+	for i, w := range words {
 		w = strings.TrimFunc(w, unicode.IsPunct)
 		first := 0 // the season's first month
 		switch w {
@@ -399,13 +402,22 @@ func relativeSeasons(text string, now time.Time) []relativeSeason {
 			first = 12
 		}
 		d, ok := relativeOffset(prev)
+		before := prev
 		prev = w
-		if first == 0 || !ok {
+		if first == 0 {
 			continue
 		}
 		y := now.Year() + d
 		if first == 12 && now.Month() <= 2 {
 			y-- // this winter began last December
+		}
+		// Or a season of a year written beside it ("autumn 2024", "2024
+		// autumn", "summer of 2025"): that year's.
+		if n, named := seasonYear(words, i, before); named {
+			y, ok = n, true
+		}
+		if !ok {
+			continue
 		}
 		rs := relativeSeason{word: w}
 		for i := range 3 {
@@ -417,6 +429,27 @@ func relativeSeasons(text string, now time.Time) []relativeSeason {
 		out = append(out, rs)
 	}
 	return out
+}
+
+// seasonYear is the year written beside the season words[i]: the next word
+// (or the one after "of"), or the word before it (before, as read), a year
+// of four digits from 1900 to 2099.
+func seasonYear(words []string, i int, before string) (int, bool) {
+	year := func(w string) (int, bool) {
+		w = strings.TrimFunc(w, unicode.IsPunct)
+		n, err := strconv.Atoi(w)
+		return n, err == nil && len(w) == 4 && n >= 1900 && n <= 2099
+	}
+	if i+1 < len(words) {
+		next := words[i+1]
+		if next == "of" && i+2 < len(words) {
+			next = words[i+2]
+		}
+		if n, ok := year(next); ok {
+			return n, true
+		}
+	}
+	return year(before)
 }
 
 // qualifier says whether terms[i] only qualifies the others (qualifies).
