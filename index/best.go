@@ -986,7 +986,8 @@ func recoverTo(err *error) {
 // monthForms returns the other forms a month's name takes in dated paths
 // and tags ("2026-02-19", "feb_budget", "oct25"): its abbreviation and its
 // two-digit number, last, for t the analysed (stemmed) name of a month; nil for any
-// other t.
+// other t, and for "may", a modal verb more often than a month (findForms gives
+// it 05 where mayIsMonth says it is the month).
 func monthForms(t string) []string {
 	switch t {
 	case "januari":

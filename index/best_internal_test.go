@@ -2,6 +2,7 @@ package index
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +10,8 @@ import (
 
 // TestMonthForms: monthForms is keyed by what the query analysis makes of
 // each month's name (the Snowball stem), so every month but "may" (a modal
-// verb far more often than a month) gets its dated forms.
+// verb more often than a month: its number only where mayIsMonth says so,
+// TestMayIsMonth) gets its dated forms.
 func TestMonthForms(t *testing.T) {
 	x, err := Open(t.TempDir(), Options{})
 	if err != nil {
@@ -116,6 +118,41 @@ func TestWordsFoldToASCII(t *testing.T) {
 					t.Errorf("%s: %q analyses to %q, want %q", name, f, got, c.want)
 				}
 			}
+		}
+	}
+}
+
+// TestMayIsMonth: "may" is the month where a modal verb cannot stand (last,
+// beside a number, after a word that places a time) and a stop word
+// elsewhere; as the month it is a term with its dated number, 05.
+func TestMayIsMonth(t *testing.T) {
+	x, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	im := x.bl.Mapping()
+	for _, tc := range []struct {
+		text  string
+		month bool
+	}{
+		{"committee chat may", true},
+		{"pixel beach may 2025 original", true},
+		{"contact sheet week of 11 may", true},
+		{"scan 3 may morning", true},
+		{"latest thesis draft end of May", true},
+		{"whiteboard photo late may", true},
+		{"files I may need for the trip", false},
+		{"what may break the build", false},
+		{"may", false}, // alone: nothing says which
+		{"mayday checklist", false},
+	} {
+		if got := mayIsMonth(strings.Fields(tc.text)); got != tc.month {
+			t.Errorf("%q: month %v, want %v", tc.text, got, tc.month)
+		}
+		qt := analyseQuery(im.AnalyzerNamed(wordsAnalyzer), im.AnalyzerNamed(queryAnalyzer), tc.text, time.Now())
+		if got := qt.monthNumber["may"] == "05" && slices.Contains(qt.forms["may"], "05"); got != tc.month {
+			t.Errorf("%q: may's forms %v, number %q; want the month: %v", tc.text, qt.forms["may"], qt.monthNumber["may"], tc.month)
 		}
 	}
 }

@@ -231,6 +231,34 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 	return q
 }
 
+// mayIsMonth says whether the query's words use "may" as the month, not the
+// modal verb: a modal is followed by its verb, so "may" is the
+// month when it ends a query of several words ("committee chat may"), stands
+// beside a number ("may 2025", "3 may"), or follows a word that places a time
+// ("early may", "end of may", "in may").
+func mayIsMonth(words []string) bool {
+	digits := func(w string) bool {
+		return w != "" && strings.Trim(w, "0123456789") == ""
+	}
+	for i, w := range words {
+		if !strings.EqualFold(w, "may") {
+			continue
+		}
+		switch {
+		case i == len(words)-1 && i > 0,
+			i > 0 && digits(words[i-1]),
+			i+1 < len(words) && digits(words[i+1]):
+			return true
+		case i > 0:
+			switch strings.ToLower(words[i-1]) {
+			case "early", "late", "mid", "end", "of", "in", "since", "before", "after", "until", "last", "this", "next":
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // findForms fills q.forms and q.qualifies from the query text bare (its
 // possessives dropped), analysed by used, the analyser of q.terms (all, the
 // one that keeps stop words, for extensions: indexed tokens keep them).
@@ -249,7 +277,11 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 		}
 	}
 	for _, t := range q.terms {
-		if mf := monthForms(t); mf != nil {
+		mf := monthForms(t)
+		if t == "may" && mayIsMonth(strings.FieldsFunc(bare, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })) {
+			mf = []string{"05"}
+		}
+		if mf != nil {
 			addForm(t, mf...)
 			if q.monthNumber == nil {
 				q.monthNumber = map[string]string{}
