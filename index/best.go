@@ -23,7 +23,8 @@ import (
 //
 //	kw(f)    = Σ_{t∈T matched by f} idf(t)·m(t,f) / Σ_{t∈T} idf(t)                in [0,1]
 //	m(t,f)   = p + (1−p)·bm25(t,f)/max_g bm25(t,g)    t a word of f or a word's start
-//	         = h·p                                     t only inside a longer word of f
+//	         = h·p                                     t only inside a longer word of f,
+//	                                                   or a month only inside a compact date
 //	sem(f)   = (1−δ)·clamp((sim(f) − mean sim)/(max sim − mean sim), 0, 1) + δ·sim(f)   in [0,1]
 //	         for f with kw(f) > 0 and no vector: the mean sem of the files with kw > 0 and one
 //	λ        = λtie + λrescue·max(0, 1 − max_g kw(g)/κ)
@@ -604,10 +605,26 @@ func (qt queryTerms) infixTerm(i int) bool {
 // compounds ("babysitter", Swedish "prislista") and words glued together. The
 // files are cands' or, with discover, every file that holds the term, found
 // as the seed finds a word's (the trigram field, then the substring test).
+// A month's term earns the same in a candidate whose compact date names that
+// month (compactDated: IMG_20250614_…), which no token of Bleve's shows.
 // Precondition: x.mu held for reading.
 func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termShare, cands *candSet, discover bool) error {
 	for i, t := range qt.terms {
-		if i >= len(shares) || !qt.infixTerm(i) {
+		if i >= len(shares) || i >= 64 {
+			continue
+		}
+		if mm := qt.monthNumber[t]; mm != "" && !qt.qualifier(i) {
+			// A month inside a compact date (IMG_20250614_1234.jpg,
+			// DOC-20260520-WA0011.pdf), among the files other words found.
+			for k := range cands.list {
+				c := &cands.list[k]
+				if c.terms&(1<<i) == 0 && compactDated(x.hay.entries[c.slot].joined, mm) {
+					c.kw += infixShare * presence * shares[i].share
+					c.terms |= 1 << i
+				}
+			}
+		}
+		if !qt.infixTerm(i) {
 			continue
 		}
 		lit := fold(t)
@@ -1050,6 +1067,28 @@ func yearBefore(s string) bool {
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+// compactDated says whether the folded fields j hold a date written without
+// separators whose month is mm: a run of 8 digits (YYYYMMDD) or 14
+// (YYYYMMDDhhmmss), its year 19xx or 20xx and its day 01 to 31, as cameras
+// and chat apps name files.
+func compactDated(j, mm string) bool {
+	for k := 0; k < len(j); {
+		if !isDigit(j[k]) {
+			k++
+			continue
+		}
+		e := k
+		for e < len(j) && isDigit(j[e]) {
+			e++
+		}
+		if r := j[k:e]; (len(r) == 8 || len(r) == 14) && (r[:2] == "19" || r[:2] == "20") && r[4:6] == mm && r[6:8] >= "01" && r[6:8] <= "31" {
+			return true
+		}
+		k = e
+	}
+	return false
+}
 
 // holdsForm says whether tokens hold every token of one of the forms of
 // several tokens ("m 4 a").

@@ -156,3 +156,26 @@ func TestMayIsMonth(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactDated: a month counts inside a date written without
+// separators, 8 or 14 digits with a plausible year and day, and nowhere else.
+func TestCompactDated(t *testing.T) {
+	for _, tc := range []struct {
+		j, mm string
+		want  bool
+	}{
+		{"chat/whatsapp/media/doc-20260520-wa0011.pdf", "05", true},
+		{"photos/img_20250614_123456.jpg", "06", true},
+		{"photos/pxl_20250614123456.jpg", "06", true},
+		{"photos/img_20250614_123456.jpg", "12", false}, // the time's digits are no month
+		{"scans/20260532.pdf", "05", false},             // no day 32
+		{"scans/20260500.pdf", "05", false},
+		{"data/1202605201.csv", "05", false}, // nine digits: not a date
+		{"invoices/inv-33330520.pdf", "05", false},
+		{"notes/2026-05-20.md", "05", false}, // separated: datedMonth's, not this
+	} {
+		if got := compactDated(tc.j, tc.mm); got != tc.want {
+			t.Errorf("compactDated(%q, %q) = %v, want %v", tc.j, tc.mm, got, tc.want)
+		}
+	}
+}

@@ -342,6 +342,23 @@ func TestBestWordsInsideWords(t *testing.T) {
 	}
 }
 
+// TestBestMonthInCompactDate: a month counts for a file whose name dates it
+// without separators (IMG_20250614_…), among the files the other words
+// found; "may" too, where it is the month.
+func TestBestMonthInCompactDate(t *testing.T) {
+	// Each wrong file sorts before the right one: a tie would rank it first.
+	x := indexOfPaths(t,
+		"beach/IMG_20250514_101010.jpg",
+		"beach/IMG_20250614_093000.jpg",
+		"chat/DOC-20260420-WA0001.pdf",
+		"chat/DOC-20260520-WA0011.pdf",
+	)
+	wantFirst(t, x, [][2]string{
+		{"beach june", "beach/IMG_20250614_093000.jpg"},
+		{"chat pdf may", "chat/DOC-20260520-WA0011.pdf"},
+	})
+}
+
 // TestBestExplain: explain says which words hit which field, the names and
 // the similarity.
 func TestBestExplain(t *testing.T) {
