@@ -116,7 +116,7 @@ type bestCand struct {
 	csim  float64 // the best passage's cosine (chas: known)
 	chas  bool
 	hit   int    // 1 + its index in the content hits, 0: none
-	terms uint64 // bit i: term i (one infixTerm counts) found as a word or a word's start
+	terms uint64 // bit i: term i (one infixEvidence counts) found, as a word or inside one
 }
 
 func (x *Index) queryBest(ctx context.Context, q Query) ([]Result, error) {
@@ -602,48 +602,44 @@ func (qt queryTerms) infixTerm(i int) bool {
 // infixEvidence gives each file that holds one of the query's terms inside a
 // longer word, not as a word of its own or a word's start (which Bleve found),
 // infixShare of that term's share (shares[i]): the seed's substring test, for
-// compounds ("babysitter", Swedish "prislista") and words glued together. The
-// files are cands' or, with discover, every file that holds the term, found
-// as the seed finds a word's (the trigram field, then the substring test).
-// A month's term earns the same in a candidate whose compact date names that
-// month (compactDated: IMG_20250614_…), which no token of Bleve's shows.
+// compounds ("babysitter", Swedish "prislista") and words glued together. A
+// month's term is held the same way by a compact date of that month
+// (compactDated: IMG_20250614_…), which no token of Bleve's shows. The files
+// are cands' and, with discover, every file that holds an infix term, found as
+// the seed finds a word's (the trigram field, then the substring test).
 // Precondition: x.mu held for reading.
 func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termShare, cands *candSet, discover bool) error {
 	for i, t := range qt.terms {
-		if i >= len(shares) || i >= 64 {
+		if i >= len(shares) {
 			continue
 		}
-		if mm := qt.monthNumber[t]; mm != "" && !qt.qualifier(i) {
-			// A month inside a compact date (IMG_20250614_1234.jpg,
-			// DOC-20260520-WA0011.pdf), among the files other words found.
-			for k := range cands.list {
-				c := &cands.list[k]
-				if c.terms&(1<<i) == 0 && compactDated(x.hay.entries[c.slot].joined, mm) {
-					c.kw += infixShare * presence * shares[i].share
-					c.terms |= 1 << i
-				}
-			}
+		infix, lit := qt.infixTerm(i), fold(t)
+		var mm string // a month's number, for its compact dates
+		if i < 64 && !qt.qualifier(i) {
+			mm = qt.monthNumber[t]
 		}
-		if !qt.infixTerm(i) {
+		if !infix && mm == "" {
 			continue
 		}
-		lit := fold(t)
-		add := func(slot int) {
+		// add tests one file; dates: its compact dates too (candidates only:
+		// the discovery finds what holds lit, whatever the planner reads).
+		add := func(slot int, dates bool) {
 			if c := cands.find(slot); c != nil && c.terms&(1<<i) != 0 {
 				return
 			}
-			if strings.Contains(x.hay.entries[slot].joined, lit) {
+			if j := x.hay.entries[slot].joined; (infix && strings.Contains(j, lit)) || (dates && mm != "" && compactDated(j, mm)) {
 				c := cands.get(slot)
 				c.kw += infixShare * presence * shares[i].share
 				c.terms |= 1 << i
 			}
 		}
-		if !discover {
-			for k := range cands.list {
-				add(cands.list[k].slot)
+		for k := range cands.list {
+			add(cands.list[k].slot, true)
+		}
+		if discover && infix {
+			if err := x.eachKeywordCandidate(ctx, []string{lit}, func(slot int) { add(slot, false) }); err != nil {
+				return err
 			}
-		} else if err := x.eachKeywordCandidate(ctx, []string{lit}, add); err != nil {
-			return err
 		}
 	}
 	return nil
