@@ -123,8 +123,8 @@ func TestWordsFoldToASCII(t *testing.T) {
 }
 
 // TestMayIsMonth: "may" is the month where a modal verb cannot stand (last,
-// beside a number, after a word that places a time) and a stop word
-// elsewhere; as the month it is a term with its dated number, 05.
+// beside a number, after a word that places a time), and then its term
+// takes the month's dated number, 05; elsewhere it is a word like any other.
 func TestMayIsMonth(t *testing.T) {
 	x, err := Open(t.TempDir(), Options{})
 	if err != nil {

@@ -119,8 +119,8 @@ func TestGrepCLIMatchesGNUGrep(t *testing.T) {
 			}
 		}
 		pat := grepWords[r.IntN(len(grepWords))]
-		gnuFlags := append([]string{"-F"}, flags...)
-		same(gnuFlags, append([]string{"-F"}, flags...), pat, ops...)
+		fixedFlags := append([]string{"-F"}, flags...)
+		same(fixedFlags, fixedFlags, pat, ops...)
 	}
 	// A path argument narrows the search as it would GNU grep's.
 	want, _ := gnuRun(t, gnu, data, []string{"-E"}, "e", "b/c")

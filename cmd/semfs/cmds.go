@@ -42,13 +42,9 @@ func runTag(ctx context.Context, env *cliEnv, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	given := 0
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "task" || f.Name == "related-apps" {
-			given++
-		}
-	})
-	if given == 0 {
+	named := false
+	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "task" || f.Name == "related-apps" })
+	if !named {
 		// A tag call replaces both fields: with neither named it would clear
 		// both, which is never what "semfs tag PATH" was typed for.
 		fmt.Fprintln(env.stderr, "semfs tag: give --task, --related-apps or both (a tag replaces both; to clear them, --task '')")

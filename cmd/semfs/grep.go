@@ -173,16 +173,14 @@ func printGrep(w io.Writer, stderr io.Writer, ans client.GrepResponse, list, cou
 			if lines[n].match {
 				sep = ":"
 			}
-			switch {
-			case !names && number:
-				fmt.Fprintf(w, "%d%s%s\n", n, sep, lines[n].text)
-			case !names:
-				fmt.Fprintf(w, "%s\n", lines[n].text)
-			case number:
-				fmt.Fprintf(w, "%s%s%d%s%s\n", p, sep, n, sep, lines[n].text)
-			default:
-				fmt.Fprintf(w, "%s%s%s\n", p, sep, lines[n].text)
+			prefix := ""
+			if names {
+				prefix = p + sep
 			}
+			if number {
+				prefix += strconv.Itoa(n) + sep
+			}
+			fmt.Fprintf(w, "%s%s\n", prefix, lines[n].text)
 			lastPrinted = n
 		}
 		if binaryAfter {
