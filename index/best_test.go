@@ -257,8 +257,14 @@ func TestBestShortForms(t *testing.T) {
 		"notes/dentist_appt.ics",
 		"budget/costs.csv",
 		"budget/offsite_costs.csv",
+		"course/chapter_notes.md",
+		"course/ch03_notes.md",
+		"finance/q3_budget.xlsx",
+		"finance/budget.xlsx",
 	)
 	wantFirst(t, x, [][2]string{
+		{"chapter 3 notes", "course/ch03_notes.md"},
+		{"third quarter budget", "finance/q3_budget.xlsx"},
 		{"production config", "config/config.prod.yaml"},
 		{"kubernetes ingress", "infra/k8s/ingress.yaml"},
 		{"db upgrade", "notes/database_upgrade.md"},
@@ -289,7 +295,7 @@ func TestBestJoinedWords(t *testing.T) {
 }
 
 // TestBestFileKinds: a word for a kind of file ("picture", "spreadsheet",
-// "recording") matches the extensions of that kind, as a word of the query:
+// "recording", "python", "clip") matches the extensions of that kind, as a word of the query:
 // of files the other words find alike, the one of that kind ranks first. The
 // word as written decides ("records" is no recording).
 func TestBestFileKinds(t *testing.T) {
@@ -303,12 +309,22 @@ func TestBestFileKinds(t *testing.T) {
 		"music/bridge_idea.m4a",
 		"car/service_records.txt",
 		"music/service_demo.m4a",
+		"code/umf.c",
+		"code/umf.py",
+		"notes/python/snippets.md",
+		"chat/media/ptt-20260401.jpg",
+		"chat/media/ptt-20260401.opus",
+		"chat/media/img-20260401.heic",
+		"chat/media/vid-20260401.mp4",
 	)
 	wantFirst(t, x, [][2]string{
 		{"picture of the dinner receipt", "finance/dinner_receipt.jpg"},
 		{"offsite costs spreadsheet", "budget/offsite_costs.csv"},
 		{"voice memo of the bridge idea", "music/bridge_idea.m4a"},
 		{"service records", "car/service_records.txt"},
+		{"umf python", "code/umf.py"},
+		{"voice message 20260401", "chat/media/ptt-20260401.opus"},
+		{"clip 20260401", "chat/media/vid-20260401.mp4"},
 	})
 }
 

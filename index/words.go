@@ -344,6 +344,13 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 			qualify(string(tok.Term))
 		}
 	}
+	// "chapter 3", "week 7": names pad a number to two digits (ch03,
+	// week07, S02E05), where the token is 03, not 3.
+	for _, w := range strings.Fields(bare) {
+		if len(w) == 1 && w[0] >= '1' && w[0] <= '9' {
+			addForm(w, "0"+w)
+		}
+	}
 	// "the first draft", "second version": the file marked v1, v2.
 	for i, p := range parts {
 		if n := slices.Index([]string{"first", "second", "third", "fourth", "fifth"}, p); n >= 0 {
@@ -524,8 +531,8 @@ func kindForms(w string) []string {
 	case "invite", "invites", "invitation", "invitations":
 		return []string{"ics"}
 	case "recording", "recordings", "audio", "voice":
-		return []string{"m4a", "mp3", "wav", "ogg", "flac"}
-	case "video", "videos":
+		return []string{"m4a", "mp3", "wav", "ogg", "flac", "opus", "aac"}
+	case "video", "videos", "clip", "clips", "footage":
 		return []string{"mp4", "mov", "mkv", "webm"}
 	case "slides", "deck", "presentation":
 		return []string{"pptx", "ppt", "key", "odp"}
@@ -535,6 +542,12 @@ func kindForms(w string) []string {
 		return []string{"sql", "sqlite", "db"}
 	case "script", "scripts":
 		return []string{"sh", "py"}
+	case "python":
+		return []string{"py"}
+	case "notebook", "notebooks":
+		return []string{"ipynb"}
+	case "markdown":
+		return []string{"md"}
 	}
 	return nil
 }
@@ -544,6 +557,11 @@ func kindForms(w string) []string {
 // for the evaluation's strict paraphrases (index/eval), which must share no
 // evidence with the files they want.
 func KindExtensions(word string) []string { return kindForms(strings.ToLower(word)) }
+
+// ShortForms returns the other ways the best rank takes names to write a
+// word ("chapter": ch, "db": database), nil for other words: for the
+// evaluation's strict paraphrases, as KindExtensions.
+func ShortForms(word string) []string { return shortForms(strings.ToLower(word)) }
 
 // shortForms returns the other way names often write a word: its usual
 // abbreviation ("production": prod, "kubernetes": k8s, "appointment": appt)
@@ -567,6 +585,7 @@ func shortForms(w string) []string {
 		{"administration", "admin"}, {"message", "msg"}, {"receipt", "rcpt"},
 		{"statement", "stmt"}, {"reference", "ref"}, {"template", "tmpl"},
 		{"doctor", "dr"}, {"versus", "vs"}, {"picture", "pic"},
+		{"chapter", "ch"}, {"quarter", "q"},
 		// Words names use for one another. Tried and left out, as each cost a
 		// class of the dev sets: car/auto, bill/invoice, flight/boarding.
 		{"resume", "cv"}, {"retreat", "offsite"}, {"vacation", "trip"}, {"vacation", "holiday"},

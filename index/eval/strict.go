@@ -21,8 +21,9 @@ const StrictClass = "para-strict"
 // share no content word with any file they want (grade 2): no word of the
 // query other than an English stop word equals, or stems like, or (with 4
 // runes or more, as the best rank's prefix and infix matches) is found inside a word of that
-// file's path, creator, task or apps, and none names its kind ("email" for a
-// .eml file: index.KindExtensions). The blind set's paraphrases were
+// file's path, creator, task or apps, none has a short form that is such a
+// word ("chapter" for ch2: index.ShortForms), and none names its kind
+// ("email" for a .eml file: index.KindExtensions). The blind set's paraphrases were
 // written as plain-language needs and many still share a word with their
 // file; this subset is the held-out evaluation's kind of paraphrase, chosen
 // by a mechanical test, not by reading the results.
@@ -67,11 +68,12 @@ func namesKind(text, p string) bool {
 	return false
 }
 
-// sharesWord reports whether a word of q equals a word of f, or, with 4 runes
-// or more, is found inside one (as the best rank's prefix and infix matches).
+// sharesWord reports whether a word of q or one of its short forms equals a
+// word of f, or, with 4 runes or more, is found inside one (as the best
+// rank's prefix and infix matches).
 func sharesWord(q, f map[string]bool) bool {
 	for w := range q {
-		if f[w] {
+		if f[w] || slices.ContainsFunc(index.ShortForms(w), func(s string) bool { return f[s] }) {
 			return true
 		}
 		if utf8.RuneCountInString(w) < 4 {
