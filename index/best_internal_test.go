@@ -59,7 +59,8 @@ func TestFusionLambda(t *testing.T) {
 
 // TestRelativeSeasonsWinter: a winter is named by its December's year, so
 // "this winter" in January is the one that began the December before; a
-// year of four digits beside a season names its year.
+// year of four digits beside a season names its year; "last month" in
+// January is the December before.
 func TestRelativeSeasonsWinter(t *testing.T) {
 	for _, tc := range []struct {
 		now        time.Time
@@ -74,8 +75,13 @@ func TestRelativeSeasonsWinter(t *testing.T) {
 		{time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC), "2024 winter", "2024 12|2025 01|2025 02"},
 		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "photos from the summer of 2025.", "2025 06|2025 07|2025 08"},
 		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "spring 99 and autumn 1492", ""},
+		// A month relative to now is that one month.
+		{time.Date(2026, 9, 15, 0, 0, 0, 0, time.UTC), "oullins game this month", "2026 09"},
+		{time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC), "invoices from last month", "2025 12"},
+		{time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), "next month's rota", "2027 01"},
+		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "month 2025 report", ""},
 	} {
-		rs := relativeSeasons(tc.text, tc.now)
+		rs := relativeSeasons(withoutPossessives(tc.text), tc.now) // as analyseQuery passes it
 		var got []string
 		for _, r := range rs {
 			for _, f := range r.forms {

@@ -415,8 +415,9 @@ type relativeSeason struct {
 	forms []string
 }
 
-// relativeSeasons returns the seasons text (possessives dropped) names
-// relative to now ("this spring", "last fall", "next summer") or with their
+// relativeSeasons returns the seasons and months text (possessives dropped)
+// names relative to now ("this spring", "last fall", "next summer", "last
+// month": a period of one month) or, seasons, with their
 // year ("autumn 2024", "2024 autumn", "summer of 2025"; northern
 // seasons: spring March–May, summer June–August, fall or autumn
 // September–November, winter December to February, named by the year of its
@@ -429,8 +430,10 @@ func relativeSeasons(text string, now time.Time) []relativeSeason {
 	words := strings.Fields(strings.ToLower(text))
 	for i, w := range words {
 		w = strings.TrimFunc(w, unicode.IsPunct)
-		first := 0 // the season's first month
+		first, months := 0, 3 // the period's first month, and how many
 		switch w {
+		case "month":
+			first, months = int(now.Month()), 1
 		case "spring":
 			first = 3
 		case "summer":
@@ -447,19 +450,25 @@ func relativeSeasons(text string, now time.Time) []relativeSeason {
 			continue
 		}
 		y := now.Year() + d
-		if first == 12 && now.Month() <= 2 {
+		switch {
+		case months == 1:
+			if !ok {
+				continue // "month" without this, last or next: no year beside it counts
+			}
+			y, first = now.Year(), first+d // month 0 is last December, 13 next January
+		case first == 12 && now.Month() <= 2:
 			y-- // this winter began last December
 		}
 		// Or a season of a year written beside it ("autumn 2024", "2024
 		// autumn", "summer of 2025"): that year's.
-		if n, named := seasonYear(words, i, before); named {
+		if n, named := seasonYear(words, i, before); named && months == 3 {
 			y, ok = n, true
 		}
 		if !ok {
 			continue
 		}
 		rs := relativeSeason{word: w}
-		for i := range 3 {
+		for i := range months {
 			at := time.Date(y, time.Month(first+i), 1, 0, 0, 0, 0, time.UTC) // month 13 is January
 			yy, mm := strconv.Itoa(at.Year()), fmt.Sprintf("%02d", int(at.Month()))
 			name := strings.ToLower(at.Month().String())

@@ -37,6 +37,15 @@ type File struct {
 type Judged struct {
 	Class, Text string
 	Grades      map[string]int
+	Now         time.Time // the day it is asked on ("this month"): its set's Sandbox.Asked, or Present
+}
+
+// When is the day q is asked on: its Now, or Present.
+func (q Judged) When() time.Time {
+	if q.Now.IsZero() {
+		return Present()
+	}
+	return q.Now
 }
 
 // Set is a data set: the files to index and the queries to score.
@@ -96,6 +105,9 @@ func splitList(s string) []string {
 type Sandbox struct {
 	Name, Corpus, Queries string
 	Disjoint              bool
+	// Asked is the day the set's queries were written as of (its
+	// snapshot's day: "this month", "last fall"); zero is Present.
+	Asked time.Time
 }
 
 // Sandboxes returns the sandbox dev sets, the main one first. "sandbox" was
@@ -112,10 +124,10 @@ type Sandbox struct {
 // held-out set (lyon-targets.txt keeps its descriptions).
 func Sandboxes() []Sandbox {
 	return []Sandbox{
-		{"sandbox", "sandbox.txt", "queries.txt", false},
-		{"sandbox-v1", "sandbox-v1.txt", "queries-v1.txt", true},
-		{"studio", "studio.txt", "studio-queries.txt", false},
-		{"lyon", "lyon.txt", "lyon-queries.txt", false},
+		{"sandbox", "sandbox.txt", "queries.txt", false, time.Time{}},
+		{"sandbox-v1", "sandbox-v1.txt", "queries-v1.txt", true, time.Time{}},
+		{"studio", "studio.txt", "studio-queries.txt", false, time.Time{}},
+		{"lyon", "lyon.txt", "lyon-queries.txt", false, time.Date(2026, 9, 15, 12, 0, 0, 0, time.UTC)},
 	}
 }
 
@@ -144,7 +156,7 @@ func LoadSandbox(dir string, sb Sandbox) (Set, error) {
 		if !slices.Contains(Classes, q[0]) {
 			return s, fmt.Errorf("query %q: class %q is not one of %v", q[1], q[0], Classes)
 		}
-		j := Judged{Class: q[0], Text: q[1], Grades: map[string]int{}}
+		j := Judged{Class: q[0], Text: q[1], Grades: map[string]int{}, Now: sb.Asked}
 		for _, g := range splitList(q[2]) {
 			p, grade, ok := strings.Cut(g, "=")
 			n, err := strconv.Atoi(grade)
@@ -211,9 +223,10 @@ func Build(ctx context.Context, dir string, files []File, emb embed.Embedder) (*
 	return x, nil
 }
 
-// Present is the day the data sets' queries were written in ("this year" is
-// 2026; the sandbox's newest file is dated 2026-05-22): every query is asked
-// as of then, so the figures do not move with the clock.
+// Present is the day the data sets' queries were written in unless their
+// Sandbox says (Asked): "this year" is 2026; the sandbox's newest file is
+// dated 2026-05-22. Every query is asked as of a fixed day, so the figures
+// do not move with the clock.
 func Present() time.Time { return time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC) }
 
 // Scores are the mean metrics of N queries.
@@ -297,7 +310,7 @@ func evaluate(ctx context.Context, x *index.Index, qs []Judged, like index.Query
 	sum := map[string]*Scores{"all": {}}
 	for _, q := range qs {
 		qq := like
-		qq.Text, qq.Limit, qq.Now = q.Text, 10, Present()
+		qq.Text, qq.Limit, qq.Now = q.Text, 10, q.When()
 		res, err := x.Query(ctx, qq)
 		if err != nil {
 			return nil, fmt.Errorf("query %q: %w", q.Text, err)

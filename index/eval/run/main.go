@@ -310,7 +310,7 @@ func printFailures(modelDir, data, only string) error {
 			return err
 		}
 		ask := func(q eval.Judged, rank string, limit int) ([]index.Result, float64, error) {
-			res, err := x.Query(ctx, index.Query{Text: q.Text, Limit: limit, Rank: rank, Explain: true, Now: eval.Present()})
+			res, err := x.Query(ctx, index.Query{Text: q.Text, Limit: limit, Rank: rank, Explain: true, Now: q.When()})
 			if err != nil {
 				return nil, 0, fmt.Errorf("query %q: %w", q.Text, err)
 			}
