@@ -316,6 +316,8 @@ func TestBestFileKinds(t *testing.T) {
 		"chat/media/ptt-20260401.opus",
 		"chat/media/img-20260401.heic",
 		"chat/media/vid-20260401.mp4",
+		"photos/dsc_1204.jpg",
+		"photos/dsc_1204.nef",
 	)
 	wantFirst(t, x, [][2]string{
 		{"picture of the dinner receipt", "finance/dinner_receipt.jpg"},
@@ -325,6 +327,7 @@ func TestBestFileKinds(t *testing.T) {
 		{"umf python", "code/umf.py"},
 		{"voice message 20260401", "chat/media/ptt-20260401.opus"},
 		{"clip 20260401", "chat/media/vid-20260401.mp4"},
+		{"raw 1204", "photos/dsc_1204.nef"},
 	})
 }
 

@@ -551,6 +551,8 @@ func kindForms(w string) []string {
 		return []string{"sql", "sqlite", "db"}
 	case "script", "scripts":
 		return []string{"sh", "py"}
+	case "raw", "raws":
+		return []string{"nef", "cr2", "cr3", "arw", "raf", "dng", "orf", "rw2"}
 	case "python":
 		return []string{"py"}
 	case "notebook", "notebooks":
