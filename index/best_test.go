@@ -378,6 +378,34 @@ func TestBestMonthInCompactDate(t *testing.T) {
 	})
 }
 
+// TestBestNameOfSeveralWords: a name of two words typed with a space is
+// a name: "adobe scan" is the app adobe_scan, whose file ranks above another
+// app's covering the same words; "tax return" the file tax-return.pdf.
+func TestBestNameOfSeveralWords(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	ino := uint64(0)
+	create := func(p, by string) {
+		ino++
+		mustCreate(t, x, p, by, ino)
+	}
+	// Each wrong file sorts before the right one: a tie would rank it first.
+	create("a/adobe_scan_contract.md", "notes")
+	create("b/2025/ryt_season_contract_signed.pdf", "adobe_scan")
+	create("taxes/2025/return/tax_1.md", "notes")
+	create("taxes/2025/scans/tax-return.pdf", "notes")
+	for i := range 12 {
+		create(fmt.Sprintf("scans/adobe_scan_%02d.pdf", i), "adobe_scan")
+	}
+	for _, res := range wantFirst(t, x, [][2]string{
+		{"adobe scan contract", "b/2025/ryt_season_contract_signed.pdf"},
+		{"tax return 2025", "taxes/2025/scans/tax-return.pdf"},
+	}) {
+		if len(res) < 2 || res[0].Score <= res[1].Score {
+			t.Errorf("%v: the name does not lift its file above the next", paths(res))
+		}
+	}
+}
+
 // TestBestExplain: explain says which words hit which field, the names and
 // the similarity.
 func TestBestExplain(t *testing.T) {

@@ -218,13 +218,27 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 			q.groups = append(q.groups, g)
 		}
 	}
+	addName := func(w string) {
+		if f := nameFold(w); f != "" && !seenName[f] {
+			seenName[f] = true
+			q.nameWords = append(q.nameWords, f)
+		}
+	}
 	for _, w := range words {
 		if stopWords[strings.ToLower(w)] && !stopOnly {
 			continue // "to" equal to a directory named "to" is no evidence
 		}
-		if f := nameFold(w); f != "" && !seenName[f] {
-			seenName[f] = true
-			q.nameWords = append(q.nameWords, f)
+		addName(w)
+	}
+	// A name of several words is typed with spaces: "adobe scan" is the app
+	// adobe_scan, "youth theatre" the file youth-theatre.pdf. Two or three
+	// adjacent words, joined as names join them, are names of the query too.
+	n := len(strings.Fields(text))
+	for size := 2; size <= 3; size++ {
+		for i := 0; i+size <= n && size < n; i++ {
+			for _, sep := range []string{"_", "-", "", " "} {
+				addName(strings.Join(words[i:i+size], sep))
+			}
 		}
 	}
 	q.findForms(all, used, bare, now)
