@@ -998,10 +998,26 @@ func recoverTo(err *error) {
 
 // monthForms returns the other forms a month's name takes in dated paths
 // and tags ("2026-02-19", "feb_budget", "oct25"): its abbreviation and its
-// two-digit number, last, for t the analysed (stemmed) name of a month; nil for any
+// two-digit number, last, for t the analysed (stemmed) name of a month (or
+// its abbreviation: the name and the number); nil for any
 // other t, and for "may", a modal verb more often than a month (findForms gives
 // it 05 where mayIsMonth says it is the month).
 func monthForms(t string) []string {
+	if f := monthNameForms(t); f != nil {
+		return f
+	}
+	// An abbreviation typed in the query ("tfsa dec", "sept invoices") is
+	// its month: the full name and the number.
+	for _, full := range []string{"januari", "februari", "march", "april", "june", "juli", "august", "septemb", "octob", "novemb", "decemb"} {
+		if f := monthNameForms(full); slices.Contains(f[:len(f)-1], t) {
+			return []string{full, f[len(f)-1]}
+		}
+	}
+	return nil
+}
+
+// monthNameForms is monthForms of a month's full name.
+func monthNameForms(t string) []string {
 	switch t {
 	case "januari":
 		return []string{"jan", "01"}

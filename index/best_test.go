@@ -378,6 +378,22 @@ func TestBestMonthInCompactDate(t *testing.T) {
 	})
 }
 
+// TestBestMonthAbbreviations: a month typed short ("dec", "sept") is the
+// month, dated however the name dates it.
+func TestBestMonthAbbreviations(t *testing.T) {
+	// Each wrong file sorts before the right one: a tie would rank it first.
+	x := indexOfPaths(t,
+		"stmt/tfsa_2025-08.pdf",
+		"stmt/tfsa_2025-09.pdf",
+		"stmt/tfsa_2025-11.pdf",
+		"stmt/tfsa_2025-12.pdf",
+	)
+	wantFirst(t, x, [][2]string{
+		{"tfsa dec", "stmt/tfsa_2025-12.pdf"},
+		{"tfsa sept", "stmt/tfsa_2025-09.pdf"},
+	})
+}
+
 // TestBestNameOfSeveralWords: a name of two words typed with a space is
 // a name: "adobe scan" is the app adobe_scan, whose file ranks above another
 // app's covering the same words; "tax return" the file tax-return.pdf.
