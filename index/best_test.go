@@ -318,6 +318,8 @@ func TestBestFileKinds(t *testing.T) {
 		"chat/media/vid-20260401.mp4",
 		"photos/dsc_1204.jpg",
 		"photos/dsc_1204.nef",
+		"sql/donor_cohorts.md",
+		"sql/donor_cohorts.sql",
 	)
 	wantFirst(t, x, [][2]string{
 		{"picture of the dinner receipt", "finance/dinner_receipt.jpg"},
@@ -328,6 +330,7 @@ func TestBestFileKinds(t *testing.T) {
 		{"voice message 20260401", "chat/media/ptt-20260401.opus"},
 		{"clip 20260401", "chat/media/vid-20260401.mp4"},
 		{"raw 1204", "photos/dsc_1204.nef"},
+		{"donor cohorts query", "sql/donor_cohorts.sql"},
 	})
 }
 

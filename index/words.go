@@ -567,6 +567,8 @@ func kindForms(w string) []string {
 		return []string{"sh", "py"}
 	case "raw", "raws":
 		return []string{"nef", "cr2", "cr3", "arw", "raf", "dng", "orf", "rw2"}
+	case "query", "queries":
+		return []string{"sql"}
 	case "python":
 		return []string{"py"}
 	case "notebook", "notebooks":
