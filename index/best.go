@@ -11,10 +11,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 // The best rank (RankBest, the default). For a query with analysed words T
@@ -235,6 +237,14 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 	get := cands.get
 	x.nameEvidence(qt, get)
 	shares, err := x.keywordEvidence(ctx, qt, &cands)
+	for i, sh := range shares {
+		if sh.near != nil {
+			if qt.near == nil {
+				qt.near = map[string][]string{}
+			}
+			qt.near[qt.terms[i]] = sh.near // for explain
+		}
+	}
 	// Words found nowhere as words: the files holding one inside a longer
 	// word are found now, so that meaning weighs them too.
 	wordsFound := slices.ContainsFunc(shares, func(s termShare) bool { return s.found })
@@ -423,8 +433,9 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 // termShare is what a query's term is worth: its share of kw, and whether
 // some file holds it as a word or a word's start (Bleve found it).
 type termShare struct {
-	share float64 // idf(t)/Σ idf
-	found bool
+	share float64  // idf(t)/Σ idf
+	found bool     // some file holds it as a word, a word's start or a form
+	near  []string // the words a typo away that stood for it (searchNear)
 }
 
 // keywordEvidence adds to each file Bleve finds its kw share (see the formula
@@ -456,6 +467,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 	// (datedMonth).
 	byWord := make([]map[string]bool, len(qt.terms))
 	errs := make([]error, len(qt.terms))
+	near := make([][]string, len(qt.terms)) // results[i] is of these words, a typo away from term i
 	memo := &dictMemo{}
 	var wg sync.WaitGroup
 	for i, t := range qt.terms {
@@ -465,6 +477,14 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			defer recoverTo(&errs[i])
 			forms := qt.forms[t]
 			results[i], errs[i] = x.searchWord(ctx, memo, t, forms)
+			if errs[i] == nil && results[i].Total == 0 {
+				// Found nowhere: a typo's, or a cognate's, words.
+				var nr *bleve.SearchResult
+				var words []string
+				if nr, words, errs[i] = x.searchNear(ctx, memo, t); nr != nil && nr.Total > 0 {
+					results[i], near[i] = nr, words
+				}
+			}
 			if mm := qt.monthNumber[t]; mm != "" && errs[i] == nil {
 				var words *bleve.SearchResult
 				words, errs[i] = x.searchWord(ctx, memo, t, slices.DeleteFunc(slices.Clone(forms), func(f string) bool { return f == mm }))
@@ -520,8 +540,12 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 		if th.best <= 0 {
 			return
 		}
+		w := 1.0
+		if near[i] != nil {
+			w = nearShare
+		}
 		for _, h := range th.scores {
-			add(h.slot, th.idf*(presence+(1-presence)*h.sim/th.best)/sumIDF)
+			add(h.slot, w*th.idf*(presence+(1-presence)*h.sim/th.best)/sumIDF)
 		}
 	}
 	for i := range per {
@@ -579,7 +603,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 	}
 	shares := make([]termShare, len(per))
 	for i := range per {
-		shares[i] = termShare{per[i].idf / sumIDF, per[i].best > 0}
+		shares[i] = termShare{per[i].idf / sumIDF, per[i].best > 0 && near[i] == nil, near[i]}
 	}
 	return shares, nil
 }
@@ -589,6 +613,11 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 // prislista.pdf): less than a word of its own, as "shots" in screenshots
 // is seldom what a query for shots means.
 const infixShare = 0.5
+
+// nearShare is the share of a term's kw a file earns that holds only a word
+// a typo away from it (searchNear: "reciept" and receipt, or a cognate,
+// "notary" and notaire): a guess, worth less than the word itself.
+const nearShare = 0.5
 
 // infixTerm says whether the query's term i counts inside longer words: a
 // selecting word (not a qualifier nor part of a word of several terms,
@@ -724,6 +753,36 @@ func (x *Index) wordQuery(memo *dictMemo, t string, forms []string) (query.Query
 	return bleve.NewDisjunctionQuery(qs...), bound, nil
 }
 
+// searchNear is the BM25 search, over the word fields, of the words a typo
+// away from t (nearTerms), for a word no file holds in any form; nil when
+// there are none. Precondition: x.mu held for reading.
+func (x *Index) searchNear(ctx context.Context, memo *dictMemo, t string) (*bleve.SearchResult, []string, error) {
+	var qs []query.Query
+	var bound uint64
+	var words []string
+	for _, f := range wordFields {
+		near, n, err := memo.nearTerms(x, f.field, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		bound += n
+		for _, nt := range near {
+			nq := bleve.NewTermQuery(nt)
+			nq.SetField(f.field)
+			nq.SetBoost(f.boost)
+			qs = append(qs, nq)
+			if !slices.Contains(words, nt) {
+				words = append(words, nt)
+			}
+		}
+	}
+	if len(qs) == 0 {
+		return nil, nil, nil
+	}
+	res, err := x.searchAtMost(ctx, bleve.NewDisjunctionQuery(qs...), bound)
+	return res, words, err
+}
+
 // searchAtMost returns q's best kwMax hits, asking Bleve for at most bound
 // (at least 1): Bleve allocates a match pool of the request's size for every
 // search, whatever it finds (a thousand matches for kwMax), so asking for no
@@ -768,6 +827,55 @@ func (x *Index) longerTerms(field, t string) ([]string, uint64, error) {
 	return out, n, nil
 }
 
+// nearTerms returns the indexed tokens of field within a typo of t, at most
+// maxExpansion of them, and the sum of their document counts: of the same
+// first letter (typos rarely touch it) and one edit away for words of 5 or
+// 6 letters, two from 7 ("reciept": receipt, a swap is two edits); none for
+// shorter words or any with a digit, where one edit is another word ("cat",
+// "2024"). Precondition: x.mu held for reading.
+func (x *Index) nearTerms(field, t string) ([]string, uint64, error) {
+	n := utf8.RuneCountInString(t)
+	if n < 6 || strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		return nil, 0, nil
+	}
+	fuzz := 1
+	if n >= 8 {
+		fuzz = 2
+	}
+	adv, err := x.bl.Advanced()
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	fr, ok := r.(index.IndexReaderFuzzy)
+	if !ok {
+		return nil, 0, nil // not a segment index: no typo's words
+	}
+	first, _ := utf8.DecodeRuneInString(t)
+	d, err := fr.FieldDictFuzzy(field, t, fuzz, string(first))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer d.Close()
+	var out []string
+	var count uint64
+	for len(out) < maxExpansion {
+		e, err := d.Next()
+		if err != nil || e == nil {
+			return out, count, err
+		}
+		if e.Term != t {
+			out = append(out, e.Term)
+			count += e.Count
+		}
+	}
+	return out, count, nil
+}
+
 // dictMemo makes each of one query's dictionary lookups once. The same ones
 // recur within a query: a joined form is a form of both words it joins
 // ("time zone": timezone), and a month's word is searched twice. The words'
@@ -782,8 +890,14 @@ type dictMemo struct {
 
 type dictKey struct {
 	field, t string
-	longer   bool // longerTerms, else termCount
+	kind     uint8 // lookLonger, lookCount or lookNear
 }
+
+const (
+	lookCount  = iota // termCount
+	lookLonger        // longerTerms
+	lookNear          // nearTerms
+)
 
 type dictLookup struct {
 	once   sync.Once
@@ -809,12 +923,17 @@ func (m *dictMemo) lookup(k dictKey, look func() ([]string, uint64, error)) ([]s
 
 // longerTerms is x.longerTerms(field, t), looked up once a query.
 func (m *dictMemo) longerTerms(x *Index, field, t string) ([]string, uint64, error) {
-	return m.lookup(dictKey{field, t, true}, func() ([]string, uint64, error) { return x.longerTerms(field, t) })
+	return m.lookup(dictKey{field, t, lookLonger}, func() ([]string, uint64, error) { return x.longerTerms(field, t) })
+}
+
+// nearTerms is x.nearTerms(field, t), looked up once a query.
+func (m *dictMemo) nearTerms(x *Index, field, t string) ([]string, uint64, error) {
+	return m.lookup(dictKey{field, t, lookNear}, func() ([]string, uint64, error) { return x.nearTerms(field, t) })
 }
 
 // termCount is x.termCount(field, t), looked up once a query.
 func (m *dictMemo) termCount(x *Index, field, t string) (uint64, error) {
-	_, n, err := m.lookup(dictKey{field, t, false}, func() ([]string, uint64, error) {
+	_, n, err := m.lookup(dictKey{field, t, lookCount}, func() ([]string, uint64, error) {
 		n, err := x.termCount(field, t)
 		return nil, n, err
 	})
@@ -917,7 +1036,7 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		for i, t := range qt.terms {
 			hit := qt.infixTerm(i) && strings.Contains(folded, fold(t))
 			for _, tok := range toks {
-				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) {
+				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) || slices.Contains(qt.near[t], tok) {
 					hit = true
 					break
 				}

@@ -425,6 +425,36 @@ func TestBestNameOfSeveralWords(t *testing.T) {
 	}
 }
 
+// TestBestNearWords: a word no file holds in any form finds, at half a
+// word's share, the words a typo away ("statment": statement; two edits from
+// 8 letters, one from 6); explain names them. A word some file holds is
+// never taken for another, nor a short one.
+func TestBestNearWords(t *testing.T) {
+	x := indexOfPaths(t,
+		"bank/balance_2025.pdf",
+		"bank/statement_2025.pdf",
+		"garden/plants.md",
+		"garden/planet.md",
+		"garden/tulip.md",
+	)
+	res := wantFirst(t, x, [][2]string{{"statment 2025", "bank/statement_2025.pdf"}})[0]
+	if len(res) < 2 || res[0].Score <= res[1].Score {
+		t.Errorf("statment 2025: %v, the near word adds nothing", paths(res))
+	}
+	e := best(t, x, index.Query{Text: "statment 2025", Explain: true})[0].Explain
+	if !slices.Contains(e.Words["path"], "statment") {
+		t.Errorf("statment 2025: explain says %v", e.Words)
+	}
+	// "plants" is held: planet, one edit from its stem, stays out.
+	if got := paths(best(t, x, index.Query{Text: "plants"})); len(got) != 1 || got[0] != "garden/plants.md" {
+		t.Errorf("plants: %v", got)
+	}
+	// Five letters: no near words ("tulop" is one edit from tulip).
+	if got := paths(best(t, x, index.Query{Text: "tulop"})); len(got) != 0 {
+		t.Errorf("tulop: %v", got)
+	}
+}
+
 // TestBestExplain: explain says which words hit which field, the names and
 // the similarity.
 func TestBestExplain(t *testing.T) {

@@ -123,15 +123,15 @@ func TestDictMemoLooksUpOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, got[i], _ = memo.lookup(dictKey{"task", "timezone", true}, look)
+			_, got[i], _ = memo.lookup(dictKey{"task", "timezone", lookLonger}, look)
 		}()
 	}
 	close(release)
 	wg.Wait()
-	if _, n, _ := memo.lookup(dictKey{"task", "timezone", true}, look); n != 7 {
+	if _, n, _ := memo.lookup(dictKey{"task", "timezone", lookLonger}, look); n != 7 {
 		t.Fatalf("asked after: %d, want 7", n)
 	}
-	if _, n, _ := memo.lookup(dictKey{"task", "timezone", false}, func() ([]string, uint64, error) { return nil, 3, nil }); n != 3 {
+	if _, n, _ := memo.lookup(dictKey{"task", "timezone", lookCount}, func() ([]string, uint64, error) { return nil, 3, nil }); n != 3 {
 		t.Fatalf("a count of the same token: %d, want its own lookup's 3", n)
 	}
 	for i, n := range got {

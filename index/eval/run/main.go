@@ -38,10 +38,11 @@ func main() {
 	contents := flag.Int("contents", 500, "pages of the content known-item set (0: skip it)")
 	man := flag.String("man", "/usr/share/man", "with -contents: the man page root the set is generated from")
 	failures := flag.Bool("failures", false, "print the sandbox queries best answers worse than seed or below nDCG@5 0.5, with explanations, instead")
+	every := flag.Bool("every", false, "with -failures: every query, not only those (to compare two builds query by query)")
 	flag.Parse()
 	var err error
 	if *failures {
-		err = printFailures(*model, *data, *only)
+		err = printFailures(*model, *data, *only, *every)
 	} else {
 		err = run(*model, *data, *curve, *only, *grid, *contents, *man)
 	}
@@ -286,7 +287,7 @@ func printContents(ctx context.Context, tmp, man string, n int, use embed.Embedd
 // seed first: the best rank's top 5, each with its grade and explanation,
 // where the wanted files (grade 2) ranked in the first 300, and the seed's
 // top 3.
-func printFailures(modelDir, data, only string) error {
+func printFailures(modelDir, data, only string, every bool) error {
 	ctx := context.Background()
 	use, tmp, err := setUp(modelDir)
 	if err != nil {
@@ -331,7 +332,7 @@ func printFailures(modelDir, data, only string) error {
 			if err == nil {
 				var top []index.Result
 				var bs float64
-				if top, bs, err = ask(q, index.RankBest, 300); err == nil && (bs < sd || bs < 0.5) {
+				if top, bs, err = ask(q, index.RankBest, 300); err == nil && (every || bs < sd || bs < 0.5) {
 					fs = append(fs, failure{q, sd, bs, top, seeds})
 				}
 			}
