@@ -105,7 +105,8 @@ func (d *dupIndex) remove(t *testing.T, files int) {
 // checkGroups checks the groups against the passages: every live passage
 // with a vector is in the group of its vector, and in no other; a group's
 // passages are in pid order and have its vector; a vid is coded while it has
-// passages, and free when not.
+// passages, and free when not; every group is found by its text's hash, and
+// no two of a text have one vector.
 func (d *dupIndex) checkGroups(t *testing.T) {
 	t.Helper()
 	x := d.x
@@ -149,9 +150,30 @@ func (d *dupIndex) checkGroups(t *testing.T) {
 			in[id] = uint32(vid)
 		}
 	}
-	for h, vid := range x.byHash {
-		if l := x.lead[vid]; l == 0 || x.passes[l&^manyBit].hash != h {
-			t.Fatalf("byHash %x: vid %d, lead %x, not a group of that text", h, vid, l)
+	// Each text's groups, from byHash along nextOfHash: every group in use
+	// once, of that text, no two of one vector.
+	chained := map[uint32]bool{}
+	for h, first := range x.byHash {
+		var vecs [][]float32
+		for vid := first; vid != 0; vid = x.nextOfHash[vid] {
+			l := x.lead[vid]
+			if l == 0 || x.passes[l&^manyBit].hash != h || chained[vid] {
+				t.Fatalf("byHash %x: vid %d, lead %x, not a group of that text, or met twice", h, vid, l)
+			}
+			chained[vid] = true
+			v := x.passes[l&^manyBit].vec
+			if slices.ContainsFunc(vecs, func(o []float32) bool { return slices.Equal(o, v) }) {
+				t.Fatalf("text %x: two groups of one vector (vid %d)", h, vid)
+			}
+			vecs = append(vecs, v)
+		}
+	}
+	for vid := 1; vid < len(x.groups); vid++ {
+		if x.lead[vid] != 0 && !chained[uint32(vid)] {
+			t.Fatalf("vid %d: not found by its text's hash", vid)
+		}
+		if x.lead[vid] == 0 && x.nextOfHash[vid] != 0 {
+			t.Fatalf("free vid %d: next of its hash %d", vid, x.nextOfHash[vid])
 		}
 	}
 	if used != x.vids {
