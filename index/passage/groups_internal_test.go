@@ -105,7 +105,8 @@ func (d *dupIndex) remove(t *testing.T, files int) {
 // checkGroups checks the groups against the passages: every live passage
 // with a vector is in the group of its vector, and in no other; a group's
 // passages are in pid order and have its vector; a vid is coded while it has
-// passages, and free when not.
+// passages, and free when not; every group is found by its text's hash, and
+// no two of a text have one vector.
 func (d *dupIndex) checkGroups(t *testing.T) {
 	t.Helper()
 	x := d.x
@@ -149,9 +150,30 @@ func (d *dupIndex) checkGroups(t *testing.T) {
 			in[id] = uint32(vid)
 		}
 	}
-	for h, vid := range x.byHash {
-		if l := x.lead[vid]; l == 0 || x.passes[l&^manyBit].hash != h {
-			t.Fatalf("byHash %x: vid %d, lead %x, not a group of that text", h, vid, l)
+	// Each text's groups, from byHash along nextOfHash: every group in use
+	// once, of that text, no two of one vector.
+	chained := map[uint32]bool{}
+	for h, first := range x.byHash {
+		var vecs [][]float32
+		for vid := first; vid != 0; vid = x.nextOfHash[vid] {
+			l := x.lead[vid]
+			if l == 0 || x.passes[l&^manyBit].hash != h || chained[vid] {
+				t.Fatalf("byHash %x: vid %d, lead %x, not a group of that text, or met twice", h, vid, l)
+			}
+			chained[vid] = true
+			v := x.passes[l&^manyBit].vec
+			if slices.ContainsFunc(vecs, func(o []float32) bool { return slices.Equal(o, v) }) {
+				t.Fatalf("text %x: two groups of one vector (vid %d)", h, vid)
+			}
+			vecs = append(vecs, v)
+		}
+	}
+	for vid := 1; vid < len(x.groups); vid++ {
+		if x.lead[vid] != 0 && !chained[uint32(vid)] {
+			t.Fatalf("vid %d: not found by its text's hash", vid)
+		}
+		if x.lead[vid] == 0 && x.nextOfHash[vid] != 0 {
+			t.Fatalf("free vid %d: next of its hash %d", vid, x.nextOfHash[vid])
 		}
 	}
 	if used != x.vids {
@@ -659,5 +681,75 @@ func writeSaved(t *testing.T, dir string, s *saved) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, fileName), b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A text whose passages have two vectors (a hash's collision, an embedder
+// not bit-exact from call to call) is two groups, one a vector: a passage
+// of either vector joins its vector's group, whichever group the text had
+// first and after that one is gone; and so does the index load, whichever
+// vector's file the saved index holds first.
+func TestTextOfTwoVectorsIsTwoGroups(t *testing.T) {
+	d := newDupIndex(t, 5, 16)
+	d.write(t, 12, 1, math.MaxInt) // copies of one text
+	x := d.x
+	x.mu.RLock()
+	var pids []uint32
+	for id := 1; id < len(x.passes); id++ {
+		if x.passes[id].path != "" {
+			pids = append(pids, uint32(id))
+		}
+	}
+	vids := x.vids
+	x.mu.RUnlock()
+	if len(pids) != 12 || vids != 1 {
+		t.Fatalf("%d passages in %d groups, want 12 in one", len(pids), vids)
+	}
+	// sameGroup says whether a and b are in one group, of two in all.
+	sameGroup := func(a, b uint32) bool {
+		x.mu.RLock()
+		defer x.mu.RUnlock()
+		return x.vids == 2 && x.vidOf[a] == x.vidOf[b]
+	}
+	b, c := randUnit(d.rng, 16), randUnit(d.rng, 16)
+	set := func(v []float32, ids ...uint32) {
+		t.Helper()
+		x.mu.Lock()
+		for _, id := range ids {
+			x.setVecLocked(id, slices.Clone(v)) // a vector of its own, as the model gives
+		}
+		x.mu.Unlock()
+		d.checkGroups(t)
+	}
+	set(b, pids[0], pids[1]) // after the text's first group
+	if !sameGroup(pids[0], pids[1]) {
+		t.Fatal("two passages of one vector, not one group of two")
+	}
+	set(c, pids[2:]...) // the text's first group goes; b's is found still
+	set(b, pids[2])
+	if !sameGroup(pids[2], pids[0]) {
+		t.Fatal("after the text's first group went: a passage of the other vector, not in its group")
+	}
+
+	// Saved, then loaded with each text's files first.
+	dir := t.TempDir()
+	x.opt.Dir = dir
+	err := x.Save()
+	x.opt.Dir = ""
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := readSaved(t, dir)
+	if len(s.Texts) != 2 {
+		t.Fatalf("%d texts saved, want 2", len(s.Texts))
+	}
+	want := statesOf(x)
+	for first := range s.Texts {
+		sort.SliceStable(s.Files, func(i, j int) bool {
+			return s.Files[i].Passages[0].Text == uint32(first) && s.Files[j].Passages[0].Text != uint32(first)
+		})
+		dir := t.TempDir()
+		writeSaved(t, dir, &s)
+		checkLoads(t, dir, d, x, want)
 	}
 }

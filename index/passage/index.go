@@ -100,14 +100,17 @@ type Index struct {
 	// copied files, a template, a page written over and over), of dims
 	// components: the meaning scan compares the query with each group once.
 	// groups are their passages by vid (0 is never used), in increasing
-	// order when more than one (lead says), else nil; byHash finds a group
-	// by its passages' text hash (a hash's first group: the vectors are
-	// compared before a passage joins); freeVids are vids to reuse; vids is
-	// the groups in use.
-	groups   [][]uint32
-	byHash   map[uint64]uint32
-	freeVids []uint32
-	vids     int
+	// order when more than one (lead says), else nil; byHash finds the
+	// groups of a text hash: its first group, then nextOfHash's (0: the
+	// last) when the text's passages have more than one vector (a hash's
+	// collision, an embedder not bit-exact from call to call, a test's own
+	// vector); the vectors are compared before a passage joins; freeVids are
+	// vids to reuse; vids is the groups in use.
+	groups     [][]uint32
+	byHash     map[uint64]uint32
+	nextOfHash []uint32 // by vid
+	freeVids   []uint32
+	vids       int
 	// lead is each vid's lowest pid (0: a free vid), with manyBit set when
 	// the group has more, in groups: the meaning scan offers a group of one
 	// (most groups) without reading groups.
@@ -209,6 +212,7 @@ func (x *Index) reset() {
 	x.freeFids = nil
 	x.post = map[string]*postings{}
 	x.groups, x.byHash, x.freeVids, x.vids, x.lead = make([][]uint32, 1), map[uint64]uint32{}, nil, 0, make([]uint32, 1)
+	x.nextOfHash = make([]uint32, 1)
 	x.vidOf = make([]uint32, 1)
 	x.codes, x.coded, x.q8, x.q8f, x.dims = nil, make([]bool, 1), nil, nil, 0
 	x.free, x.dead, x.words, x.live, x.bytes, x.embedded = nil, 0, 0, 0, 0, 0
@@ -632,12 +636,13 @@ func (x *Index) setVecLocked(id uint32, v []float32) {
 	if len(v) != x.dims {
 		return // the float32 scan of another length compares lengths itself
 	}
+	// The group of this vector among the text's: not only the first, or
+	// each passage of a second vector would start a group of its own.
 	vid := x.byHash[ps.hash]
-	if vid != 0 {
+	for ; vid != 0; vid = x.nextOfHash[vid] {
 		if same := x.passes[x.lead[vid]&^manyBit].vec; slices.Equal(same, v) {
 			ps.vec = same // one array for the copies: 4 bytes a component each saved
-		} else {
-			vid = 0 // the same text, another vector (a test's, or a hash's collision)
+			break
 		}
 	}
 	if vid == 0 {
@@ -680,10 +685,18 @@ func (x *Index) newVidLocked(h uint64, v []float32) uint32 {
 		x.groups = append(x.groups, nil)
 		x.coded = append(x.coded, false)
 		x.lead = append(x.lead, 0)
+		x.nextOfHash = append(x.nextOfHash, 0)
 		vid = uint32(len(x.groups) - 1)
 	}
-	if x.byHash[h] == 0 {
+	// The text's last group: its first stays first (index copies its
+	// vector to a new copy of the text).
+	if last := x.byHash[h]; last == 0 {
 		x.byHash[h] = vid
+	} else {
+		for x.nextOfHash[last] != 0 {
+			last = x.nextOfHash[last]
+		}
+		x.nextOfHash[last] = vid
 	}
 	// Room for half as many groups again when it grows: one allocation for
 	// a load, a few as the index grows.
@@ -721,10 +734,21 @@ func (x *Index) leaveGroupLocked(id uint32) {
 		return
 	}
 	// Its last passage: the group's hash is its (the callers leave a
-	// passage before they change it).
-	if h := x.passes[id].hash; x.byHash[h] == vid {
+	// passage before they change it). The text's other groups stay found.
+	h, next := x.passes[id].hash, x.nextOfHash[vid]
+	if first := x.byHash[h]; first == vid && next != 0 {
+		x.byHash[h] = next
+	} else if first == vid {
 		delete(x.byHash, h)
+	} else {
+		for p := first; p != 0; p = x.nextOfHash[p] {
+			if x.nextOfHash[p] == vid {
+				x.nextOfHash[p] = next
+				break
+			}
+		}
 	}
+	x.nextOfHash[vid] = 0
 	x.lead[vid] = 0
 	x.coded[vid] = false
 	x.freeVids = append(x.freeVids, vid)
@@ -748,6 +772,7 @@ func (x *Index) dropVectorsLocked() {
 	}
 	clear(x.vidOf)
 	x.groups, x.byHash, x.freeVids, x.vids, x.lead = make([][]uint32, 1), map[uint64]uint32{}, nil, 0, make([]uint32, 1)
+	x.nextOfHash = make([]uint32, 1)
 	x.codes, x.coded, x.q8, x.q8f, x.dims = nil, make([]bool, 1), nil, nil, 0
 	x.embedded = 0
 }
