@@ -423,6 +423,12 @@ func TestBestNameOfSeveralWords(t *testing.T) {
 			t.Errorf("%v: the name does not lift its file above the next", paths(res))
 		}
 	}
+	// The app's name alone, typed as two words: its 13 files first, before
+	// a file whose basename the query is (a path's name is a tie-break).
+	create("notes/adobe scan.md", "notes")
+	if res := best(t, x, index.Query{Text: "adobe scan"}); rankOf(res, "notes/adobe scan.md") != 13 {
+		t.Errorf("adobe scan: %v, want the app's 13 files before notes/adobe scan.md", paths(res))
+	}
 }
 
 // TestBestNearWords: a word no file holds in any form finds, at half a

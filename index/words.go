@@ -236,10 +236,11 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 	}
 	// A name of several words is typed with spaces: "adobe scan" is the app
 	// adobe_scan, "youth theatre" the file youth-theatre.pdf. Two or three
-	// adjacent words, joined as names join them, are names of the query too.
+	// adjacent words, joined as names join them, are names of the query too
+	// (the whole query's too: "adobe scan" alone).
 	n := len(strings.Fields(text))
 	for size := 2; size <= 3; size++ {
-		for i := 0; i+size <= n && size < n; i++ {
+		for i := 0; i+size <= n; i++ {
 			for _, sep := range []string{"_", "-", "", " "} {
 				addName(strings.Join(words[i:i+size], sep))
 			}
