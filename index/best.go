@@ -615,7 +615,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 const infixShare = 0.5
 
 // nearShare is the share of a term's kw a file earns that holds only a word
-// a typo away from it (searchNear: "reciept" and receipt, or a cognate,
+// a typo away from it (searchNear: "statment" and statement, or a cognate,
 // "notary" and notaire): a guess, worth less than the word itself.
 const nearShare = 0.5
 
@@ -829,10 +829,13 @@ func (x *Index) longerTerms(field, t string) ([]string, uint64, error) {
 
 // nearTerms returns the indexed tokens of field within a typo of t, at most
 // maxExpansion of them, and the sum of their document counts: of the same
-// first letter (typos rarely touch it) and one edit away for words of 5 or
-// 6 letters, two from 7 ("reciept": receipt, a swap is two edits); none for
-// shorter words or any with a digit, where one edit is another word ("cat",
-// "2024"). Precondition: x.mu held for reading.
+// first letter (typos rarely touch it) and one edit away for words of 6 or
+// 7 letters, two from 8 ("statment": statement; a swap is two edits, so
+// "reciept" stays a word of its own); none for shorter words or any with a
+// digit, where one edit is another word ("ready": readme, "2024"). Two
+// edits from 7 letters, or one from 5, found homelab for "homemade" and
+// README for "ready" (docs/benchmarks-history.md). Precondition: x.mu held
+// for reading.
 func (x *Index) nearTerms(field, t string) ([]string, uint64, error) {
 	n := utf8.RuneCountInString(t)
 	if n < 6 || strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) {
