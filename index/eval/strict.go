@@ -4,6 +4,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -21,7 +22,8 @@ const StrictClass = "para-strict"
 // share no content word with any file they want (grade 2): no word of the
 // query other than an English stop word equals, or stems like, or (with 4
 // runes or more, as the best rank's prefix and infix matches) is found inside a word of that
-// file's path, creator, task or apps, none has a short form that is such a
+// file's path, creator, task or apps, nor (6 letters or more) is a typo away from one
+// (nearWord), nor is a month such a word writes short (monthShort), none has a short form that is such a
 // word ("chapter" for ch2: index.ShortForms), and none names its kind
 // ("email" for a .eml file: index.KindExtensions). The blind set's paraphrases were
 // written as plain-language needs and many still share a word with their
@@ -70,11 +72,18 @@ func namesKind(text, p string) bool {
 
 // sharesWord reports whether a word of q or one of its short forms equals a
 // word of f, or, with 4 runes or more, is found inside one (as the best
-// rank's prefix and infix matches).
+// rank's prefix and infix matches), or, with 6 letters or more, is a typo
+// away from one (the best rank's near words: the same first letter, one edit
+// under 8 letters, two from 8).
 func sharesWord(q, f map[string]bool) bool {
 	for w := range q {
 		if f[w] || slices.ContainsFunc(index.ShortForms(w), func(s string) bool { return f[s] }) {
 			return true
+		}
+		for v := range f {
+			if nearWord(w, v) || monthShort(w, v) || monthShort(v, w) {
+				return true
+			}
 		}
 		if utf8.RuneCountInString(w) < 4 {
 			continue
@@ -138,4 +147,50 @@ func ContentWords(text string) map[string]bool {
 	}
 	flush()
 	return out
+}
+
+// nearWord says whether v is a typo away from w as the best rank's near
+// words are: w of 6 letters or more, the same first letter, at most one edit
+// (Levenshtein) under 8 letters, two from 8.
+func nearWord(w, v string) bool {
+	a, b := []rune(w), []rune(v)
+	if len(a) < 6 || len(b) == 0 || a[0] != b[0] || slices.ContainsFunc(a, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		return false
+	}
+	k := 1
+	if len(a) >= 8 {
+		k = 2
+	}
+	if len(a)-len(b) > k || len(b)-len(a) > k {
+		return false
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)] <= k
+}
+
+// monthShort says whether v is month w written short ("january": jan,
+// "september": sep or sept), as the best rank's month forms find it.
+func monthShort(w, v string) bool {
+	for m := time.January; m <= time.December; m++ {
+		name := strings.ToLower(m.String())
+		if w == name && (v == name[:3] || m == time.September && v == "sept") {
+			return true
+		}
+	}
+	return false
 }
