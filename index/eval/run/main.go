@@ -37,7 +37,7 @@ func main() {
 	grid := flag.String("grid", "0,0.05,0.1,0.2;0,0.5,1;0,0.25,0.4,1", "with -curve: the weights tried, \"ties;rescues;weaks\" (index.Fusion)")
 	contents := flag.Int("contents", 500, "pages of the content known-item set (0: skip it)")
 	man := flag.String("man", "/usr/share/man", "with -contents: the man page root the set is generated from")
-	failures := flag.Bool("failures", false, "print the sandbox queries best answers worse than seed or below nDCG@5 0.5, with explanations, instead")
+	failures := flag.Bool("failures", false, "print the sandbox queries best answers worse than seed (nDCG@5 or MRR@10) or below nDCG@5 0.5, with explanations, instead")
 	every := flag.Bool("every", false, "with -failures: every query, not only those (to compare two builds query by query)")
 	flag.Parse()
 	var err error
@@ -310,20 +310,21 @@ func printFailures(modelDir, data, only string, every bool) error {
 		if err != nil {
 			return err
 		}
-		ask := func(q eval.Judged, rank string, limit int) ([]index.Result, float64, error) {
+		ask := func(q eval.Judged, rank string, limit int) ([]index.Result, eval.Scores, error) {
 			res, err := x.Query(ctx, index.Query{Text: q.Text, Limit: limit, Rank: rank, Explain: true, Now: q.When()})
 			if err != nil {
-				return nil, 0, fmt.Errorf("query %q: %w", q.Text, err)
+				return nil, eval.Scores{}, fmt.Errorf("query %q: %w", q.Text, err)
 			}
 			ranked := make([]string, min(len(res), 10))
 			for i := range ranked {
 				ranked[i] = res[i].Path
 			}
-			return res, eval.Score(ranked, q.Grades).NDCG5, nil
+			sc := eval.Score(ranked, q.Grades)
+			return res, sc, nil
 		}
 		type failure struct {
 			q          eval.Judged
-			seed, best float64
+			seed, best eval.Scores
 			top, seeds []index.Result
 		}
 		var fs []failure
@@ -331,8 +332,8 @@ func printFailures(modelDir, data, only string, every bool) error {
 			seeds, sd, err := ask(q, index.RankSeed, 10)
 			if err == nil {
 				var top []index.Result
-				var bs float64
-				if top, bs, err = ask(q, index.RankBest, 300); err == nil && (every || bs < sd || bs < 0.5) {
+				var bs eval.Scores
+				if top, bs, err = ask(q, index.RankBest, 300); err == nil && (every || bs.NDCG5 < sd.NDCG5 || bs.MRR10 < sd.MRR10 || bs.NDCG5 < 0.5) {
 					fs = append(fs, failure{q, sd, bs, top, seeds})
 				}
 			}
@@ -344,10 +345,10 @@ func printFailures(modelDir, data, only string, every bool) error {
 		if err := x.Close(); err != nil {
 			return err
 		}
-		slices.SortStableFunc(fs, func(a, b failure) int { return cmp.Compare(a.best-a.seed, b.best-b.seed) })
+		slices.SortStableFunc(fs, func(a, b failure) int { return cmp.Compare(a.best.NDCG5-a.seed.NDCG5, b.best.NDCG5-b.seed.NDCG5) })
 		fmt.Printf("%s: %d of %d queries answered worse than seed or below nDCG@5 0.5\n\n", sb.Name, len(fs), len(s.Queries))
 		for _, f := range fs {
-			fmt.Printf("[%s] %q  nDCG@5 seed %.3f best %.3f\n", f.q.Class, f.q.Text, f.seed, f.best)
+			fmt.Printf("[%s] %q  nDCG@5 seed %.3f best %.3f  MRR@10 seed %.3f best %.3f\n", f.q.Class, f.q.Text, f.seed.NDCG5, f.best.NDCG5, f.seed.MRR10, f.best.MRR10)
 			for i, r := range f.top[:min(5, len(f.top))] {
 				fmt.Printf("  best %d  %s (grade %d)  %s\n", i+1, r.Path, f.q.Grades[r.Path], explain(r))
 			}
