@@ -320,6 +320,8 @@ func TestBestFileKinds(t *testing.T) {
 		"photos/dsc_1204.nef",
 		"sql/donor_cohorts.md",
 		"sql/donor_cohorts.sql",
+		"bank/balance.jpg",
+		"bank/balance.png",
 	)
 	wantFirst(t, x, [][2]string{
 		{"picture of the dinner receipt", "finance/dinner_receipt.jpg"},
@@ -331,6 +333,7 @@ func TestBestFileKinds(t *testing.T) {
 		{"clip 20260401", "chat/media/vid-20260401.mp4"},
 		{"raw 1204", "photos/dsc_1204.nef"},
 		{"donor cohorts query", "sql/donor_cohorts.sql"},
+		{"balance screenshot", "bank/balance.png"}, // a camera's jpg is no screenshot
 	})
 }
 

@@ -550,8 +550,10 @@ func withoutPossessives(text string) string {
 // "recording" is audio, "records" is not.
 func kindForms(w string) []string {
 	switch w {
-	case "picture", "pictures", "photo", "photos", "image", "images", "pic", "pics", "screenshot", "screenshots":
+	case "picture", "pictures", "photo", "photos", "image", "images", "pic", "pics":
 		return []string{"jpg", "jpeg", "png", "heic", "gif", "webp"}
+	case "screenshot", "screenshots":
+		return []string{"png"} // a camera's jpg or heic is no screenshot
 	case "spreadsheet", "spreadsheets":
 		return []string{"csv", "xlsx", "xls", "ods", "numbers"}
 	case "email", "emails":
