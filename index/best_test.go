@@ -333,8 +333,11 @@ func TestBestFileKinds(t *testing.T) {
 		{"clip 20260401", "chat/media/vid-20260401.mp4"},
 		{"raw 1204", "photos/dsc_1204.nef"},
 		{"donor cohorts query", "sql/donor_cohorts.sql"},
-		{"balance screenshot", "bank/balance.png"}, // a camera's jpg is no screenshot
 	})
+	// A camera's jpg is no screenshot: "screenshot" finds the png only.
+	if got := paths(best(t, x, index.Query{Text: "screenshot"})); len(got) != 1 || got[0] != "bank/balance.png" {
+		t.Errorf("screenshot: %v, want bank/balance.png alone", got)
+	}
 }
 
 // TestBestWordsInsideWords: a query word held only inside a longer word
