@@ -147,14 +147,16 @@ func devSetShape(t *testing.T, sb eval.Sandbox, main bool) {
 	}
 }
 
-// TestBestNotBelowSeed: on every class of the dev set and on both known-item
+// TestBestNotBelowSeed: on every class of the dev sets and on both known-item
 // sets, the default rank scores at least what the seed's rule scores, on every
 // metric, keyword-only and (when the model is there; SEMFS_REQUIRE_MODEL=1
-// makes it required) with USE-lite vectors.
+// makes it required) with USE-lite vectors. On a check set (Sandbox.Check) a
+// class below the seed is logged, not failed.
 func TestBestNotBelowSeed(t *testing.T) {
 	type namedSet struct {
-		name string
-		s    eval.Set
+		name  string
+		s     eval.Set
+		check bool // a check set: logged, not a gate (Sandbox.Check)
 	}
 	var sets []namedSet
 	for _, sb := range eval.Sandboxes() {
@@ -162,14 +164,14 @@ func TestBestNotBelowSeed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sets = append(sets, namedSet{sb.Name, s})
+		sets = append(sets, namedSet{sb.Name, s, sb.Check})
 	}
 	for _, f := range []string{"manpages.txt", "packages.txt"} {
 		k, err := eval.LoadKnownItems("testdata", f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sets = append(sets, namedSet{f, k})
+		sets = append(sets, namedSet{f, k, false})
 	}
 	models := []struct {
 		name string
@@ -198,7 +200,9 @@ func TestBestNotBelowSeed(t *testing.T) {
 				for c, s := range seed {
 					b := best[c]
 					t.Logf("%s %s: nDCG@5 seed %.3f best %.3f; R@10 %.3f %.3f; MRR@10 %.3f %.3f", set.name, c, s.NDCG5, b.NDCG5, s.Recall10, b.Recall10, s.MRR10, b.MRR10)
-					if b.NDCG5 < s.NDCG5 || b.MRR10 < s.MRR10 {
+					if below := b.NDCG5 < s.NDCG5 || b.MRR10 < s.MRR10; below && set.check {
+						t.Logf("%s %s (a check set): best below seed: nDCG@5 %.3f < %.3f or MRR@10 %.3f < %.3f", set.name, c, b.NDCG5, s.NDCG5, b.MRR10, s.MRR10)
+					} else if below {
 						t.Errorf("%s %s: best below seed: nDCG@5 %.3f < %.3f or MRR@10 %.3f < %.3f", set.name, c, b.NDCG5, s.NDCG5, b.MRR10, s.MRR10)
 					}
 				}
