@@ -812,6 +812,12 @@ func (x *Index) longerTerms(field, t string) ([]string, uint64, error) {
 		return nil, 0, err
 	}
 	defer d.Close()
+	return termsOf(d, t)
+}
+
+// termsOf reads dictionary d: its terms other than t, at most maxExpansion
+// of them, and the sum of the document counts of all it read.
+func termsOf(d index.FieldDict, t string) ([]string, uint64, error) {
 	var out []string
 	var n uint64
 	for len(out) < maxExpansion {
@@ -864,19 +870,7 @@ func (x *Index) nearTerms(field, t string) ([]string, uint64, error) {
 		return nil, 0, err
 	}
 	defer d.Close()
-	var out []string
-	var count uint64
-	for len(out) < maxExpansion {
-		e, err := d.Next()
-		if err != nil || e == nil {
-			return out, count, err
-		}
-		if e.Term != t {
-			out = append(out, e.Term)
-			count += e.Count
-		}
-	}
-	return out, count, nil
+	return termsOf(d, t) // t is no term of d: it is called for a word found nowhere
 }
 
 // dictMemo makes each of one query's dictionary lookups once. The same ones

@@ -485,13 +485,7 @@ func TestSaveKeepsEveryPassage(t *testing.T) {
 		distinct[fmt.Sprint(st.hash, st.words, vp, terms, st.terms)] = true
 	}
 
-	dir := t.TempDir()
-	x.opt.Dir = dir
-	err := x.Save()
-	x.opt.Dir = ""
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := saveIn(t, x)
 	s := readSaved(t, dir)
 	if len(s.Texts) != len(distinct) {
 		t.Fatalf("%d texts saved for %d passages of %d distinct texts", len(s.Texts), len(want), len(distinct))
@@ -732,13 +726,7 @@ func TestTextOfTwoVectorsIsTwoGroups(t *testing.T) {
 	}
 
 	// Saved, then loaded with each text's files first.
-	dir := t.TempDir()
-	x.opt.Dir = dir
-	err := x.Save()
-	x.opt.Dir = ""
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir := saveIn(t, x)
 	s := readSaved(t, dir)
 	if len(s.Texts) != 2 {
 		t.Fatalf("%d texts saved, want 2", len(s.Texts))
@@ -752,4 +740,18 @@ func TestTextOfTwoVectorsIsTwoGroups(t *testing.T) {
 		writeSaved(t, dir, &s)
 		checkLoads(t, dir, d, x, want)
 	}
+}
+
+// saveIn saves x into a new directory, which it returns, and leaves x
+// without one (as the tests build it).
+func saveIn(t *testing.T, x *Index) string {
+	t.Helper()
+	dir := t.TempDir()
+	x.opt.Dir = dir
+	err := x.Save()
+	x.opt.Dir = ""
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
