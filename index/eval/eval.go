@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -99,44 +100,9 @@ func splitList(s string) []string {
 	return out
 }
 
-// judgments splits a query's "path=2, path=1" list after each grade, not at
-// every comma: names hold commas ("Adobe Scan Aug 21, 2025.pdf").
-func judgments(s string) []string {
-	var out []string
-	for s = strings.TrimSpace(s); s != ""; {
-		i := strings.Index(s, ", ")
-		for i >= 0 && !gradeEnds(s[:i]) {
-			j := strings.Index(s[i+2:], ", ")
-			if j < 0 {
-				i = -1
-				break
-			}
-			i += 2 + j
-		}
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i])
-		s = strings.TrimSpace(s[i+2:])
-	}
-	return out
-}
-
-// gradeEnds says whether a judgment ends in s: "=" and a grade's digits.
-func gradeEnds(s string) bool {
-	_, g, ok := cutLast(s, "=")
-	_, err := strconv.Atoi(g)
-	return ok && err == nil
-}
-
-// cutLast is strings.Cut at sep's last occurrence.
-func cutLast(s, sep string) (before, after string, found bool) {
-	if i := strings.LastIndex(s, sep); i >= 0 {
-		return s[:i], s[i+len(sep):], true
-	}
-	return s, "", false
-}
+// judgment is one "path=grade" of a query's list, up to the ", " that
+// ends it: names hold commas ("Adobe Scan Aug 21, 2025.pdf").
+var judgment = regexp.MustCompile(`(.+?)=(\d+)(?:, |$)`)
 
 // Sandbox names a sandbox dev set's files under testdata. Disjoint says its
 // paraphrase queries were written to share no word with their wanted files
@@ -173,14 +139,17 @@ type Sandbox struct {
 // check set (Check), not to be tuned on.
 func Sandboxes() []Sandbox {
 	return []Sandbox{
-		{"sandbox", "sandbox.txt", "queries.txt", false, time.Time{}, false},
-		{"sandbox-v1", "sandbox-v1.txt", "queries-v1.txt", true, time.Time{}, false},
-		{"studio", "studio.txt", "studio-queries.txt", false, time.Time{}, false},
-		{"lyon", "lyon.txt", "lyon-queries.txt", false, time.Date(2026, 9, 15, 12, 0, 0, 0, time.UTC), false},
-		{"harbour", "harbour.txt", "harbour-queries.txt", false, time.Date(2026, 10, 20, 12, 0, 0, 0, time.UTC), false},
-		{"marchmont", "marchmont.txt", "marchmont-queries.txt", false, time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), true},
+		{Name: "sandbox", Corpus: "sandbox.txt", Queries: "queries.txt"},
+		{Name: "sandbox-v1", Corpus: "sandbox-v1.txt", Queries: "queries-v1.txt", Disjoint: true},
+		{Name: "studio", Corpus: "studio.txt", Queries: "studio-queries.txt"},
+		{Name: "lyon", Corpus: "lyon.txt", Queries: "lyon-queries.txt", Asked: day(2026, 9, 15)},
+		{Name: "harbour", Corpus: "harbour.txt", Queries: "harbour-queries.txt", Asked: day(2026, 10, 20)},
+		{Name: "marchmont", Corpus: "marchmont.txt", Queries: "marchmont-queries.txt", Asked: day(2026, 11, 25), Check: true},
 	}
 }
+
+// day is noon UTC of a date.
+func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 12, 0, 0, 0, time.UTC) }
 
 // LoadSandbox reads sandbox set sb under dir, checking that every judged path
 // is a file of the sandbox and every class one of Classes.
@@ -208,11 +177,20 @@ func LoadSandbox(dir string, sb Sandbox) (Set, error) {
 			return s, fmt.Errorf("query %q: class %q is not one of %v", q[1], q[0], Classes)
 		}
 		j := Judged{Class: q[0], Text: q[1], Grades: map[string]int{}, Now: sb.Asked}
-		for _, g := range judgments(q[2]) {
-			p, grade, ok := cutLast(g, "=")
+		list := strings.TrimSpace(q[2])
+		ms := judgment.FindAllStringSubmatch(list, -1)
+		read := 0
+		for _, m := range ms {
+			read += len(m[0])
+		}
+		if read != len(list) {
+			return s, fmt.Errorf("query %q: bad judgments %q", q[1], list)
+		}
+		for _, m := range ms {
+			p, grade := m[1], m[2]
 			n, err := strconv.Atoi(grade)
-			if !ok || err != nil || n < 1 || n > 2 {
-				return s, fmt.Errorf("query %q: bad judgment %q", q[1], g)
+			if err != nil || n < 1 || n > 2 {
+				return s, fmt.Errorf("query %q: bad judgment %q", q[1], m[0])
 			}
 			if !have[p] {
 				return s, fmt.Errorf("query %q: %s is not in the sandbox", q[1], p)
