@@ -237,14 +237,6 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 	get := cands.get
 	x.nameEvidence(qt, get)
 	shares, err := x.keywordEvidence(ctx, qt, &cands)
-	for i, sh := range shares {
-		if sh.near != nil {
-			if qt.near == nil {
-				qt.near = map[string][]string{}
-			}
-			qt.near[qt.terms[i]] = sh.near // for explain
-		}
-	}
 	// Words found nowhere as words: the files holding one inside a longer
 	// word are found now, so that meaning weighs them too.
 	wordsFound := slices.ContainsFunc(shares, func(s termShare) bool { return s.found })
@@ -419,7 +411,7 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 			res[i] = Result{Record: s.record(p), Score: h.score}
 			from[i] = h.hit
 			if q.Explain {
-				res[i].Explain = x.explainBest(qt, res[i].Record, h, semOf(h))
+				res[i].Explain = x.explainBest(qt, shares, res[i].Record, h, semOf(h))
 			}
 		}
 		return nil
@@ -1000,8 +992,9 @@ func (s *candSet) find(slot int) *bestCand {
 	return nil
 }
 
-// explainBest says which query words matched which field of r.
-func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *Explanation {
+// explainBest says which query words matched which field of r (shares:
+// keywordEvidence's, for the near words that stood for a term).
+func (x *Index) explainBest(qt queryTerms, shares []termShare, r Record, c *bestCand, sem float64) *Explanation {
 	e := &Explanation{Rank: RankBest, Keyword: c.kw, Semantic: sem}
 	if c.has {
 		s := c.sim
@@ -1033,7 +1026,7 @@ func (x *Index) explainBest(qt queryTerms, r Record, c *bestCand, sem float64) *
 		for i, t := range qt.terms {
 			hit := qt.infixTerm(i) && strings.Contains(folded, fold(t))
 			for _, tok := range toks {
-				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) || slices.Contains(qt.near[t], tok) {
+				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
 					hit = true
 					break
 				}

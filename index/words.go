@@ -157,10 +157,6 @@ type queryTerms struct {
 	// forms ("02" for februari), which counts only where a date puts a
 	// month (datedMonth).
 	monthNumber map[string]string
-	// near are, for a term no file holds in any form, the indexed words a
-	// typo away that stood for it (searchNear), once the search has run:
-	// for explain.
-	near map[string][]string
 	// qualifies[i] says terms[i] qualifies the others rather than selects:
 	// "year" in "this year", a season in "last fall" and an ordinal, which
 	// only order the files other words found.
