@@ -81,7 +81,7 @@ func TestRelativeSeasonsWinter(t *testing.T) {
 		{time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), "next month's rota", "2027 01"},
 		{time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), "month 2025 report", ""},
 	} {
-		rs := relativeSeasons(withoutPossessives(tc.text), tc.now) // as analyseQuery passes it
+		rs := relativePeriods(withoutPossessives(tc.text), tc.now) // as analyseQuery passes it
 		var got []string
 		for _, r := range rs {
 			for _, f := range r.forms {
@@ -94,7 +94,7 @@ func TestRelativeSeasonsWinter(t *testing.T) {
 			t.Errorf("%q as of %s: %v, want %s", tc.text, tc.now.Format("2006-01"), got, tc.want)
 		}
 	}
-	if rs := relativeSeasons("spring cleaning notes", time.Now()); rs != nil {
+	if rs := relativePeriods("spring cleaning notes", time.Now()); rs != nil {
 		t.Errorf("a season without this, last or next: %v", rs)
 	}
 }

@@ -149,8 +149,8 @@ type queryTerms struct {
 	// "timezone"), a kind's extensions (kindForms), a short form
 	// (shortForms: "production": "prod"), "year" in "this year"
 	// or "last year" as the year it names (relativeYears), a season in
-	// "last fall" or "autumn 2024" as its months of that year
-	// (relativeSeasons: "2025 09",
+	// "last fall" or "autumn 2024" as its months of that year, "month" in
+	// "last month" as that month (relativePeriods: "2025 09",
 	// "oct 25"…), and an ordinal as a version ("second": "v 2").
 	forms map[string][]string
 	// monthNumber is, for a month's term, the two-digit number among its
@@ -351,7 +351,7 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 			qualify(string(tok.Term))
 		}
 	}
-	for _, rs := range relativeSeasons(bare, now) {
+	for _, rs := range relativePeriods(bare, now) {
 		for _, tok := range used.Analyze([]byte(rs.word)) {
 			for _, f := range rs.forms {
 				addForm(string(tok.Term), analysed(all, f))
@@ -423,14 +423,15 @@ func analysed(a analysis.Analyzer, text string) string {
 	return strings.Join(toks, " ")
 }
 
-// relativeSeason is a season named relative to now ("last fall"): the word
-// as written and the dated forms of its months.
-type relativeSeason struct {
+// relativePeriod is a season or a month named relative to now ("last fall",
+// "this month") or by its year ("autumn 2024"): the word as written and the
+// dated forms of its months.
+type relativePeriod struct {
 	word  string
 	forms []string
 }
 
-// relativeSeasons returns the seasons and months text (possessives dropped)
+// relativePeriods returns the seasons and months text (possessives dropped)
 // names relative to now ("this spring", "last fall", "next summer", "last
 // month": a period of one month) or, seasons, with their
 // year ("autumn 2024", "2024 autumn", "summer of 2025"; northern
@@ -439,8 +440,8 @@ type relativeSeason struct {
 // December), each with the forms of its months as dated names write them,
 // with their year: "2025 09" (2025-09-14), "sep 25" (sep25), "sep 2025",
 // "september 2025", each to be analysed as a form of several tokens.
-func relativeSeasons(text string, now time.Time) []relativeSeason {
-	var out []relativeSeason
+func relativePeriods(text string, now time.Time) []relativePeriod {
+	var out []relativePeriod
 	prev := ""
 	words := strings.Fields(strings.ToLower(text))
 	for i, w := range words {
@@ -482,7 +483,7 @@ func relativeSeasons(text string, now time.Time) []relativeSeason {
 		if !ok {
 			continue
 		}
-		rs := relativeSeason{word: w}
+		rs := relativePeriod{word: w}
 		for i := range months {
 			at := time.Date(y, time.Month(first+i), 1, 0, 0, 0, 0, time.UTC) // month 13 is January
 			yy, mm := strconv.Itoa(at.Year()), fmt.Sprintf("%02d", int(at.Month()))
