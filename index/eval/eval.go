@@ -145,6 +145,7 @@ func Sandboxes() []Sandbox {
 		{Name: "lyon", Corpus: "lyon.txt", Queries: "lyon-queries.txt", Asked: day(2026, 9, 15)},
 		{Name: "harbour", Corpus: "harbour.txt", Queries: "harbour-queries.txt", Asked: day(2026, 10, 20)},
 		{Name: "marchmont", Corpus: "marchmont.txt", Queries: "marchmont-queries.txt", Asked: day(2026, 11, 25), Check: true},
+		{Name: "jalsetu", Corpus: "jalsetu.txt", Queries: "jalsetu-queries.txt", Asked: day(2026, 12, 1)},
 	}
 }
 
