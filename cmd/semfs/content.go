@@ -18,7 +18,7 @@ import (
 // openContent opens the content index beside the tag index. Its files are
 // read through the core (contentFiles), never by a path on the host.
 func (d *daemon) openContent() error {
-	x, err := content.Open(content.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d}, Log: d.log, Busy: d.requests.Load})
+	x, err := content.Open(content.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d}, Log: d.log})
 	if err != nil {
 		return fmt.Errorf("opening the content index: %w", err)
 	}

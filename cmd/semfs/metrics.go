@@ -12,10 +12,7 @@ import (
 
 // observer counts one door's requests (nfs.Options.Observe, ninep's).
 func (d *daemon) observer(protocol string) func(op string, failed bool, took time.Duration) {
-	return func(op string, failed bool, took time.Duration) {
-		d.requests.Add(1)
-		d.metrics.Observe(protocol, op, failed, took)
-	}
+	return func(op string, failed bool, took time.Duration) { d.metrics.Observe(protocol, op, failed, took) }
 }
 
 // tracker counts one door's connections per app (nfs.Options.Track, ninep's).
@@ -25,7 +22,6 @@ func (d *daemon) tracker(protocol string) func(app string) func() {
 
 // observeControl counts control requests; a 4xx or 5xx answer is an error.
 func (d *daemon) observeControl(route string, status int, took time.Duration) {
-	d.requests.Add(1)
 	d.metrics.Observe("control", route, status >= 400, took)
 }
 

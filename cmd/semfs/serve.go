@@ -186,9 +186,6 @@ type daemon struct {
 	stopPolicy func()           // ends the policy's reload watch
 	metrics    *metrics.Metrics // this daemon's registry (metrics.go)
 	metricsSrv *http.Server     // --metrics; nil without it
-	// requests counts the requests every door has answered: the content
-	// indexes wait for it to stand still before they read (Options.Busy).
-	requests atomic.Uint64
 
 	mu        sync.Mutex
 	listeners map[string]string

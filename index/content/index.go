@@ -118,10 +118,6 @@ type Options struct {
 	Max   int64  // size cap; 0 = DefaultMax
 	Files Files
 	Log   *slog.Logger
-	// Busy counts the requests the daemon's doors have answered: the worker
-	// waits for it to stand still as well as for the marks (Queue.Quiet).
-	// nil: the marks alone.
-	Busy func() uint64
 }
 
 // FileStat is one regular file as a walk of the backing directory saw it
@@ -420,7 +416,7 @@ func (x *Index) run() {
 			}
 			continue
 		}
-		if !x.q.Quiet(x.stop, settleQuiet, settleMax, x.opt.Busy) {
+		if !x.q.Quiet(x.stop, settleQuiet, settleMax) {
 			return
 		}
 		ix.reset()

@@ -218,31 +218,21 @@ func (q *Queue) Done(p string, gen uint64) bool {
 	return false
 }
 
-// Quiet waits, before a worker reads a batch, until for one whole quiet
-// period no path has been marked and busy's count (the requests the daemon's
-// doors answered; nil: not looked at) has not moved, or until max has passed.
-// A file is usually marked at its create and again when its writes settle
-// moments later, and a burst of creates marks many: reading once the marks
-// stop reads each such file once, whole, in fewer and larger batches. Waiting
-// for the doors too keeps the reading and indexing off the CPU a client's
-// requests are waiting for (on two CPUs, a listing right after 2,000 creates
-// took 9% more of the daemon's CPU while the burst was indexed beside it);
-// max bounds how long a busy server keeps a file unfindable by its contents.
-// false when stop is closed.
-func (q *Queue) Quiet(stop <-chan struct{}, quiet, max time.Duration, busy func() uint64) bool {
+// Quiet waits, before a worker reads a batch, until no path has been marked
+// for quiet (at most max): a file is usually marked at its create and again
+// when its writes settle moments later, and a burst of creates marks many;
+// reading once the marks stop reads each such file once, whole, in fewer and
+// larger batches. false when stop is closed.
+func (q *Queue) Quiet(stop <-chan struct{}, quiet, max time.Duration) bool {
 	start := time.Now()
-	count := func() uint64 { return 0 }
-	if busy != nil {
-		count = busy
-	}
 	for {
-		gen, n := q.Begin(), count()
+		gen := q.Begin()
 		select {
 		case <-stop:
 			return false
 		case <-time.After(quiet):
 		}
-		if (q.Begin() == gen && count() == n) || time.Since(start) >= max {
+		if q.Begin() == gen || time.Since(start) >= max {
 			return true
 		}
 	}

@@ -39,9 +39,6 @@ type Options struct {
 	// DefaultCPU, a negative value turns embedding off.
 	CPU float64
 	Log *slog.Logger
-	// Busy is the content index's Options.Busy: the worker waits for the
-	// doors' requests to stop too.
-	Busy func() uint64
 }
 
 // file is one indexed version of a path.
@@ -386,7 +383,7 @@ func (x *Index) run() {
 			}
 			continue
 		}
-		if !x.q.Quiet(x.stop, settleQuiet, settleMax, x.opt.Busy) {
+		if !x.q.Quiet(x.stop, settleQuiet, settleMax) {
 			return
 		}
 		// Up to batchFiles files per settle: a burst is read after it
