@@ -40,7 +40,7 @@ import (
 // month's abbreviation and dated number, two adjacent words joined, a kind's
 // extensions, a short form, a relative year or season, an ordinal's version,
 // as queryTerms.forms lists them; a qualifier's forms count only for files
-// other terms found) over the path, task and apps fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½)) counts a term found nowhere as
+// other terms found) over the path, task and apps fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½))^γ counts a term found nowhere as
 // the rarest. With p = 0.9, kw is first the IDF-weighted coverage of the
 // query's informative words, and only then how strongly each matches. A word of
 // W that analyses to several terms ("v2.2.1", "invoice_8841") is one unit: a
@@ -87,7 +87,19 @@ const (
 	nameMargin  = 0.01 // μ: a name hit's floor beyond λ, the most meaning alone gives
 	nameTie     = 0.05 // ε: a path's name hit, a tie-break
 	scattered   = 0.5  // share of a several-term word's kw its terms earn apart
+	idfPower    = 0.75 // γ: a rarer word weighs more, but not by BM25's whole ratio
 )
+
+// idf is a term's weight among the query's, for a term df of n files hold:
+// BM25's idf raised to γ. With γ = 1 a word twenty times rarer than another
+// outweighed it about threefold, so the file holding the rare word of a
+// query ("payment") beat the file holding the word the query is about
+// ("roof", in many of a flat's files) by more than meaning could say
+// otherwise; γ = 0.75 scored best of 1, 0.85, 0.75, 0.65 and 0.5 over the
+// dev sets (docs/benchmarks-history.md has the curve).
+func idf(n, df float64) float64 {
+	return math.Pow(math.Log(1+(n-df+0.5)/(df+0.5)), idfPower)
+}
 
 // The calibrated weights of meaning (λtie, λrescue, κ above; Query.Fusion
 // overrides them; BENCHMARKS.md has the calibration curve).
@@ -443,7 +455,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 		return nil, err
 	}
 	n := float64(total)
-	rarest := math.Log(1 + (n+0.5)/0.5)
+	rarest := idf(n, 0)
 	var sumIDF float64
 	type termHits struct {
 		idf    float64
@@ -516,7 +528,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			th.best = max(th.best, h.Score)
 		}
 		df = max(df, 1)
-		th.idf = math.Log(1 + (n-df+0.5)/(df+0.5))
+		th.idf = idf(n, df)
 		sumIDF += th.idf
 		per[i] = th
 	}
