@@ -1204,8 +1204,11 @@ func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 // compactDated says whether the folded fields j hold a date written without
 // separators whose month is mm: a run of 8 digits (YYYYMMDD) or 14
 // (YYYYMMDDhhmmss), its year 19xx or 20xx and its day 01 to 31, as cameras
-// and chat apps name files.
+// and chat apps name files; or a month of 6 (YYYYMM or MMYYYY, its year 20xx),
+// as statements and tax returns name their period (Statement_202503.pdf,
+// GSTR1_…_042025.pdf), unless it is the time after a date.
 func compactDated(j, mm string) bool {
+	afterDate := false
 	for k := 0; k < len(j); {
 		if !isDigit(j[k]) {
 			k++
@@ -1217,7 +1220,12 @@ func compactDated(j, mm string) bool {
 		}
 		if r := j[k:e]; (len(r) == 8 || len(r) == 14) && (r[:2] == "19" || r[:2] == "20") && r[4:6] == mm && r[6:8] >= "01" && r[6:8] <= "31" {
 			return true
+		} else if len(r) == 6 && !afterDate && ((r[:2] == "20" && r[4:] == mm) || (r[:2] == mm && r[2:4] == "20")) {
+			return true
 		}
+		// Six digits one separator after eight are a time of day
+		// (IMG_20250418_102030), not a month.
+		afterDate = e-k == 8 && e+1 < len(j) && !isDigit(j[e]) && isDigit(j[e+1])
 		k = e
 	}
 	return false

@@ -164,7 +164,8 @@ func TestMayIsMonth(t *testing.T) {
 }
 
 // TestCompactDated: a month counts inside a date written without
-// separators, 8 or 14 digits with a plausible year and day, and nowhere else.
+// separators, 8 or 14 digits with a plausible year and day or 6 with a year
+// 20xx (YYYYMM, MMYYYY) that is not a time after a date, and nowhere else.
 func TestCompactDated(t *testing.T) {
 	for _, tc := range []struct {
 		j, mm string
@@ -179,6 +180,14 @@ func TestCompactDated(t *testing.T) {
 		{"data/1202605201.csv", "05", false}, // nine digits: not a date
 		{"invoices/inv-33330520.pdf", "05", false},
 		{"notes/2026-05-20.md", "05", false}, // separated: datedMonth's, not this
+		// A month of six digits, as statements and tax returns name periods.
+		{"gst/gstr1_27aakcj4821m1zq_042025.pdf", "04", true}, // MMYYYY
+		{"bank/statement_202503.pdf", "03", true},            // YYYYMM
+		{"gst/gstr1_27aakcj4821m1zq_042025.pdf", "02", false},
+		{"bank/statement_202503.pdf", "02", false},
+		{"photos/img_20250418_102030.jpg", "10", false}, // a time after a date
+		{"photos/img_20250418_102030.jpg", "04", true},
+		{"orders/po_123456.pdf", "12", false}, // no year 20xx in it
 	} {
 		if got := compactDated(tc.j, tc.mm); got != tc.want {
 			t.Errorf("compactDated(%q, %q) = %v, want %v", tc.j, tc.mm, got, tc.want)

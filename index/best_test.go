@@ -371,8 +371,9 @@ func TestBestWordsInsideWords(t *testing.T) {
 }
 
 // TestBestMonthInCompactDate: a month counts for a file whose name dates it
-// without separators (IMG_20250614_…), among the files the other words
-// found; "may" too, where it is the month.
+// without separators (IMG_20250614_…, a period's GSTR1_…_102026 or
+// statement_202503), among the files the other words found; "may" too,
+// where it is the month.
 func TestBestMonthInCompactDate(t *testing.T) {
 	// Each wrong file sorts before the right one: a tie would rank it first.
 	x := indexOfPaths(t,
@@ -380,10 +381,16 @@ func TestBestMonthInCompactDate(t *testing.T) {
 		"beach/IMG_20250614_093000.jpg",
 		"chat/DOC-20260420-WA0001.pdf",
 		"chat/DOC-20260520-WA0011.pdf",
+		"gst/GSTR1_27AAKCJ4821M1ZQ_092026.pdf",
+		"gst/GSTR1_27AAKCJ4821M1ZQ_102026.pdf",
+		"bank/statement_202502.pdf",
+		"bank/statement_202503.pdf",
 	)
 	wantFirst(t, x, [][2]string{
 		{"beach june", "beach/IMG_20250614_093000.jpg"},
 		{"chat pdf may", "chat/DOC-20260520-WA0011.pdf"},
+		{"gstr1 october", "gst/GSTR1_27AAKCJ4821M1ZQ_102026.pdf"},
+		{"statement march", "bank/statement_202503.pdf"},
 	})
 }
 
