@@ -92,11 +92,12 @@ const (
 
 // idf is a term's weight among the query's, for a term df of n files hold:
 // BM25's idf raised to γ. With γ = 1 a word twenty times rarer than another
-// outweighed it about threefold, so the file holding the rare word of a
-// query ("payment") beat the file holding the word the query is about
+// outweighed it two to three times over, so the file holding the rare word
+// of a query ("payment") beat the file holding the word the query is about
 // ("roof", in many of a flat's files) by more than meaning could say
-// otherwise; γ = 0.75 scored best of 1, 0.85, 0.75, 0.65 and 0.5 over the
-// dev sets (docs/benchmarks-history.md has the curve).
+// otherwise. Of 1, 0.85, 0.75, 0.65 and 0.5, γ = 0.75 scored best over the
+// dev sets (0.5 tied it, but put one class below the seed's rule);
+// docs/benchmarks-history.md has the curve.
 func idf(n, df float64) float64 {
 	return math.Pow(math.Log(1+(n-df+0.5)/(df+0.5)), idfPower)
 }
