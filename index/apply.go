@@ -29,6 +29,19 @@ type Change struct {
 	Ino       uint64
 	Mode      uint32 // permission bits (OpCreate, OpMode; 0 unknown)
 	At        time.Time
+	// Left is, for OpTouch, the file's size and mtime as the change left
+	// them, where the core knows them (a touch's setattr reads them back):
+	// the next Reconcile compares the file with them instead of its mtime
+	// with At, so that a host's write within the same tick of the kernel's
+	// clock as the touch (an mtime no later than At) is still seen. Nil:
+	// compare with At.
+	Left *Left
+}
+
+// Left is a file's size and mtime as a change of the core's left them.
+type Left struct {
+	Size    int64
+	ModTime time.Time
 }
 
 // Apply applies changes in order, as Create, Touch, Rename and Remove would one by
@@ -77,7 +90,7 @@ func applyOne(tx txn, e *effects, c Change) error {
 		if err := checkPath("touch", c.Path); err != nil {
 			return err
 		}
-		return touchTx(tx, e, c.Path, stamp(c.At))
+		return touchTx(tx, e, c.Path, stamp(c.At), c.Left)
 	case OpRename:
 		if err := checkPath("rename", c.Path); err != nil {
 			return err

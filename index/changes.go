@@ -73,12 +73,13 @@ func (x *Index) Touch(path string, at time.Time) error {
 	}
 	at = stamp(at)
 	return x.update("touch", path, func(tx txn, e *effects) error {
-		return touchTx(tx, e, path, at)
+		return touchTx(tx, e, path, at, nil)
 	})
 }
 
-// touchTx is Touch inside a transaction.
-func touchTx(tx txn, e *effects, path string, at time.Time) error {
+// touchTx is Touch inside a transaction; left, when not nil, is the state
+// the touch left the file in (Change.Left).
+func touchTx(tx txn, e *effects, path string, at time.Time, left *Left) error {
 	s, ok, err := e.record(tx, path)
 	if err != nil {
 		return err
@@ -86,9 +87,13 @@ func touchTx(tx txn, e *effects, path string, at time.Time) error {
 	if !ok {
 		return errorf("touch", KindNotFound, path, ErrNotFound)
 	}
-	// The size/mtime Reconcile last saw are stale now; forget them so the next
-	// Reconcile compares the file's mtime with UpdatedAt instead.
+	// The size/mtime Reconcile last saw are stale now: the next Reconcile
+	// compares the file with the state the touch left when it is known, and
+	// otherwise its mtime with UpdatedAt.
 	s.Seen = nil
+	if left != nil {
+		s.Seen = &seen{Size: left.Size, ModTime: stamp(left.ModTime)}
+	}
 	if at.After(s.UpdatedAt) {
 		s.UpdatedAt = at
 	}

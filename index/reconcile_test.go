@@ -161,3 +161,41 @@ func TestReconcileIn(t *testing.T) {
 		t.Errorf("invalid scope changed something: %v", err)
 	}
 }
+
+// A host's write right after a touch through the core is seen even when its
+// mtime is no later than the touch's time: a kernel stamps files from a clock
+// that ticks every few milliseconds, and the core reads the time of a touch
+// from a finer one. The touch (Change.Left) records the state it left the
+// file in, and the next Reconcile compares the file with that state.
+func TestReconcileSeesHostWriteInTheTickOfATouch(t *testing.T) {
+	x := openIndex(t, t.TempDir(), index.Options{})
+	mustCreate(t, x, "t.txt", "", 7)
+	left := index.Left{Size: 3, ModTime: t0.Add(10 * time.Millisecond)}
+	if _, err := x.Reconcile([]index.FileState{{Path: "t.txt", Ino: 7, Size: 3, ModTime: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	touch := func(l *index.Left) {
+		t.Helper()
+		if n, err := x.Apply([]index.Change{{Op: index.OpTouch, Path: "t.txt", At: left.ModTime.Add(time.Millisecond), Left: l}}); err != nil || n != 0 {
+			t.Fatalf("touch: %d skipped, %v", n, err)
+		}
+	}
+	touch(&left)
+	// As the touch left it (its own IN_ATTRIB, followed): nothing changed.
+	rep, err := x.ReconcileIn([]string{"t.txt"}, []index.FileState{{Path: "t.txt", Ino: 7, Size: left.Size, ModTime: left.ModTime}})
+	if err != nil || rep.Changed() {
+		t.Fatalf("the touch's own state: %+v %v", rep, err)
+	}
+	// A host appends within the clock's tick: a new size, the same mtime.
+	touch(&left)
+	rep, err = x.ReconcileIn([]string{"t.txt"}, []index.FileState{{Path: "t.txt", Ino: 7, Size: 8, ModTime: left.ModTime}})
+	if err != nil || !reflect.DeepEqual(rep.Updated, []string{"t.txt"}) {
+		t.Fatalf("a host write stamped in the touch's tick: %+v %v, want t.txt updated", rep, err)
+	}
+	// A touch whose state is not known falls back to its time.
+	touch(nil)
+	rep, err = x.ReconcileIn([]string{"t.txt"}, []index.FileState{{Path: "t.txt", Ino: 7, Size: 8, ModTime: left.ModTime.Add(time.Second)}})
+	if err != nil || !reflect.DeepEqual(rep.Updated, []string{"t.txt"}) {
+		t.Fatalf("a later host write after a touch of unknown state: %+v %v", rep, err)
+	}
+}

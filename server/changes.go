@@ -61,7 +61,10 @@ type Change struct {
 	Type  string // "file", "dir", "symlink" or "fifo" where the core knows it ("" otherwise)
 	Link  bool   // ChangeCreate of a hard link (Link)
 	Trunc bool   // ChangeWrite of a burst that truncated the file (O_TRUNC, a size set)
-	Size  int64  // the entry's size where the core knows it (ChangeCreate, ChangeMkdir; ChangeWrite when Sized)
+	Size  int64  // the entry's size where the core knows it (ChangeCreate, ChangeMkdir, ChangeSetTimes; ChangeWrite when Sized)
+	// Mtime is, for ChangeSetTimes, the file's mtime as the touch left it
+	// (with Size: the state the index compares a host's next change with).
+	Mtime time.Time
 	// Sized: a ChangeWrite's Size is the file's size as the close after the
 	// burst's last write found it (the stat it makes for the Watcher), so the
 	// change feed need not stat the file again. Bursts with no close (NFS)

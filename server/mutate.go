@@ -733,7 +733,7 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 			at = a.Mtime
 		}
 		f.ns.Lock()
-		f.emit(ctx, Change{Op: ChangeSetTimes, Path: p, App: f.App(ctx), Time: at, Type: typeOf(a), Size: a.Size, Mode: UnixPerm(a.Mode)})
+		f.emit(ctx, Change{Op: ChangeSetTimes, Path: p, App: f.App(ctx), Time: at, Type: typeOf(a), Size: a.Size, Mtime: a.Mtime, Mode: UnixPerm(a.Mode)})
 		f.ns.Unlock()
 	}
 	return a, err

@@ -717,6 +717,9 @@ func applyChanges(idx *index.Index, log *slog.Logger, cs []server.Change) error 
 			ic.Op = index.OpTouch
 		case server.ChangeSetTimes:
 			ic.Op = index.OpTouch // a touch: the mtime moved, as a write's does
+			if !c.Mtime.IsZero() {
+				ic.Left = &index.Left{Size: c.Size, ModTime: c.Mtime}
+			}
 		case server.ChangeRename:
 			ic.Op = index.OpRename
 		case server.ChangeRemove:
