@@ -208,7 +208,7 @@ func TestFastPathAnswersAsP9(t *testing.T) {
 		if shim := ninep.FastAnswered(e.srv) > before; shim != s.shim {
 			t.Errorf("%s: answered by the shim %v, want %v", s.name, shim, s.shim)
 		}
-		if !bytes.Equal(got, want) {
+		if !bytes.Equal(got, want) && !sameButStamp(got, want) {
 			t.Fatalf("%s: fast path replied (%d bytes)\n  %x\np9 replied (%d bytes)\n  %x", s.name, len(got), head(got), len(want), head(want))
 		}
 		if isErr := got[0] == 7; isErr == s.ok {
@@ -279,6 +279,21 @@ func attachFast(t *testing.T, e *env) *raw {
 }
 
 func head(b []byte) []byte { return b[:min(len(b), 48)] }
+
+// sameButStamp reports whether two Rlopen or Rlcreate replies differ only in
+// their qid's version, and that only in its low byte: the version holds the
+// mtime's seconds (qidOf), so two opens with O_TRUNC or two creates, one by
+// each path a moment apart, may stamp the file a second apart (seen under
+// make test's load).
+func sameButStamp(a, b []byte) bool {
+	const rlopen, rlcreate = 13, 15
+	if len(a) != len(b) || len(a) < 8 || a[0] != b[0] || (a[0] != rlopen && a[0] != rlcreate) {
+		return false
+	}
+	// type[1] tag[2] qid.type[1] qid.version[4]: the version's low byte is a[4].
+	d := int(b[4]) - int(a[4])
+	return (d == 1 || d == -255) && bytes.Equal(a[:4], b[:4]) && bytes.Equal(a[5:], b[5:])
+}
 
 // TestFastPathForgetsRemovedFid: after Tremove (a clunk that also unlinks) the
 // fid is p9's EBADF, not a stale file the shim answers for.
