@@ -707,8 +707,8 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 	f.gate.RLock()
 	defer f.gate.RUnlock()
 	// A touch: times only. The Watcher follows the IN_ATTRIB it makes and
-	// finds nothing to report: the index took the touch first (a file whose
-	// mtime is no later than its updatedAt is as the core left it).
+	// finds nothing to report: the index took the touch first, with the size
+	// and mtime it left (Change.Mtime), and the file is as the touch left it.
 	touch := s.Mode == nil && s.Size == nil && !s.OfCreate && (s.Atime != nil || s.Mtime != nil || s.AtimeNow || s.MtimeNow)
 	err = f.as(ctx, "setattr", p, func() (err error) {
 		a, err = f.setAttr(ctx, p, s)
@@ -724,10 +724,9 @@ func (f *FS) SetAttr(ctx context.Context, p string, s SetAttr) (a Attr, err erro
 		f.ns.Unlock()
 	case touch && (a.Mode.IsRegular() || a.IsSymlink()):
 		// A touch (times only; with a size or a mode, the truncate or the
-		// setattr says it). At is no earlier than the mtime set, so that
-		// the index, which takes it as a write's time (updatedAt), does
-		// not read the file as changed since by a host (a time in the
-		// future).
+		// setattr says it). At is no earlier than the mtime set: the index
+		// takes it as a write's time (updatedAt), and compares a host's
+		// next change with the size and mtime the touch left.
 		at := time.Now()
 		if a.Mtime.After(at) {
 			at = a.Mtime
