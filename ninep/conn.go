@@ -83,9 +83,12 @@ type conn struct {
 	// The fast path (fast.go). msize is the one Tversion granted; rdata, wdata
 	// and ohdr are the receiving goroutine's buffers for Tread data, Twrite data
 	// and the replies it encodes.
-	fmu          sync.Mutex
-	fids         fidTable                 // guarded by fmu (fidtable.go)
-	inflight     *fidRequest              // the fid-making request in flight; guarded by fmu
+	fmu      sync.Mutex
+	fids     fidTable    // guarded by fmu (fidtable.go)
+	inflight *fidRequest // the fid-making request in flight; guarded by fmu
+	// opening is the client's Tlopen p9 is handling, until its reply; a
+	// request naming its fid waits for it (awaitOpenOf). Guarded by fmu.
+	opening      *fidRequest
 	handover     *handover                // the shim's Tlcreate or Tlopen in flight; guarded by fmu
 	bg           map[uint16]chan struct{} // background replies by tag; guarded by fmu
 	msize        atomic.Uint32

@@ -100,6 +100,7 @@ type fidRequest struct {
 func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 	named := c.namedFids(typ, size)
 	c.awaitTeachingOf(named)
+	c.awaitOpenOf(named)
 	if fid, ok := c.openToHandOver(typ, named); ok {
 		return c.sendOpen(fid, tag), nil
 	}
@@ -195,6 +196,10 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 	case msgTremove:
 		if fid, ok := c.peekFid(size, headerLen); ok {
 			c.forget(fid)
+		}
+	case msgTlopen:
+		if fid, ok := c.peekFid(size, headerLen); ok {
+			c.startOpening(tag, fid)
 		}
 	}
 	return false, nil
@@ -383,6 +388,55 @@ func (c *conn) await(mk *fidRequest) {
 		"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
 }
 
+// startOpening records the client's Tlopen of fid that p9 is about to
+// handle, after any other still in flight. p9 v0.4.1 marks a fid opened
+// (ref.opened, ref.openFlags) after its open returns, outside the fid's lock,
+// while it serves the connection's next requests on other goroutines: a
+// Treaddir or Tread of the same fid sent before the Rlopen (no kernel does;
+// a pipelining or hostile client may) read that field as it was written, a
+// data race inside p9 (FuzzServerConn's seed 3 under -race). So a request
+// naming a fid p9 is opening waits for the open's reply (awaitOpenOf), as
+// fid-making requests wait for each other (startMaking).
+func (c *conn) startOpening(tag uint16, fid uint32) {
+	if c.srv.noFast {
+		return // the decoder's fuzz test: no p9 behind the reader, no reply comes
+	}
+	for {
+		c.fmu.Lock()
+		o := c.opening
+		if o == nil {
+			c.opening = &fidRequest{tag: tag, fid: fid, done: make(chan struct{})}
+			c.fmu.Unlock()
+			return
+		}
+		c.fmu.Unlock()
+		c.awaitOpening(o)
+	}
+}
+
+// awaitOpenOf waits for the reply to the client's Tlopen in flight if it
+// opens one of the named fids.
+func (c *conn) awaitOpenOf(named []uint32) {
+	c.fmu.Lock()
+	o := c.opening
+	c.fmu.Unlock()
+	if o != nil && slices.Contains(named, o.fid) {
+		c.awaitOpening(o)
+	}
+}
+
+// awaitOpening waits for o's reply (await: for as long as it takes, unless
+// the connection's tags were lost), and forgets o if await gave up on it, so
+// that the requests after it wait no more.
+func (c *conn) awaitOpening(o *fidRequest) {
+	c.await(o)
+	c.fmu.Lock()
+	if c.opening == o {
+		c.opening = nil
+	}
+	c.fmu.Unlock()
+}
+
 // awaitIdle waits until no fid-making request is in flight.
 func (c *conn) awaitIdle() {
 	for {
@@ -433,6 +487,10 @@ func (c *conn) made(f *file) {
 func (c *conn) replied(typ uint8, tag uint16) bool {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
+	if o := c.opening; o != nil && tag == o.tag {
+		c.opening = nil
+		close(o.done)
+	}
 	mk := c.inflight
 	if mk == nil {
 		return false
