@@ -50,7 +50,9 @@ const getlockFlag = 1 << 30
 //     *file methods p9 would call (fast.go, shimfids.go; fidtable.go defines
 //     the terms). To know fids, the shim keeps one fid-making request
 //     (Tattach, Twalk, Tlcreate) in flight at a time, and one entry per fid in
-//     its fid table.
+//     its fid table. A request naming a fid whose Tlopen p9 is handling waits
+//     for that open's reply (startOpening: p9 marks a fid opened outside its
+//     lock).
 //
 // Everything else passes through unchanged and uncopied. Replies the shim makes
 // itself are sent between two of p9's replies, never inside one; each of p9's
