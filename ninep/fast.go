@@ -398,11 +398,14 @@ func (c *conn) await(mk *fidRequest) {
 // naming a fid p9 is opening waits for the open's reply (awaitOpenOf), as
 // fid-making requests wait for each other (startMaking).
 func (c *conn) startOpening(tag uint16, fid uint32) {
-	if c.srv.noFast {
-		return // the decoder's fuzz test: no p9 behind the reader, no reply comes
-	}
 	for {
 		c.fmu.Lock()
+		if c.fids.givenUp {
+			// Untracked, as startMaking's: the connection's tags were lost
+			// (or, in the decoder's fuzz test, no p9 answers at all).
+			c.fmu.Unlock()
+			return
+		}
 		o := c.opening
 		if o == nil {
 			c.opening = &fidRequest{tag: tag, fid: fid, done: make(chan struct{})}
@@ -417,12 +420,17 @@ func (c *conn) startOpening(tag uint16, fid uint32) {
 // awaitOpenOf waits for the reply to the client's Tlopen in flight if it
 // opens one of the named fids.
 func (c *conn) awaitOpenOf(named []uint32) {
-	c.fmu.Lock()
-	o := c.opening
-	c.fmu.Unlock()
-	if o != nil && slices.Contains(named, o.fid) {
+	if o := c.inFlight(&c.opening); o != nil && slices.Contains(named, o.fid) {
 		c.awaitOpening(o)
 	}
+}
+
+// inFlight reads one of the connection's requests in flight (c.inflight or
+// c.opening) under fmu.
+func (c *conn) inFlight(slot **fidRequest) *fidRequest {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	return *slot
 }
 
 // awaitOpening waits for o's reply (await: for as long as it takes, unless
@@ -439,13 +447,7 @@ func (c *conn) awaitOpening(o *fidRequest) {
 
 // awaitIdle waits until no fid-making request is in flight.
 func (c *conn) awaitIdle() {
-	for {
-		c.fmu.Lock()
-		mk := c.inflight
-		c.fmu.Unlock()
-		if mk == nil {
-			return
-		}
+	for mk := c.inFlight(&c.inflight); mk != nil; mk = c.inFlight(&c.inflight) {
 		c.await(mk)
 	}
 }
@@ -454,10 +456,7 @@ func (c *conn) awaitIdle() {
 // flight: every request that needs p9 comes after it (it carries the tag of a
 // request still held back, see teach).
 func (c *conn) awaitOurs() {
-	c.fmu.Lock()
-	mk := c.inflight
-	c.fmu.Unlock()
-	if mk != nil && mk.ours {
+	if mk := c.inFlight(&c.inflight); mk != nil && mk.ours {
 		c.await(mk)
 	}
 }
@@ -465,10 +464,7 @@ func (c *conn) awaitOurs() {
 // awaitTeachingOf waits for the shim's own request if it is about one of the
 // named fids.
 func (c *conn) awaitTeachingOf(named []uint32) {
-	c.fmu.Lock()
-	mk := c.inflight
-	c.fmu.Unlock()
-	if mk != nil && slices.Contains(named, mk.fid) {
+	if mk := c.inFlight(&c.inflight); mk != nil && slices.Contains(named, mk.fid) {
 		c.awaitOurs()
 	}
 }
