@@ -1130,9 +1130,26 @@ func monthForms(t string) []string {
 	}
 	// An abbreviation typed in the query ("tfsa dec", "sept invoices") is
 	// its month: the full name and the number.
-	for _, full := range []string{"januari", "februari", "march", "april", "june", "juli", "august", "septemb", "octob", "novemb", "decemb"} {
-		if f := monthNameForms(full); slices.Contains(f[:len(f)-1], t) {
+	for _, full := range monthStems {
+		if f := monthNameForms(full); f != nil && slices.Contains(f[:len(f)-1], t) {
 			return []string{full, f[len(f)-1]}
+		}
+	}
+	return nil
+}
+
+// monthStems are the months' names as the query analyser stems them, January
+// first; May's is "" (monthForms leaves it to mayIsMonth).
+var monthStems = [12]string{"januari", "februari", "march", "april", "", "june", "juli", "august", "septemb", "octob", "novemb", "decemb"}
+
+// MonthShortForms returns the abbreviations the best rank takes a month's
+// name to be written as ("september": sep, sept), nil for other words: for
+// the evaluation's strict paraphrases (index/eval), as KindExtensions.
+func MonthShortForms(word string) []string {
+	for i, stem := range monthStems {
+		if stem != "" && strings.EqualFold(word, time.Month(i+1).String()) {
+			f := monthNameForms(stem)
+			return f[:len(f)-1]
 		}
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -183,14 +182,6 @@ func nearWord(w, v string) bool {
 	return prev[len(b)] <= k
 }
 
-// monthShort says whether v is month w written short ("january": jan,
-// "september": sep or sept), as the best rank's month forms find it.
-func monthShort(w, v string) bool {
-	for m := time.January; m <= time.December; m++ {
-		name := strings.ToLower(m.String())
-		if w == name && (v == name[:3] || m == time.September && v == "sept") {
-			return true
-		}
-	}
-	return false
-}
+// monthShort says whether v is month w written short ("september": sep or
+// sept), as the best rank's month forms find it (index.MonthShortForms).
+func monthShort(w, v string) bool { return slices.Contains(index.MonthShortForms(w), v) }
