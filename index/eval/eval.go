@@ -267,6 +267,11 @@ type Scores struct {
 	NDCG5, Recall10, MRR10 float64
 }
 
+// Below says whether s falls below o on a metric the gate compares
+// (nDCG@5 or MRR@10): best's scores against the seed's, in
+// TestBestNotBelowSeed and in the run's -failures.
+func (s Scores) Below(o Scores) bool { return s.NDCG5 < o.NDCG5 || s.MRR10 < o.MRR10 }
+
 func (s *Scores) add(o Scores) {
 	s.N += o.N
 	s.NDCG5 += o.NDCG5

@@ -319,8 +319,7 @@ func printFailures(modelDir, data, only string, every bool) error {
 			for i := range ranked {
 				ranked[i] = res[i].Path
 			}
-			sc := eval.Score(ranked, q.Grades)
-			return res, sc, nil
+			return res, eval.Score(ranked, q.Grades), nil
 		}
 		type failure struct {
 			q          eval.Judged
@@ -333,7 +332,7 @@ func printFailures(modelDir, data, only string, every bool) error {
 			if err == nil {
 				var top []index.Result
 				var bs eval.Scores
-				if top, bs, err = ask(q, index.RankBest, 300); err == nil && (every || bs.NDCG5 < sd.NDCG5 || bs.MRR10 < sd.MRR10 || bs.NDCG5 < 0.5) {
+				if top, bs, err = ask(q, index.RankBest, 300); err == nil && (every || bs.Below(sd) || bs.NDCG5 < 0.5) {
 					fs = append(fs, failure{q, sd, bs, top, seeds})
 				}
 			}
