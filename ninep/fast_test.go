@@ -480,6 +480,55 @@ func TestFastPathWaitsForNothing(t *testing.T) {
 	}
 }
 
+// TestFastPathRequestWaitsForP9Open: a request naming a fid whose Tlopen p9 is
+// still handling waits for that open's reply (startOpening, awaitOpenOf). p9
+// v0.4.1 marks the fid opened after its open returns, outside the fid's lock,
+// while it serves the connection's next requests: a Tread or Treaddir sent
+// before the Rlopen found the fid not yet open (EINVAL) or raced with the
+// marking (a data race under -race). Here a snapshot holds p9's truncating
+// open in the core, so without the wait the pipelined Tread is answered first,
+// with an error; with it, the Rlopen comes first and the read succeeds.
+func TestFastPathRequestWaitsForP9Open(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.export, "k"), []byte("old bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := attachFast(t, e)
+	if err := r.walk(1, 4, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.call(msg(tStatfs, 1, uint32(4))); err != nil { // p9 learns the fid
+		t.Fatal(err)
+	}
+	thaw, frozen := freeze(t, e)
+	r.send(msg(tLopen, 7, uint32(4), oRdwr|uint32(0o1000))) // O_TRUNC: p9's, and held by the snapshot
+	r.send(msg(tRead, 8, uint32(4), uint64(0), uint32(100)))
+	// Without the wait p9 answers the read at once (the fid is not open yet):
+	// a reply now is that. A second is thousands of times what p9 takes.
+	if err := r.c.SetReadDeadline(time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.br.Peek(1); err == nil {
+		typ, tag, body := r.recv()
+		t.Fatalf("a reply while p9's open is held: type %d tag %d %x; the read after the open was answered before it", typ, tag, body)
+	} else if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal(err)
+	}
+	if err := r.c.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	thaw()
+	if err := <-frozen; err != nil {
+		t.Fatal(err)
+	}
+	if typ, tag, body := r.recv(); tag != 7 || typ != tLopen+1 {
+		t.Fatalf("first reply: type %d tag %d %q, want the Rlopen (tag 7): the read was answered before the open it follows", typ, tag, body)
+	}
+	if typ, tag, body := r.recv(); tag != 8 || typ != tRead+1 || binary.LittleEndian.Uint32(body) != 0 {
+		t.Fatalf("second reply: type %d tag %d %q, want an empty Rread (tag 8) of the truncated file", typ, tag, body)
+	}
+}
+
 // TestFastPathLeavesColdReadsToP9: a Tread of data not in the page cache is
 // p9's (the shim never waits for the disk); once the data is cached the shim
 // answers the same read.
