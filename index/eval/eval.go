@@ -138,7 +138,10 @@ type Sandbox struct {
 // household, British English) was written blind to check the result: a
 // check set (Check), not to be tuned on. "jalsetu" (a Pune hardware
 // start-up and a household, some Marathi and Hindi) was written blind after
-// it, measured once, then tuned on.
+// it, measured once, then tuned on. "bristol" (a documentary filmmaker, a
+// maths teacher and their household in Bristol, British English) was written
+// blind on 2026-12-04 after the last ranking change and measured once
+// before any change for it.
 func Sandboxes() []Sandbox {
 	return []Sandbox{
 		{Name: "sandbox", Corpus: "sandbox.txt", Queries: "queries.txt"},
@@ -148,6 +151,7 @@ func Sandboxes() []Sandbox {
 		{Name: "harbour", Corpus: "harbour.txt", Queries: "harbour-queries.txt", Asked: day(2026, 10, 20)},
 		{Name: "marchmont", Corpus: "marchmont.txt", Queries: "marchmont-queries.txt", Asked: day(2026, 11, 25), Check: true},
 		{Name: "jalsetu", Corpus: "jalsetu.txt", Queries: "jalsetu-queries.txt", Asked: day(2026, 12, 1)},
+		{Name: "bristol", Corpus: "bristol.txt", Queries: "bristol-queries.txt", Asked: day(2026, 11, 30)},
 	}
 }
 
