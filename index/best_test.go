@@ -242,6 +242,24 @@ func TestBestOrdinals(t *testing.T) {
 	}
 }
 
+// TestBestNumberWords: a number a query writes in words ("rough cut two",
+// "all three") finds the file whose name writes it in digits, as a word the
+// file covers.
+func TestBestNumberWords(t *testing.T) {
+	x := indexOfPaths(t,
+		"film/rough_cut_1_notes.docx",
+		"film/rough_cut_2_notes.docx",
+		"film/rough_cut_notes_old.docx",
+		"trip/passports_all3.pdf",
+		"trip/passport_renewal.pdf",
+		"trip/passport_photo.jpg",
+	)
+	wantFirst(t, x, [][2]string{
+		{"rough cut two notes", "film/rough_cut_2_notes.docx"},
+		{"passports all three", "trip/passports_all3.pdf"},
+	})
+}
+
 // TestBestShortForms: a word's usual abbreviation in names matches it, both
 // ways ("production": prod, db: "database"), and so does a word names use for
 // it ("retreat": offsite), as a word the file covers.

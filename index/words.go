@@ -151,7 +151,8 @@ type queryTerms struct {
 	// or "last year" as the year it names (relativeYears), a season in
 	// "last fall" or "autumn 2024" as its months of that year, "month" in
 	// "last month" as that month (relativePeriods: "2025 09",
-	// "oct 25"…), and an ordinal as a version ("second": "v 2").
+	// "oct 25"…), an ordinal as a version ("second": "v 2") and a number word as its
+	// digits ("three": "3").
 	forms map[string][]string
 	// monthNumber is, for a month's term, the two-digit number among its
 	// forms ("02" for februari), which counts only where a date puts a
@@ -366,6 +367,15 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 			addForm(w, "0"+w)
 		}
 	}
+	// "rough cut two", "all three": names write a number in digits
+	// (rough_cut_2, certs_all3).
+	for i, p := range parts {
+		if n := slices.Index(numberWords, p); n >= 0 {
+			for _, t := range termsOf[i] {
+				addForm(t, strconv.Itoa(n+2))
+			}
+		}
+	}
 	// "the first draft", "second version": the file marked v1, v2.
 	for i, p := range parts {
 		if n := slices.Index([]string{"first", "second", "third", "fourth", "fifth"}, p); n >= 0 {
@@ -376,6 +386,10 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 		}
 	}
 }
+
+// numberWords are the numbers from two that queries write in words; "one"
+// is left out ("the one with", "one sheet").
+var numberWords = []string{"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
 
 // relativeOffset is how many years from now the word before "year" or a
 // season points: "this" (or "current") 0, "last" ("previous", "past") −1,
