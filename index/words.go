@@ -370,9 +370,9 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 	// "rough cut two", "all three": names write a number in digits
 	// (rough_cut_2, certs_all3).
 	for i, p := range parts {
-		if n := slices.Index(numberWords, p); n >= 0 {
+		if d := numberDigits(p); d != "" {
 			for _, t := range termsOf[i] {
-				addForm(t, strconv.Itoa(n+2))
+				addForm(t, d)
 			}
 		}
 	}
@@ -387,9 +387,19 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 	}
 }
 
-// numberWords are the numbers from two that queries write in words; "one"
-// is left out ("the one with", "one sheet").
-var numberWords = []string{"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+// NumberDigits returns the digits the best rank takes a number written in
+// words to be ("three": "3"), "" for other words: for the evaluation's strict
+// paraphrases (index/eval), as KindExtensions.
+func NumberDigits(word string) string { return numberDigits(strings.ToLower(word)) }
+
+// numberDigits is NumberDigits of a lower-case word: two to twelve. "one" is
+// left out: "the one with", "one sheet" seldom mean a 1 in a name.
+func numberDigits(w string) string {
+	if n := slices.Index([]string{"two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}, w); n >= 0 {
+		return strconv.Itoa(n + 2)
+	}
+	return ""
+}
 
 // relativeOffset is how many years from now the word before "year" or a
 // season points: "this" (or "current") 0, "last" ("previous", "past") −1,
