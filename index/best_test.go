@@ -114,7 +114,8 @@ func TestBestWords(t *testing.T) {
 	}
 }
 
-// TestBestRelativeYears: "this year", "last year" and "next year" pick, of
+// TestBestRelativeYears: "this year", "last year", "next year" and "two
+// years ago" pick, of
 // files the other words found alike, the one dated that year as of
 // Query.Now; a file dated that year which no other word finds stays out, and
 // a query without a relative year keeps its order.
@@ -132,6 +133,7 @@ func TestBestRelativeYears(t *testing.T) {
 		mustCreate(t, x, f, "finance", uint64(i+1))
 	}
 	in2026 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	in2028 := time.Date(2028, 6, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		q    string
 		now  time.Time
@@ -142,6 +144,9 @@ func TestBestRelativeYears(t *testing.T) {
 		{"household budget last year", in2026, "budget/2025_household_budget.xlsx"},
 		{"last year's household budget", in2026, "budget/2025_household_budget.xlsx"},
 		{"household budget next year", in2026, "budget/2027_household_budget.xlsx"},
+		{"household budget two years ago", in2028, "budget/2026_household_budget.xlsx"},
+		{"household budget 3 years ago", in2028, "budget/2025_household_budget.xlsx"},
+		{"household budget a year ago", in2026, "budget/2025_household_budget.xlsx"},
 		{"household budget this year", time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC), "budget/2025_household_budget.xlsx"},
 		{"beach this year", in2026, "photos/2026/beach.jpg"},
 	} {
@@ -258,6 +263,12 @@ func TestBestNumberWords(t *testing.T) {
 		{"rough cut two notes", "film/rough_cut_2_notes.docx"},
 		{"passports all three", "trip/passports_all3.pdf"},
 	})
+	// "two years ago" is a year, not a 2 (TestBestRelativeYears).
+	y := indexOfPaths(t, "mocks/2024/y11_mock_marks.xlsx", "mocks/2026/y11_mock_p2_marks.xlsx")
+	res := best(t, y, index.Query{Text: "y11 mock marks two years ago", Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+	if len(res) == 0 || res[0].Path != "mocks/2024/y11_mock_marks.xlsx" {
+		t.Errorf("\"y11 mock marks two years ago\" in 2026: %v, want mocks/2024/y11_mock_marks.xlsx first", paths(res))
+	}
 }
 
 // TestBestShortForms: a word's usual abbreviation in names matches it, both

@@ -370,6 +370,9 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 	// "rough cut two", "all three": names write a number in digits
 	// (rough_cut_2, certs_all3).
 	for i, p := range parts {
+		if _, ago := yearsAgo(parts, i+1); ago {
+			continue // "two years ago" is a year (relativeYears), not a 2
+		}
 		if d := numberDigits(p); d != "" {
 			for _, t := range termsOf[i] {
 				addForm(t, d)
@@ -418,23 +421,50 @@ func relativeOffset(w string) (int, bool) {
 
 // relativeYears returns the years text (possessives dropped) names relative
 // to now: "this year" (or "current year") is now's, "last year" ("last
-// year's", "previous year", "past year") the one before and "next year" the one after. A file dated in
+// year's", "previous year", "past year") the one before, "next year" the one
+// after, and "two years ago" ("3 years ago", "a year ago") that many before. A file dated in
 // that year ("family_2026.ics", "taxes/2025/") then matches the query's word
 // "year", which otherwise only files named "year" would.
 func relativeYears(text string, now time.Time) []int {
 	var ys []int
-	prev := ""
-	for _, w := range strings.Fields(strings.ToLower(text)) {
-		w = strings.TrimFunc(w, unicode.IsPunct)
-		if w == "year" || w == "years" {
-			d, ok := relativeOffset(prev)
-			if y := now.Year() + d; ok && !slices.Contains(ys, y) {
-				ys = append(ys, y)
-			}
+	words := strings.Fields(strings.ToLower(text))
+	for i := range words {
+		words[i] = strings.TrimFunc(words[i], unicode.IsPunct)
+	}
+	for i, w := range words {
+		if w != "year" && w != "years" || i == 0 {
+			continue
 		}
-		prev = w
+		d, ok := relativeOffset(words[i-1])
+		if n, ago := yearsAgo(words, i); ago {
+			d, ok = -n, true
+		}
+		if y := now.Year() + d; ok && !slices.Contains(ys, y) {
+			ys = append(ys, y)
+		}
 	}
 	return ys
+}
+
+// yearsAgo reads "two years ago", "3 years ago" or "a year ago" around
+// words[i] (lower case, punctuation trimmed): how many years back, false
+// unless words[i] is "year" or "years" between a count and "ago".
+func yearsAgo(words []string, i int) (int, bool) {
+	if i <= 0 || i+1 >= len(words) || words[i] != "year" && words[i] != "years" || words[i+1] != "ago" {
+		return 0, false
+	}
+	switch n := words[i-1]; {
+	case n == "a" || n == "one":
+		return 1, true
+	case numberDigits(n) != "":
+		n = numberDigits(n)
+		fallthrough
+	default:
+		if v, err := strconv.Atoi(n); err == nil && v > 0 && v < 100 {
+			return v, true
+		}
+	}
+	return 0, false
 }
 
 // analysed is text's tokens by a, space-separated: a form as the index
