@@ -453,16 +453,15 @@ func yearsAgo(words []string, i int) (int, bool) {
 	if i <= 0 || i+1 >= len(words) || words[i] != "year" && words[i] != "years" || words[i+1] != "ago" {
 		return 0, false
 	}
-	switch n := words[i-1]; {
-	case n == "a" || n == "one":
+	n := words[i-1]
+	if n == "a" || n == "one" {
 		return 1, true
-	case numberDigits(n) != "":
-		n = numberDigits(n)
-		fallthrough
-	default:
-		if v, err := strconv.Atoi(n); err == nil && v > 0 && v < 100 {
-			return v, true
-		}
+	}
+	if d := numberDigits(n); d != "" {
+		n = d
+	}
+	if v, err := strconv.Atoi(n); err == nil && v > 0 && v < 100 {
+		return v, true
 	}
 	return 0, false
 }
