@@ -34,6 +34,12 @@ type File struct {
 	Apps                  []string
 }
 
+// Fields is f's path, creator, task and related apps, space-separated: the
+// text the seed's rule searches, which the strict paraphrases must not share.
+func (f File) Fields() string {
+	return strings.Join(append([]string{f.Path, f.CreatedBy, f.Task}, f.Apps...), " ")
+}
+
 // Judged is one query with its graded judgments: 2 = a wanted file, 1 = related.
 type Judged struct {
 	Class, Text string

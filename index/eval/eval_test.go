@@ -93,7 +93,7 @@ func paraphraseSharesNoWord(t *testing.T, sb eval.Sandbox) {
 				continue
 			}
 			f := files[p]
-			fw := words(strings.Join(append([]string{f.Path, f.CreatedBy, f.Task}, f.Apps...), " "))
+			fw := words(f.Fields())
 			for w := range qw {
 				if fw[w] {
 					t.Errorf("paraphrase %q shares %q with %s", q.Text, w, p)

@@ -47,8 +47,8 @@ func Strict(s Set) []Judged {
 			}
 			wanted = true
 			f := files[p]
-			fw := ContentWords(strings.Join(append([]string{f.Path, f.CreatedBy, f.Task}, f.Apps...), " "))
-			shared = shared || sharesWord(qw, fw) || namesKind(q.Text, f.Path) || namesNumber(q.Text, f)
+			fields := f.Fields()
+			shared = shared || sharesWord(qw, ContentWords(fields)) || namesKind(q.Text, f.Path) || namesNumber(q.Text, fields)
 		}
 		if wanted && !shared {
 			q.Class = StrictClass
@@ -71,11 +71,10 @@ func namesKind(text, p string) bool {
 }
 
 // namesNumber reports whether a number text writes in words is a number of
-// f's fields in digits ("two" and rough_cut_2): the best rank's number forms
-// find f by it (index.NumberDigits). ContentWords drops such numbers of one
-// digit, so they are looked for here.
-func namesNumber(text string, f File) bool {
-	fields := strings.Join(append([]string{f.Path, f.CreatedBy, f.Task}, f.Apps...), " ")
+// a file's fields (File.Fields) in digits ("two" and rough_cut_2): the best
+// rank's number forms find the file by it (index.NumberDigits).
+// ContentWords drops such numbers of one digit, so they are looked for here.
+func namesNumber(text, fields string) bool {
 	nums := strings.FieldsFunc(fields, func(r rune) bool { return !unicode.IsDigit(r) })
 	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) {
 		if d := index.NumberDigits(w); d != "" && slices.Contains(nums, d) {
