@@ -310,26 +310,55 @@ func (c *conn) clunkHere(fid uint32, size int) bool {
 // startMaking waits until no fid-making request is in flight and records this
 // one. Called from Read (p9's receiving goroutine), before p9 receives it.
 func (c *conn) startMaking(tag uint16, fid uint32) {
+	c.claim(&c.inflight, tag, fid, func() error {
+		// Untracked from now on: whatever the number was, p9 makes it
+		// anew, and the shim follows no more.
+		gone, err := c.fids.p9Took(fid)
+		c.discardLocked(gone)
+		return err
+	})
+}
+
+// claim records the client's request tag, about fid, in slot (c.inflight for
+// the fid-making requests, c.opening for a Tlopen p9 handles) once no other
+// request holds it, waiting for that one's reply (awaitIn). Called from Read,
+// before p9 receives the request. On a connection the shim no longer tracks
+// (fids.givenUp: its tags were lost, or, in the decoder's fuzz test, no p9
+// answers at all) it records nothing and calls untracked, if not nil, under
+// fmu.
+func (c *conn) claim(slot **fidRequest, tag uint16, fid uint32, untracked func() error) {
 	for {
 		c.fmu.Lock()
 		if c.fids.givenUp {
-			// Untracked from now on: whatever the number was, p9 makes it
-			// anew, and the shim follows no more.
-			gone, err := c.fids.p9Took(fid)
-			c.discardLocked(gone)
+			var err error
+			if untracked != nil {
+				err = untracked()
+			}
 			c.fmu.Unlock()
 			c.tableErr(err)
 			return
 		}
-		mk := c.inflight
-		if mk == nil {
-			c.inflight = &fidRequest{tag: tag, fid: fid, done: make(chan struct{})}
+		held := *slot
+		if held == nil {
+			*slot = &fidRequest{tag: tag, fid: fid, done: make(chan struct{})}
 			c.fmu.Unlock()
 			return
 		}
 		c.fmu.Unlock()
-		c.await(mk)
+		c.awaitIn(slot, held)
 	}
+}
+
+// awaitIn waits for r's reply (await: for as long as it takes, unless the
+// connection's tags were lost) and, if await gave up on it, empties slot,
+// so that the requests after it wait no more.
+func (c *conn) awaitIn(slot **fidRequest, r *fidRequest) {
+	c.await(r)
+	c.fmu.Lock()
+	if *slot == r {
+		*slot = nil
+	}
+	c.fmu.Unlock()
 }
 
 // await waits for mk's reply. p9 answers every request it receives but one
@@ -365,7 +394,7 @@ func (c *conn) await(mk *fidRequest) {
 		}
 		if !logged {
 			logged = true
-			c.srv.log.Warn("ninep: a walk, create or attach is taking long; this connection's requests wait for it",
+			c.srv.log.Warn("ninep: a walk, create, attach or open is taking long; this connection's requests wait for it",
 				"remote", c.nc.RemoteAddr().String(), "tag", mk.tag, "waited", wait)
 		}
 		t.Reset(wait)
@@ -397,31 +426,13 @@ func (c *conn) await(mk *fidRequest) {
 // data race inside p9 (FuzzServerConn's seed 3 under -race). So a request
 // naming a fid p9 is opening waits for the open's reply (awaitOpenOf), as
 // fid-making requests wait for each other (startMaking).
-func (c *conn) startOpening(tag uint16, fid uint32) {
-	for {
-		c.fmu.Lock()
-		if c.fids.givenUp {
-			// Untracked, as startMaking's: the connection's tags were lost
-			// (or, in the decoder's fuzz test, no p9 answers at all).
-			c.fmu.Unlock()
-			return
-		}
-		o := c.opening
-		if o == nil {
-			c.opening = &fidRequest{tag: tag, fid: fid, done: make(chan struct{})}
-			c.fmu.Unlock()
-			return
-		}
-		c.fmu.Unlock()
-		c.awaitOpening(o)
-	}
-}
+func (c *conn) startOpening(tag uint16, fid uint32) { c.claim(&c.opening, tag, fid, nil) }
 
 // awaitOpenOf waits for the reply to the client's Tlopen in flight if it
 // opens one of the named fids.
 func (c *conn) awaitOpenOf(named []uint32) {
 	if o := c.inFlight(&c.opening); o != nil && slices.Contains(named, o.fid) {
-		c.awaitOpening(o)
+		c.awaitIn(&c.opening, o)
 	}
 }
 
@@ -431,18 +442,6 @@ func (c *conn) inFlight(slot **fidRequest) *fidRequest {
 	c.fmu.Lock()
 	defer c.fmu.Unlock()
 	return *slot
-}
-
-// awaitOpening waits for o's reply (await: for as long as it takes, unless
-// the connection's tags were lost), and forgets o if await gave up on it, so
-// that the requests after it wait no more.
-func (c *conn) awaitOpening(o *fidRequest) {
-	c.await(o)
-	c.fmu.Lock()
-	if c.opening == o {
-		c.opening = nil
-	}
-	c.fmu.Unlock()
 }
 
 // awaitIdle waits until no fid-making request is in flight.
