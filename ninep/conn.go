@@ -89,7 +89,7 @@ type conn struct {
 	fids     fidTable    // guarded by fmu (fidtable.go)
 	inflight *fidRequest // the fid-making request in flight; guarded by fmu
 	// opening is the client's Tlopen p9 is handling, until its reply; a
-	// request naming its fid waits for it (awaitOpenOf). Guarded by fmu.
+	// request naming its fid waits for it (awaitNamed). Guarded by fmu.
 	opening      *fidRequest
 	handover     *handover                // the shim's Tlcreate or Tlopen in flight; guarded by fmu
 	bg           map[uint16]chan struct{} // background replies by tag; guarded by fmu

@@ -99,8 +99,7 @@ type fidRequest struct {
 // in c.out, or is still buffered behind a request the shim sent p9 first.
 func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 	named := c.namedFids(typ, size)
-	c.awaitTeachingOf(named)
-	c.awaitOpenOf(named)
+	c.awaitNamed(named)
 	if fid, ok := c.openToHandOver(typ, named); ok {
 		return c.sendOpen(fid, tag), nil
 	}
@@ -424,14 +423,23 @@ func (c *conn) await(mk *fidRequest) {
 // Treaddir or Tread of the same fid sent before the Rlopen (no kernel does;
 // a pipelining or hostile client may) read that field as it was written, a
 // data race inside p9 (FuzzServerConn's seed 3 under -race). So a request
-// naming a fid p9 is opening waits for the open's reply (awaitOpenOf), as
+// naming a fid p9 is opening waits for the open's reply (awaitNamed), as
 // fid-making requests wait for each other (startMaking).
 func (c *conn) startOpening(tag uint16, fid uint32) { c.claim(&c.opening, tag, fid, nil) }
 
-// awaitOpenOf waits for the reply to the client's Tlopen in flight if it
-// opens one of the named fids.
-func (c *conn) awaitOpenOf(named []uint32) {
-	if o := c.inFlight(&c.opening); o != nil && slices.Contains(named, o.fid) {
+// awaitNamed waits for the requests in flight that a request naming these
+// fids must follow: the shim's own request about one of them (it teaches p9
+// the fid), then the client's Tlopen p9 is handling of one of them
+// (startOpening). Only this goroutine (Read's) starts either, so one look
+// under fmu sees every one that can concern this request.
+func (c *conn) awaitNamed(named []uint32) {
+	c.fmu.Lock()
+	mk, o := c.inflight, c.opening
+	c.fmu.Unlock()
+	if mk != nil && mk.ours && slices.Contains(named, mk.fid) {
+		c.await(mk)
+	}
+	if o != nil && slices.Contains(named, o.fid) {
 		c.awaitIn(&c.opening, o)
 	}
 }
@@ -457,14 +465,6 @@ func (c *conn) awaitIdle() {
 func (c *conn) awaitOurs() {
 	if mk := c.inFlight(&c.inflight); mk != nil && mk.ours {
 		c.await(mk)
-	}
-}
-
-// awaitTeachingOf waits for the shim's own request if it is about one of the
-// named fids.
-func (c *conn) awaitTeachingOf(named []uint32) {
-	if mk := c.inFlight(&c.inflight); mk != nil && slices.Contains(named, mk.fid) {
-		c.awaitOurs()
 	}
 }
 

@@ -481,7 +481,7 @@ func TestFastPathWaitsForNothing(t *testing.T) {
 }
 
 // TestFastPathRequestWaitsForP9Open: a request naming a fid whose Tlopen p9 is
-// still handling waits for that open's reply (startOpening, awaitOpenOf). p9
+// still handling waits for that open's reply (startOpening, awaitNamed). p9
 // v0.4.1 marks the fid opened after its open returns, outside the fid's lock,
 // while it serves the connection's next requests: a Tread or Treaddir sent
 // before the Rlopen found the fid not yet open (EINVAL) or raced with the
