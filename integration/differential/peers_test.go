@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -120,10 +121,11 @@ func (p *process) stop(t *testing.T) {
 // tail returns whether the process still runs and the end of its logs, for
 // a failure message.
 func (p *process) tail() string {
-	s := fmt.Sprintf("%s (pid %d) still runs\n", p.name, p.cmd.Process.Pid)
+	pid := p.cmd.Process.Pid
+	s := fmt.Sprintf("%s (pid %d) still runs; %s\n", p.name, pid, whereBlocked(pid))
 	select {
 	case <-p.exited:
-		s = fmt.Sprintf("%s (pid %d) exited: %v\n", p.name, p.cmd.Process.Pid, p.waitErr)
+		s = fmt.Sprintf("%s (pid %d) exited: %v\n", p.name, pid, p.waitErr)
 	default:
 	}
 	for _, f := range []string{p.log, p.log + ".out"} {
@@ -134,6 +136,27 @@ func (p *process) tail() string {
 		s += fmt.Sprintf("--- %s\n%s", f, b)
 	}
 	return s
+}
+
+// whereBlocked says where a process that does not answer waits, from /proc:
+// its state, the kernel function it sleeps in and its kernel stack (read as
+// root), so that a server that neither listens nor logs (rpcbind, twice in
+// make test runs) leaves a lead.
+func whereBlocked(pid int) string {
+	read := func(f string) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, f))
+		if err != nil {
+			return "(" + err.Error() + ")"
+		}
+		return strings.TrimSpace(string(b))
+	}
+	state := ""
+	for _, l := range strings.Split(read("status"), "\n") {
+		if strings.HasPrefix(l, "State:") {
+			state = strings.TrimSpace(strings.TrimPrefix(l, "State:"))
+		}
+	}
+	return fmt.Sprintf("state %s, wchan %s, kernel stack:\n%s", state, read("wchan"), read("stack"))
 }
 
 // ensureRpcbind starts rpcbind unless one already answers on port 111:
