@@ -39,8 +39,10 @@ import (
 // has prefixMin runes or more, or one of t's other forms at half weight: a
 // month's abbreviation and dated number, two adjacent words joined, a kind's
 // extensions, a short form, a relative year or season, an ordinal's version,
-// a number word's digits, as queryTerms.forms lists them; a qualifier's forms count only for files
-// other terms found) over the path, task and apps fields with their boosts; idf(t) = ln(1 + (N − df + ½)/(df + ½))^γ counts a term found nowhere as
+// a number word's digits, a number's zero-padded forms (3: 03, 003…), as
+// queryTerms.forms lists them; a qualifier's forms count only for files other
+// terms found) over the path, task and apps fields with their boosts;
+// idf(t) = ln(1 + (N − df + ½)/(df + ½))^γ counts a term found nowhere as
 // the rarest. With p = 0.9, kw is first the IDF-weighted coverage of the
 // query's informative words, and only then how strongly each matches. A word of
 // W that analyses to several terms ("v2.2.1", "invoice_8841") is one unit: a

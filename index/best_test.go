@@ -302,6 +302,30 @@ func TestBestShortForms(t *testing.T) {
 	})
 }
 
+// TestBestPaddedNumbers: a number a query writes plainly ("invoice 187",
+// "roll 34", "interview 2") finds the file whose name pads it with zeros
+// (invoice-000187, roll_034, int02), as a word the file covers; a longer
+// number that merely holds its digits (001870) is not it.
+func TestBestPaddedNumbers(t *testing.T) {
+	x := indexOfPaths(t,
+		"billing/invoice-000187.pdf",
+		"billing/invoice-001870.pdf",
+		"billing/invoice-000188.pdf",
+		"billing/invoice_notes.md",
+		"scans/roll_034_hp5/contact.tif",
+		"scans/roll_035_hp5/contact.tif",
+		"scans/contact_sheet_template.tif",
+		"transcripts/dai_int02.srt",
+		"transcripts/dai_int03.srt",
+		"transcripts/interview_guide.srt",
+	)
+	wantFirst(t, x, [][2]string{
+		{"invoice 187", "billing/invoice-000187.pdf"},
+		{"roll 34 contact sheet", "scans/roll_034_hp5/contact.tif"},
+		{"dai interview 2 srt", "transcripts/dai_int02.srt"},
+	})
+}
+
 // TestBestJoinedWords: two query words written apart match a token that
 // writes them as one ("time zone" and timezone, "on-call" and oncall), and
 // such a file covers both words: it ranks above files holding one of them.

@@ -360,11 +360,12 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 			qualify(string(tok.Term))
 		}
 	}
-	// "chapter 3", "week 7": names pad a number to two digits (ch03,
-	// week07, S02E05), where the token is 03, not 3.
+	// "chapter 3", "roll 34", "invoice 187": names pad a number with zeros
+	// (ch03, roll_034, invoice-000187, IMG_0042), where the token is 03,
+	// not 3: each padding up to padWidth digits is a form of it.
 	for _, w := range strings.Fields(bare) {
-		if len(w) == 1 && w[0] >= '1' && w[0] <= '9' {
-			addForm(w, "0"+w)
+		for _, f := range paddedForms(w) {
+			addForm(w, f)
 		}
 	}
 	// "rough cut two", "all three": names write a number in digits
@@ -388,6 +389,30 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 			}
 		}
 	}
+}
+
+// padWidth is the widest zero padding paddedForms writes: six digits, as
+// invoicing apps number (invoice-000187).
+const padWidth = 6
+
+// paddedForms returns w, a number written without leading zeros and with
+// fewer than padWidth digits, padded with zeros to each width up to padWidth
+// ("34": 034, 0034, 00034, 000034); a digit only to two ("3": 03), since
+// 001 and 002 are a camera's clip and card numbers (A002_C001) far more
+// often than a first and second; nil for any other word. A number written
+// in words gets no padding: "three" as 03 found March in every date.
+func paddedForms(w string) []string {
+	if w == "" || len(w) >= padWidth || w[0] == '0' || strings.ContainsFunc(w, func(r rune) bool { return r < '0' || r > '9' }) {
+		return nil
+	}
+	if len(w) == 1 {
+		return []string{"0" + w}
+	}
+	forms := make([]string, 0, padWidth-len(w))
+	for p := "0" + w; len(p) <= padWidth; p = "0" + p {
+		forms = append(forms, p)
+	}
+	return forms
 }
 
 // NumberDigits returns the digits the best rank takes a number written in
