@@ -147,7 +147,10 @@ type Sandbox struct {
 // it, measured once, then tuned on. "bristol" (a documentary filmmaker, a
 // maths teacher and their household in Bristol, British English) was written
 // blind on 2026-12-04 after the last ranking change and measured once
-// before any change for it.
+// before any change for it. "melbourne" (a landscape architect with a
+// part-time PhD, a chemistry teacher and their household, Australian English)
+// was written blind on 2026-12-05 and measured once, at ed8681b, before any
+// change for it.
 func Sandboxes() []Sandbox {
 	return []Sandbox{
 		{Name: "sandbox", Corpus: "sandbox.txt", Queries: "queries.txt"},
@@ -158,6 +161,7 @@ func Sandboxes() []Sandbox {
 		{Name: "marchmont", Corpus: "marchmont.txt", Queries: "marchmont-queries.txt", Asked: day(2026, 11, 25), Check: true},
 		{Name: "jalsetu", Corpus: "jalsetu.txt", Queries: "jalsetu-queries.txt", Asked: day(2026, 12, 1)},
 		{Name: "bristol", Corpus: "bristol.txt", Queries: "bristol-queries.txt", Asked: day(2026, 11, 30)},
+		{Name: "melbourne", Corpus: "melbourne.txt", Queries: "melbourne-queries.txt", Asked: day(2026, 11, 20)},
 	}
 }
 
