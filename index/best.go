@@ -39,7 +39,8 @@ import (
 // has prefixMin runes or more, or one of t's other forms at half weight: a
 // month's abbreviation and dated number, two adjacent words joined, a kind's
 // extensions, a short form, a relative year or season, an ordinal's version,
-// a number word's digits, a number's zero-padded forms (3: 03, 003…), as
+// a number word's digits, a number's zero-padded forms (3: 03, 003…), a
+// day's eight digits (2026-11-18: 20261118), as
 // queryTerms.forms lists them; a qualifier's forms count only for files other
 // terms found) over the path, task and apps fields with their boosts;
 // idf(t) = ln(1 + (N − df + ½)/(df + ½))^γ counts a term found nowhere as
@@ -569,7 +570,8 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 	}
 	// A word of several tokens ("v2.2.1", "invoice_8841", "OKRs") is worth
 	// its tokens' whole share to a file that holds it as written (a
-	// case-insensitive substring of a field, the seed's test) and half of
+	// case-insensitive substring of a field, the seed's test; a day also as
+	// names write it, 2026-11-18 as 20261118) and half of
 	// what its tokens earn to one that holds them apart ("v2.1.1").
 	// Every group's files first, so that the literal test below sees each
 	// candidate whichever group brought it.
@@ -590,7 +592,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 		}
 		for i := range cands.list {
 			c := &cands.list[i]
-			if strings.Contains(x.hay.entries[c.slot].joined, g.literal) {
+			if j := x.hay.entries[c.slot].joined; strings.Contains(j, g.literal) || g.also != "" && strings.Contains(j, g.also) {
 				c.kw += whole
 			} else {
 				c.kw += scattered * aparts[gi][c.slot]

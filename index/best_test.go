@@ -326,6 +326,22 @@ func TestBestPaddedNumbers(t *testing.T) {
 	})
 }
 
+// TestBestCompactDay: a day a query writes with separators (2026-11-18)
+// finds the file that writes it as one number (backup_20261118.log), above a
+// file holding only the query's other words and the same day apart.
+func TestBestCompactDay(t *testing.T) {
+	x := indexOfPaths(t,
+		"backups/logs/backup_20261118.log",
+		"backups/logs/backup_20261117.log",
+		"backups/zotero/zotero_2026-11-18.tar.gz",
+		"backups/notes/backup_plan.md",
+	)
+	wantFirst(t, x, [][2]string{
+		{"backup log 2026-11-18", "backups/logs/backup_20261118.log"},
+		{"backup log 2026.11.18", "backups/logs/backup_20261118.log"},
+	})
+}
+
 // TestBestJoinedWords: two query words written apart match a token that
 // writes them as one ("time zone" and timezone, "on-call" and oncall), and
 // such a file covers both words: it ranks above files holding one of them.

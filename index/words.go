@@ -167,9 +167,11 @@ type queryTerms struct {
 // termGroup is a query word that analyses to several terms ("v2.2.1",
 // "invoice_8841", "tokenRefresh"): terms are their indices in
 // queryTerms.terms, literal the word folded as the seed folds (fold), to test
-// whether a file holds it as written.
+// whether a file holds it as written, and also the way names write it when
+// that differs (a day's eight digits: compactDay).
 type termGroup struct {
 	literal string
+	also    string
 	terms   []int
 }
 
@@ -215,7 +217,7 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 			}
 		}
 		if len(g.terms) > 1 && !slices.ContainsFunc(q.groups, func(o termGroup) bool { return o.literal == fold(w) }) {
-			g.literal = fold(w)
+			g.literal, g.also = fold(w), compactDay(w)
 			q.groups = append(q.groups, g)
 		}
 	}
@@ -367,6 +369,13 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 		for _, f := range paddedForms(w) {
 			addForm(w, f)
 		}
+		// "backup log 2026-11-18": names and logs write a day as one
+		// number (backup_20261118.log), a form of each of its three terms.
+		if d := compactDay(w); d != "" {
+			for _, tok := range used.Analyze([]byte(w)) {
+				addForm(string(tok.Term), d)
+			}
+		}
 	}
 	// "rough cut two", "all three": names write a number in digits
 	// (rough_cut_2, certs_all3).
@@ -413,6 +422,24 @@ func paddedForms(w string) []string {
 		forms = append(forms, p)
 	}
 	return forms
+}
+
+// compactDay returns the day w writes as year, month and day apart
+// (2026-11-18, 2026.11.18, 2026_11_18, 2026/11/18), as one number of eight
+// digits (20261118); "" when w is no such day.
+func compactDay(w string) string {
+	parts := strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '.' || r == '_' || r == '/' })
+	if len(parts) != 3 || len(parts[0]) != 4 || len(w) != len(parts[0])+len(parts[1])+len(parts[2])+2 {
+		return ""
+	}
+	y, ey := strconv.Atoi(parts[0])
+	m, em := strconv.Atoi(parts[1])
+	d, ed := strconv.Atoi(parts[2])
+	if ey != nil || em != nil || ed != nil || len(parts[1]) > 2 || len(parts[2]) > 2 ||
+		y < 1900 || y > 2999 || m < 1 || m > 12 || d < 1 || d > 31 {
+		return ""
+	}
+	return fmt.Sprintf("%04d%02d%02d", y, m, d)
 }
 
 // NumberDigits returns the digits the best rank takes a number written in
