@@ -194,3 +194,46 @@ func TestCompactDated(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactDay: only a whole day, year first, with one separator between
+// its parts, is written again as eight digits.
+func TestCompactDay(t *testing.T) {
+	for w, want := range map[string]string{
+		"2026-11-18":  "20261118",
+		"2026.1.8":    "20260108",
+		"2026_11_18":  "20261118",
+		"2026/11/18":  "20261118",
+		"2026-13-01":  "", // no month 13
+		"2026-11-32":  "",
+		"26-11-18":    "", // the year first, in full
+		"18-11-2026":  "",
+		"2026-11":     "",
+		"2026--11-18": "",
+		"2026-+1-18":  "",
+		"2026-11-18x": "",
+		"v2.1.1":      "",
+	} {
+		if got := compactDay(w); got != want {
+			t.Errorf("compactDay(%q) = %q, want %q", w, got, want)
+		}
+	}
+}
+
+// TestPaddedForms: a number is padded to six digits, a digit to two only,
+// anything else not at all.
+func TestPaddedForms(t *testing.T) {
+	for w, want := range map[string][]string{
+		"3":      {"03"},
+		"34":     {"034", "0034", "00034", "000034"},
+		"187":    {"0187", "00187", "000187"},
+		"20261":  {"020261"},
+		"202611": nil, // six digits already
+		"03":     nil, // padded already
+		"3a":     nil,
+		"":       nil,
+	} {
+		if got := paddedForms(w); !slices.Equal(got, want) {
+			t.Errorf("paddedForms(%q) = %q, want %q", w, got, want)
+		}
+	}
+}

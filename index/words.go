@@ -429,7 +429,8 @@ func paddedForms(w string) []string {
 // digits (20261118); "" when w is no such day.
 func compactDay(w string) string {
 	parts := strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '.' || r == '_' || r == '/' })
-	if len(parts) != 3 || len(parts[0]) != 4 || len(w) != len(parts[0])+len(parts[1])+len(parts[2])+2 {
+	if len(parts) != 3 || len(parts[0]) != 4 || len(w) != len(parts[0])+len(parts[1])+len(parts[2])+2 ||
+		slices.ContainsFunc(parts, func(p string) bool { return strings.ContainsFunc(p, func(r rune) bool { return r < '0' || r > '9' }) }) {
 		return ""
 	}
 	y, ey := strconv.Atoi(parts[0])
