@@ -255,17 +255,14 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 // beside a number ("may 2025", "3 may"), or follows a word that places a time
 // ("early may", "end of may", "in may").
 func mayIsMonth(words []string) bool {
-	digits := func(w string) bool {
-		return w != "" && strings.Trim(w, "0123456789") == ""
-	}
 	for i, w := range words {
 		if !strings.EqualFold(w, "may") {
 			continue
 		}
 		switch {
 		case i == len(words)-1 && i > 0,
-			i > 0 && digits(words[i-1]),
-			i+1 < len(words) && digits(words[i+1]):
+			i > 0 && digitsOnly(words[i-1]),
+			i+1 < len(words) && digitsOnly(words[i+1]):
 			return true
 		case i > 0:
 			switch strings.ToLower(words[i-1]) {
@@ -369,11 +366,14 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 		for _, f := range paddedForms(w) {
 			addForm(w, f)
 		}
-		// "backup log 2026-11-18": names and logs write a day as one
-		// number (backup_20261118.log), a form of each of its three terms.
-		if d := compactDay(w); d != "" {
-			for _, tok := range used.Analyze([]byte(w)) {
-				addForm(string(tok.Term), d)
+	}
+	// "backup log 2026-11-18": names and logs write a day as one number
+	// (backup_20261118.log), a form of each of its three terms (and the
+	// group's other literal, keywordEvidence).
+	for _, g := range q.groups {
+		if g.also != "" {
+			for _, i := range g.terms {
+				addForm(q.terms[i], g.also)
 			}
 		}
 	}
@@ -411,7 +411,7 @@ const padWidth = 6
 // often than a first and second; nil for any other word. A number written
 // in words gets no padding: "three" as 03 found March in every date.
 func paddedForms(w string) []string {
-	if w == "" || len(w) >= padWidth || w[0] == '0' || strings.ContainsFunc(w, func(r rune) bool { return r < '0' || r > '9' }) {
+	if !digitsOnly(w) || len(w) >= padWidth || w[0] == '0' {
 		return nil
 	}
 	if len(w) == 1 {
@@ -429,18 +429,23 @@ func paddedForms(w string) []string {
 // digits (20261118); "" when w is no such day.
 func compactDay(w string) string {
 	parts := strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '.' || r == '_' || r == '/' })
-	if len(parts) != 3 || len(parts[0]) != 4 || len(w) != len(parts[0])+len(parts[1])+len(parts[2])+2 ||
-		slices.ContainsFunc(parts, func(p string) bool { return strings.ContainsFunc(p, func(r rune) bool { return r < '0' || r > '9' }) }) {
+	if len(parts) != 3 || len(w) != len(parts[0])+len(parts[1])+len(parts[2])+2 ||
+		len(parts[0]) != 4 || len(parts[1]) > 2 || len(parts[2]) > 2 || slices.ContainsFunc(parts, func(p string) bool { return !digitsOnly(p) }) {
 		return ""
 	}
-	y, ey := strconv.Atoi(parts[0])
-	m, em := strconv.Atoi(parts[1])
-	d, ed := strconv.Atoi(parts[2])
-	if ey != nil || em != nil || ed != nil || len(parts[1]) > 2 || len(parts[2]) > 2 ||
-		y < 1900 || y > 2999 || m < 1 || m > 12 || d < 1 || d > 31 {
+	// Digits only, four and at most two of them: Atoi cannot fail.
+	y, _ := strconv.Atoi(parts[0])
+	m, _ := strconv.Atoi(parts[1])
+	d, _ := strconv.Atoi(parts[2])
+	if y < 1900 || y > 2999 || m < 1 || m > 12 || d < 1 || d > 31 {
 		return ""
 	}
 	return fmt.Sprintf("%04d%02d%02d", y, m, d)
+}
+
+// digitsOnly says whether w is a run of ASCII digits (not empty).
+func digitsOnly(w string) bool {
+	return w != "" && strings.Trim(w, "0123456789") == ""
 }
 
 // NumberDigits returns the digits the best rank takes a number written in
