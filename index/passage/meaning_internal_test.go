@@ -3,12 +3,10 @@ package passage
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,11 +58,14 @@ func genIndex(t testing.TB, files, paras, dims int, rng *rand.Rand) (*Index, str
 	t.Cleanup(func() { x.Close() })
 	indexBeside(t, x, cs)
 	x.mu.Lock()
-	// In path order: which pid a passage gets depends on whether the worker
-	// or this goroutine indexed its file, and a seed should give one index.
-	for _, p := range slices.Sorted(maps.Keys(x.files)) {
-		for _, id := range x.files[p].pids {
-			x.setVecLocked(id, randUnit(rng, dims))
+	// In pid order: which pid a passage gets depends on whether the worker
+	// or this goroutine indexed its file, and the scan's sample takes every
+	// k-th pid, so a seed gives that sample the same vectors in every run.
+	// (In path order, one indexing order out of ~150 under load gave the
+	// sample a deviation 16 % off every passage's.)
+	for id := 1; id < len(x.passes); id++ {
+		if x.passes[id].path != "" {
+			x.setVecLocked(uint32(id), randUnit(rng, dims))
 		}
 	}
 	x.model = "test"
@@ -220,13 +221,7 @@ func TestMeaningSampleIsSpread(t *testing.T) {
 		mean, std := sum/n, math.Sqrt(sum2/n-sum*sum/n/n)
 		smean := r.sum / float64(r.cnt)
 		sstd := math.Sqrt(r.sum2/float64(r.cnt) - smean*smean)
-		// The deviation within a fifth: which pids the sample takes depends
-		// on whether the worker or indexBeside indexed each file, and under
-		// load (make test, 2026-12-05) one such order gave query 1 a sample
-		// deviation 16 % above every passage's (0.0299 against 0.0259),
-		// its mean within the 4σ; a sampler that missed most of the index
-		// is far further off.
-		if math.Abs(smean-mean) > 4*std/math.Sqrt(float64(r.cnt)) || math.Abs(sstd-std) > 0.2*std {
+		if math.Abs(smean-mean) > 4*std/math.Sqrt(float64(r.cnt)) || math.Abs(sstd-std) > 0.15*std {
 			t.Errorf("query %d: sample mean %.4f deviation %.4f, every passage's %.4f and %.4f", i, smean, sstd, mean, std)
 		}
 	}
