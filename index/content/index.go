@@ -67,7 +67,7 @@ type Files interface {
 // indexers open every file written.
 type FileReader interface {
 	// Read reads as io.Reader does, from the file's start; it may return
-	// fewer bytes than asked before the end (readAll counts on a short read
+	// fewer bytes than asked before the end (ReadAll counts on a short read
 	// at the size Stat gave being the end).
 	io.Reader
 	Stat() (FileInfo, error)
@@ -649,7 +649,7 @@ func (ix *indexer) read(files Files, p string) (e entry, tris []uint32, err erro
 			e.state = TooBig
 			return nil
 		}
-		ix.buf, err = readAll(f, ix.buf, fi.Size, ix.max)
+		ix.buf, err = ReadAll(f, ix.buf, fi.Size, ix.max)
 		if err != nil {
 			return err
 		}
@@ -659,7 +659,7 @@ func (ix *indexer) read(files Files, p string) (e entry, tris []uint32, err erro
 			return nil
 		}
 		e.size = int64(len(data))
-		e.state = classify(data)
+		e.state = Classify(data)
 		if e.state == Indexed {
 			tris = ix.trigrams(data)
 		}
@@ -671,8 +671,8 @@ func (ix *indexer) read(files Files, p string) (e entry, tris []uint32, err erro
 	return e, tris, nil
 }
 
-// classify is the state of a file of these bytes within the cap.
-func classify(data []byte) State {
+// Classify is the state of a file of these bytes within the cap.
+func Classify(data []byte) State {
 	if bytes.IndexByte(data[:min(len(data), binaryPrefix)], 0) >= 0 {
 		return Binary
 	}
@@ -682,12 +682,12 @@ func classify(data []byte) State {
 	return Indexed
 }
 
-// readAll reads f into buf (reused), at most limit+1 bytes. size is f's size
+// ReadAll reads f into buf (reused), at most limit+1 bytes. size is f's size
 // when the indexer opened it (-1 for grep, which reads to EOF): a read that
 // ends short once size bytes are in is taken as the end, sparing each file the
 // read that would only return EOF (a file written meanwhile is marked dirty by
 // that write and read again).
-func readAll(f io.Reader, buf []byte, size, limit int64) ([]byte, error) {
+func ReadAll(f io.Reader, buf []byte, size, limit int64) ([]byte, error) {
 	buf = buf[:0]
 	if want := min(size, limit) + 1; int64(cap(buf)) < want {
 		buf = make([]byte, 0, max(want, 2*int64(cap(buf))))

@@ -1,11 +1,9 @@
 package passage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"hash/fnv"
-	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -13,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/semfs/semfs/embed"
 	"github.com/semfs/semfs/index/content"
@@ -412,42 +409,67 @@ func (x *Index) dueForSave(saved time.Time) bool {
 }
 
 // workspace is what the worker keeps from file to file: the read buffer, the
-// words' analyses and the rest its work has earned and not yet taken (rest).
-// One goroutine owns it.
+// cutting's working memory and the rest its work has earned and not yet
+// taken (rest). One goroutine owns it.
 type workspace struct {
 	buf  []byte
-	memo wordMemo
+	cut  cutter
 	owed time.Duration
 }
 
 // cut is one passage of a file as split and analysed before the index's lock
-// is taken: its span, word count, text hash and term frequencies.
+// is taken: its span, word count, text hash and distinct terms with their
+// counts, in the order first met.
 type cut struct {
 	span  span
 	words int32
 	hash  uint64
-	tf    map[string]uint16
+	terms []termTF
+}
+
+// cutter is cutText's memory, kept from file to file so that a file's cutting
+// allocates next to nothing (new files come in bursts of thousands): the
+// words' analyses, a passage's terms seen so far, every passage's terms one
+// after the other, and the cuts. What one call returns is valid until the
+// next.
+type cutter struct {
+	memo  wordMemo
+	seen  map[string]int32 // a term's index in terms, within the passage being cut
+	terms []termTF
+	cuts  []cut
 }
 
 // cutText splits text into passages and analyses each.
-func cutText(text []byte, memo *wordMemo) []cut {
+func (c *cutter) cutText(text []byte) []cut {
 	spans := split(text)
-	out := make([]cut, len(spans))
-	for i, sp := range spans {
-		body := text[sp.start:sp.end]
-		c := cut{span: sp, tf: make(map[string]uint16, 64)}
-		memo.terms(string(body), func(t string) {
-			c.words++
-			if c.tf[t] < 0xffff {
-				c.tf[t]++
-			}
-		})
-		h := fnv.New64a()
-		h.Write(body)
-		c.hash = h.Sum64()
-		out[i] = c
+	if c.seen == nil {
+		c.seen = make(map[string]int32, 64)
 	}
-	return out
+	c.terms, c.cuts = c.terms[:0], c.cuts[:0]
+	s := string(text) // one copy for all the passages: the terms cut from it outlive text's buffer
+	for _, sp := range spans {
+		body := s[sp.start:sp.end]
+		k := cut{span: sp}
+		first := len(c.terms)
+		clear(c.seen)
+		c.memo.terms(body, func(t string) {
+			k.words++
+			if i, ok := c.seen[t]; ok {
+				if c.terms[i].tf < 0xffff {
+					c.terms[i].tf++
+				}
+				return
+			}
+			c.seen[t] = int32(len(c.terms))
+			c.terms = append(c.terms, termTF{t, 1})
+		})
+		k.terms = c.terms[first:len(c.terms):len(c.terms)]
+		h := fnv.New64a()
+		h.Write(text[sp.start:sp.end])
+		k.hash = h.Sum64()
+		c.cuts = append(c.cuts, k)
+	}
+	return c.cuts
 }
 
 // index reads p (dirty at generation g), splits and analyses it, installs its
@@ -460,7 +482,7 @@ func (x *Index) index(p string, g uint64, w *workspace) {
 	w.buf = text[:0]
 	var cuts []cut
 	if err == nil && ok {
-		cuts = cutText(text, &w.memo) // outside the lock: searches go on meanwhile
+		cuts = w.cut.cutText(text) // outside the lock: searches go on meanwhile
 	}
 	x.mu.Lock()
 	x.drainLocked()
@@ -494,8 +516,8 @@ func (x *Index) index(p string, g uint64, w *workspace) {
 		id := x.newPidLocked()
 		x.passes[id] = ps
 		x.meta[id] = pmeta{fid: e.fid, words: n}
-		for t, f := range c.tf {
-			x.postLocked(t, id, f)
+		for _, t := range c.terms {
+			x.postLocked(t.term, id, t.tf)
 		}
 		if v, ok := old[ps.hash]; ok && oldModel == x.model {
 			x.setVecLocked(id, v)
@@ -843,7 +865,9 @@ func (x *Index) maybeCompactLocked() {
 }
 
 // read reads p as the daemon; ok is false for a file the content rules skip
-// (over the cap, binary, not UTF-8, not regular).
+// (over the cap, binary, not UTF-8, not regular: content.Classify). It reads
+// as the content indexer does (content.ReadAll), so a file read whole at the
+// size its open saw costs no read more for the EOF.
 func (x *Index) read(p string, buf []byte) (size, mtime int64, text []byte, ok bool, err error) {
 	text = buf
 	err = x.opt.Files.Open(context.Background(), p, func(f content.FileReader) error {
@@ -855,13 +879,10 @@ func (x *Index) read(p string, buf []byte) (size, mtime int64, text []byte, ok b
 		if !fi.Regular || size > x.opt.Max {
 			return nil
 		}
-		w := bytes.NewBuffer(buf[:0])
-		_, err = w.ReadFrom(io.LimitReader(f, x.opt.Max+1))
-		text = w.Bytes()
-		if err != nil {
+		if text, err = content.ReadAll(f, buf, size, x.opt.Max); err != nil {
 			return err
 		}
-		if int64(len(text)) > x.opt.Max || bytes.IndexByte(text[:min(len(text), 8<<10)], 0) >= 0 || !utf8.Valid(text) {
+		if int64(len(text)) > x.opt.Max || content.Classify(text) != content.Indexed {
 			return nil
 		}
 		size, ok = int64(len(text)), true

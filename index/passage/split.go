@@ -98,6 +98,7 @@ var declarations = [][]byte{
 	[]byte("function "), []byte("export "), []byte("impl "), []byte("struct "), []byte("static "), []byte(".SH "),
 }
 
+// countWords counts l's runs of letters or digits.
 func countWords(l []byte) int {
 	n := 0
 	in := false
@@ -105,17 +106,27 @@ func countWords(l []byte) int {
 		var w bool
 		if c := l[i]; c < utf8.RuneSelf {
 			// ASCII without decoding or the Unicode tables: most text is.
-			w = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 			i++
+			if w = asciiWord(c); w {
+				if !in {
+					n++
+				}
+				for i < len(l) && asciiWord(l[i]) {
+					i++ // the rest of the run at once: a file's bytes pass here
+				}
+			}
 		} else {
 			r, size := utf8.DecodeRune(l[i:])
 			i += size
 			w = unicode.IsLetter(r) || unicode.IsDigit(r)
-		}
-		if w && !in {
-			n++
+			if w && !in {
+				n++
+			}
 		}
 		in = w
 	}
 	return n
 }
+
+// asciiWord reports whether the ASCII byte c is a letter or a digit.
+func asciiWord(c byte) bool { return (c|0x20)-'a' < 26 || c-'0' < 10 }

@@ -76,10 +76,10 @@ func BenchmarkSplit(b *testing.B) {
 func BenchmarkCutText(b *testing.B) {
 	for name, text := range benchTexts(b) {
 		b.Run(name, func(b *testing.B) {
-			var memo wordMemo
+			var c cutter
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {
-				cutText(text, &memo)
+				c.cutText(text)
 			}
 		})
 	}

@@ -130,10 +130,28 @@ func words(text string, f func(w string, kind, at int) bool) {
 			kind = k
 		}
 		i += size
+		if size == 1 && k != 0 {
+			// The rest of an ASCII run at once: a file's bytes pass here.
+			for i < len(text) && asciiKind(text[i]) == k {
+				i++
+			}
+		}
 	}
 	if more {
 		emit(len(text))
 	}
+}
+
+// asciiKind is the ASCII byte c's kind of run as words reads it: 1 a letter,
+// 2 a digit, 0 neither (and for every byte of a longer UTF-8 sequence).
+func asciiKind(c byte) int {
+	switch {
+	case (c|0x20)-'a' < 26:
+		return 1
+	case c-'0' < 10:
+		return 2
+	}
+	return 0
 }
 
 // analyse is the word w (a run of kind, as words gives it) as indexed: a
