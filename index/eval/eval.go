@@ -150,6 +150,9 @@ type Sandbox struct {
 // before any change for it. "melbourne" (a landscape architect with a
 // part-time PhD, a chemistry teacher and their household, Australian English)
 // was written blind on 2026-12-05 and measured once, at ed8681b, before any
+// change for it. "halifax" (a marine biologist, a podcast producer and
+// their household in Nova Scotia, Canadian English with some French) was
+// written blind on 2026-12-05 and measured once, at 4009008, before any
 // change for it.
 func Sandboxes() []Sandbox {
 	return []Sandbox{
@@ -162,6 +165,7 @@ func Sandboxes() []Sandbox {
 		{Name: "jalsetu", Corpus: "jalsetu.txt", Queries: "jalsetu-queries.txt", Asked: day(2026, 12, 1)},
 		{Name: "bristol", Corpus: "bristol.txt", Queries: "bristol-queries.txt", Asked: day(2026, 11, 30)},
 		{Name: "melbourne", Corpus: "melbourne.txt", Queries: "melbourne-queries.txt", Asked: day(2026, 11, 20)},
+		{Name: "halifax", Corpus: "halifax.txt", Queries: "halifax-queries.txt", Asked: day(2026, 12, 1)},
 	}
 }
 
