@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -840,46 +839,6 @@ func termsOf(d index.FieldDict, t string) ([]string, uint64, error) {
 		}
 	}
 	return out, n, nil
-}
-
-// nearTerms returns the indexed tokens of field within a typo of t, at most
-// maxExpansion of them, and the sum of their document counts: of the same
-// first letter (typos rarely touch it) and one edit away for words of 6 or
-// 7 letters, two from 8 ("statment": statement; a swap is two edits, so
-// "reciept" stays a word of its own); none for shorter words or any with a
-// digit, where one edit is another word ("ready": readme, "2024"). Two
-// edits from 7 letters, or one from 5, found homelab for "homemade" and
-// README for "ready" (docs/benchmarks-history.md). Precondition: x.mu held
-// for reading.
-func (x *Index) nearTerms(field, t string) ([]string, uint64, error) {
-	n := utf8.RuneCountInString(t)
-	if n < 6 || strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) {
-		return nil, 0, nil
-	}
-	fuzz := 1
-	if n >= 8 {
-		fuzz = 2
-	}
-	adv, err := x.bl.Advanced()
-	if err != nil {
-		return nil, 0, err
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, 0, err
-	}
-	defer r.Close()
-	fr, ok := r.(index.IndexReaderFuzzy)
-	if !ok {
-		return nil, 0, nil // not a segment index: no typo's words
-	}
-	first, _ := utf8.DecodeRuneInString(t)
-	d, err := fr.FieldDictFuzzy(field, t, fuzz, string(first))
-	if err != nil {
-		return nil, 0, err
-	}
-	defer d.Close()
-	return termsOf(d, t) // t is no term of d: it is called for a word found nowhere
 }
 
 // dictMemo makes each of one query's dictionary lookups once. The same ones

@@ -94,6 +94,7 @@ type Index struct {
 	onBleveBatch  func()             // tests: called as a batch is sent to Bleve
 	onRecordsSync func()             // tests: called after syncRecordsFile's fsync
 	vecs          map[string]*vecSet // by model name
+	near          nearAutomata       // near words' automata, kept between queries (near.go)
 	// hay holds each record's folded keyword fields, so that checking Bleve's
 	// candidates against the exact rule costs a few strings.Contains, not a
 	// record decode each. Records are read from buntdb only for the results.
