@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 	"github.com/blevesearch/vellum/levenshtein"
 )
 
@@ -19,9 +20,9 @@ import (
 // load, whose queries are words of the files' text, 17 % of the daemon's CPU
 // (docs/benchmarks-history.md, 2026-12-05). So the index builds each word's
 // automaton once, keeps the last few for the next queries, and walks every
-// segment's dictionary of each field with it, counting each term's documents
-// (Bleve's fuzzy dictionary omits the counts, so the near words' search was
-// sized for one hit and made again at kwMax).
+// segment's dictionary of each field with it, then counts each term's
+// documents (Bleve's fuzzy dictionary omits the counts, so the near words'
+// search was sized for one hit and made again at kwMax).
 
 // nearKept is how many automata are kept between queries: a two-edit one
 // holds 0.7–0.9 MB (a 256-entry row per state).
@@ -121,13 +122,28 @@ func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) (
 	_, size := utf8.DecodeRuneInString(t)
 	beg := []byte(t[:size])
 	end := prefixEnd(beg)
-	counts := map[string]uint64{}
-	for _, s := range snap.Segments() {
+	segs := snap.Segments()
+	dicts := make([]segment.TermDictionary, len(segs))
+	seen := map[string]bool{}
+	var terms []string
+	for i, s := range segs {
 		d, err := s.Segment().Dictionary(field)
 		if err != nil {
 			return nil, 0, err
 		}
-		it := d.AutomatonIterator(dfa, beg, end)
+		dicts[i] = d
+		// Terms only: a segment's dictionary iterator misreports counts after
+		// a term of one document (zapx reuses its postings list and keeps the
+		// one-hit state: blevesearch/zapx#445), which is why Bleve's own
+		// fuzzy dictionary omits them too.
+		var it segment.DictionaryIterator
+		if oc, ok := d.(interface {
+			AutomatonIteratorOmitCount(segment.Automaton, []byte, []byte) segment.DictionaryIterator
+		}); ok {
+			it = oc.AutomatonIteratorOmitCount(dfa, beg, end)
+		} else {
+			it = d.AutomatonIterator(dfa, beg, end)
+		}
 		for {
 			e, err := it.Next()
 			if err != nil {
@@ -136,12 +152,11 @@ func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) (
 			if e == nil {
 				break
 			}
-			counts[e.Term] += e.Count
+			if !seen[e.Term] {
+				seen[e.Term] = true
+				terms = append(terms, e.Term)
+			}
 		}
-	}
-	terms := make([]string, 0, len(counts))
-	for term := range counts {
-		terms = append(terms, term)
 	}
 	slices.Sort(terms)
 	var out []string
@@ -150,7 +165,14 @@ func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) (
 		if len(out) == maxExpansion {
 			break
 		}
-		sum += counts[term]
+		// Each term's count from a postings list of its own (a few terms).
+		for _, d := range dicts {
+			pl, err := d.PostingsList([]byte(term), nil, nil)
+			if err != nil {
+				return nil, 0, err
+			}
+			sum += pl.Count()
+		}
 		if term != t {
 			out = append(out, term)
 		}
