@@ -20,9 +20,7 @@ import (
 // load, whose queries are words of the files' text, 17 % of the daemon's CPU
 // (docs/benchmarks-history.md, 2026-12-05). So the index builds each word's
 // automaton once, keeps the last few for the next queries, and walks every
-// segment's dictionary of each field with it, then counts each term's
-// documents (Bleve's fuzzy dictionary omits the counts, so the near words'
-// search was sized for one hit and made again at kwMax).
+// segment's dictionary of each field with it.
 
 // nearKept is how many automata are kept between queries: a two-edit one
 // holds 0.7–0.9 MB (a 256-entry row per state).
@@ -79,15 +77,17 @@ func (a *nearAutomata) get(word string, edits uint8) (*levenshtein.DFA, error) {
 	return dfa, nil
 }
 
-// nearTerms returns the indexed tokens of field within a typo of t, at most
-// maxExpansion of them (the least in byte order, as termsOf reads a
-// dictionary), and the sum of their document counts: of the same first
-// letter (typos rarely touch it) and one edit away for words of 6 or 7
-// letters, two from 8 ("statment": statement; a swap is one edit); none for
+// nearTerms returns the indexed tokens of field within a typo of t: of the
+// same first letter (typos rarely touch it), one edit away for words of 6 or
+// 7 letters, two from 8 ("statment": statement; a swap is one edit); none for
 // shorter words or any with a character other than a letter, where one edit
 // is another word ("ready": readme, "2024"). Two edits from 7 letters, or one
 // from 5, found homelab for "homemade" and README for "ready"
-// (docs/benchmarks-history.md). Precondition: x.mu held for reading.
+// (docs/benchmarks-history.md). At most maxExpansion of them, the least in
+// byte order (as termsOf reads a dictionary). Their document count is not
+// read (0): the search of them is sized for one hit and made again at kwMax
+// when more match, as with Bleve's fuzzy dictionary. Precondition: x.mu held
+// for reading.
 func (x *Index) nearTerms(field, t string) ([]string, uint64, error) {
 	n := utf8.RuneCountInString(t)
 	if n < 6 || strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) {
@@ -122,20 +122,18 @@ func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) (
 	_, size := utf8.DecodeRuneInString(t)
 	beg := []byte(t[:size])
 	end := prefixEnd(beg)
-	segs := snap.Segments()
-	dicts := make([]segment.TermDictionary, len(segs))
 	seen := map[string]bool{}
 	var terms []string
-	for i, s := range segs {
+	for _, s := range snap.Segments() {
 		d, err := s.Segment().Dictionary(field)
 		if err != nil {
 			return nil, 0, err
 		}
-		dicts[i] = d
-		// Terms only: a segment's dictionary iterator misreports counts after
-		// a term of one document (zapx reuses its postings list and keeps the
-		// one-hit state: blevesearch/zapx#445), which is why Bleve's own
-		// fuzzy dictionary omits them too.
+		// Terms only, as Bleve's fuzzy dictionary reads them: a segment's
+		// dictionary iterator misreports counts after a term of one document
+		// (zapx reuses its postings list with the one-hit state kept:
+		// blevesearch/zapx#445), and counting each term apart is a postings
+		// read per term, segment and field, for a search's size only.
 		var it segment.DictionaryIterator
 		if oc, ok := d.(interface {
 			AutomatonIteratorOmitCount(segment.Automaton, []byte, []byte) segment.DictionaryIterator
@@ -160,24 +158,15 @@ func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) (
 	}
 	slices.Sort(terms)
 	var out []string
-	var sum uint64
 	for _, term := range terms {
 		if len(out) == maxExpansion {
 			break
-		}
-		// Each term's count from a postings list of its own (a few terms).
-		for _, d := range dicts {
-			pl, err := d.PostingsList([]byte(term), nil, nil)
-			if err != nil {
-				return nil, 0, err
-			}
-			sum += pl.Count()
 		}
 		if term != t {
 			out = append(out, term)
 		}
 	}
-	return out, sum, nil
+	return out, 0, nil
 }
 
 // prefixEnd is the least key after every key that starts with p (nil: none):

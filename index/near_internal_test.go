@@ -18,8 +18,7 @@ import (
 // which builds its automaton anew each call: the independent reading), term
 // for term, on generated vocabularies of words and their typos (a letter
 // changed, added, dropped, two swapped, twice), with capitals and accents,
-// over several segments and after removals; and its count is the
-// dictionary's count of the terms it read.
+// over several segments and after removals.
 func TestNearTermsAreBleveFuzzy(t *testing.T) {
 	at := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
 	for seed := int64(1); seed <= 3; seed++ {
@@ -117,7 +116,6 @@ func TestNearTermsAreBleveFuzzy(t *testing.T) {
 				q := strings.ToLower(typo(vocab[r.Intn(len(vocab))]))
 				for _, f := range wordFields {
 					var got, want []string
-					var n uint64
 					if k := utf8.RuneCountInString(q); k >= 6 {
 						first, _ := utf8.DecodeRuneInString(q)
 						fuzz := 1
@@ -130,7 +128,7 @@ func TestNearTermsAreBleveFuzzy(t *testing.T) {
 						}
 						// The same snapshot for both: scorch's merges drop
 						// removed files' counts in between.
-						if got, n, err = nearIn(rd.(*scorch.IndexSnapshot), dfa, f.field, q); err != nil {
+						if got, _, err = nearIn(rd.(*scorch.IndexSnapshot), dfa, f.field, q); err != nil {
 							t.Fatal(err)
 						}
 						d, err := fr.FieldDictFuzzy(f.field, q, fuzz, string(first))
@@ -145,22 +143,6 @@ func TestNearTermsAreBleveFuzzy(t *testing.T) {
 					}
 					if !slices.Equal(got, want) {
 						t.Fatalf("%s %q: near terms %q, Bleve's fuzzy dictionary %q", f.field, q, got, want)
-					}
-					var sum uint64
-					for _, w := range append(slices.Clone(got), q) {
-						d, err := rd.FieldDictPrefix(f.field, []byte(w))
-						if err != nil {
-							t.Fatal(err)
-						}
-						if e, err := d.Next(); err != nil {
-							t.Fatal(err)
-						} else if e != nil && e.Term == w {
-							sum += e.Count
-						}
-						d.Close()
-					}
-					if len(got) > 0 && n != sum {
-						t.Fatalf("%s %q: count %d, the dictionary's %d", f.field, q, n, sum)
 					}
 					checked += len(got)
 				}
