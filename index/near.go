@@ -114,11 +114,12 @@ func (x *Index) nearTerms(field, t string) ([]string, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return nearIn(snap, dfa, field, t)
+	terms, err := nearIn(snap, dfa, field, t)
+	return terms, 0, err
 }
 
 // nearIn is nearTerms in one snapshot of the index, with t's automaton.
-func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) ([]string, uint64, error) {
+func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) ([]string, error) {
 	_, size := utf8.DecodeRuneInString(t)
 	beg := []byte(t[:size])
 	end := prefixEnd(beg)
@@ -127,7 +128,7 @@ func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) (
 	for _, s := range snap.Segments() {
 		d, err := s.Segment().Dictionary(field)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		// Terms only, as Bleve's fuzzy dictionary reads them: a segment's
 		// dictionary iterator misreports counts after a term of one document
@@ -145,7 +146,7 @@ func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) (
 		for {
 			e, err := it.Next()
 			if err != nil {
-				return nil, 0, err
+				return nil, err
 			}
 			if e == nil {
 				break
@@ -166,7 +167,7 @@ func nearIn(snap *scorch.IndexSnapshot, dfa *levenshtein.DFA, field, t string) (
 			out = append(out, term)
 		}
 	}
-	return out, 0, nil
+	return out, nil
 }
 
 // prefixEnd is the least key after every key that starts with p (nil: none):

@@ -450,12 +450,12 @@ func (x *Index) scanOpen(c *Compiled, p string, f FileReader, buf *[]byte) (ms [
 		// With all: read a line at a time, never the whole file at once.
 		return c.matchStream(p, f), true
 	}
-	data, err := ReadAll(f, *buf, -1, x.opt.Max) // to EOF, as grep reads
+	data, err := readAll(f, *buf, -1, x.opt.Max) // to EOF, as grep reads
 	*buf = data
 	if err != nil || int64(len(data)) > x.opt.Max && !c.req.All {
 		return nil, err == nil
 	}
-	st := Classify(data)
+	st := classify(data)
 	if st != Indexed && !c.req.All {
 		return nil, true
 	}

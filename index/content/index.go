@@ -67,7 +67,7 @@ type Files interface {
 // indexers open every file written.
 type FileReader interface {
 	// Read reads as io.Reader does, from the file's start; it may return
-	// fewer bytes than asked before the end (ReadAll counts on a short read
+	// fewer bytes than asked before the end (readAll counts on a short read
 	// at the size Stat gave being the end).
 	io.Reader
 	Stat() (FileInfo, error)
@@ -636,31 +636,13 @@ func newIndexer(max int64) *indexer {
 // distinct trigrams (valid until the next call).
 func (ix *indexer) read(files Files, p string) (e entry, tris []uint32, err error) {
 	err = files.Open(context.Background(), p, func(f FileReader) error {
-		fi, err := f.Stat()
+		fi, data, st, err := ReadText(f, ix.buf, ix.max)
+		ix.buf = data
 		if err != nil {
 			return err
 		}
-		e.size, e.mtime, e.ino, e.links = fi.Size, fi.MTime, fi.Ino, fi.Links > 1
-		if !fi.Regular {
-			e.state = NotRegular
-			return nil
-		}
-		if fi.Size > ix.max {
-			e.state = TooBig
-			return nil
-		}
-		ix.buf, err = ReadAll(f, ix.buf, fi.Size, ix.max)
-		if err != nil {
-			return err
-		}
-		data := ix.buf
-		if int64(len(data)) > ix.max {
-			e.state = TooBig
-			return nil
-		}
-		e.size = int64(len(data))
-		e.state = Classify(data)
-		if e.state == Indexed {
+		e.size, e.mtime, e.ino, e.links, e.state = fi.Size, fi.MTime, fi.Ino, fi.Links > 1, st
+		if st == Indexed {
 			tris = ix.trigrams(data)
 		}
 		return nil
@@ -671,8 +653,33 @@ func (ix *indexer) read(files Files, p string) (e entry, tris []uint32, err erro
 	return e, tris, nil
 }
 
-// Classify is the state of a file of these bytes within the cap.
-func Classify(data []byte) State {
+// ReadText reads an open file as the content indexes read it (this one and
+// the passage index): its attributes, then, for a regular file within max
+// bytes, its bytes into buf (reused; valid until buf's next use) and their
+// state (classify). fi.Size is the bytes read when they were read whole. A
+// file over max, or not regular, is not read (TooBig, NotRegular).
+func ReadText(f FileReader, buf []byte, max int64) (fi FileInfo, data []byte, st State, err error) {
+	if fi, err = f.Stat(); err != nil {
+		return fi, buf, 0, err
+	}
+	if !fi.Regular {
+		return fi, buf, NotRegular, nil
+	}
+	if fi.Size > max {
+		return fi, buf, TooBig, nil
+	}
+	if data, err = readAll(f, buf, fi.Size, max); err != nil {
+		return fi, data, 0, err
+	}
+	if int64(len(data)) > max {
+		return fi, data, TooBig, nil
+	}
+	fi.Size = int64(len(data))
+	return fi, data, classify(data), nil
+}
+
+// classify is the state of a file of these bytes within the cap.
+func classify(data []byte) State {
 	if bytes.IndexByte(data[:min(len(data), binaryPrefix)], 0) >= 0 {
 		return Binary
 	}
@@ -682,12 +689,12 @@ func Classify(data []byte) State {
 	return Indexed
 }
 
-// ReadAll reads f into buf (reused), at most limit+1 bytes. size is f's size
+// readAll reads f into buf (reused), at most limit+1 bytes. size is f's size
 // when the indexer opened it (-1 for grep, which reads to EOF): a read that
 // ends short once size bytes are in is taken as the end, sparing each file the
 // read that would only return EOF (a file written meanwhile is marked dirty by
 // that write and read again).
-func ReadAll(f io.Reader, buf []byte, size, limit int64) ([]byte, error) {
+func readAll(f io.Reader, buf []byte, size, limit int64) ([]byte, error) {
 	buf = buf[:0]
 	if want := min(size, limit) + 1; int64(cap(buf)) < want {
 		buf = make([]byte, 0, max(want, 2*int64(cap(buf))))

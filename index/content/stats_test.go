@@ -126,7 +126,7 @@ func TestStatsCountEveryState(t *testing.T) {
 	}
 }
 
-// ReadAll, given the size the indexer saw at open, reads exactly what a read
+// readAll, given the size the indexer saw at open, reads exactly what a read
 // to EOF reads, capped at limit+1 bytes, with its buffer reused across files of
 // every size around the cap; and when the file grew past that size since, it
 // still reads on to EOF.
@@ -156,7 +156,7 @@ func TestReadAllEqualsReadFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		buf, err = ReadAll(f, buf, size, limit)
+		buf, err = readAll(f, buf, size, limit)
 		f.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -864,29 +864,15 @@ func (x *Index) maybeCompactLocked() {
 	x.dead = 0
 }
 
-// read reads p as the daemon; ok is false for a file the content rules skip
-// (over the cap, binary, not UTF-8, not regular: content.Classify). It reads
-// as the content indexer does (content.ReadAll), so a file read whole at the
-// size its open saw costs no read more for the EOF.
+// read reads p as the daemon, as the content indexer does (content.ReadText);
+// ok is false for a file the content rules skip (over the cap, binary, not
+// UTF-8, not regular).
 func (x *Index) read(p string, buf []byte) (size, mtime int64, text []byte, ok bool, err error) {
 	text = buf
 	err = x.opt.Files.Open(context.Background(), p, func(f content.FileReader) error {
-		fi, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		size, mtime = fi.Size, fi.MTime
-		if !fi.Regular || size > x.opt.Max {
-			return nil
-		}
-		if text, err = content.ReadAll(f, buf, size, x.opt.Max); err != nil {
-			return err
-		}
-		if int64(len(text)) > x.opt.Max || content.Classify(text) != content.Indexed {
-			return nil
-		}
-		size, ok = int64(len(text)), true
-		return nil
+		fi, data, st, err := content.ReadText(f, buf, x.opt.Max)
+		size, mtime, text, ok = fi.Size, fi.MTime, data, st == content.Indexed
+		return err
 	})
 	if err != nil {
 		return size, mtime, text, false, err

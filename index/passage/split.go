@@ -107,11 +107,11 @@ func countWords(l []byte) int {
 		if c := l[i]; c < utf8.RuneSelf {
 			// ASCII without decoding or the Unicode tables: most text is.
 			i++
-			if w = asciiWord(c); w {
+			if w = asciiKind(c) != 0; w {
 				if !in {
 					n++
 				}
-				for i < len(l) && asciiWord(l[i]) {
+				for i < len(l) && asciiKind(l[i]) != 0 {
 					i++ // the rest of the run at once: a file's bytes pass here
 				}
 			}
@@ -127,6 +127,3 @@ func countWords(l []byte) int {
 	}
 	return n
 }
-
-// asciiWord reports whether the ASCII byte c is a letter or a digit.
-func asciiWord(c byte) bool { return (c|0x20)-'a' < 26 || c-'0' < 10 }
