@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,9 @@ type Metrics struct {
 	// (opKey → *opSeries), found once: the vectors' label lookup hashes
 	// and compares the labels under a lock, three times a request.
 	ops sync.Map
+	// fileRequests counts the NFS and 9P requests Observe is told of, for
+	// the contents' workers: they wait for a pause in them (FileRequests).
+	fileRequests atomic.Uint64
 }
 
 type opKey struct{ protocol, op string }
@@ -93,11 +97,25 @@ func (m *Metrics) Observe(protocol, op string, failed bool, d time.Duration) {
 	}
 	s := v.(*opSeries)
 	s.requests.Inc()
+	if protocol != "control" {
+		m.fileRequests.Add(1)
+	}
 	if failed {
 		// Looked up here only: an op that never fails has no error series.
 		m.errors.WithLabelValues(protocol, op).Inc()
 	}
 	s.latency.Observe(d.Seconds())
+}
+
+// FileRequests is how many NFS and 9P requests have been answered so far: a
+// count that stands still while no mount is being used. The control socket's
+// are not counted: a query wants the indexes current, not waited for. 0 for
+// nil.
+func (m *Metrics) FileRequests() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.fileRequests.Load()
 }
 
 // WatchConns exports a door's open connections, read at scrape time.

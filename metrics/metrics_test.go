@@ -68,7 +68,8 @@ func BenchmarkObserve(b *testing.B) {
 
 // TestObserveCountsEachSeries: requests observed at once from many goroutines
 // land in their own (protocol, op) series, each counted exactly once, with an
-// error series only for the ops that failed.
+// error series only for the ops that failed, and the NFS and 9P ones in
+// FileRequests.
 func TestObserveCountsEachSeries(t *testing.T) {
 	m := metrics.New()
 	ops := []struct{ protocol, op string }{{"9p", "walk"}, {"9p", "clunk"}, {"nfs", "walk"}, {"control", "query"}}
@@ -85,6 +86,15 @@ func TestObserveCountsEachSeries(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// The control socket's quarter is not the file protocols'.
+	if got, want := m.FileRequests(), uint64(8*each*3/4); got != want {
+		t.Errorf("FileRequests %d, want %d (every NFS and 9P request, failed or not)", got, want)
+	}
+	var none *metrics.Metrics
+	none.Observe("nfs", "read", false, 0)
+	if none.FileRequests() != 0 {
+		t.Error("a nil Metrics counted requests")
+	}
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	text := rec.Body.String()

@@ -18,7 +18,8 @@ import (
 // openContent opens the content index beside the tag index. Its files are
 // read through the core (contentFiles), never by a path on the host.
 func (d *daemon) openContent() error {
-	x, err := content.Open(content.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d}, Log: d.log})
+	x, err := content.Open(content.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d}, Log: d.log,
+		Requests: d.metrics.FileRequests})
 	if err != nil {
 		return fmt.Errorf("opening the content index: %w", err)
 	}

@@ -26,7 +26,7 @@ func (d *daemon) openPassages() error {
 		emb = embed.NewCached(d.model, passageCache)
 	}
 	x, err := passage.Open(passage.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d},
-		Embedder: emb, CPU: d.args.passageCPU, Log: d.log})
+		Embedder: emb, CPU: d.args.passageCPU, Log: d.log, Requests: d.metrics.FileRequests})
 	if err != nil {
 		return fmt.Errorf("opening the passage index: %w", err)
 	}

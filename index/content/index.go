@@ -118,6 +118,10 @@ type Options struct {
 	Max   int64  // size cap; 0 = DefaultMax
 	Files Files
 	Log   *slog.Logger
+	// Requests, when set, counts the NFS and 9P requests the daemon has
+	// answered: the worker waits for a pause in them before a batch
+	// (Queue.Quiet).
+	Requests func() uint64
 }
 
 // FileStat is one regular file as a walk of the backing directory saw it
@@ -375,7 +379,7 @@ const (
 // what changed since the file was written.
 // settleQuiet and settleMax bound the wait before a batch (Queue.Quiet): a file written through a
 // mount is findable by contents (for meaning, later) within settleMax plus
-// its read, and by grep at once.
+// its read, and by grep at once, whatever else the daemon is asked.
 const (
 	settleQuiet = 50 * time.Millisecond
 	settleMax   = time.Second
@@ -416,7 +420,7 @@ func (x *Index) run() {
 			}
 			continue
 		}
-		if !x.q.Quiet(x.stop, settleQuiet, settleMax) {
+		if !x.q.Quiet(x.stop, settleQuiet, settleMax, x.opt.Requests) {
 			return
 		}
 		ix.reset()

@@ -36,6 +36,10 @@ type Options struct {
 	// DefaultCPU, a negative value turns embedding off.
 	CPU float64
 	Log *slog.Logger
+	// Requests, when set, counts the NFS and 9P requests the daemon has
+	// answered: the worker waits for a pause in them before a batch
+	// (content.Queue.Quiet).
+	Requests func() uint64
 }
 
 // file is one indexed version of a path.
@@ -380,7 +384,7 @@ func (x *Index) run() {
 			}
 			continue
 		}
-		if !x.q.Quiet(x.stop, settleQuiet, settleMax) {
+		if !x.q.Quiet(x.stop, settleQuiet, settleMax, x.opt.Requests) {
 			return
 		}
 		// Up to batchFiles files per settle: a burst is read after it
