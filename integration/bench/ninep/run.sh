@@ -8,7 +8,7 @@
 # without the index. Rows: write, read, create, list with attributes, getattr
 # latency, and "par", eight streams at once on ONE connection (reads, writes,
 # creates, stats; p9load par). Rounds alternate the servers (the order rotates
-# each round) so machine drift hits each alike; medians per row, and ratios as
+# each round, reversed every other round) so machine drift hits each alike; medians per row, and ratios as
 # the median of same-round pairs with their spread (min-max). A second table
 # gives the server's CPU time (user+system, from /proc) for the same runs.
 #
@@ -138,7 +138,11 @@ field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p"; }
 
 for r in $(seq "$ROUNDS"); do
 	for k in "${!order[@]}"; do
-		t=${order[$(( (k + r) % ${#order[@]} ))]}
+		# Rotated each round, and reversed every other round: a rotation
+		# alone keeps each target after the same one (which has just removed
+		# its files: the file system's allocator can carry that over).
+		n=${#order[@]}
+		if (( r % 2 )); then t=${order[$(( (k + r) % n ))]}; else t=${order[$(( (n - 1 - k + r) % n ))]}; fi
 		dir=$(awk '{print $4}' <<<"${T[$t]}")
 		echo "round $r: $t" >&2
 		measure "$t" write secs "$r" write "big$r.bin" "$SIZE_MIB"
