@@ -220,14 +220,14 @@ func (q *Queue) Done(p string, gen uint64) bool {
 
 // Quiet waits, before a worker reads a batch, until no path has been marked
 // and, with requests (a count of the NFS and 9P requests the daemon has
-// answered; nil: none counted), no request answered for quiet, at most max: a file is
-// usually marked at its create and again when its writes settle moments
-// later, and a burst of creates marks many; reading once the marks stop reads
-// each such file once, whole, in fewer and larger batches. And a worker's
-// reading takes CPU time from the requests whatever its priority (two vCPUs
-// are often one core's two threads), so it waits for a pause in them too: the
-// listing that follows a burst of creates is not slowed by their indexing.
-// false when stop is closed.
+// answered; nil: none counted), no request answered for quiet, at most max.
+// A file is usually marked at its create and again when its writes settle
+// moments later, and a burst of creates marks many: reading once the marks
+// stop reads each such file once, whole, in fewer and larger batches. And a
+// worker's reading takes CPU time from the requests whatever its priority
+// (two vCPUs are often one core's two threads): waiting for a pause in them
+// too, the listing that follows a burst of creates is not slowed by their
+// indexing. false when stop is closed.
 func (q *Queue) Quiet(stop <-chan struct{}, quiet, max time.Duration, requests func() uint64) bool {
 	start := time.Now()
 	count := func() uint64 {
