@@ -763,17 +763,18 @@ func (x *Index) wordQuery(memo *dictMemo, t string, forms []string) (query.Query
 
 // searchNear is the BM25 search, over the word fields, of the words a typo
 // away from t (nearTerms), for a word no file holds in any form; nil when
-// there are none. Precondition: x.mu held for reading.
+// there are none. The near words' document counts are not read (a postings
+// read per term, segment and field), so the search is sized for one hit and
+// made again at kwMax when more match, as with Bleve's fuzzy dictionary.
+// Precondition: x.mu held for reading.
 func (x *Index) searchNear(ctx context.Context, memo *dictMemo, t string) (*bleve.SearchResult, []string, error) {
 	var qs []query.Query
-	var bound uint64
 	var words []string
 	for _, f := range wordFields {
-		near, n, err := memo.nearTerms(x, f.field, t)
+		near, err := memo.nearTerms(x, f.field, t)
 		if err != nil {
 			return nil, nil, err
 		}
-		bound += n
 		for _, nt := range near {
 			nq := bleve.NewTermQuery(nt)
 			nq.SetField(f.field)
@@ -787,7 +788,7 @@ func (x *Index) searchNear(ctx context.Context, memo *dictMemo, t string) (*blev
 	if len(qs) == 0 {
 		return nil, nil, nil
 	}
-	res, err := x.searchAtMost(ctx, bleve.NewDisjunctionQuery(qs...), bound)
+	res, err := x.searchAtMost(ctx, bleve.NewDisjunctionQuery(qs...), 1)
 	return res, words, err
 }
 
@@ -892,8 +893,12 @@ func (m *dictMemo) longerTerms(x *Index, field, t string) ([]string, uint64, err
 }
 
 // nearTerms is x.nearTerms(field, t), looked up once a query.
-func (m *dictMemo) nearTerms(x *Index, field, t string) ([]string, uint64, error) {
-	return m.lookup(dictKey{field, t, lookNear}, func() ([]string, uint64, error) { return x.nearTerms(field, t) })
+func (m *dictMemo) nearTerms(x *Index, field, t string) ([]string, error) {
+	near, _, err := m.lookup(dictKey{field, t, lookNear}, func() ([]string, uint64, error) {
+		near, err := x.nearTerms(field, t)
+		return near, 0, err
+	})
+	return near, err
 }
 
 // termCount is x.termCount(field, t), looked up once a query.

@@ -84,14 +84,12 @@ func (a *nearAutomata) get(word string, edits uint8) (*levenshtein.DFA, error) {
 // is another word ("ready": readme, "2024"). Two edits from 7 letters, or one
 // from 5, found homelab for "homemade" and README for "ready"
 // (docs/benchmarks-history.md). At most maxExpansion of them, the least in
-// byte order (as termsOf reads a dictionary). Their document count is not
-// read (0): the search of them is sized for one hit and made again at kwMax
-// when more match, as with Bleve's fuzzy dictionary. Precondition: x.mu held
-// for reading.
-func (x *Index) nearTerms(field, t string) ([]string, uint64, error) {
+// byte order (as termsOf reads a dictionary). Their document counts are not
+// read (searchNear). Precondition: x.mu held for reading.
+func (x *Index) nearTerms(field, t string) ([]string, error) {
 	n := utf8.RuneCountInString(t)
 	if n < 6 || strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsLetter(r) }) {
-		return nil, 0, nil
+		return nil, nil
 	}
 	edits := uint8(1)
 	if n >= 8 {
@@ -99,23 +97,22 @@ func (x *Index) nearTerms(field, t string) ([]string, uint64, error) {
 	}
 	adv, err := x.bl.Advanced()
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	r, err := adv.Reader()
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer r.Close()
 	snap, ok := r.(*scorch.IndexSnapshot)
 	if !ok {
-		return nil, 0, nil // not a segment index: no typo's words
+		return nil, nil // not a segment index: no typo's words
 	}
 	dfa, err := x.near.get(t, edits)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	terms, err := nearIn(snap, dfa, field, t)
-	return terms, 0, err
+	return nearIn(snap, dfa, field, t)
 }
 
 // nearIn is nearTerms in one snapshot of the index, with t's automaton.
