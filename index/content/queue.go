@@ -230,20 +230,17 @@ func (q *Queue) Done(p string, gen uint64) bool {
 // indexing. false when stop is closed.
 func (q *Queue) Quiet(stop <-chan struct{}, quiet, max time.Duration, requests func() uint64) bool {
 	start := time.Now()
-	count := func() uint64 {
-		if requests == nil {
-			return 0
-		}
-		return requests()
+	if requests == nil {
+		requests = func() uint64 { return 0 }
 	}
 	for {
-		gen, n := q.Begin(), count()
+		gen, n := q.Begin(), requests()
 		select {
 		case <-stop:
 			return false
 		case <-time.After(quiet):
 		}
-		if (q.Begin() == gen && count() == n) || time.Since(start) >= max {
+		if (q.Begin() == gen && requests() == n) || time.Since(start) >= max {
 			return true
 		}
 	}

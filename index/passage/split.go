@@ -107,21 +107,17 @@ func countWords(l []byte) int {
 		if c := l[i]; c < utf8.RuneSelf {
 			// ASCII without decoding or the Unicode tables: most text is.
 			i++
-			if w = asciiKind(c) != 0; w {
-				if !in {
-					n++
-				}
-				for i < len(l) && asciiKind(l[i]) != 0 {
-					i++ // the rest of the run at once: a file's bytes pass here
-				}
+			w = asciiKind(c) != 0
+			for w && i < len(l) && asciiKind(l[i]) != 0 {
+				i++ // the rest of the run at once: a file's bytes pass here
 			}
 		} else {
 			r, size := utf8.DecodeRune(l[i:])
 			i += size
 			w = unicode.IsLetter(r) || unicode.IsDigit(r)
-			if w && !in {
-				n++
-			}
+		}
+		if w && !in {
+			n++
 		}
 		in = w
 	}
