@@ -39,9 +39,13 @@ type ContentHit struct {
 	Passages []Passage // the best 1–3, best first
 	// Spans are the Passages' byte ranges in the file, [start, end), and
 	// Size and MTime (Unix ns) the file's when they were indexed: Read reads
-	// the text from that version only.
+	// the text from that version only. CTime (Unix ns) and Ino are the
+	// file's as Evidence checked it (the source may show bytes it read of
+	// that very version before).
 	Spans       [][2]int64
 	Size, MTime int64
+	CTime       int64
+	Ino         uint64
 }
 
 // Counts reports whether h is evidence the best rank counts: words of the

@@ -224,7 +224,7 @@ func fileState(p string, a server.Attr, err error) passage.FileState {
 	case !a.Mode.IsRegular():
 		return passage.FileState{Err: server.E("grep", server.KindInvalid, p, errors.New("not a regular file"))}
 	}
-	return passage.FileState{Size: a.Size, MTime: a.Mtime.UnixNano()}
+	return passage.FileState{Size: a.Size, MTime: a.Mtime.UnixNano(), CTime: a.Ctime.UnixNano(), Ino: a.Ino}
 }
 
 // contentStats is the health report's content section.

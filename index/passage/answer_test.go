@@ -7,9 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,7 +94,7 @@ func TestAnswerReadsOnlyItsFiles(t *testing.T) {
 		}
 		slices.Sort(read)
 		slices.Sort(shown)
-		if !slices.Equal(read, shown) {
+		if !slices.Equal(read, shown) { // DirSource gives no ctime: nothing kept (texts)
 			t.Fatalf("%q, limit %d, %d content hits: read %v, showed passages of %v", q, limit, len(hits), read, shown)
 		}
 	}
@@ -113,4 +115,195 @@ func TestAnswerReadsOnlyItsFiles(t *testing.T) {
 		t.Fatalf("after a change between the check and the read: %+v / %+v", hits[0].Passages, hits[1].Passages)
 	}
 	px.Apply([]content.Change{{Op: content.Written, Path: hits[0].Path}})
+}
+
+// withVersion is src with each file's ctime and inode in its states, as the
+// daemon's source gives them: answers' passages' bytes are then kept (texts).
+// fakeCTime, when it returns a time, stands in for a file's own ctime (a
+// write within the clock tick of the last read).
+func withVersion(src passage.Source, root string, fakeCTime func(p string) (int64, bool)) passage.Source {
+	version := func(p string, fi os.FileInfo, st *passage.FileState) {
+		sys := fi.Sys().(*syscall.Stat_t)
+		st.CTime, st.Ino = sys.Ctim.Nano(), sys.Ino
+		if c, ok := fakeCTime(p); ok {
+			st.CTime = c
+		}
+	}
+	stat := src.Stat
+	src.Stat = func(ctx context.Context, paths []string) []passage.FileState {
+		out := stat(ctx, paths)
+		for i, p := range paths {
+			if fi, err := os.Lstat(filepath.Join(root, p)); err == nil && out[i].Err == nil {
+				version(p, fi, &out[i])
+			}
+		}
+		return out
+	}
+	readEach := src.ReadEach
+	src.ReadEach = func(ctx context.Context, paths []string, each func(int, io.ReaderAt, passage.FileState)) {
+		readEach(ctx, paths, func(i int, r io.ReaderAt, st passage.FileState) {
+			if f, ok := r.(*os.File); ok && st.Err == nil {
+				if fi, err := f.Stat(); err == nil {
+					version(paths[i], fi, &st)
+				}
+			}
+			each(i, r, st)
+		})
+	}
+	return src
+}
+
+// An answer's files are not opened again for the next query they answer while
+// they stay the version read (same size, mtime, ctime and inode): the second
+// query shows the same passages without a read. A file rewritten (a new
+// ctime) is read again and shows its new lines; one rewritten within the
+// clock tick of the last read (the same ctime, faked here) shows its new
+// lines once the change stream reports the write (Apply), as the daemon's
+// does for every write. Random corpora.
+func TestAnswerTextKeptForItsVersion(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 31))
+	ctx := context.Background()
+	root := t.TempDir()
+	x, err := index.Open(t.TempDir(), index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	px := open(t, root, "")
+	defer px.Close()
+	files := map[string]string{}
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for i := range 40 {
+		p := fmt.Sprintf("d%d/f%02d.txt", i%3, i)
+		files[p] = genText(r)
+		if err := x.Create(p, "", uint64(i+1), at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	px.Apply(write(t, root, files))
+	settle(t, px)
+
+	var mu sync.Mutex
+	opened := map[string]int{}
+	faked := map[string]int64{}
+	src := withVersion(passage.DirSource(px, root), root, func(p string) (int64, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		c, ok := faked[p]
+		return c, ok
+	})
+	readEach := src.ReadEach
+	src.ReadEach = func(ctx context.Context, paths []string, each func(int, io.ReaderAt, passage.FileState)) {
+		mu.Lock()
+		for _, p := range paths {
+			opened[p]++
+		}
+		mu.Unlock()
+		readEach(ctx, paths, each)
+	}
+	query := func(q string) map[string][]index.Passage {
+		t.Helper()
+		mu.Lock()
+		clear(opened)
+		mu.Unlock()
+		res, err := x.Query(ctx, index.Query{Text: q, Limit: 5, Contents: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]index.Passage{}
+		for _, rs := range res {
+			if len(rs.Passages) == 0 {
+				continue
+			}
+			out[rs.Path] = rs.Passages
+			lines := strings.Split(files[rs.Path], "\n")
+			for _, p := range rs.Passages {
+				if msg := notFilesText(lines, p); msg != "" {
+					t.Fatalf("%q: %s: %s", q, rs.Path, msg)
+				}
+			}
+		}
+		return out
+	}
+	for range 20 {
+		q := vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
+		first := query(q)
+		if len(first) == 0 {
+			continue
+		}
+		again := query(q)
+		mu.Lock()
+		n := len(opened)
+		mu.Unlock()
+		if n != 0 || fmt.Sprint(again) != fmt.Sprint(first) {
+			t.Fatalf("%q asked again: opened %v; passages %v, first %v", q, opened, again, first)
+		}
+	}
+
+	// Rewritten, same size and mtime: a new ctime, so read again.
+	q := "alpha bravo"
+	first := query(q)
+	if len(first) == 0 {
+		t.Fatalf("no passage for %q", q)
+	}
+	var p string
+	for p = range first {
+		break
+	}
+	rewrite := func(p string) {
+		t.Helper()
+		full := filepath.Join(root, p)
+		fi, err := os.Stat(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each word spelt backwards: the same size and lines, other text.
+		files[p] = regexp.MustCompile(`[a-z]+`).ReplaceAllStringFunc(files[p], func(w string) string {
+			b := []byte(w)
+			slices.Reverse(b)
+			return string(b)
+		})
+		if err := os.WriteFile(full, []byte(files[p]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(full, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite(p)
+	query(q) // checks every passage shown against the new lines
+	mu.Lock()
+	readAgain := opened[p] > 0
+	mu.Unlock()
+	if _, shown := query(q)[p]; shown && !readAgain {
+		t.Fatalf("%s rewritten (a new ctime) was not read again", p)
+	}
+
+	// Rewritten within the tick: the same ctime until the change stream
+	// reports the write.
+	first = query(q)
+	for p = range first {
+		break
+	}
+	fi, err := os.Stat(filepath.Join(root, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	faked[p] = fi.Sys().(*syscall.Stat_t).Ctim.Nano()
+	mu.Unlock()
+	rewrite(p)
+	px.Apply([]content.Change{{Op: content.Written, Path: p}})
+	// The index queues the file again; until it is read, its entry is the old
+	// version's, which Evidence accepts (same size and mtime): the passages
+	// shown must be the new lines (query checks them).
+	query(q)
+	mu.Lock()
+	readAgain = opened[p] > 0
+	mu.Unlock()
+	if _, shown := query(q)[p]; shown && !readAgain {
+		t.Fatalf("%s rewritten within the tick and reported was not read again", p)
+	}
 }

@@ -145,6 +145,9 @@ type Index struct {
 	// yet applied to files (content's Queue). Order: mu, then q's lock.
 	q *content.Queue
 
+	// texts keeps the bytes answers read of their files' passages.
+	texts texts
+
 	emb     embed.Embedder // the worker's only (embedder)
 	embOnce sync.Once
 	damaged string
@@ -235,7 +238,10 @@ func (x *Index) Close() error {
 
 // Apply takes changes of the core's change stream (content.Queue.Apply): it
 // only queues paths and records moves; the worker does the rest.
-func (x *Index) Apply(cs []content.Change) { x.q.Apply(cs) }
+func (x *Index) Apply(cs []content.Change) {
+	x.texts.forget(cs)
+	x.q.Apply(cs)
+}
 
 // Begin returns the generation a walk for Reconcile starts at.
 func (x *Index) Begin() uint64 { return x.q.Begin() }

@@ -11,7 +11,7 @@ import (
 	"github.com/semfs/semfs/index"
 )
 
-// readText gives each passage the snippet of its span as read alone (up to
+// readText and setText give each passage the snippet of its span as read alone (up to
 // scanMax's bytes), and the line it starts on, whether its spans are read by one read
 // (close together) or one by one (far apart), on generated files of
 // multi-byte text; and a file whose state differs from the hit's (size,
@@ -46,9 +46,11 @@ func TestReadTextIsEachSpanAlone(t *testing.T) {
 		}
 		st := FileState{Size: h.Size, MTime: h.MTime}
 		qt := queryTerms("xyz abc")
-		if !readText(bytes.NewReader(text), st, h, qt) {
+		bs, ok := readText(bytes.NewReader(text), st, h)
+		if !ok {
 			t.Fatalf("readText refused a file of the hit's version")
 		}
+		setText(h, bs, qt)
 		for i, sp := range h.Spans {
 			alone := text[sp[0]:min(sp[1], sp[0]+scanMax+utf8.UTFMax)]
 			for !utf8.Valid(alone) { // the read's last rune cut short
@@ -61,7 +63,7 @@ func TestReadTextIsEachSpanAlone(t *testing.T) {
 			h.Passages[i].Line = 0
 		}
 		for _, other := range []FileState{{Size: h.Size + 1, MTime: 42}, {Size: h.Size, MTime: 43}, {Err: errors.New("gone")}} {
-			if readText(bytes.NewReader(text), other, h, qt) {
+			if _, ok := readText(bytes.NewReader(text), other, h); ok {
 				t.Fatalf("readText read a file in state %+v for a hit of %d bytes at 42", other, h.Size)
 			}
 		}

@@ -48,11 +48,12 @@ type Source struct {
 	ReadEach func(ctx context.Context, paths []string, each func(i int, r io.ReaderAt, st FileState))
 }
 
-// FileState is a file's size and modification time (Unix ns) as Source.Stat
-// sees it; Err where the caller may not read it.
+// FileState is a file's size, modification and change times (Unix ns) and
+// inode as Source.Stat sees it; Err where the caller may not read it.
 type FileState struct {
-	Size, MTime int64
-	Err         error
+	Size, MTime, CTime int64
+	Ino                uint64
+	Err                error
 }
 
 // Evidence implements index.ContentSource.
@@ -63,12 +64,22 @@ func (s Source) Evidence(ctx context.Context, text string, vec []float32, model 
 // Read implements index.ContentSource: each hit's passages' snippets for
 // the query text (snippet.go), read from its file as the caller, by up to
 // readers goroutines, each reading at least perReader files (one ReadEach
-// each, so one lookup of a directory they share). A hit whose file the
-// caller can no longer open, or that changed since Evidence checked it,
-// loses its passages.
+// each, so one lookup of a directory they share), or from the bytes an
+// earlier answer read of the version Evidence checked (texts). A hit whose
+// file the caller can no longer open, or that changed since Evidence checked
+// it, loses its passages.
 func (s Source) Read(ctx context.Context, text string, hits []*index.ContentHit) error {
 	qt := queryTerms(text)
-	byPath := slices.Clone(hits)
+	// A file whose passages an answer read before, from the version
+	// Evidence checked, is not opened again (texts).
+	byPath := make([]*index.ContentHit, 0, len(hits))
+	for _, h := range hits {
+		if b, ok := s.X.texts.get(h); ok {
+			setText(h, b, qt)
+		} else {
+			byPath = append(byPath, h)
+		}
+	}
 	slices.SortFunc(byPath, func(a, b *index.ContentHit) int { return strings.Compare(a.Path, b.Path) })
 	shares := min(readers, (len(byPath)+perReader-1)/perReader)
 	errs := make([]error, shares)
@@ -84,8 +95,18 @@ func (s Source) Read(ctx context.Context, text string, hits []*index.ContentHit)
 			defer wg.Done()
 			defer recoverTo(&errs[w])
 			s.ReadEach(ctx, paths, func(i int, r io.ReaderAt, st FileState) {
-				if !readText(r, st, share[i], qt) {
-					share[i].Passages, share[i].Spans = nil, nil
+				h := share[i]
+				bs, ok := readText(r, st, h)
+				if !ok {
+					h.Passages, h.Spans = nil, nil
+					return
+				}
+				setText(h, bs, qt)
+				if st.CTime != 0 {
+					v := version{st.Size, st.MTime, st.CTime, st.Ino}
+					for j, sp := range h.Spans {
+						s.X.texts.put(h.Path, v, sp[0], bs[j])
+					}
 				}
 			})
 		}()
@@ -100,25 +121,22 @@ func (s Source) Read(ctx context.Context, text string, hits []*index.ContentHit)
 	return nil
 }
 
-// readText sets h's passages' text, from r, the file as it is now (st), to
-// their snippets for the query's analysed words qt; false when the file
-// could not be opened or is no longer the version indexed. Spans close
-// together (all of them within coalesceMax bytes, as a file's few best
-// passages usually are) are read by one read.
-func readText(r io.ReaderAt, st FileState, h *index.ContentHit, qt []string) bool {
+// readText reads, from r, the file as it is now (st), the bytes of h's
+// passages that a snippet may show: each from its start up to scanMax bytes
+// and one rune (wholeRunes); false when the file could not be opened or is no
+// longer the version indexed. Spans close together (all of them within
+// coalesceMax bytes, as a file's few best passages usually are) are read by
+// one read.
+func readText(r io.ReaderAt, st FileState, h *index.ContentHit) ([][]byte, bool) {
 	if st.Err != nil || st.Size != h.Size || st.MTime != h.MTime {
-		return false
+		return nil, false
+	}
+	out := make([][]byte, len(h.Spans))
+	if len(h.Spans) == 0 {
+		return out, true
 	}
 	// Each passage is read up to scanMax bytes and one rune from its start.
 	end := func(sp [2]int64) int64 { return min(sp[1], sp[0]+scanMax+utf8.UTFMax) }
-	set := func(i int, text []byte) {
-		var skip int
-		h.Passages[i].Text, skip = snippet(string(wholeRunes(text)), qt)
-		h.Passages[i].Line += skip
-	}
-	if len(h.Spans) == 0 {
-		return true
-	}
 	lo, hi := h.Spans[0][0], end(h.Spans[0])
 	for _, sp := range h.Spans[1:] {
 		lo, hi = min(lo, sp[0]), max(hi, end(sp))
@@ -127,24 +145,34 @@ func readText(r io.ReaderAt, st FileState, h *index.ContentHit, qt []string) boo
 		buf := make([]byte, hi-lo)
 		n, err := r.ReadAt(buf, lo)
 		if err != nil && err != io.EOF {
-			return false
+			return nil, false
 		}
 		buf = buf[:n]
 		for i, sp := range h.Spans {
 			a, b := min(sp[0]-lo, int64(n)), min(end(sp)-lo, int64(n))
-			set(i, buf[a:b])
+			out[i] = wholeRunes(buf[a:b:b])
 		}
-		return true
+		return out, true
 	}
 	for i, sp := range h.Spans {
 		buf := make([]byte, end(sp)-sp[0])
 		n, err := r.ReadAt(buf, sp[0])
 		if err != nil && err != io.EOF {
-			return false
+			return nil, false
 		}
-		set(i, buf[:n])
+		out[i] = wholeRunes(buf[:n])
 	}
-	return true
+	return out, true
+}
+
+// setText sets h's passages' text to their snippets for the query's analysed
+// words qt, from their bytes bs (readText's).
+func setText(h *index.ContentHit, bs [][]byte, qt []string) {
+	for i, b := range bs {
+		var skip int
+		h.Passages[i].Text, skip = snippet(string(b), qt)
+		h.Passages[i].Line += skip
+	}
 }
 
 type scored struct {
@@ -521,6 +549,7 @@ func (f *fileHits) answer(st FileState) (index.ContentHit, bool) {
 	if st.Err != nil || st.Size != f.size || st.MTime != f.mt {
 		return h, false
 	}
+	h.CTime, h.Ino = st.CTime, st.Ino
 	// The file's best passages: by words first, then by meaning, each once;
 	// a passage's score is its coverage plus a twentieth of its cosine (the
 	// best rank's weight of meaning).

@@ -1,0 +1,129 @@
+package passage
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/semfs/semfs/index"
+	"github.com/semfs/semfs/index/content"
+)
+
+// textsMax and textsFiles bound what texts keeps: the passages of a few
+// hundred files (a passage is read up to scanMax bytes; most are a few
+// hundred).
+const (
+	textsMax   = 4 << 20
+	textsFiles = 512
+)
+
+// texts keeps the bytes an answer read of its files' passages, so that the
+// next query answered by the same files shows their snippets without opening
+// them again (each open, stat, read and close as the caller cost a query
+// under the mixed load about a tenth of its CPU: most queries' answers are
+// the same few files). Only the bytes a query may be shown are kept, and a
+// query uses them only where it may read them: a hit reaches Read only after
+// Evidence checked its file as the caller, and the kept bytes are of the
+// version that check saw (the same inode, size, mtime and ctime, which any
+// write, chmod, rename over or link changes). A write within the clock tick
+// of the last read keeps those four; the change stream's report of it
+// (Index.Apply) drops the file's bytes. A rename or removal needs no such
+// report (the name then holds another inode, or nothing Evidence would find).
+// Safe for concurrent use.
+type texts struct {
+	mu    sync.Mutex
+	bytes int
+	m     map[string]*fileText // by path
+}
+
+// fileText is one version of a file's passages' bytes, by span start.
+type fileText struct {
+	v     version
+	spans map[int64][]byte
+	bytes int
+}
+
+// version is what tells one version of a file from another: its size, mtime
+// and ctime (Unix ns) and inode.
+type version struct {
+	size, mtime, ctime int64
+	ino                uint64
+}
+
+// get returns, for each of h's spans, its bytes as read from the version of
+// h's file Evidence checked; ok false unless every span is kept.
+func (t *texts) get(h *index.ContentHit) (out [][]byte, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.m[h.Path]
+	if f == nil || h.CTime == 0 || f.v != (version{h.Size, h.MTime, h.CTime, h.Ino}) || len(h.Spans) == 0 {
+		return nil, false
+	}
+	out = make([][]byte, len(h.Spans))
+	for i, sp := range h.Spans {
+		b, ok := f.spans[sp[0]]
+		if !ok {
+			return nil, false
+		}
+		out[i] = b
+	}
+	return out, true
+}
+
+// put keeps the bytes read of span start of path's version v.
+func (t *texts) put(path string, v version, start int64, b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.m[path]
+	if f != nil && f.v != v {
+		t.dropLocked(path)
+		f = nil
+	}
+	if f == nil {
+		if t.m == nil {
+			t.m = map[string]*fileText{}
+		}
+		f = &fileText{v: v, spans: map[int64][]byte{}}
+		t.m[path] = f
+	}
+	if _, ok := f.spans[start]; ok {
+		return
+	}
+	// Room first: any other files' bytes go (map order), never this one's.
+	for p := range t.m {
+		if t.bytes+len(b) <= textsMax && len(t.m) <= textsFiles {
+			break
+		}
+		if p != path {
+			t.dropLocked(p)
+		}
+	}
+	if t.bytes+len(b) > textsMax {
+		if len(f.spans) == 0 {
+			delete(t.m, path)
+		}
+		return
+	}
+	f.spans[start] = bytes.Clone(b) // not the read's whole buffer
+	f.bytes += len(b)
+	t.bytes += len(b)
+}
+
+// forget drops the bytes of each path the changes cs name: a write, or a
+// file's old name (its bytes are of no use there any more).
+func (t *texts) forget(cs []content.Change) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.m) == 0 {
+		return
+	}
+	for _, c := range cs {
+		t.dropLocked(c.Path)
+	}
+}
+
+func (t *texts) dropLocked(p string) {
+	if f := t.m[p]; f != nil {
+		t.bytes -= f.bytes
+		delete(t.m, p)
+	}
+}
