@@ -98,7 +98,10 @@ type Index struct {
 	// hay holds each record's folded keyword fields, so that checking Bleve's
 	// candidates against the exact rule costs a few strings.Contains, not a
 	// record decode each. Records are read from buntdb only for the results.
-	hay      hayTable
+	hay hayTable
+	// candAt keeps best queries' candSet.at between them (*[]int32, zero):
+	// one a query, a slot per record.
+	candAt   sync.Pool
 	plan     planMode // overrides the keyword planner; tests only (export_test.go)
 	closed   bool
 	degraded error // Bleve failed mid-run: queries scan buntdb

@@ -127,11 +127,11 @@ func (s Source) Read(ctx context.Context, text string, hits []*index.ContentHit)
 // longer the version indexed. Spans close together (all of them within
 // coalesceMax bytes, as a file's few best passages usually are) are read by
 // one read.
-func readText(r io.ReaderAt, st FileState, h *index.ContentHit) ([][]byte, bool) {
+func readText(r io.ReaderAt, st FileState, h *index.ContentHit) ([]string, bool) {
 	if st.Err != nil || st.Size != h.Size || st.MTime != h.MTime {
 		return nil, false
 	}
-	out := make([][]byte, len(h.Spans))
+	out := make([]string, len(h.Spans))
 	if len(h.Spans) == 0 {
 		return out, true
 	}
@@ -150,7 +150,7 @@ func readText(r io.ReaderAt, st FileState, h *index.ContentHit) ([][]byte, bool)
 		buf = buf[:n]
 		for i, sp := range h.Spans {
 			a, b := min(sp[0]-lo, int64(n)), min(end(sp)-lo, int64(n))
-			out[i] = wholeRunes(buf[a:b:b])
+			out[i] = string(wholeRunes(buf[a:b]))
 		}
 		return out, true
 	}
@@ -160,17 +160,17 @@ func readText(r io.ReaderAt, st FileState, h *index.ContentHit) ([][]byte, bool)
 		if err != nil && err != io.EOF {
 			return nil, false
 		}
-		out[i] = wholeRunes(buf[:n])
+		out[i] = string(wholeRunes(buf[:n]))
 	}
 	return out, true
 }
 
 // setText sets h's passages' text to their snippets for the query's analysed
 // words qt, from their bytes bs (readText's).
-func setText(h *index.ContentHit, bs [][]byte, qt []string) {
+func setText(h *index.ContentHit, bs []string, qt []string) {
 	for i, b := range bs {
 		var skip int
-		h.Passages[i].Text, skip = snippet(string(b), qt)
+		h.Passages[i].Text, skip = snippet(b, qt)
 		h.Passages[i].Line += skip
 	}
 }

@@ -1,7 +1,6 @@
 package passage
 
 import (
-	"bytes"
 	"sync"
 
 	"github.com/semfs/semfs/index"
@@ -38,7 +37,7 @@ type texts struct {
 // fileText is one version of a file's passages' bytes, by span start.
 type fileText struct {
 	v     version
-	spans map[int64][]byte
+	spans map[int64]string
 	bytes int
 }
 
@@ -51,14 +50,14 @@ type version struct {
 
 // get returns, for each of h's spans, its bytes as read from the version of
 // h's file Evidence checked; ok false unless every span is kept.
-func (t *texts) get(h *index.ContentHit) (out [][]byte, ok bool) {
+func (t *texts) get(h *index.ContentHit) (out []string, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f := t.m[h.Path]
 	if f == nil || h.CTime == 0 || f.v != (version{h.Size, h.MTime, h.CTime, h.Ino}) || len(h.Spans) == 0 {
 		return nil, false
 	}
-	out = make([][]byte, len(h.Spans))
+	out = make([]string, len(h.Spans))
 	for i, sp := range h.Spans {
 		b, ok := f.spans[sp[0]]
 		if !ok {
@@ -70,7 +69,7 @@ func (t *texts) get(h *index.ContentHit) (out [][]byte, ok bool) {
 }
 
 // put keeps the bytes read of span start of path's version v.
-func (t *texts) put(path string, v version, start int64, b []byte) {
+func (t *texts) put(path string, v version, start int64, b string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f := t.m[path]
@@ -82,7 +81,7 @@ func (t *texts) put(path string, v version, start int64, b []byte) {
 		if t.m == nil {
 			t.m = map[string]*fileText{}
 		}
-		f = &fileText{v: v, spans: map[int64][]byte{}}
+		f = &fileText{v: v, spans: map[int64]string{}}
 		t.m[path] = f
 	}
 	if _, ok := f.spans[start]; ok {
@@ -103,7 +102,7 @@ func (t *texts) put(path string, v version, start int64, b []byte) {
 		}
 		return
 	}
-	f.spans[start] = bytes.Clone(b) // not the read's whole buffer
+	f.spans[start] = b
 	f.bytes += len(b)
 	t.bytes += len(b)
 }
