@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -29,42 +30,13 @@ func TestAnswerReadsOnlyItsFiles(t *testing.T) {
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 30))
 	ctx := context.Background()
-	root := t.TempDir()
-	x, err := index.Open(t.TempDir(), index.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	px := open(t, root, "")
-	defer px.Close()
-	files := map[string]string{}
-	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	for i := range 60 {
-		p := fmt.Sprintf("d%d/f%02d.txt", i%4, i)
-		files[p] = genText(r)
-		if err := x.Create(p, "", uint64(i+1), at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	px.Apply(write(t, root, files))
-	settle(t, px)
-
-	var mu sync.Mutex
-	opened := map[string]int{}
-	src := passage.DirSource(px, root)
-	readEach := src.ReadEach
-	src.ReadEach = func(ctx context.Context, paths []string, each func(int, io.ReaderAt, passage.FileState)) {
-		mu.Lock()
-		for _, p := range paths {
-			opened[p]++
-		}
-		mu.Unlock()
-		readEach(ctx, paths, each)
-	}
+	x, px, root, files := answerCorpus(t, r, 60, 4)
+	var opened opens
+	src := opened.count(passage.DirSource(px, root))
 	for range 30 {
 		q := vocab[r.IntN(len(vocab))] + " " + vocab[r.IntN(len(vocab))]
 		limit := 1 + r.IntN(5)
-		clear(opened)
+		opened.reset()
 		res, err := x.Query(ctx, index.Query{Text: q, Limit: limit, Contents: src})
 		if err != nil {
 			t.Fatal(err)
@@ -88,11 +60,7 @@ func TestAnswerReadsOnlyItsFiles(t *testing.T) {
 				}
 			}
 		}
-		var read []string
-		for p := range opened {
-			read = append(read, p)
-		}
-		slices.Sort(read)
+		read := opened.paths()
 		slices.Sort(shown)
 		if !slices.Equal(read, shown) { // DirSource gives no ctime: nothing kept (texts)
 			t.Fatalf("%q, limit %d, %d content hits: read %v, showed passages of %v", q, limit, len(hits), read, shown)
@@ -165,49 +133,19 @@ func TestAnswerTextKeptForItsVersion(t *testing.T) {
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 31))
 	ctx := context.Background()
-	root := t.TempDir()
-	x, err := index.Open(t.TempDir(), index.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	px := open(t, root, "")
-	defer px.Close()
-	files := map[string]string{}
-	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	for i := range 40 {
-		p := fmt.Sprintf("d%d/f%02d.txt", i%3, i)
-		files[p] = genText(r)
-		if err := x.Create(p, "", uint64(i+1), at); err != nil {
-			t.Fatal(err)
-		}
-	}
-	px.Apply(write(t, root, files))
-	settle(t, px)
-
+	x, px, root, files := answerCorpus(t, r, 40, 3)
 	var mu sync.Mutex
-	opened := map[string]int{}
 	faked := map[string]int64{}
-	src := withVersion(passage.DirSource(px, root), root, func(p string) (int64, bool) {
+	var opened opens
+	src := opened.count(withVersion(passage.DirSource(px, root), root, func(p string) (int64, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		c, ok := faked[p]
 		return c, ok
-	})
-	readEach := src.ReadEach
-	src.ReadEach = func(ctx context.Context, paths []string, each func(int, io.ReaderAt, passage.FileState)) {
-		mu.Lock()
-		for _, p := range paths {
-			opened[p]++
-		}
-		mu.Unlock()
-		readEach(ctx, paths, each)
-	}
+	}))
 	query := func(q string) map[string][]index.Passage {
 		t.Helper()
-		mu.Lock()
-		clear(opened)
-		mu.Unlock()
+		opened.reset()
 		res, err := x.Query(ctx, index.Query{Text: q, Limit: 5, Contents: src})
 		if err != nil {
 			t.Fatal(err)
@@ -234,11 +172,8 @@ func TestAnswerTextKeptForItsVersion(t *testing.T) {
 			continue
 		}
 		again := query(q)
-		mu.Lock()
-		n := len(opened)
-		mu.Unlock()
-		if n != 0 || fmt.Sprint(again) != fmt.Sprint(first) {
-			t.Fatalf("%q asked again: opened %v; passages %v, first %v", q, opened, again, first)
+		if read := opened.paths(); len(read) != 0 || fmt.Sprint(again) != fmt.Sprint(first) {
+			t.Fatalf("%q asked again: opened %v; passages %v, first %v", q, read, again, first)
 		}
 	}
 
@@ -274,9 +209,7 @@ func TestAnswerTextKeptForItsVersion(t *testing.T) {
 	}
 	rewrite(p)
 	query(q) // checks every passage shown against the new lines
-	mu.Lock()
-	readAgain := opened[p] > 0
-	mu.Unlock()
+	readAgain := slices.Contains(opened.paths(), p)
 	if _, shown := query(q)[p]; shown && !readAgain {
 		t.Fatalf("%s rewritten (a new ctime) was not read again", p)
 	}
@@ -300,10 +233,71 @@ func TestAnswerTextKeptForItsVersion(t *testing.T) {
 	// version's, which Evidence accepts (same size and mtime): the passages
 	// shown must be the new lines (query checks them).
 	query(q)
-	mu.Lock()
-	readAgain = opened[p] > 0
-	mu.Unlock()
+	readAgain = slices.Contains(opened.paths(), p)
 	if _, shown := query(q)[p]; shown && !readAgain {
 		t.Fatalf("%s rewritten within the tick and reported was not read again", p)
 	}
+}
+
+// answerCorpus writes n generated files in dirs directories, each with a
+// record in a new tag index and indexed by a new passage index (settled):
+// the corpus of a query with contents.
+func answerCorpus(t *testing.T, r *rand.Rand, n, dirs int) (x *index.Index, px *passage.Index, root string, files map[string]string) {
+	t.Helper()
+	root = t.TempDir()
+	x, err := index.Open(t.TempDir(), index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	px = open(t, root, "")
+	t.Cleanup(func() { px.Close() })
+	files = map[string]string{}
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for i := range n {
+		p := fmt.Sprintf("d%d/f%02d.txt", i%dirs, i)
+		files[p] = genText(r)
+		if err := x.Create(p, "", uint64(i+1), at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	px.Apply(write(t, root, files))
+	settle(t, px)
+	return x, px, root, files
+}
+
+// opens counts the files a source opens (its ReadEach).
+type opens struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+// count is src with its opens counted in o.
+func (o *opens) count(src passage.Source) passage.Source {
+	readEach := src.ReadEach
+	src.ReadEach = func(ctx context.Context, paths []string, each func(int, io.ReaderAt, passage.FileState)) {
+		o.mu.Lock()
+		if o.m == nil {
+			o.m = map[string]int{}
+		}
+		for _, p := range paths {
+			o.m[p]++
+		}
+		o.mu.Unlock()
+		readEach(ctx, paths, each)
+	}
+	return src
+}
+
+func (o *opens) reset() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	clear(o.m)
+}
+
+// paths are the files opened since the last reset, sorted.
+func (o *opens) paths() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Sorted(maps.Keys(o.m))
 }
