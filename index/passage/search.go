@@ -81,6 +81,7 @@ func (s Source) Read(ctx context.Context, text string, hits []*index.ContentHit)
 		}
 	}
 	slices.SortFunc(byPath, func(a, b *index.ContentHit) int { return strings.Compare(a.Path, b.Path) })
+	gen := s.X.texts.generation()
 	shares := min(readers, (len(byPath)+perReader-1)/perReader)
 	errs := make([]error, shares)
 	var wg sync.WaitGroup
@@ -105,7 +106,7 @@ func (s Source) Read(ctx context.Context, text string, hits []*index.ContentHit)
 				if st.CTime != 0 {
 					v := version{st.Size, st.MTime, st.CTime, st.Ino}
 					for j, sp := range h.Spans {
-						s.X.texts.put(h.Path, v, sp[0], bs[j])
+						s.X.texts.put(h.Path, v, sp[0], bs[j], gen)
 					}
 				}
 			})

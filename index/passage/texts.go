@@ -25,13 +25,15 @@ const (
 // version that check saw (the same inode, size, mtime and ctime, which any
 // write, chmod, rename over or link changes). A write within the clock tick
 // of the last read keeps those four; the change stream's report of it
-// (Index.Apply) drops the file's bytes. A rename or removal needs no such
-// report (the name then holds another inode, or nothing Evidence would find).
-// Safe for concurrent use.
+// (Index.Apply) drops the file's bytes, and bytes read while a report came
+// are not kept (gen: the report may have come before they were stored). A
+// rename or removal needs no such report (the name then holds another inode,
+// or nothing Evidence would find). Safe for concurrent use.
 type texts struct {
 	mu    sync.Mutex
 	bytes int
 	m     map[string]*fileText // by path
+	gen   uint64               // reports of changes taken (forget)
 }
 
 // fileText is one version of a file's passages' bytes, by span start.
@@ -68,10 +70,22 @@ func (t *texts) get(h *index.ContentHit) (out []string, ok bool) {
 	return out, true
 }
 
-// put keeps the bytes read of span start of path's version v.
-func (t *texts) put(path string, v version, start int64, b string) {
+// generation is the count of change reports taken: read it before reading
+// files for put.
+func (t *texts) generation() uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.gen
+}
+
+// put keeps the bytes read of span start of path's version v, read after
+// generation returned gen, unless a change was reported since.
+func (t *texts) put(path string, v version, start int64, b string, gen uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.gen != gen {
+		return
+	}
 	f := t.m[path]
 	if f != nil && f.v != v {
 		t.dropLocked(path)
@@ -112,9 +126,7 @@ func (t *texts) put(path string, v version, start int64, b string) {
 func (t *texts) forget(cs []content.Change) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.m) == 0 {
-		return
-	}
+	t.gen++
 	for _, c := range cs {
 		t.dropLocked(c.Path)
 	}
