@@ -33,10 +33,13 @@
 // A query's cost: the word stage reads the postings of the query's words
 // (dense per-pid sums, no map, no sort of every match), the meaning stage
 // the sign bits of every passage and the exact vectors of a few thousand
-// (meaning.go); TestPassageScale measures both at 50,000 real files. No text: an answer reads a passage from
-// the file, as the caller, when it is asked for (Source), shows at most 480
-// bytes of it where the query's words are densest (snippet.go), and drops a
-// file whose size or mtime changed since it was indexed (it is queued again).
+// (meaning.go); TestPassageScale measures both at 50,000 real files. No
+// text is stored: an answer reads a passage from the file, as the caller,
+// when it is asked for (Source), keeps the bytes read for the next answer
+// of that same version of the file (texts.go: at most 4 MiB, in memory),
+// shows at most 480 bytes of it where the query's words are densest
+// (snippet.go), and drops a file whose size or mtime changed since it was
+// indexed (it is queued again).
 //
 // Storage: passages.gob in the directory given to Open (the daemon's index
 // directory), written whole to a temporary file and renamed, with a CRC-32C
