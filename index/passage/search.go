@@ -103,12 +103,7 @@ func (s Source) Read(ctx context.Context, text string, hits []*index.ContentHit)
 					return
 				}
 				setText(h, bs, qt)
-				if st.CTime != 0 {
-					v := version{st.Size, st.MTime, st.CTime, st.Ino}
-					for j, sp := range h.Spans {
-						s.X.texts.put(h.Path, v, sp[0], bs[j], gen)
-					}
-				}
+				s.X.texts.put(h, st, bs, gen)
 			})
 		}()
 	}

@@ -44,7 +44,8 @@ type fileText struct {
 }
 
 // version is what tells one version of a file from another: its size, mtime
-// and ctime (Unix ns) and inode.
+// and ctime (Unix ns) and inode. The zero version is none known (a source
+// that gives no ctime): nothing is kept for it.
 type version struct {
 	size, mtime, ctime int64
 	ino                uint64
@@ -53,10 +54,11 @@ type version struct {
 // get returns, for each of h's spans, its bytes as read from the version of
 // h's file Evidence checked; ok false unless every span is kept.
 func (t *texts) get(h *index.ContentHit) (out []string, ok bool) {
+	v := version{h.Size, h.MTime, h.CTime, h.Ino}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	f := t.m[h.Path]
-	if f == nil || h.CTime == 0 || f.v != (version{h.Size, h.MTime, h.CTime, h.Ino}) || len(h.Spans) == 0 {
+	if f == nil || v.ctime == 0 || f.v != v || len(h.Spans) == 0 {
 		return nil, false
 	}
 	out = make([]string, len(h.Spans))
@@ -78,17 +80,19 @@ func (t *texts) generation() uint64 {
 	return t.gen
 }
 
-// put keeps the bytes read of span start of path's version v, read after
-// generation returned gen, unless a change was reported since.
-func (t *texts) put(path string, v version, start int64, b string, gen uint64) {
+// put keeps bs, the bytes of h's spans (readText's) read from the version
+// st of its file after generation returned gen, unless a change was reported
+// since.
+func (t *texts) put(h *index.ContentHit, st FileState, bs []string, gen uint64) {
+	v := version{st.Size, st.MTime, st.CTime, st.Ino}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.gen != gen {
+	if t.gen != gen || v.ctime == 0 {
 		return
 	}
-	f := t.m[path]
+	f := t.m[h.Path]
 	if f != nil && f.v != v {
-		t.dropLocked(path)
+		t.dropLocked(h.Path)
 		f = nil
 	}
 	if f == nil {
@@ -96,29 +100,36 @@ func (t *texts) put(path string, v version, start int64, b string, gen uint64) {
 			t.m = map[string]*fileText{}
 		}
 		f = &fileText{v: v, spans: map[int64]string{}}
-		t.m[path] = f
+		t.m[h.Path] = f
 	}
-	if _, ok := f.spans[start]; ok {
-		return
+	for i, sp := range h.Spans {
+		if _, ok := f.spans[sp[0]]; ok {
+			continue
+		}
+		if !t.roomLocked(h.Path, len(bs[i])) {
+			break
+		}
+		f.spans[sp[0]] = bs[i]
+		f.bytes += len(bs[i])
+		t.bytes += len(bs[i])
 	}
-	// Room first: any other files' bytes go (map order), never this one's.
+	if len(f.spans) == 0 {
+		delete(t.m, h.Path)
+	}
+}
+
+// roomLocked makes room for n more bytes of path's file, dropping other
+// files' (any: map order), never its own; false when there is none.
+func (t *texts) roomLocked(path string, n int) bool {
 	for p := range t.m {
-		if t.bytes+len(b) <= textsMax && len(t.m) <= textsFiles {
+		if t.bytes+n <= textsMax && len(t.m) <= textsFiles {
 			break
 		}
 		if p != path {
 			t.dropLocked(p)
 		}
 	}
-	if t.bytes+len(b) > textsMax {
-		if len(f.spans) == 0 {
-			delete(t.m, path)
-		}
-		return
-	}
-	f.spans[start] = b
-	f.bytes += len(b)
-	t.bytes += len(b)
+	return t.bytes+n <= textsMax
 }
 
 // forget drops the bytes of each path the changes cs name: a write, or a
