@@ -45,8 +45,10 @@ one() { # BIN NAME ROUND
 	"$1" serve --data "$d/data" --index "$d/index" --socket "$d/s.sock" --nfs off \
 		--9p "127.0.0.1:$PORT" --model-dir "$MODEL" --log-level warn >"$d/log" 2>&1 &
 	pid=$!
-	for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
-	sleep 2 # the model loaded, the start-up reconcile done
+	# The daemon listens once the model is in and the start-up reconcile is
+	# done (serve opens the index, which waits for the model, then reconciles,
+	# then listens): a first connection means it is ready.
+	for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
 	t0=$(ticks)
 	c=$(load create c "$FILES" | secs)
 	t1=$(ticks)
