@@ -28,6 +28,18 @@ var build struct {
 	err  error
 }
 
+// Main runs a package's tests and then removes the binary Binary built for
+// them, so that test runs do not leave a 30 MB build behind in $TMPDIR each
+// time. A package whose tests call Binary (directly or through Start) has
+// `func TestMain(m *testing.M) { os.Exit(semfstest.Main(m)) }`.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if build.path != "" {
+		os.RemoveAll(filepath.Dir(build.path))
+	}
+	return code
+}
+
 // Binary builds ./cmd/semfs once per test process and returns its path, or
 // returns $SEMFS_BIN when set (e.g. a binary built with -race).
 func Binary(t testing.TB) string {

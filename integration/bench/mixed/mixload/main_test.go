@@ -11,6 +11,9 @@ import (
 	"github.com/semfs/semfs/integration/semfstest"
 )
 
+// TestMain removes the daemon binary the tests built (semfstest.Main).
+func TestMain(m *testing.M) { os.Exit(semfstest.Main(m)) }
+
 // TestLoadAgainstDaemon runs a short load of every kind against the real
 // daemon and checks its counts against the backing directory: every write the
 // load counts is a 4 KiB file there, in its client's directory, and a tag it
