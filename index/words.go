@@ -331,10 +331,15 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 			continue
 		}
 		j := string(joined[0].Term)
+		if slices.Contains(q.terms, j) {
+			// The join stems back to a word of the query ("mom meds":
+			// mommeds, stemmed mom): it names no joined token, and as a
+			// form it would let every file holding that word count as
+			// holding the other.
+			continue
+		}
 		for _, t := range append(termsOf[i-1], termsOf[i]...) {
-			if t != j {
-				addForm(t, j)
-			}
+			addForm(t, j)
 		}
 	}
 	qualify := func(t string) {
