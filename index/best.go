@@ -217,7 +217,7 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 	if now.IsZero() {
 		now = time.Now()
 	}
-	qt := analyseQuery(im.AnalyzerNamed(wordsAnalyzer), im.AnalyzerNamed(queryAnalyzer), q.Text, now)
+	qt := analyseQuery(im.AnalyzerNamed(splitAnalyzer), im.AnalyzerNamed(queryAnalyzer), q.Text, now)
 
 	var set *vecSet
 	if qv != nil {

@@ -108,7 +108,7 @@ func TestWordsFoldToASCII(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	for _, name := range []string{wordsAnalyzer, queryAnalyzer} {
+	for _, name := range []string{wordsAnalyzer, splitAnalyzer, queryAnalyzer} {
 		a := x.bl.Mapping().AnalyzerNamed(name)
 		for _, c := range []struct {
 			want  string

@@ -369,6 +369,33 @@ func TestBestJoinedWords(t *testing.T) {
 	})
 }
 
+// TestBestCamelCaseWhole: a name written in camelCase (WhatsApp, iPhone,
+// eVisa) is found by the word typed whole in lower case, as a word, above
+// files holding only one of its parts or the query's other words; typed in
+// camelCase, it still finds the names that write it apart or whole.
+func TestBestCamelCaseWhole(t *testing.T) {
+	// Each wrong file sorts before the right one: a tie would rank it first.
+	x := indexOfPaths(t,
+		"Media/App/a.jpg",
+		"WhatsApp/Media/b.jpg",
+		"docs/india/visa_photo.jpg",
+		"docs/eVisa_doyle.pdf",
+		"backups/phone/contacts.vcf",
+		"backups/iPhone/contacts.vcf",
+		"cloud/one_note.md",
+		"cloud/OneDrive/report.docx",
+	)
+	wantFirst(t, x, [][2]string{
+		{"whatsapp", "WhatsApp/Media/b.jpg"},
+		{"whatsapp media", "WhatsApp/Media/b.jpg"},
+		{"WhatsApp", "WhatsApp/Media/b.jpg"},
+		{"india evisa", "docs/eVisa_doyle.pdf"},
+		{"iphone contacts", "backups/iPhone/contacts.vcf"},
+		{"onedrive report", "cloud/OneDrive/report.docx"},
+		{"one drive report", "cloud/OneDrive/report.docx"},
+	})
+}
+
 // TestBestFileKinds: a word for a kind of file ("picture", "spreadsheet",
 // "recording", "python", "clip") matches the extensions of that kind, as a word of the query:
 // of files the other words find alike, the one of that kind ranks first. The

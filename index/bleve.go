@@ -31,7 +31,7 @@ const (
 	// (no key, or another value) is rebuilt from buntdb at Open like one out of
 	// step: the tags live in buntdb, so nothing is lost.
 	bleveLayoutKey = "semfs.layout"
-	bleveLayout    = "4:trigram+words-bm25" // 3: no whole-name field (the name map answers names); 4: words folded to ASCII
+	bleveLayout    = "5:trigram+words-bm25" // 3: no whole-name field (the name map answers names); 4: words folded to ASCII; 5: camelCase words kept whole too
 )
 
 // bleveConfig: Bleve batches return once applied in memory (unsafe_batch); Bleve

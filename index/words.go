@@ -37,11 +37,13 @@ import (
 // "or"…) unless nothing else is left. Stop words are indexed, so a query made
 // only of them still finds its whole-token matches.
 const (
-	wordsAnalyzer  = "semfs_words"
-	queryAnalyzer  = "semfs_words_query" // wordsAnalyzer with English stop words removed before stemming
+	wordsAnalyzer  = "semfs_words"       // the indexed fields': camelCase words kept whole too
+	splitAnalyzer  = "semfs_words_split" // a query's: camelCase split only (the whole is its group's literal)
+	queryAnalyzer  = "semfs_words_query" // splitAnalyzer with English stop words removed before stemming
 	wordsTokenizer = "semfs_letters_digits"
 	nfkcFilter     = "semfs_nfkc"
-	asciiFilter    = "semfs_ascii" // asciiFold's registered name
+	asciiFilter    = "semfs_ascii"       // asciiFold's registered name
+	camelFilter    = "semfs_camel_whole" // camelWhole's registered name
 
 	pathField = "p" // the path's words
 	taskField = "t" // the task's words
@@ -71,6 +73,13 @@ func addWordAnalyzers(im *mapping.IndexMappingImpl) error {
 		return err
 	}
 	if err := im.AddCustomAnalyzer(wordsAnalyzer, map[string]interface{}{
+		"type":          custom.Name,
+		"tokenizer":     wordsTokenizer,
+		"token_filters": []string{nfkcFilter, camelFilter, asciiFilter, lowercase.Name, en.SnowballStemmerName},
+	}); err != nil {
+		return err
+	}
+	if err := im.AddCustomAnalyzer(splitAnalyzer, map[string]interface{}{
 		"type":          custom.Name,
 		"tokenizer":     wordsTokenizer,
 		"token_filters": []string{nfkcFilter, camelcase.Name, asciiFilter, lowercase.Name, en.SnowballStemmerName},
@@ -770,10 +779,43 @@ func (a asciiFold) Filter(ts analysis.TokenStream) analysis.TokenStream {
 	return ts
 }
 
+// camelWhole is the camelFilter token filter of the indexed fields: Bleve's
+// camelCase split of each token, preceded by the token whole where it splits
+// ("WhatsApp": whatsapp, whats, app). Brands and products are written in
+// camelCase in names (WhatsApp, iPhone, YouTube, OneDrive, eVisa) and typed
+// as one lower-case word in queries: split alone, "whatsapp" found no file
+// under WhatsApp/. A query is split only (splitAnalyzer): "WhatsApp" typed so
+// is the terms whats and app, and its group's literal whatsapp (queryTerms).
+// The whole takes its first part's position.
+type camelWhole struct{}
+
+func (camelWhole) Filter(ts analysis.TokenStream) analysis.TokenStream {
+	split := camelcase.NewCamelCaseFilter()
+	out := make(analysis.TokenStream, 0, len(ts))
+	pos := 1
+	for _, t := range ts {
+		parts := split.Filter(analysis.TokenStream{t})
+		if len(parts) > 1 {
+			whole := *t
+			whole.Position = pos
+			out = append(out, &whole)
+		}
+		for _, p := range parts {
+			p.Position = pos
+			pos++
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Bleve builds an analyzer's filters by name from its registry, the one
 // place a custom filter can be named.
 func init() {
 	registry.RegisterTokenFilter(asciiFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
 		return asciiFold{asciifolding.New()}, nil
+	})
+	registry.RegisterTokenFilter(camelFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
+		return camelWhole{}, nil
 	})
 }
