@@ -24,8 +24,8 @@ import (
 //
 //	kw(f)    = Σ_{t∈T matched by f} idf(t)·m(t,f) / Σ_{t∈T} idf(t)                in [0,1]
 //	m(t,f)   = p + (1−p)·bm25(t,f)/max_g bm25(t,g)    t a word of f or a word's start
-//	         = h·p                                     t only inside a longer word of f,
-//	                                                   or a month only inside a compact date
+//	         = p                                       t a month only inside a compact date
+//	         = h·p                                     t only inside a longer word of f
 //	sem(f)   = (1−δ)·clamp((sim(f) − mean sim)/(max sim − mean sim), 0, 1) + δ·sim(f)   in [0,1]
 //	         for f with kw(f) > 0 and no vector: the mean sem of the files with kw > 0 and one
 //	λ        = λtie + λrescue·max(0, 1 − max_g kw(g)/κ)
@@ -641,8 +641,11 @@ func (qt queryTerms) infixTerm(i int) bool {
 // longer word, not as a word of its own or a word's start (which Bleve found),
 // infixShare of that term's share (shares[i]): the seed's substring test, for
 // compounds ("babysitter", Swedish "prislista") and words glued together. A
-// month's term is held the same way by a compact date of that month
-// (compactDated: IMG_20250614_…), which no token of Bleve's shows. The files
+// month's term is held by a compact date of that month (compactDated:
+// IMG_20250614_…), which no token of Bleve's shows, and earns its whole
+// share there: the date is the month as the name writes it, not a look-alike
+// (on the dev sets, half a share ranked a video under 2024-03/ above
+// VID-20260314 for "video march 2026": mixed +0.01–0.06 nDCG@5). The files
 // are cands' and, with discover, every file that holds an infix term, found as
 // the seed finds a word's (the trigram field, then the substring test).
 // Precondition: x.mu held for reading.
@@ -665,9 +668,15 @@ func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termS
 			if c := cands.find(slot); c != nil && c.terms&(1<<i) != 0 {
 				return
 			}
-			if j := x.hay.entries[slot].joined; (infix && strings.Contains(j, lit)) || (dates && mm != "" && compactDated(j, mm)) {
+			j := x.hay.entries[slot].joined
+			dated := dates && mm != "" && compactDated(j, mm)
+			if dated || (infix && strings.Contains(j, lit)) {
 				c := cands.get(slot)
-				c.kw += infixShare * presence * shares[i].share
+				share := presence * shares[i].share
+				if !dated {
+					share *= infixShare
+				}
+				c.kw += share
 				c.terms |= 1 << i
 			}
 		}
@@ -1027,7 +1036,8 @@ func (x *Index) explainBest(qt queryTerms, shares []termShare, r Record, c *best
 		}
 		folded := fold(text)
 		for i, t := range qt.terms {
-			hit := qt.infixTerm(i) && strings.Contains(folded, fold(t))
+			hit := qt.infixTerm(i) && strings.Contains(folded, fold(t)) ||
+				i < 64 && !qt.qualifier(i) && qt.monthNumber[t] != "" && compactDated(folded, qt.monthNumber[t])
 			for _, tok := range toks {
 				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
 					hit = true

@@ -475,7 +475,9 @@ func TestBestWordsInsideWords(t *testing.T) {
 // TestBestMonthInCompactDate: a month counts for a file whose name dates it
 // without separators (IMG_20250614_…, a period's GSTR1_…_102026 or
 // statement_202503), among the files the other words found; "may" too,
-// where it is the month.
+// where it is the month. It counts as a whole word: a file dated March
+// 2026 without separators ranks above one under a 2024-03 folder for
+// "video march 2026".
 func TestBestMonthInCompactDate(t *testing.T) {
 	// Each wrong file sorts before the right one: a tie would rank it first.
 	x := indexOfPaths(t,
@@ -487,8 +489,13 @@ func TestBestMonthInCompactDate(t *testing.T) {
 		"gst/GSTR1_27AAKCJ4821M1ZQ_102026.pdf",
 		"bank/statement_202502.pdf",
 		"bank/statement_202503.pdf",
+		"Pictures/iPhone import/2024-03/IMG_0260.MOV",
+		"WhatsApp/Media/WhatsApp Video/VID-20260314-WA0002.mp4",
+		"Pictures/Memories/Lisbon 2026.mov",
+		"Pictures/iPhone import/2026-01/IMG_0001.MOV",
 	)
 	wantFirst(t, x, [][2]string{
+		{"video march 2026", "WhatsApp/Media/WhatsApp Video/VID-20260314-WA0002.mp4"},
 		{"beach june", "beach/IMG_20250614_093000.jpg"},
 		{"chat pdf may", "chat/DOC-20260520-WA0011.pdf"},
 		{"gstr1 october", "gst/GSTR1_27AAKCJ4821M1ZQ_102026.pdf"},
