@@ -252,7 +252,16 @@ func (x *Index) rankBest(ctx context.Context, q Query, qv []float32, model strin
 	defer x.freeCands(&cands)
 	get := cands.get
 	x.nameEvidence(qt, get)
-	shares, err := x.keywordEvidence(ctx, qt, &cands)
+	var inContents map[string]bool // the query's words the caller's readable files hold
+	for _, h := range chits {
+		for _, t := range h.Terms {
+			if inContents == nil {
+				inContents = map[string]bool{}
+			}
+			inContents[t] = true
+		}
+	}
+	shares, err := x.keywordEvidence(ctx, qt, &cands, inContents)
 	// Words found nowhere as words: the files holding one inside a longer
 	// word are found now, so that meaning weighs them too.
 	wordsFound := slices.ContainsFunc(shares, func(s termShare) bool { return s.found })
@@ -448,8 +457,12 @@ type termShare struct {
 
 // keywordEvidence adds to each file Bleve finds its kw share (see the formula
 // above): one BM25 search per analysed word. It returns each term's
-// termShare, for infixEvidence. Precondition: x.mu held for reading.
-func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candSet) ([]termShare, error) {
+// termShare, for infixEvidence. A word no file's tags hold is looked for as
+// the words a typo away (searchNear) unless inContents holds it: a word the
+// caller's files hold in their contents is no typo, and its look-alikes in
+// names are no evidence (nor worth the automaton). Precondition: x.mu held
+// for reading.
+func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candSet, inContents map[string]bool) ([]termShare, error) {
 	get := cands.get
 	if len(qt.terms) == 0 {
 		return nil, nil
@@ -485,7 +498,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			defer recoverTo(&errs[i])
 			forms := qt.forms[t]
 			results[i], errs[i] = x.searchWord(ctx, memo, t, forms)
-			if errs[i] == nil && results[i].Total == 0 {
+			if errs[i] == nil && results[i].Total == 0 && !inContents[t] {
 				// Found nowhere: a typo's, or a cognate's, words.
 				var nr *bleve.SearchResult
 				var words []string

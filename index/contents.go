@@ -30,6 +30,11 @@ type ContentHit struct {
 	// passage: the IDF-weighted share it holds, each word moved by at most a
 	// tenth by its BM25 strength; in [0,1].
 	Keyword float64
+	// Terms are the query's analysed words its passages hold (as contents
+	// are analysed: camelCase is not split). A query word the caller's
+	// readable files hold is no typo: the best rank looks for no word a
+	// typo away from it in the tags (keywordEvidence).
+	Terms []string
 	// Sim is the best cosine between the query and a passage (HasSim: one
 	// was computed); StandOut says it is at least 2.5 standard deviations
 	// above the mean over every passage.

@@ -184,6 +184,7 @@ type fileHits struct {
 	size, mt int64
 	pids     []uint32
 	kw, sim  float64
+	terms    []string // the query's words its passages hold (byWords)
 	hasSim   bool
 	standOut bool
 	best     []scored
@@ -290,6 +291,7 @@ func recoverTo(err *error) {
 // queries (Index.scratchPool): zeroed where a query wrote, after it.
 type scratch struct {
 	cov, bm []float64 // by pid: a passage's coverage and BM25 sum
+	held    []uint64  // by pid: bit i, the query's word i (of the first 64) is the passage's
 	touched []uint32  // the pids with cov > 0
 	dist    []uint16  // by vid: Hamming distance to the query's sign bits
 	// groupFids is the meaning scan's: the files a group's passages offered.
@@ -352,7 +354,7 @@ func (x *Index) scratch() *scratch {
 	}
 	if len(sc.cov) < len(x.passes) {
 		n := len(x.passes) + len(x.passes)/8
-		sc.cov, sc.bm, sc.dist = make([]float64, n), make([]float64, n), make([]uint16, n)
+		sc.cov, sc.bm, sc.held, sc.dist = make([]float64, n), make([]float64, n), make([]uint64, n), make([]uint16, n)
 	}
 	if len(sc.byWords.best) < len(x.byFid) {
 		n := len(x.byFid) + len(x.byFid)/8
@@ -404,11 +406,15 @@ func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 		per[i] = th{idf: math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5)), gbest: gbest, pl: pl}
 		sumIDF += per[i].idf
 	}
-	cov, bm := sc.cov, sc.bm
+	cov, bm, held := sc.cov, sc.bm, sc.held
 	touched := sc.touched[:0]
-	for _, h := range per {
+	for i, h := range per {
 		if h.pl == nil {
 			continue
+		}
+		var bit uint64
+		if i < 64 {
+			bit = 1 << i
 		}
 		for j, id := range h.pl.ids {
 			m := x.meta[id]
@@ -421,6 +427,7 @@ func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 			}
 			cov[id] += h.idf * (presence + (1-presence)*gi/h.gbest) / sumIDF
 			bm[id] += h.idf * gi
+			held[id] |= bit
 		}
 	}
 	before := func(a, b uint32) bool {
@@ -440,9 +447,16 @@ func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 	for _, top := range sc.byWords.top(wordFiles, before) {
 		f := get(x.meta[top].fid)
 		mine := make([]uint32, 0, perFile)
+		var all uint64
 		for _, id := range f.pids {
 			if cov[id] > 0 {
 				mine = keepBest(mine, perFile, id, before)
+				all |= held[id]
+			}
+		}
+		for i, t := range qt {
+			if i < 64 && all&(1<<i) != 0 {
+				f.terms = append(f.terms, t)
 			}
 		}
 		for _, id := range mine {
@@ -452,7 +466,7 @@ func (x *Index) byWords(qt []string, sc *scratch, get func(uint32) *fileHits) {
 		f.kw = cov[top]
 	}
 	for _, id := range touched {
-		cov[id], bm[id] = 0, 0
+		cov[id], bm[id], held[id] = 0, 0, 0
 	}
 	sc.byWords.reset()
 	sc.touched = touched[:0]
@@ -534,7 +548,7 @@ func (b *bestK[T]) down(i int) {
 
 // evidence is f's hit without its passages.
 func (f *fileHits) evidence() index.ContentHit {
-	return index.ContentHit{Path: f.path, Keyword: f.kw, Sim: f.sim, HasSim: f.hasSim, StandOut: f.standOut, Size: f.size, MTime: f.mt}
+	return index.ContentHit{Path: f.path, Keyword: f.kw, Terms: f.terms, Sim: f.sim, HasSim: f.hasSim, StandOut: f.standOut, Size: f.size, MTime: f.mt}
 }
 
 // answer is f's evidence, its best passages without their text, given its
