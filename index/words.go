@@ -29,7 +29,8 @@ import (
 // "_", "." and every other separator split, and "TP1350" gives "tp", "1350"),
 // then NFKC (first: a decomposed "ö", as macOS writes names, is then one
 // letter, not a camelCase break), camelCase runs are split ("DatePicker":
-// "date", "picker"), letters with a Latin base are folded to ASCII ("Östra"
+// "date", "picker"; the indexed fields keep the whole as well: camelWhole),
+// letters with a Latin base are folded to ASCII ("Östra"
 // and "ostra", "café" and "cafe": names are often written without the accents
 // a user types, or the other way round), lower case, and the Snowball English
 // stemmer ("deployment" and "deploying" give "deploy"). The query text goes
