@@ -396,6 +396,32 @@ func TestBestCamelCaseWhole(t *testing.T) {
 	})
 }
 
+// TestBestAcronymPlurals: capitals and a plural s ("OKRs", "CVs") are one
+// word, not split as camelCase into "ok" "rs" or "c" "vs": "OKRs" finds the
+// OKR files, not ok.md, and "versus" is not "vs" of "CVs".
+func TestBestAcronymPlurals(t *testing.T) {
+	// Each wrong file sorts before the right one: a tie would rank it first.
+	x := indexOfPaths(t,
+		"docs/aa/ok.md",
+		"docs/OKR_review.md",
+		"docs/quarterly_okrs.md",
+		"hr/Team CVs.pdf",
+		"pricing/hourly versus flat fee.md",
+	)
+	res := wantFirst(t, x, [][2]string{
+		{"OKRs", "docs/OKR_review.md"},
+		{"hourly versus flat", "pricing/hourly versus flat fee.md"},
+	})
+	if got := paths(res[0]); len(got) != 2 || got[1] != "docs/quarterly_okrs.md" {
+		t.Errorf("OKRs: %v, want the two OKR files only", got)
+	}
+	for _, r := range res[1] {
+		if r.Path == "hr/Team CVs.pdf" {
+			t.Errorf("hourly versus flat: %s found (CVs is no vs)", r.Path)
+		}
+	}
+}
+
 // TestBestFileKinds: a word for a kind of file ("picture", "spreadsheet",
 // "recording", "python", "clip") matches the extensions of that kind, as a word of the query:
 // of files the other words find alike, the one of that kind ranks first. The

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"slices"
@@ -43,8 +44,9 @@ const (
 	queryAnalyzer  = "semfs_words_query" // splitAnalyzer with English stop words removed before stemming
 	wordsTokenizer = "semfs_letters_digits"
 	nfkcFilter     = "semfs_nfkc"
-	asciiFilter    = "semfs_ascii"       // asciiFold's registered name
-	camelFilter    = "semfs_camel_whole" // camelWhole's registered name
+	asciiFilter    = "semfs_ascii"          // asciiFold's registered name
+	camelFilter    = "semfs_camel_whole"    // camelWhole's registered name
+	pluralFilter   = "semfs_acronym_plural" // acronymPlural's registered name
 
 	pathField = "p" // the path's words
 	taskField = "t" // the task's words
@@ -76,21 +78,21 @@ func addWordAnalyzers(im *mapping.IndexMappingImpl) error {
 	if err := im.AddCustomAnalyzer(wordsAnalyzer, map[string]interface{}{
 		"type":          custom.Name,
 		"tokenizer":     wordsTokenizer,
-		"token_filters": []string{nfkcFilter, camelFilter, asciiFilter, lowercase.Name, en.SnowballStemmerName},
+		"token_filters": []string{nfkcFilter, pluralFilter, camelFilter, asciiFilter, lowercase.Name, en.SnowballStemmerName},
 	}); err != nil {
 		return err
 	}
 	if err := im.AddCustomAnalyzer(splitAnalyzer, map[string]interface{}{
 		"type":          custom.Name,
 		"tokenizer":     wordsTokenizer,
-		"token_filters": []string{nfkcFilter, camelcase.Name, asciiFilter, lowercase.Name, en.SnowballStemmerName},
+		"token_filters": []string{nfkcFilter, pluralFilter, camelcase.Name, asciiFilter, lowercase.Name, en.SnowballStemmerName},
 	}); err != nil {
 		return err
 	}
 	return im.AddCustomAnalyzer(queryAnalyzer, map[string]interface{}{
 		"type":          custom.Name,
 		"tokenizer":     wordsTokenizer,
-		"token_filters": []string{nfkcFilter, camelcase.Name, asciiFilter, lowercase.Name, en.StopName, en.SnowballStemmerName},
+		"token_filters": []string{nfkcFilter, pluralFilter, camelcase.Name, asciiFilter, lowercase.Name, en.StopName, en.SnowballStemmerName},
 	})
 }
 
@@ -810,6 +812,34 @@ func (camelWhole) Filter(ts analysis.TokenStream) analysis.TokenStream {
 	return out
 }
 
+// acronymPlural is the pluralFilter token filter: a run of two or more
+// capitals and a plural s ("OKRs", "PDFs", "CVs") is one word, lower-cased
+// before the camelCase split, which would make it "ok" and "rs" ("OKRs"
+// found notes/ok.md, not quarterly_okrs.md) and "CVs" "c" and "vs" (the
+// query "versus" found Team CVs.pdf).
+type acronymPlural struct{}
+
+func (acronymPlural) Filter(ts analysis.TokenStream) analysis.TokenStream {
+	for _, t := range ts {
+		n := len(t.Term)
+		if n < 3 || t.Term[n-1] != 's' {
+			continue
+		}
+		caps := 0
+		for _, r := range string(t.Term[:n-1]) {
+			if !unicode.IsUpper(r) {
+				caps = -1
+				break
+			}
+			caps++
+		}
+		if caps >= 2 {
+			t.Term = bytes.ToLower(t.Term)
+		}
+	}
+	return ts
+}
+
 // Bleve builds an analyzer's filters by name from its registry, the one
 // place a custom filter can be named.
 func init() {
@@ -818,5 +848,8 @@ func init() {
 	})
 	registry.RegisterTokenFilter(camelFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
 		return camelWhole{}, nil
+	})
+	registry.RegisterTokenFilter(pluralFilter, func(map[string]interface{}, *registry.Cache) (analysis.TokenFilter, error) {
+		return acronymPlural{}, nil
 	})
 }
