@@ -730,9 +730,12 @@ func (x *Index) wordQuery(memo *dictMemo, t string, forms []string) (query.Query
 		tq.SetField(f.field)
 		tq.SetBoost(f.boost)
 		qs = append(qs, tq)
-		if utf8.RuneCountInString(t) >= prefixMin {
+		if utf8.RuneCountInString(t) >= prefixMin && (monthForms(t) == nil || slices.Contains(monthCutStems, t)) {
 			// The longer tokens t is a prefix of, each its own term (a
-			// prefix query would read t's own postings a second time).
+			// prefix query would read t's own postings a second time). Of
+			// a month's name, only where the stem is cut short of any
+			// word (septemb: septembre): the others begin other words
+			// (juli: julia, julien; march: marchmont).
 			longer, n, err := memo.longerTerms(x, f.field, t)
 			if err != nil {
 				return nil, 0, err
@@ -1142,14 +1145,20 @@ func monthForms(t string) []string {
 		return f
 	}
 	// An abbreviation typed in the query ("tfsa dec", "sept invoices") is
-	// its month: the full name and the number.
+	// its month: the full name, the month's other abbreviations ("sept":
+	// sep, as TrialBalance_30-Sep-2026 writes it) and the number.
 	for _, full := range monthStems {
 		if f := monthNameForms(full); f != nil && slices.Contains(f[:len(f)-1], t) {
-			return []string{full, f[len(f)-1]}
+			return append([]string{full}, slices.DeleteFunc(slices.Clone(f), func(a string) bool { return a == t })...)
 		}
 	}
 	return nil
 }
+
+// monthCutStems are the months' stems that are no word of their own: only a
+// month's name, in English or another language, goes on from them
+// (septembre, octobre), so their longer tokens are that month too.
+var monthCutStems = []string{"januari", "februari", "septemb", "octob", "novemb", "decemb"}
 
 // monthStems are the months' names as the query analyser stems them, January
 // first; May's is "" (monthForms leaves it to mayIsMonth).

@@ -530,7 +530,8 @@ func TestBestMonthInCompactDate(t *testing.T) {
 }
 
 // TestBestMonthAbbreviations: a month typed short ("dec", "sept") is the
-// month, dated however the name dates it.
+// month, dated however the name dates it or abbreviates it; a month's name
+// is not the start of longer words (juli: Julia).
 func TestBestMonthAbbreviations(t *testing.T) {
 	// Each wrong file sorts before the right one: a tie would rank it first.
 	x := indexOfPaths(t,
@@ -538,10 +539,23 @@ func TestBestMonthAbbreviations(t *testing.T) {
 		"stmt/tfsa_2025-09.pdf",
 		"stmt/tfsa_2025-11.pdf",
 		"stmt/tfsa_2025-12.pdf",
+		"tally/TrialBalance_31-Aug-2026.xlsx",
+		"tally/TrialBalance_notes_2026.xlsx",
+		"tally/TrialBalance_30-Sep-2026.xlsx",
+		"clients/Julia/invoice.pdf",
+		"clients/Julien/invoice.pdf",
+		"clients/acme/invoice_2026-07.pdf",
+		"roofs/12 Marchmont Rd/roof_quote.pdf",
+		"roofs/roof_quote_2025-03.pdf",
 	)
 	wantFirst(t, x, [][2]string{
 		{"tfsa dec", "stmt/tfsa_2025-12.pdf"},
 		{"tfsa sept", "stmt/tfsa_2025-09.pdf"},
+		// "sept" is also written sep, and "sep" sept.
+		{"trial balance sept 2026", "tally/TrialBalance_30-Sep-2026.xlsx"},
+		// A month's name does not stand for the longer words it begins.
+		{"july invoice", "clients/acme/invoice_2026-07.pdf"},
+		{"roof quote march", "roofs/roof_quote_2025-03.pdf"},
 	})
 }
 
