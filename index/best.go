@@ -506,7 +506,7 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 					results[i], near[i] = nr, words
 				}
 			}
-			if mm := qt.monthNumber[t]; mm != "" && errs[i] == nil {
+			if mm, _ := qt.placedNumber(t); mm != "" && errs[i] == nil {
 				var words *bleve.SearchResult
 				words, errs[i] = x.searchWord(ctx, memo, t, slices.DeleteFunc(slices.Clone(forms), func(f string) bool { return f == mm }))
 				if errs[i] == nil {
@@ -531,14 +531,14 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			continue
 		}
 		th := termHits{scores: make([]slotSim, 0, len(res.Hits))}
-		mm := qt.monthNumber[qt.terms[i]]
+		mm, placed := qt.placedNumber(qt.terms[i])
 		for _, h := range res.Hits {
 			slot, ok := x.hay.pos[h.ID]
 			if !ok {
 				continue
 			}
-			if byWord[i] != nil && !byWord[i][h.ID] && !datedMonth(x.hay.entries[slot].joined, mm) {
-				df-- // its month's number is a day's or another count's
+			if byWord[i] != nil && !byWord[i][h.ID] && !placed(x.hay.entries[slot].joined, mm) {
+				df-- // its month's number is a day's or another count's, its padded digit a date's
 				continue
 			}
 			th.scores = append(th.scores, slotSim{slot, h.Score})
@@ -1055,7 +1055,7 @@ func (x *Index) explainBest(qt queryTerms, shares []termShare, r Record, c *best
 			hit := qt.infixTerm(i) && strings.Contains(folded, fold(t)) ||
 				i < 64 && !qt.qualifier(i) && qt.monthNumber[t] != "" && compactDated(folded, qt.monthNumber[t])
 			for _, tok := range toks {
-				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
+				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok)) && (tok != qt.padNumber[t] || undatedNumber(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
 					hit = true
 					break
 				}
@@ -1204,6 +1204,54 @@ func monthNameForms(t string) []string {
 		return []string{"dec", "12"}
 	}
 	return nil
+}
+
+// placedNumber is term t's two-digit form that counts only where placed
+// says so (a month's number where a date puts a month: datedMonth; a
+// digit's zero padding where no date or time does: undatedNumber), or "".
+func (q queryTerms) placedNumber(t string) (nn string, placed func(j, nn string) bool) {
+	if mm := q.monthNumber[t]; mm != "" {
+		return mm, datedMonth
+	}
+	if pad := q.padNumber[t]; pad != "" {
+		return pad, undatedNumber
+	}
+	return "", nil
+}
+
+// undatedNumber says whether the folded fields j hold the number nn as a
+// whole run of digits that no separator joins to another run of digits, as
+// names number an episode or a chapter (ep09, ch03_solutions, roll 07,
+// glued to a word whatever follows) and not as a date or a time writes a
+// month, a day or a minute (2025-09-15, 14.09.12).
+func undatedNumber(j, nn string) bool {
+	for k := 0; ; {
+		at := strings.Index(j[k:], nn)
+		if at < 0 {
+			return false
+		}
+		at += k
+		k = at + 1
+		end := at + len(nn)
+		if at > 0 && isDigit(j[at-1]) || end < len(j) && isDigit(j[end]) {
+			continue // part of a longer number
+		}
+		if at > 0 && isLetter(j[at-1]) {
+			return true // glued to a word: a label's number (ep09, SITE04_2025-03-03)
+		}
+		if at >= 2 && isDateSep(j[at-1]) && isDigit(j[at-2]) || end+1 < len(j) && isDateSep(j[end]) && isDigit(j[end+1]) {
+			continue // a date's or a time's
+		}
+		return true
+	}
+}
+
+// isLetter says whether b is an ASCII letter.
+func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+
+// isDateSep says whether b separates a date's or a time's numbers.
+func isDateSep(b byte) bool {
+	return b == '-' || b == '_' || b == '.' || b == '/' || b == ':' || b == ' '
 }
 
 // datedMonth says whether the folded fields j hold the two-digit month mm

@@ -29,6 +29,15 @@ func paths(res []index.Result) []string {
 	return out
 }
 
+// scoresOf is each result's path and score, for failure messages.
+func scoresOf(res []index.Result) []string {
+	out := make([]string, len(res))
+	for i, r := range res {
+		out[i] = fmt.Sprintf("%s %.3f", r.Path, r.Score)
+	}
+	return out
+}
+
 func rankOf(res []index.Result, p string) int {
 	for i, r := range res {
 		if r.Path == p {
@@ -305,7 +314,8 @@ func TestBestShortForms(t *testing.T) {
 // TestBestPaddedNumbers: a number a query writes plainly ("invoice 187",
 // "roll 34", "interview 2") finds the file whose name pads it with zeros
 // (invoice-000187, roll_034, int02), as a word the file covers; a longer
-// number that merely holds its digits (001870) is not it.
+// number that merely holds its digits (001870) is not it, nor is a digit's
+// padding where a date or a time puts it ("ep 9": 2025-09-15, 14.09.12).
 func TestBestPaddedNumbers(t *testing.T) {
 	x := indexOfPaths(t,
 		"billing/invoice-000187.pdf",
@@ -318,12 +328,24 @@ func TestBestPaddedNumbers(t *testing.T) {
 		"transcripts/dai_int02.srt",
 		"transcripts/dai_int03.srt",
 		"transcripts/interview_guide.srt",
+		"Vault/Daily/2025-09-15 ep notes.md",
+		"Zoom/2026-06-16 14.09.12 ep notes/audio.m4a",
+		"Slack/LL_ep09_feedback_notes.docx",
+		"sensors/SITE03_2025-04-20.csv",
+		"sensors/SITE04_2025-03-03.csv",
 	)
-	wantFirst(t, x, [][2]string{
+	res := wantFirst(t, x, [][2]string{
+		{"ep 9 notes", "Slack/LL_ep09_feedback_notes.docx"},
+		{"site 4", "sensors/SITE04_2025-03-03.csv"}, // glued to a word, whatever follows
 		{"invoice 187", "billing/invoice-000187.pdf"},
 		{"roll 34 contact sheet", "scans/roll_034_hp5/contact.tif"},
 		{"dai interview 2 srt", "transcripts/dai_int02.srt"},
 	})
+	// The dated notes hold ep and notes, not 9: below the episode's file
+	// by a whole word.
+	if len(res[0]) < 3 || res[0][0].Score-res[0][1].Score < 0.2 {
+		t.Errorf("ep 9 notes: %v: the dated files are credited with 9", scoresOf(res[0]))
+	}
 }
 
 // TestBestCompactDay: a day a query writes with separators (2026-11-18)

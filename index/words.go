@@ -170,6 +170,10 @@ type queryTerms struct {
 	// forms ("02" for februari), which counts only where a date puts a
 	// month (datedMonth).
 	monthNumber map[string]string
+	// padNumber is, for a one-digit term, its zero padding among its forms
+	// ("09" for 9), which counts only where no date or time puts it
+	// (undatedNumber): "ep 9" is ep09, not 2025-09-15.
+	padNumber map[string]string
 	// qualifies[i] says terms[i] qualifies the others rather than selects:
 	// "year" in "this year", a season in "last fall" and an ordinal, which
 	// only order the files other words found.
@@ -382,6 +386,12 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 	for _, w := range strings.Fields(bare) {
 		for _, f := range paddedForms(w) {
 			addForm(w, f)
+			if len(w) == 1 && slices.Contains(q.terms, w) {
+				if q.padNumber == nil {
+					q.padNumber = map[string]string{}
+				}
+				q.padNumber[w] = f
+			}
 		}
 	}
 	// "backup log 2026-11-18": names and logs write a day as one number
