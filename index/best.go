@@ -483,9 +483,10 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 	// searches); their results are summed in word order below, so the sums
 	// do not depend on which finishes first.
 	results := make([]*bleve.SearchResult, len(qt.terms))
-	// byWord[i], for a month's term, is the files that hold its name or
-	// abbreviation; its two-digit number counts only where a date puts it
-	// (datedMonth).
+	// byWord[i], for a term with forms that count only where they stand as
+	// the form means (placedForms: a month's number, a digit's padding, a
+	// form of several tokens), is the files that hold it otherwise; the
+	// others count only where such a form fits.
 	byWord := make([]map[string]bool, len(qt.terms))
 	errs := make([]error, len(qt.terms))
 	near := make([][]string, len(qt.terms)) // results[i] is of these words, a typo away from term i
@@ -506,9 +507,9 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 					results[i], near[i] = nr, words
 				}
 			}
-			if mm, _ := qt.placedNumber(t); mm != "" && errs[i] == nil {
+			if placed, _ := qt.placedForms(t); len(placed) > 0 && errs[i] == nil {
 				var words *bleve.SearchResult
-				words, errs[i] = x.searchWord(ctx, memo, t, slices.DeleteFunc(slices.Clone(forms), func(f string) bool { return f == mm }))
+				words, errs[i] = x.searchWord(ctx, memo, t, slices.DeleteFunc(slices.Clone(forms), func(f string) bool { return slices.Contains(placed, f) }))
 				if errs[i] == nil {
 					byWord[i] = make(map[string]bool, len(words.Hits))
 					for _, h := range words.Hits {
@@ -531,14 +532,14 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 			continue
 		}
 		th := termHits{scores: make([]slotSim, 0, len(res.Hits))}
-		mm, placed := qt.placedNumber(qt.terms[i])
+		_, fits := qt.placedForms(qt.terms[i])
 		for _, h := range res.Hits {
 			slot, ok := x.hay.pos[h.ID]
 			if !ok {
 				continue
 			}
-			if byWord[i] != nil && !byWord[i][h.ID] && !placed(x.hay.entries[slot].joined, mm) {
-				df-- // its month's number is a day's or another count's, its padded digit a date's
+			if byWord[i] != nil && !byWord[i][h.ID] && !fits(x.hay.entries[slot].joined) {
+				df-- // its month's number is a day's, its padded digit a date's, its form's tokens apart
 				continue
 			}
 			th.scores = append(th.scores, slotSim{slot, h.Score})
@@ -1055,7 +1056,7 @@ func (x *Index) explainBest(qt queryTerms, shares []termShare, r Record, c *best
 			hit := qt.infixTerm(i) && strings.Contains(folded, fold(t)) ||
 				i < 64 && !qt.qualifier(i) && qt.monthNumber[t] != "" && compactDated(folded, qt.monthNumber[t])
 			for _, tok := range toks {
-				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok)) && (tok != qt.padNumber[t] || undatedNumber(strings.ToLower(text), tok))) || holdsForm(toks, qt.forms[t]) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
+				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok)) && (tok != qt.padNumber[t] || undatedNumber(strings.ToLower(text), tok))) || holdsForm(text, qt.forms[t]) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
 					hit = true
 					break
 				}
@@ -1206,17 +1207,75 @@ func monthNameForms(t string) []string {
 	return nil
 }
 
-// placedNumber is term t's two-digit form that counts only where placed
-// says so (a month's number where a date puts a month: datedMonth; a
-// digit's zero padding where no date or time does: undatedNumber), or "".
-func (q queryTerms) placedNumber(t string) (nn string, placed func(j, nn string) bool) {
-	if mm := q.monthNumber[t]; mm != "" {
-		return mm, datedMonth
+// placedForms is term t's forms that count only where they stand as the
+// form means (nil for none), and fits, whether a file's folded fields j
+// hold one of them so: a month's number where a date puts a month
+// (datedMonth), a digit's zero padding where no date or time does
+// (undatedNumber), a form of several tokens with its tokens in a row
+// (inARow: "v 2" is v2 or v_2, not a v3 (2) copy; "2026 12" a December,
+// not 2026-06-16 14.00.12).
+func (q queryTerms) placedForms(t string) (placed []string, fits func(j string) bool) {
+	mm, pad := q.monthNumber[t], q.padNumber[t]
+	for _, f := range q.forms[t] {
+		if f == mm || f == pad || strings.Contains(f, " ") {
+			placed = append(placed, f)
+		}
 	}
-	if pad := q.padNumber[t]; pad != "" {
-		return pad, undatedNumber
+	return placed, func(j string) bool {
+		for _, f := range placed {
+			switch {
+			case f == mm && datedMonth(j, f), f == pad && undatedNumber(j, f), strings.Contains(f, " ") && inARow(j, f):
+				return true
+			}
+		}
+		return false
 	}
-	return "", nil
+}
+
+// inARow says whether the folded fields j hold form's tokens (space-
+// separated, as the words analysis gives them) one after the other within
+// one field, as the words analysis would cut them: each a whole run of
+// letters or of digits, apart by at most three other characters (none
+// between a letter and a digit: m4a, v2). Case is ignored (j is folded).
+func inARow(j, form string) bool {
+	toks := strings.Fields(form)
+	if len(toks) == 0 {
+		return false
+	}
+	class := func(b byte) int {
+		switch {
+		case isDigit(b):
+			return 1
+		case isLetter(b) || b >= utf8.RuneSelf && b != fieldSep[0]:
+			return 2
+		}
+		return 0
+	}
+	first := toks[0]
+	for k := 0; k+len(first) <= len(j); k++ {
+		if !strings.EqualFold(j[k:k+len(first)], first) || k > 0 && class(j[k-1]) == class(first[0]) {
+			continue
+		}
+		pos, ok := k+len(first), true
+		for n, tok := range toks[1:] {
+			gap := 0
+			for pos < len(j) && class(j[pos]) == 0 && j[pos] != fieldSep[0] && gap < 3 {
+				pos++
+				gap++
+			}
+			prev := toks[n]
+			if gap == 0 && class(prev[len(prev)-1]) == class(tok[0]) || pos+len(tok) > len(j) || !strings.EqualFold(j[pos:pos+len(tok)], tok) {
+				ok = false
+				break
+			}
+			pos += len(tok)
+		}
+		last := toks[len(toks)-1]
+		if ok && (pos == len(j) || class(j[pos]) != class(last[len(last)-1])) {
+			return true
+		}
+	}
+	return false
 }
 
 // undatedNumber says whether the folded fields j hold the number nn as a
@@ -1319,12 +1378,11 @@ func compactDated(j, mm string) bool {
 	return false
 }
 
-// holdsForm says whether tokens hold every token of one of the forms of
-// several tokens ("m 4 a").
-func holdsForm(tokens, forms []string) bool {
+// holdsForm says whether text holds one of the forms of several tokens
+// ("m 4 a") with its tokens in a row (inARow).
+func holdsForm(text string, forms []string) bool {
 	for _, f := range forms {
-		parts := strings.Fields(f)
-		if len(parts) > 1 && !slices.ContainsFunc(parts, func(p string) bool { return !slices.Contains(tokens, p) }) {
+		if strings.Contains(f, " ") && inARow(text, f) {
 			return true
 		}
 	}

@@ -444,6 +444,27 @@ func TestBestAcronymPlurals(t *testing.T) {
 	}
 }
 
+// TestBestFormTokensInARow: a form of several tokens counts where its
+// tokens stand in a row, as the name writes it: "first" is v1, not a v3 (1)
+// copy; winter 2026 is 2026-12, not a June folder's 14.00.12; a recording
+// is .m4a, not an m and a 4 apart.
+func TestBestFormTokensInARow(t *testing.T) {
+	// Each wrong file sorts before the right one: a tie would rank it first.
+	x := indexOfPaths(t,
+		"inspection/a_self_assessment_v3 (1).docx",
+		"inspection/b_self_assessment_draft_for_the_board_v1.docx",
+		"A/2026-06-16 14.00.12 voice notes/audio.ogg",
+		"B/2026-12-20 voice notes of the long evening walk/audio.ogg",
+		"memo/m/idea 4 a.txt",
+		"memo/mine/idea.m4a",
+	)
+	wantFirstAt(t, x, time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC), [][2]string{
+		{"self assessment first", "inspection/b_self_assessment_draft_for_the_board_v1.docx"},
+		{"voice notes winter 2026", "B/2026-12-20 voice notes of the long evening walk/audio.ogg"},
+		{"idea recording", "memo/mine/idea.m4a"},
+	})
+}
+
 // TestBestFileKinds: a word for a kind of file ("picture", "spreadsheet",
 // "recording", "python", "clip") matches the extensions of that kind, as a word of the query:
 // of files the other words find alike, the one of that kind ranks first. The
