@@ -573,8 +573,9 @@ func TestBestMonthInCompactDate(t *testing.T) {
 }
 
 // TestBestMonthAbbreviations: a month typed short ("dec", "sept") is the
-// month, dated however the name dates it or abbreviates it; a month's name
-// is not the start of longer words (juli: Julia).
+// month, dated however the name dates it or abbreviates it (Apr26 for
+// April 2026 too); a month's name is not the start of longer words (juli:
+// Julia).
 func TestBestMonthAbbreviations(t *testing.T) {
 	// Each wrong file sorts before the right one: a tie would rank it first.
 	x := indexOfPaths(t,
@@ -590,6 +591,8 @@ func TestBestMonthAbbreviations(t *testing.T) {
 		"clients/acme/invoice_2026-07.pdf",
 		"roofs/12 Marchmont Rd/roof_quote.pdf",
 		"roofs/roof_quote_2025-03.pdf",
+		"care/Craigmonie_invoice_Apr25.pdf",
+		"care/Craigmonie_invoice_Apr26.pdf",
 	)
 	wantFirst(t, x, [][2]string{
 		{"tfsa dec", "stmt/tfsa_2025-12.pdf"},
@@ -599,6 +602,8 @@ func TestBestMonthAbbreviations(t *testing.T) {
 		// A month's name does not stand for the longer words it begins.
 		{"july invoice", "clients/acme/invoice_2026-07.pdf"},
 		{"roof quote march", "roofs/roof_quote_2025-03.pdf"},
+		// A month of a year written short: Apr26 is April 2026.
+		{"care home invoice april 2026", "care/Craigmonie_invoice_Apr26.pdf"},
 	})
 }
 

@@ -318,6 +318,22 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 				q.monthNumber = map[string]string{}
 			}
 			q.monthNumber[t] = mf[len(mf)-1]
+			// "april 2026": names write a month of a year short, Apr26
+			// and sep_26, a form of the year (the month's own
+			// abbreviation already covers the month), its tokens in a row.
+			abbrs := []string{t}
+			if len(mf) > 1 {
+				abbrs = mf[:len(mf)-1]
+			}
+			for _, y := range q.terms {
+				if len(y) == 4 && digitsOnly(y) && (y[:2] == "19" || y[:2] == "20") {
+					for _, a := range abbrs {
+						if len(a) <= 4 && !digitsOnly(a) {
+							addForm(y, a+" "+y[2:])
+						}
+					}
+				}
+			}
 		}
 	}
 	// Two words written apart are often one token in a name: "on-call" or
