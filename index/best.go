@@ -684,7 +684,7 @@ func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termS
 			}
 			j := x.hay.entries[slot].joined
 			dated := dates && mm != "" && compactDated(j, mm)
-			if dated || (infix && strings.Contains(j, lit)) {
+			if dated || (infix && holdsInside(j, lit, qt.written[t])) {
 				c := cands.get(slot)
 				share := presence * shares[i].share
 				if !dated {
@@ -698,12 +698,18 @@ func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termS
 			add(cands.list[k].slot, true)
 		}
 		if discover && infix {
-			if err := x.eachKeywordCandidate(ctx, []string{lit}, func(slot int) { add(slot, false) }); err != nil {
+			if err := x.eachKeywordCandidate(ctx, append([]string{lit}, qt.written[t]...), func(slot int) { add(slot, false) }); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// holdsInside says whether the folded fields j hold the folded term lit or
+// one of the words written as the query wrote them that stem to it.
+func holdsInside(j, lit string, written []string) bool {
+	return strings.Contains(j, lit) || slices.ContainsFunc(written, func(w string) bool { return strings.Contains(j, w) })
 }
 
 // searchWord is the BM25 search of one analysed word t over the word fields:
@@ -1053,7 +1059,7 @@ func (x *Index) explainBest(qt queryTerms, shares []termShare, r Record, c *best
 		}
 		folded := fold(text)
 		for i, t := range qt.terms {
-			hit := qt.infixTerm(i) && strings.Contains(folded, fold(t)) ||
+			hit := qt.infixTerm(i) && holdsInside(folded, fold(t), qt.written[t]) ||
 				i < 64 && !qt.qualifier(i) && qt.monthNumber[t] != "" && compactDated(folded, qt.monthNumber[t])
 			for _, tok := range toks {
 				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok)) && (tok != qt.padNumber[t] || undatedNumber(strings.ToLower(text), tok))) || holdsForm(text, qt.forms[t]) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {

@@ -515,7 +515,9 @@ func TestBestFileKinds(t *testing.T) {
 // ("sitter" in babysitter, "list" in prislista) is evidence, half a word's:
 // of files the other words find alike, the one holding it inside a word ranks
 // first, below one holding it as a word of its own; a query whose words are
-// found nowhere as words finds the files holding them inside words.
+// found nowhere as words finds the files holding them inside words. The word
+// is looked for as written too, where its stem is not inside it (policy:
+// polici).
 func TestBestWordsInsideWords(t *testing.T) {
 	// Each wrong file sorts before the right one: a tie would rank it first.
 	x := indexOfPaths(t,
@@ -525,11 +527,15 @@ func TestBestWordsInsideWords(t *testing.T) {
 		"m/tassen_prislista.pdf",
 		"n/tassen_list.pdf",
 		"notes/lisbon.md",
+		"parking/a_rules.pdf",
+		"parking/Parkeringspolicy_Orebro.pdf",
 	)
 	wantFirst(t, x, [][2]string{
 		{"sitter schedule", "z/babysitter_schedule.md"},
 		{"tassen list", "n/tassen_list.pdf"},
 		{"isbon", "notes/lisbon.md"},
+		// The word as written, not only its stem (polici).
+		{"policy", "parking/Parkeringspolicy_Orebro.pdf"},
 	})
 	res := best(t, x, index.Query{Text: "tassen list", Explain: true})
 	if got := paths(res); len(got) != 3 || got[1] != "m/tassen_prislista.pdf" || got[2] != "a/tassen_schema.pdf" {

@@ -174,6 +174,11 @@ type queryTerms struct {
 	// ("09" for 9), which counts only where no date or time puts it
 	// (undatedNumber): "ep 9" is ep09, not 2025-09-15.
 	padNumber map[string]string
+	// written is, for a term, the query's words as written (folded) that
+	// analyse to it alone: the infix test looks for them too, since a stem
+	// may not be inside the word it stems ("policy": polici, not in
+	// Parkeringspolicy).
+	written map[string][]string
 	// qualifies[i] says terms[i] qualifies the others rather than selects:
 	// "year" in "this year", a season in "last fall" and an ordinal, which
 	// only order the files other words found.
@@ -227,9 +232,18 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 	}
 	for _, w := range words[:len(strings.Fields(text))] {
 		var g termGroup
-		for _, tok := range used.Analyze([]byte(w)) {
+		toks := used.Analyze([]byte(w))
+		for _, tok := range toks {
 			if i := slices.Index(q.terms, string(tok.Term)); i >= 0 && !slices.Contains(g.terms, i) {
 				g.terms = append(g.terms, i)
+			}
+		}
+		if len(toks) == 1 {
+			if t, f := string(toks[0].Term), fold(w); f != fold(t) && slices.Contains(q.terms, t) && !slices.Contains(q.written[t], f) {
+				if q.written == nil {
+					q.written = map[string][]string{}
+				}
+				q.written[t] = append(q.written[t], f)
 			}
 		}
 		if len(g.terms) > 1 && !slices.ContainsFunc(q.groups, func(o termGroup) bool { return o.literal == fold(w) }) {
