@@ -68,6 +68,9 @@ func TestBestWords(t *testing.T) {
 		{"scans/receipt_12.pdf", "notes", "paper"},
 		{"recipes/grandma_card.md", "notes", "lasagna"},
 		{"infra/k8s_notes.md", "notes", "cluster"},
+		{"mail/Re_ mulch delivery.eml", "mail", ""},
+		{"audio/voice.m4a", "notes", ""},
+		{"home/Insurance/policy.pdf", "notes", ""},
 		{"clients/ostra/banner.png", "design", ""},
 		{"design/Björk_moodboard.pdf", "design", ""},
 		{"notes/cafe\u0301_list.md", "notes", "Straße"}, // decomposed é (macOS names)
@@ -97,6 +100,8 @@ func TestBestWords(t *testing.T) {
 		{"February", []string{"journal/2026-02-11.md"}, nil},                                                       // a month's number
 		{"december", []string{"journal/2025-12-03.md"}, []string{"journal/2024-06-12.md", "scans/receipt_12.pdf"}}, // ...where a date puts a month, not a day's or another number
 		{"grandma's card", []string{"recipes/grandma_card.md"}, []string{"infra/k8s_notes.md"}},                    // a possessive's s is no word
+		{"proof we're insured", []string{"home/Insurance/policy.pdf"}, []string{"mail/Re_ mulch delivery.eml"}},    // nor a contraction's clitic
+		{"what i'm saying", nil, []string{"audio/voice.m4a"}},                                                      // ...
 		{"calendar widgets", []string{"src/ui/DatePicker.tsx"}, []string{"notes/lisbon.md"}},
 		{"Östra", []string{"clients/ostra/banner.png"}, nil},         // letters folded to ASCII, both ways
 		{"bjork", []string{"design/Björk_moodboard.pdf"}, nil},       // ...

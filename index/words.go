@@ -689,23 +689,46 @@ func (q queryTerms) qualifier(i int) bool { return i < len(q.qualifies) && q.qua
 
 // withoutPossessives drops the "'s" of "grandma's" and "last year's": split
 // at the apostrophe it would be the word "s", found in every "k8s" and
-// joined back into "grandmas". The exact-name test still sees the words
-// as written.
+// joined back into "grandmas". Contractions' clitics go too ("we're",
+// "i'm", "they've", "you'll", "we'd", "couldn't"): split, "re" found every
+// Re_ email, "m" every .m4a, and "couldn" and "t" were words found nowhere;
+// what is left is the stop word it was ("we", "could"; "can't" is "can",
+// "won't" "will"). The exact-name test still sees the words as written.
 func withoutPossessives(text string) string {
 	if !strings.ContainsAny(text, "'\u2019") {
 		return text
 	}
-	var b strings.Builder
+	out := make([]rune, 0, len(text))
 	rs := []rune(text)
 	for i := 0; i < len(rs); i++ {
-		if (rs[i] == '\'' || rs[i] == '\u2019') && i > 0 && unicode.IsLetter(rs[i-1]) && i+1 < len(rs) &&
-			(rs[i+1] == 's' || rs[i+1] == 'S') && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2]) && !unicode.IsDigit(rs[i+2])) {
-			i++ // the apostrophe and its s
-			continue
+		if (rs[i] == '\'' || rs[i] == '\u2019') && i > 0 && unicode.IsLetter(rs[i-1]) {
+			e := i + 1
+			for e < len(rs) && unicode.IsLetter(rs[e]) {
+				e++
+			}
+			if e == len(rs) || !unicode.IsDigit(rs[e]) {
+				switch strings.ToLower(string(rs[i+1 : e])) {
+				case "s", "re", "ve", "ll", "d", "m":
+					i = e - 1 // the apostrophe and its clitic
+					continue
+				case "t":
+					if n := len(out); n > 0 && (out[n-1] == 'n' || out[n-1] == 'N') {
+						out = out[:n-1] // n't
+						switch w := strings.ToLower(string(out[max(0, n-3):])); {
+						case w == "ca" && (n < 4 || !unicode.IsLetter(out[n-4])):
+							out = append(out, 'n') // can't: can
+						case w == "wo" && (n < 4 || !unicode.IsLetter(out[n-4])):
+							out = append(out[:n-3], []rune("will")...) // won't: will
+						}
+						i = e - 1
+						continue
+					}
+				}
+			}
 		}
-		b.WriteRune(rs[i])
+		out = append(out, rs[i])
 	}
-	return b.String()
+	return string(out)
 }
 
 // kindForms returns the file name extensions a word for a kind of file
