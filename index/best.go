@@ -669,11 +669,11 @@ func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termS
 			continue
 		}
 		infix, lit := qt.infixTerm(i), fold(t)
-		var mm string // a month's number, for its compact dates
+		var mm, md string // a month's number, a day's month and day, for compact dates
 		if i < 64 && !qt.qualifier(i) {
-			mm = qt.monthNumber[t]
+			mm, md = qt.monthNumber[t], qt.dayOf[t]
 		}
-		if !infix && mm == "" {
+		if !infix && mm == "" && md == "" {
 			continue
 		}
 		// add tests one file; dates: its compact dates too (candidates only:
@@ -683,7 +683,7 @@ func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termS
 				return
 			}
 			j := x.hay.entries[slot].joined
-			dated := dates && mm != "" && compactDated(j, mm)
+			dated := dates && (mm != "" && compactDated(j, mm) || md != "" && compactMonthDay(j, md))
 			if dated || (infix && holdsInside(j, lit, qt.written[t])) {
 				c := cands.get(slot)
 				share := presence * shares[i].share
@@ -1060,7 +1060,7 @@ func (x *Index) explainBest(qt queryTerms, shares []termShare, r Record, c *best
 		folded := fold(text)
 		for i, t := range qt.terms {
 			hit := qt.infixTerm(i) && holdsInside(folded, fold(t), qt.written[t]) ||
-				i < 64 && !qt.qualifier(i) && qt.monthNumber[t] != "" && compactDated(folded, qt.monthNumber[t])
+				i < 64 && !qt.qualifier(i) && (qt.monthNumber[t] != "" && compactDated(folded, qt.monthNumber[t]) || qt.dayOf[t] != "" && compactMonthDay(folded, qt.dayOf[t]))
 			for _, tok := range toks {
 				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok)) && (tok != qt.padNumber[t] || undatedNumber(strings.ToLower(text), tok))) || holdsForm(text, qt.forms[t]) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
 					hit = true
@@ -1379,6 +1379,27 @@ func compactDated(j, mm string) bool {
 		// Six digits one separator after eight are a time of day
 		// (IMG_20250418_102030), not a month.
 		afterDate = e-k == 8 && e+1 < len(j) && !isDigit(j[e]) && isDigit(j[e+1])
+		k = e
+	}
+	return false
+}
+
+// compactMonthDay says whether the folded fields j hold a date written
+// without separators (YYYYMMDD, YYYYMMDDhhmmss) on the month and day md
+// ("0501").
+func compactMonthDay(j, md string) bool {
+	for k := 0; k < len(j); {
+		if !isDigit(j[k]) {
+			k++
+			continue
+		}
+		e := k
+		for e < len(j) && isDigit(j[e]) {
+			e++
+		}
+		if r := j[k:e]; (len(r) == 8 || len(r) == 14) && (r[:2] == "19" || r[:2] == "20") && r[4:8] == md {
+			return true
+		}
 		k = e
 	}
 	return false

@@ -583,6 +583,24 @@ func TestBestMonthInCompactDate(t *testing.T) {
 	})
 }
 
+// TestBestDayOfMonth: a number beside a month ("3 may", "april 1") is that
+// month's day, as a date writes it with separators (2026-05-03) or without
+// (PTT-20260401): that file ranks above one of the same month, another day.
+func TestBestDayOfMonth(t *testing.T) {
+	// Each wrong file sorts before the right one: a tie would rank it first.
+	x := indexOfPaths(t,
+		"class/conseil 2nde3 2025-05.eml",
+		"scans/Scan 2026-05-17.pdf",
+		"scans/Scan 2026-05-03.pdf",
+		"voice/PTT-20260415-WA0001.opus",
+		"voice/PTT-20260401-WA0002.opus",
+	)
+	wantFirst(t, x, [][2]string{
+		{"scan 3 may", "scans/Scan 2026-05-03.pdf"},
+		{"voice message april 1", "voice/PTT-20260401-WA0002.opus"},
+	})
+}
+
 // TestBestMonthAbbreviations: a month typed short ("dec", "sept") is the
 // month, dated however the name dates it or abbreviates it (Apr26 for
 // April 2026 too); a month's name is not the start of longer words (juli:

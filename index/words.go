@@ -179,6 +179,11 @@ type queryTerms struct {
 	// may not be inside the word it stems ("policy": polici, not in
 	// Parkeringspolicy).
 	written map[string][]string
+	// dayOf is, for a number the query puts beside a month ("may 1", "3
+	// may"), that day as a date writes it, month and day ("0501"): held by
+	// a compact date (20260501) and, as the form "05 01", a date with
+	// separators (2026-05-01).
+	dayOf map[string]string
 	// qualifies[i] says terms[i] qualifies the others rather than selects:
 	// "year" in "this year", a season in "last fall" and an ordinal, which
 	// only order the files other words found.
@@ -345,6 +350,31 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 						if len(a) <= 4 && !digitsOnly(a) {
 							addForm(y, a+" "+y[2:])
 						}
+					}
+				}
+			}
+		}
+	}
+	// "may 1", "3 may": a day of that month.
+	if len(q.monthNumber) > 0 {
+		ws := strings.FieldsFunc(strings.ToLower(bare), func(r rune) bool { return unicode.IsSpace(r) || r == ',' })
+		for i, w := range ws {
+			d, err := strconv.Atoi(w)
+			if !digitsOnly(w) || err != nil || d < 1 || d > 31 || !slices.Contains(q.terms, w) {
+				continue
+			}
+			for _, k := range []int{i - 1, i + 1} {
+				if k < 0 || k >= len(ws) {
+					continue
+				}
+				for _, tok := range used.Analyze([]byte(ws[k])) {
+					if mm := q.monthNumber[string(tok.Term)]; mm != "" && q.dayOf[w] == "" {
+						dd := fmt.Sprintf("%02d", d)
+						addForm(w, mm+" "+dd)
+						if q.dayOf == nil {
+							q.dayOf = map[string]string{}
+						}
+						q.dayOf[w] = mm + dd
 					}
 				}
 			}
