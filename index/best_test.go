@@ -338,10 +338,16 @@ func TestBestPaddedNumbers(t *testing.T) {
 		"Slack/LL_ep09_feedback_notes.docx",
 		"sensors/SITE03_2025-04-20.csv",
 		"sensors/SITE04_2025-03-03.csv",
+		"Audio/Alt_ep41/Alt_ep_final_master.mp3",
+		"Audio/LL_ep07/LL07_final_master.mp3",
+		"recipes/meal_plan_w02.md",
+		"taxes/W2_2025.pdf",
 	)
 	res := wantFirst(t, x, [][2]string{
 		{"ep 9 notes", "Slack/LL_ep09_feedback_notes.docx"},
-		{"site 4", "sensors/SITE04_2025-03-03.csv"}, // glued to a word, whatever follows
+		{"ep7 final master", "Audio/LL_ep07/LL07_final_master.mp3"}, // a digit inside a word too
+		{"W2", "taxes/W2_2025.pdf"},                                 // ...after two letters: W2 is no w02
+		{"site 4", "sensors/SITE04_2025-03-03.csv"},                 // glued to a word, whatever follows
 		{"invoice 187", "billing/invoice-000187.pdf"},
 		{"roll 34 contact sheet", "scans/roll_034_hp5/contact.tif"},
 		{"dai interview 2 srt", "transcripts/dai_int02.srt"},

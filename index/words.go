@@ -253,6 +253,9 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 		}
 		if len(g.terms) > 1 && !slices.ContainsFunc(q.groups, func(o termGroup) bool { return o.literal == fold(w) }) {
 			g.literal, g.also = fold(w), compactDay(w)
+			if g.also == "" {
+				g.also = padDigitRuns(g.literal)
+			}
 			q.groups = append(q.groups, g)
 		}
 	}
@@ -528,6 +531,26 @@ func compactDay(w string) string {
 		return ""
 	}
 	return fmt.Sprintf("%04d%02d%02d", y, m, d)
+}
+
+// padDigitRuns returns w with each lone digit after two letters or more
+// (ep7, ch3) padded to two, as names number episodes and chapters (ep07,
+// ch03); "" when there is none. Not after one letter: W2 is a tax form, and
+// w02 a week.
+func padDigitRuns(w string) string {
+	var b strings.Builder
+	changed := false
+	for i := 0; i < len(w); i++ {
+		if isDigit(w[i]) && i > 1 && isLetter(w[i-1]) && isLetter(w[i-2]) && (i+1 == len(w) || !isDigit(w[i+1])) {
+			b.WriteByte('0')
+			changed = true
+		}
+		b.WriteByte(w[i])
+	}
+	if !changed {
+		return ""
+	}
+	return b.String()
 }
 
 // digitsOnly says whether w is a run of ASCII digits (not empty).
