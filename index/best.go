@@ -1290,24 +1290,32 @@ func inARow(j, form string) bool {
 // glued to a word whatever follows) and not as a date or a time writes a
 // month, a day or a minute (2025-09-15, 14.09.12).
 func undatedNumber(j, nn string) bool {
+	return anyAt(j, nn, func(at int) bool {
+		end := at + len(nn)
+		switch {
+		case at > 0 && isDigit(j[at-1]) || end < len(j) && isDigit(j[end]):
+			return false // part of a longer number
+		case at > 0 && isLetter(j[at-1]):
+			return true // glued to a word: a label's number (ep09, SITE04_2025-03-03)
+		}
+		// Not a date's or a time's.
+		return !(at >= 2 && isDateSep(j[at-1]) && isDigit(j[at-2]) || end+1 < len(j) && isDateSep(j[end]) && isDigit(j[end+1]))
+	})
+}
+
+// anyAt says whether ok holds at some occurrence of s in j (ok is given
+// its index).
+func anyAt(j, s string, ok func(at int) bool) bool {
 	for k := 0; ; {
-		at := strings.Index(j[k:], nn)
+		at := strings.Index(j[k:], s)
 		if at < 0 {
 			return false
 		}
 		at += k
+		if ok(at) {
+			return true
+		}
 		k = at + 1
-		end := at + len(nn)
-		if at > 0 && isDigit(j[at-1]) || end < len(j) && isDigit(j[end]) {
-			continue // part of a longer number
-		}
-		if at > 0 && isLetter(j[at-1]) {
-			return true // glued to a word: a label's number (ep09, SITE04_2025-03-03)
-		}
-		if at >= 2 && isDateSep(j[at-1]) && isDigit(j[at-2]) || end+1 < len(j) && isDateSep(j[end]) && isDigit(j[end+1]) {
-			continue // a date's or a time's
-		}
-		return true
 	}
 }
 
@@ -1324,18 +1332,7 @@ func isDateSep(b byte) bool {
 // "202602"), not only as a day ("2024-06-12" for december) or another
 // number.
 func datedMonth(j, mm string) bool {
-	for k := 0; ; {
-		at := strings.Index(j[k:], mm)
-		if at < 0 {
-			return false
-		}
-		at += k
-		k = at + 1
-		if (at+2 < len(j) && isDigit(j[at+2])) || !yearBefore(j[:at]) {
-			continue
-		}
-		return true
-	}
+	return anyAt(j, mm, func(at int) bool { return !(at+2 < len(j) && isDigit(j[at+2])) && yearBefore(j[:at]) })
 }
 
 // yearBefore says whether s ends in a year (19xx or 20xx), then at most one
@@ -1362,6 +1359,29 @@ func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 // GSTR1_…_042025.pdf), unless it is the time after a date.
 func compactDated(j, mm string) bool {
 	afterDate := false
+	return anyDigitRun(j, func(k, e int) bool {
+		r := j[k:e]
+		if isCompactDay(r) && r[4:6] == mm && r[6:8] >= "01" && r[6:8] <= "31" ||
+			len(r) == 6 && !afterDate && ((r[:2] == "20" && r[4:] == mm) || (r[:2] == mm && r[2:4] == "20")) {
+			return true
+		}
+		// Six digits one separator after eight are a time of day
+		// (IMG_20250418_102030), not a month.
+		afterDate = e-k == 8 && e+1 < len(j) && !isDigit(j[e]) && isDigit(j[e+1])
+		return false
+	})
+}
+
+// isCompactDay says whether the run of digits r is a day written without
+// separators: 8 digits (YYYYMMDD) or 14 (YYYYMMDDhhmmss), of a year 19xx or
+// 20xx.
+func isCompactDay(r string) bool {
+	return (len(r) == 8 || len(r) == 14) && (r[:2] == "19" || r[:2] == "20")
+}
+
+// anyDigitRun says whether ok holds for some run of digits j[k:e] of j, the
+// runs offered in order.
+func anyDigitRun(j string, ok func(k, e int) bool) bool {
 	for k := 0; k < len(j); {
 		if !isDigit(j[k]) {
 			k++
@@ -1371,14 +1391,9 @@ func compactDated(j, mm string) bool {
 		for e < len(j) && isDigit(j[e]) {
 			e++
 		}
-		if r := j[k:e]; (len(r) == 8 || len(r) == 14) && (r[:2] == "19" || r[:2] == "20") && r[4:6] == mm && r[6:8] >= "01" && r[6:8] <= "31" {
-			return true
-		} else if len(r) == 6 && !afterDate && ((r[:2] == "20" && r[4:] == mm) || (r[:2] == mm && r[2:4] == "20")) {
+		if ok(k, e) {
 			return true
 		}
-		// Six digits one separator after eight are a time of day
-		// (IMG_20250418_102030), not a month.
-		afterDate = e-k == 8 && e+1 < len(j) && !isDigit(j[e]) && isDigit(j[e+1])
 		k = e
 	}
 	return false
@@ -1388,21 +1403,7 @@ func compactDated(j, mm string) bool {
 // without separators (YYYYMMDD, YYYYMMDDhhmmss) on the month and day md
 // ("0501").
 func compactMonthDay(j, md string) bool {
-	for k := 0; k < len(j); {
-		if !isDigit(j[k]) {
-			k++
-			continue
-		}
-		e := k
-		for e < len(j) && isDigit(j[e]) {
-			e++
-		}
-		if r := j[k:e]; (len(r) == 8 || len(r) == 14) && (r[:2] == "19" || r[:2] == "20") && r[4:8] == md {
-			return true
-		}
-		k = e
-	}
-	return false
+	return anyDigitRun(j, func(k, e int) bool { return isCompactDay(j[k:e]) && j[k+4:k+8] == md })
 }
 
 // holdsForm says whether text holds one of the forms of several tokens
