@@ -1345,8 +1345,13 @@ func yearBefore(s string) bool {
 	if n < 4 || (n > 4 && isDigit(s[n-5])) {
 		return false
 	}
-	y := s[n-4:]
-	return (y[:2] == "19" || y[:2] == "20") && isDigit(y[2]) && isDigit(y[3])
+	return isYear(s[n-4:])
+}
+
+// isYear says whether y is a year as names write one: four digits, 19xx or
+// 20xx.
+func isYear(y string) bool {
+	return len(y) == 4 && (y[:2] == "19" || y[:2] == "20") && isDigit(y[2]) && isDigit(y[3])
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
@@ -1376,7 +1381,7 @@ func compactDated(j, mm string) bool {
 // separators: 8 digits (YYYYMMDD) or 14 (YYYYMMDDhhmmss), of a year 19xx or
 // 20xx.
 func isCompactDay(r string) bool {
-	return (len(r) == 8 || len(r) == 14) && (r[:2] == "19" || r[:2] == "20")
+	return (len(r) == 8 || len(r) == 14) && isYear(r[:4])
 }
 
 // anyDigitRun says whether ok holds for some run of digits j[k:e] of j, the

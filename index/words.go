@@ -348,7 +348,7 @@ func (q *queryTerms) findForms(all, used analysis.Analyzer, bare string, now tim
 				abbrs = mf[:len(mf)-1]
 			}
 			for _, y := range q.terms {
-				if len(y) == 4 && digitsOnly(y) && (y[:2] == "19" || y[:2] == "20") {
+				if isYear(y) {
 					for _, a := range abbrs {
 						if len(a) <= 4 && !digitsOnly(a) {
 							addForm(y, a+" "+y[2:])
