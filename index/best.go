@@ -1059,10 +1059,14 @@ func (x *Index) explainBest(qt queryTerms, shares []termShare, r Record, c *best
 		}
 		folded := fold(text)
 		for i, t := range qt.terms {
+			// A placed form (a month's number, a padded digit, a form of
+			// several tokens) counts as the ranking counts it: where it fits.
+			placed, fits := qt.placedForms(t)
 			hit := qt.infixTerm(i) && holdsInside(folded, fold(t), qt.written[t]) ||
-				i < 64 && !qt.qualifier(i) && (qt.monthNumber[t] != "" && compactDated(folded, qt.monthNumber[t]) || qt.dayOf[t] != "" && compactMonthDay(folded, qt.dayOf[t]))
+				i < 64 && !qt.qualifier(i) && (qt.monthNumber[t] != "" && compactDated(folded, qt.monthNumber[t]) || qt.dayOf[t] != "" && compactMonthDay(folded, qt.dayOf[t])) ||
+				fits(folded)
 			for _, tok := range toks {
-				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && (tok != qt.monthNumber[t] || datedMonth(strings.ToLower(text), tok)) && (tok != qt.padNumber[t] || undatedNumber(strings.ToLower(text), tok))) || holdsForm(text, qt.forms[t]) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
+				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && !slices.Contains(placed, tok)) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
 					hit = true
 					break
 				}
@@ -1409,15 +1413,4 @@ func anyDigitRun(j string, ok func(k, e int) bool) bool {
 // ("0501").
 func compactMonthDay(j, md string) bool {
 	return anyDigitRun(j, func(k, e int) bool { return isCompactDay(j[k:e]) && j[k+4:k+8] == md })
-}
-
-// holdsForm says whether text holds one of the forms of several tokens
-// ("m 4 a") with its tokens in a row (inARow).
-func holdsForm(text string, forms []string) bool {
-	for _, f := range forms {
-		if strings.Contains(f, " ") && inARow(text, f) {
-			return true
-		}
-	}
-	return false
 }
