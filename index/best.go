@@ -732,17 +732,18 @@ func (x *Index) searchWord(ctx context.Context, memo *dictMemo, t string, forms 
 func (x *Index) wordQuery(memo *dictMemo, t string, forms []string) (query.Query, uint64, error) {
 	var qs []query.Query
 	var bound uint64
+	// The longer tokens t is a prefix of stand for it. Of a month's name,
+	// only where the stem is cut short of any word (septemb: septembre): the
+	// others begin other words (juli: julia, julien; march: marchmont).
+	prefix := utf8.RuneCountInString(t) >= prefixMin && (monthForms(t) == nil || slices.Contains(monthCutStems, t))
 	for _, f := range wordFields {
 		tq := bleve.NewTermQuery(t)
 		tq.SetField(f.field)
 		tq.SetBoost(f.boost)
 		qs = append(qs, tq)
-		if utf8.RuneCountInString(t) >= prefixMin && (monthForms(t) == nil || slices.Contains(monthCutStems, t)) {
-			// The longer tokens t is a prefix of, each its own term (a
-			// prefix query would read t's own postings a second time). Of
-			// a month's name, only where the stem is cut short of any
-			// word (septemb: septembre): the others begin other words
-			// (juli: julia, julien; march: marchmont).
+		if prefix {
+			// Each longer token its own term (a prefix query would read
+			// t's own postings a second time).
 			longer, n, err := memo.longerTerms(x, f.field, t)
 			if err != nil {
 				return nil, 0, err

@@ -203,7 +203,7 @@ type termGroup struct {
 
 func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) queryTerms {
 	var q queryTerms
-	bare := withoutPossessives(text)
+	bare := withoutClitics(text)
 	distinct := func(a analysis.Analyzer) []string {
 		var out []string
 		seen := map[string]bool{}
@@ -740,14 +740,14 @@ func seasonYear(words []string, i int, before string) (int, bool) {
 // qualifier says whether terms[i] only qualifies the others (qualifies).
 func (q queryTerms) qualifier(i int) bool { return i < len(q.qualifies) && q.qualifies[i] }
 
-// withoutPossessives drops the "'s" of "grandma's" and "last year's": split
+// withoutClitics drops the "'s" of "grandma's" and "last year's": split
 // at the apostrophe it would be the word "s", found in every "k8s" and
 // joined back into "grandmas". Contractions' clitics go too ("we're",
 // "i'm", "they've", "you'll", "we'd", "couldn't"): split, "re" found every
 // Re_ email, "m" every .m4a, and "couldn" and "t" were words found nowhere;
 // what is left is the stop word it was ("we", "could"; "can't" is "can",
 // "won't" "will"). The exact-name test still sees the words as written.
-func withoutPossessives(text string) string {
+func withoutClitics(text string) string {
 	if !strings.ContainsAny(text, "'\u2019") {
 		return text
 	}
