@@ -606,7 +606,8 @@ func (x *Index) keywordEvidence(ctx context.Context, qt queryTerms, cands *candS
 		}
 		for i := range cands.list {
 			c := &cands.list[i]
-			if j := x.hay.entries[c.slot].joined; strings.Contains(j, g.literal) || g.also != "" && strings.Contains(j, g.also) {
+			if j := x.hay.entries[c.slot].joined; strings.Contains(j, g.literal) || g.also != "" && strings.Contains(j, g.also) ||
+				slices.ContainsFunc(g.spellings, func(s string) bool { return strings.Contains(j, s) }) {
 				c.kw += whole
 			} else {
 				c.kw += scattered * aparts[gi][c.slot]

@@ -375,6 +375,27 @@ func TestBestCompactDay(t *testing.T) {
 	})
 }
 
+// TestBestRespelledLiteral: a word of several tokens the query writes with
+// one separator ("gstr-3b", "e-ticket") is held as written by a name that
+// writes it with another or none (GSTR3B, EK_eticket), above files holding
+// its tokens apart.
+func TestBestRespelledLiteral(t *testing.T) {
+	x := indexOfPaths(t,
+		"tax/gst/GSTR3B_JalSetu_042025.pdf",
+		"tax/gst/GSTR-1 3B reconciliation 042025.xlsx",
+		"tax/gst/gstr 9 annual 042025 3b notes.pdf",
+		"travel/kochi/EK_eticket_MEHTA.pdf",
+		"travel/kochi/e ticket booking mail.txt",
+		"releases/app_v2_2_1.zip",
+		"releases/app_v221.zip",
+	)
+	wantFirst(t, x, [][2]string{
+		{"gstr-3b 042025", "tax/gst/GSTR3B_JalSetu_042025.pdf"},
+		{"kochi e-ticket", "travel/kochi/EK_eticket_MEHTA.pdf"},
+		{"app v2.2.1", "releases/app_v2_2_1.zip"}, // v221 is another number
+	})
+}
+
 // TestBestJoinedWords: two query words written apart match a token that
 // writes them as one ("time zone" and timezone, "on-call" and oncall), and
 // such a file covers both words: it ranks above files holding one of them.

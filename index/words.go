@@ -194,11 +194,46 @@ type queryTerms struct {
 // "invoice_8841", "tokenRefresh"): terms are their indices in
 // queryTerms.terms, literal the word folded as the seed folds (fold), to test
 // whether a file holds it as written, and also the way names write it when
-// that differs (a day's eight digits: compactDay).
+// that differs (a day's eight digits: compactDay), and spellings, the
+// literal with its separators written another way (respell).
 type termGroup struct {
-	literal string
-	also    string
-	terms   []int
+	literal   string
+	also      string
+	spellings []string
+	terms     []int
+}
+
+// separators are the characters names put between the parts of one word
+// ("gstr-3b", "e_ticket", "v2.2.1").
+const separators = "-_. "
+
+// respell returns the literal w (folded, of several tokens) with every run of
+// its separators written as each other separator, and without them where no
+// separator stands between two digits: "gstr-3b" is GSTR3B and gstr_3b in
+// names, "e-ticket" eticket; "v2.2.1" is v2_2_1 but not v221, another
+// number. nil when w has no separator.
+func respell(w string) []string {
+	parts := strings.FieldsFunc(w, func(r rune) bool { return strings.ContainsRune(separators, r) })
+	if len(parts) < 2 {
+		return nil
+	}
+	digits := false
+	for i := 1; i < len(parts); i++ {
+		a, b := parts[i-1], parts[i]
+		if isDigit(a[len(a)-1]) && isDigit(b[0]) {
+			digits = true
+		}
+	}
+	var out []string
+	for _, sep := range []string{"", "_", "-", ".", " "} {
+		if sep == "" && digits {
+			continue
+		}
+		if v := strings.Join(parts, sep); v != w {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) queryTerms {
@@ -253,6 +288,7 @@ func analyseQuery(all, content analysis.Analyzer, text string, now time.Time) qu
 		}
 		if len(g.terms) > 1 && !slices.ContainsFunc(q.groups, func(o termGroup) bool { return o.literal == fold(w) }) {
 			g.literal, g.also = fold(w), compactDay(w)
+			g.spellings = respell(g.literal)
 			if g.also == "" {
 				g.also = padDigitRuns(g.literal)
 			}
