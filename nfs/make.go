@@ -65,7 +65,10 @@ func (h *call) ownSymlink(body []byte) []byte {
 	if !x.ok {
 		return h.garbageArgs(r)
 	}
-	if s.badTime {
+	// An empty target is refused first, whatever the directory, as Linux's
+	// nfsd does (nfsd3_proc_symlink); the core would answer ENOENT, as
+	// symlink(2).
+	if s.badTime || target == "" {
 		return h.madeFail(r, nfs3ErrInval)
 	}
 	b, dir, err := h.resolveHandle(fh)

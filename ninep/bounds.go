@@ -50,7 +50,6 @@ import (
 const maxWalkElems = 16
 
 const (
-	msgTreaddir     = 40
 	msgRflush       = 109
 	rreaddirFixed   = headerLen + 4  // size type tag count
 	countOffset     = headerLen + 12 // Tread, Treaddir: fid[4] offset[8] count[4]

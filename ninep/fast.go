@@ -9,6 +9,7 @@ import (
 
 	"github.com/hugelgupf/p9/linux"
 	"github.com/hugelgupf/p9/p9"
+	"github.com/semfs/semfs/server"
 )
 
 // The fast path: the connection shim answers Tgetattr, Tread and Twrite itself,
@@ -119,6 +120,13 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 		}
 		return c.answer(size, rlerror(tag, uint32(linux.ESTALE)))
 	}
+	if c.notDir(typ, named) {
+		errno := linux.ENOTDIR
+		if typ == msgTsymlink && c.emptyTarget(size) {
+			errno = linux.ENOENT // symlink(2) looks at the target first
+		}
+		return c.answer(size, rlerror(tag, uint32(errno)))
+	}
 	if dep, ok := c.dependent(typ, size); ok {
 		// The request is about to take away or replace the fid a shim-only
 		// fid was walked from: p9 learns it while it can still walk it.
@@ -157,6 +165,11 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 			return done, err
 		}
 	case msgTrenameat, msgTrename, msgTunlinkat, msgTremove:
+		if typ == msgTrenameat {
+			if done, err := c.renameOntoItself(tag, size); done || err != nil {
+				return done, err
+			}
+		}
 		// p9 moves or marks the fids it knows below what changes; shim-only
 		// fids are taught to it first.
 		c.fmu.Lock()
@@ -202,6 +215,92 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// notDir says whether a request that acts in a directory names, as that
+// directory, a fid the shim knows is not one: p9 refuses those with EINVAL
+// before any file of ours is asked (its handlers test the fid's mode), where
+// Linux, diod and the core answer ENOTDIR (mkdirat(2) in a file). The
+// directory fids are Tlcreate's, Tsymlink's, Tmknod's, Tmkdir's,
+// Treaddir's and Tunlinkat's fid, Tlink's dfid (its first), Trename's dfid
+// (its second) and both of Trenameat's. A fid whose type the shim does not
+// know, or an open one (a misuse of the protocol, EINVAL), is left to p9.
+func (c *conn) notDir(typ uint8, named []uint32) bool {
+	var dirs []uint32
+	switch typ {
+	case msgTlcreate, msgTsymlink, msgTmknod, msgTmkdir, msgTreaddir, msgTunlinkat, msgTlink, msgTrenameat:
+		dirs = named
+		if typ == msgTlink && len(dirs) > 1 {
+			dirs = dirs[:1]
+		}
+	case msgTrename:
+		if len(named) > 1 {
+			dirs = named[1:2]
+		}
+	}
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	for _, fid := range dirs {
+		if f := c.fids.fileOf(fid); f != nil && f.kind != 0 && !f.kind.IsDir() && f.open.Load() == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyTarget says whether the buffered Tsymlink (fid[4] name[s] symtgt[s]
+// gid[4]) has an empty target.
+func (c *conn) emptyTarget(size int) bool {
+	if size > readBuffer {
+		return false
+	}
+	b, err := c.br.Peek(size)
+	if err != nil {
+		return false
+	}
+	r := wireReader{b: b[headerLen:]}
+	r.u32()
+	r.str()
+	target := r.str()
+	r.u32()
+	return !r.bad && len(r.b) == 0 && target == ""
+}
+
+// renameOntoItself answers a Trenameat of a name onto itself (one directory,
+// one name), which p9 answers OK without asking any file of ours (its handler
+// takes it for a no-op) even where no such name exists: the core's Rename
+// answers as rename(2) does, ENOENT then. It runs in a goroutine, as p9's
+// would: the lookup may wait for the disk. Anything else is p9's.
+func (c *conn) renameOntoItself(tag uint16, size int) (bool, error) {
+	if size > readBuffer {
+		return false, nil
+	}
+	b, err := c.br.Peek(size)
+	if err != nil {
+		return false, nil
+	}
+	r := wireReader{b: b[headerLen:]}
+	ofid, oname, nfid, nname := r.u32(), r.str(), r.u32(), r.str()
+	if r.bad || len(r.b) != 0 || oname != nname || server.CheckName("rename", oname) != nil {
+		return false, nil
+	}
+	c.fmu.Lock()
+	od, nd := c.fids.fileOf(ofid), c.fids.fileOf(nfid)
+	c.fmu.Unlock()
+	if od == nil || nd == nil || !od.kind.IsDir() || od.p() != nd.p() || od.dirOpen.Load() {
+		return false, nil
+	}
+	p := server.Join(od.p(), oname)
+	if _, err := c.br.Discard(size); err != nil {
+		return true, io.ErrUnexpectedEOF
+	}
+	c.background(tag, func() []byte {
+		if err := od.srv.fs.Rename(od.ctx, p, p); err != nil {
+			return rlerror(tag, uint32(linux.ExtractErrno(toErrno(err))))
+		}
+		return []byte{headerLen, 0, 0, 0, msgRrenameat, byte(tag), byte(tag >> 8)}
+	})
+	return true, nil
 }
 
 // answer consumes the buffered request and sends the shim's reply to it.

@@ -136,6 +136,18 @@ func refused(op string, fid uint32, from fidState) error {
 // get returns fid's entry (state fidAbsent: none).
 func (t *fidTable) get(fid uint32) fidEntry { return t.m[fid] }
 
+// fileOf is the *file fid stands for where the shim knows it: p9's file of a
+// fidP9, the shim's walk of a fidShimOnly; nil otherwise.
+func (t *fidTable) fileOf(fid uint32) *file {
+	switch e := t.m[fid]; e.state {
+	case fidP9:
+		return e.file
+	case fidShimOnly:
+		return e.walk.f
+	}
+	return nil
+}
+
 // put replaces fid's entry, keeping the counts. Every transition ends here.
 func (t *fidTable) put(fid uint32, e fidEntry) {
 	old := t.m[fid]

@@ -128,6 +128,12 @@ func (c *conn) answerWalk(tag uint16, size int) (bool, error) {
 		return false, nil
 	}
 	qids, child, _, err := src.file.walk(names, false, false)
+	if err == linux.ENOTDIR {
+		// Through a name that is not a directory: p9 would answer EINVAL
+		// without asking (doWalk tests each step's mode), where Linux and
+		// diod answer ENOTDIR.
+		return c.answer(size, rlerror(tag, uint32(linux.ENOTDIR)))
+	}
 	if err != nil {
 		return false, nil // p9 walks it again and answers its own way
 	}

@@ -77,6 +77,9 @@
 //   - NFS LINK by a caller who does not own the file: semfs makes the call
 //     as the caller, so the host's fs.protected_hardlinks applies (EPERM,
 //     as link(2) and diod); ganesha links as root. Left out.
+//   - NFS SYMLINK with an empty target in a "directory" that is a file:
+//     semfs NFS3ERR_INVAL (the target first, as nfsd); ganesha
+//     NFS3ERR_NOTDIR (the directory first).
 //   - NFS SETATTR of a size on a directory: semfs NFS3ERR_ISDIR, as nfsd;
 //     ganesha NFS3ERR_BADTYPE.
 //   - NFS READ or WRITE of a directory the caller may not read or write:
@@ -126,8 +129,13 @@
 //   - 9P steps on a symlink that diod follows and semfs, which never
 //     follows a symlink (containment), refuses: Tlcreate over it (diod
 //     creates its target), Tlopen for read, write or readdir, and Tsetattr
-//     chmod, truncate or times. A kernel client resolves symlinks itself
-//     and sends none of these; the steps are left out.
+//     chmod, truncate or times, and any Twalk through it (a dangling one:
+//     diod ENOENT, semfs ENOTDIR). A kernel client resolves symlinks
+//     itself and sends none of these; the steps are left out.
+//   - 9P Trenameat into a "directory" that is a file, of a name that is
+//     missing or that the caller may not reach: semfs ENOTDIR, as
+//     rename(2) (both parents are looked up first); diod ENOENT or EACCES
+//     (the source first). Refused either way.
 //   - 9P: an empty name in Twalk: diod walks it as the directory itself,
 //     semfs refuses it (EINVAL); Linux never sends one. Left out.
 //   - 9P: "." or ".." in Twalk: p9's server library refuses them on the
