@@ -61,8 +61,14 @@
 //     TestFastPathAnswersAsP9 (one connection, step by step) and
 //     TestFastPathAnswersAsP9AcrossConnections (two connections, pipelined,
 //     with renames and removals by the host in between) hold the shim's replies
-//     to p9's own (a test-only mode, export_test.go) byte for byte, with one
-//     deliberate difference: a Tread the shim
+//     to p9's own (a test-only mode, export_test.go) byte for byte, with two
+//     deliberate differences. Where p9 refuses or skips a request without
+//     asking any file of ours, the shim answers as Linux and diod do
+//     (TestAnswersAsLinux): ENOTDIR for a Twalk through a file and for a
+//     create, mkdir, symlink, mknod, link, rename, unlink or readdir in an
+//     unopened fid that is not a directory (p9: EINVAL), and the core's
+//     answer to a Trenameat of a name onto itself (p9: OK, even for a missing
+//     name; rename(2): ENOENT). And a Tread the shim
 //     answers from the page cache (preadv2 RWF_NOWAIT, which never waits)
 //     does not move the file's atime, where p9's pread does, so atime in a
 //     later Rgetattr may differ (relatime would move it at most once a day).
