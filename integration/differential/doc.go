@@ -35,7 +35,8 @@
 // CI runs 10,000 steps per protocol from seed 1 (about a minute for NFS, two
 // for 9P). Longer runs from other seeds find what CI's do not (2026-12-04:
 // 30,000 steps from seed 5150 and 60,000 from 40000 found a setuid bug and
-// three cases the suite itself got wrong). For more:
+// three cases the suite itself got wrong; 2026-12-05, once steps through
+// files ran again: 60,000 from 7100 found nothing). For more:
 //
 //	SEMFS_DIFFERENTIAL_STEPS=100000 SEMFS_DIFFERENTIAL_SEED=1000 go test -timeout 2h -run . ./integration/differential/
 //
