@@ -248,17 +248,27 @@ func (c *conn) notDir(typ uint8, named []uint32) bool {
 	return false
 }
 
-// emptyTarget says whether the buffered Tsymlink (fid[4] name[s] symtgt[s]
-// gid[4]) has an empty target.
-func (c *conn) emptyTarget(size int) bool {
+// request is a reader of the buffered request's fields (after its header),
+// when the whole request fits the read buffer; ok false otherwise, and the
+// request is left to p9.
+func (c *conn) request(size int) (r wireReader, ok bool) {
 	if size > readBuffer {
-		return false
+		return wireReader{}, false
 	}
 	b, err := c.br.Peek(size)
 	if err != nil {
+		return wireReader{}, false
+	}
+	return wireReader{b: b[headerLen:]}, true
+}
+
+// emptyTarget says whether the buffered Tsymlink (fid[4] name[s] symtgt[s]
+// gid[4]) has an empty target.
+func (c *conn) emptyTarget(size int) bool {
+	r, ok := c.request(size)
+	if !ok {
 		return false
 	}
-	r := wireReader{b: b[headerLen:]}
 	r.u32()
 	r.str()
 	target := r.str()
@@ -272,14 +282,10 @@ func (c *conn) emptyTarget(size int) bool {
 // answers as rename(2) does, ENOENT then. It runs in a goroutine, as p9's
 // would: the lookup may wait for the disk. Anything else is p9's.
 func (c *conn) renameOntoItself(tag uint16, size int) (bool, error) {
-	if size > readBuffer {
+	r, ok := c.request(size)
+	if !ok {
 		return false, nil
 	}
-	b, err := c.br.Peek(size)
-	if err != nil {
-		return false, nil
-	}
-	r := wireReader{b: b[headerLen:]}
 	ofid, oname, nfid, nname := r.u32(), r.str(), r.u32(), r.str()
 	if r.bad || len(r.b) != 0 || oname != nname || server.CheckName("rename", oname) != nil {
 		return false, nil

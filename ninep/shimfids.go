@@ -94,14 +94,10 @@ const maxWalkNames = 16
 // answerWalk answers a buffered Twalk itself, making newfid shim-only, if it
 // can (see above): it reports whether it consumed the request.
 func (c *conn) answerWalk(tag uint16, size int) (bool, error) {
-	if size > readBuffer {
+	r, ok := c.request(size)
+	if !ok {
 		return false, nil
 	}
-	b, err := c.br.Peek(size)
-	if err != nil {
-		return false, nil
-	}
-	r := wireReader{b: b[headerLen:]}
 	fid, newfid, n := r.u32(), r.u32(), int(r.u16())
 	if r.bad || n > maxWalkNames || fid == newfid {
 		return false, nil
@@ -200,14 +196,13 @@ func (c *conn) teach(fid uint32, tag uint16) bool {
 func (c *conn) answerCreate(fid uint32, g *shimWalk, tag uint16, size int) (bool, error) {
 	// p9 refuses a create from a fid not a directory or an open one; the shim
 	// leaves those to it, and a directory it does not know to be one.
-	if size > readBuffer || g.opened != nil || !g.f.kind.IsDir() || g.f.dirOpen.Load() || g.f.open.Load() != nil {
+	if g.opened != nil || !g.f.kind.IsDir() || g.f.dirOpen.Load() || g.f.open.Load() != nil {
 		return false, nil
 	}
-	b, err := c.br.Peek(size)
-	if err != nil {
+	r, ok := c.request(size)
+	if !ok {
 		return false, nil
 	}
-	r := wireReader{b: b[headerLen:]}
 	r.u32()
 	var lc opening
 	lc.name, lc.flags, lc.mode, lc.gid = r.str(), r.u32(), r.u32(), r.u32()
