@@ -65,7 +65,7 @@
 //     deliberate differences. Where p9 refuses or skips a request without
 //     asking any file of ours, the shim answers as Linux and diod do
 //     (TestAnswersAsLinux): ENOTDIR for a Twalk through a file and for a
-//     create, mkdir, symlink, mknod, link, rename, unlink or readdir in an
+//     create, mkdir, symlink, mknod, link, rename or unlink in an
 //     unopened fid that is not a directory (p9: EINVAL), and the core's
 //     answer to a Trenameat of a name onto itself (p9: OK, even for a missing
 //     name; rename(2): ENOENT). And a Tread the shim

@@ -11,7 +11,7 @@ import (
 // (EINVAL, without asking a file of ours) or take for a no-op get the answers
 // Linux's system calls and diod give (the differential suite found each
 // against diod): ENOTDIR for a walk through a file and for making, linking,
-// renaming, removing or listing in a file; ENOENT for a rename of a missing
+// renaming or removing in a file; ENOENT for a rename of a missing
 // name onto itself and for a symlink with an empty target.
 func TestAnswersAsLinux(t *testing.T) {
 	e := newEnv(t)

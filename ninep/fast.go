@@ -221,14 +221,15 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 // directory, a fid the shim knows is not one: p9 refuses those with EINVAL
 // before any file of ours is asked (its handlers test the fid's mode), where
 // Linux, diod and the core answer ENOTDIR (mkdirat(2) in a file). The
-// directory fids are Tlcreate's, Tsymlink's, Tmknod's, Tmkdir's,
-// Treaddir's and Tunlinkat's fid, Tlink's dfid (its first), Trename's dfid
-// (its second) and both of Trenameat's. A fid whose type the shim does not
-// know, or an open one (a misuse of the protocol, EINVAL), is left to p9.
+// directory fids are Tlcreate's, Tsymlink's, Tmknod's, Tmkdir's and
+// Tunlinkat's fid, Tlink's dfid (its first), Trename's dfid (its second)
+// and both of Trenameat's. A fid whose type the shim does not know, or an
+// open one (a misuse of the protocol, EINVAL), is left to p9, and so is
+// Treaddir, which only an opened fid may send.
 func (c *conn) notDir(typ uint8, named []uint32) bool {
 	var dirs []uint32
 	switch typ {
-	case msgTlcreate, msgTsymlink, msgTmknod, msgTmkdir, msgTreaddir, msgTunlinkat, msgTlink, msgTrenameat:
+	case msgTlcreate, msgTsymlink, msgTmknod, msgTmkdir, msgTunlinkat, msgTlink, msgTrenameat:
 		dirs = named
 		if typ == msgTlink && len(dirs) > 1 {
 			dirs = dirs[:1]
