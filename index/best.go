@@ -670,11 +670,7 @@ func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termS
 			continue
 		}
 		infix, lit := qt.infixTerm(i), fold(t)
-		var mm, md string // a month's number, a day's month and day, for compact dates
-		if i < 64 && !qt.qualifier(i) {
-			mm, md = qt.monthNumber[t], qt.dayOf[t]
-		}
-		if !infix && mm == "" && md == "" {
+		if !infix && !qt.dateTerm(i) {
 			continue
 		}
 		// add tests one file; dates: its compact dates too (candidates only:
@@ -684,7 +680,7 @@ func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termS
 				return
 			}
 			j := x.hay.entries[slot].joined
-			dated := dates && (mm != "" && compactDated(j, mm) || md != "" && compactMonthDay(j, md))
+			dated := dates && qt.inCompactDate(i, j)
 			if dated || (infix && holdsInside(j, lit, qt.written[t])) {
 				c := cands.get(slot)
 				share := presence * shares[i].share
@@ -705,6 +701,30 @@ func (x *Index) infixEvidence(ctx context.Context, qt queryTerms, shares []termS
 		}
 	}
 	return nil
+}
+
+// dateTerm says whether the query's term i is a month or a day beside one
+// (monthNumber, dayOf) that counts where a compact date holds it: a
+// selecting term among the first 64 (bestCand.terms).
+func (qt queryTerms) dateTerm(i int) bool {
+	if i >= 64 || qt.qualifier(i) {
+		return false
+	}
+	t := qt.terms[i]
+	return qt.monthNumber[t] != "" || qt.dayOf[t] != ""
+}
+
+// inCompactDate says whether the folded fields j hold the query's date term
+// i (dateTerm) in a date written without separators: its month
+// (compactDated: IMG_20250614_…) or its month and day (compactMonthDay).
+// The ranking (infixEvidence) and its explanation both ask it.
+func (qt queryTerms) inCompactDate(i int, j string) bool {
+	if !qt.dateTerm(i) {
+		return false
+	}
+	t := qt.terms[i]
+	mm, md := qt.monthNumber[t], qt.dayOf[t]
+	return mm != "" && compactDated(j, mm) || md != "" && compactMonthDay(j, md)
 }
 
 // holdsInside says whether the folded fields j hold the folded term lit or
@@ -1065,8 +1085,7 @@ func (x *Index) explainBest(qt queryTerms, shares []termShare, r Record, c *best
 			// several tokens) counts as the ranking counts it: where it fits.
 			placed, fits := qt.placedForms(t)
 			hit := qt.infixTerm(i) && holdsInside(folded, fold(t), qt.written[t]) ||
-				i < 64 && !qt.qualifier(i) && (qt.monthNumber[t] != "" && compactDated(folded, qt.monthNumber[t]) || qt.dayOf[t] != "" && compactMonthDay(folded, qt.dayOf[t])) ||
-				fits(folded)
+				qt.inCompactDate(i, folded) || fits(folded)
 			for _, tok := range toks {
 				if hit || tok == t || (utf8.RuneCountInString(t) >= prefixMin && strings.HasPrefix(tok, t)) || (slices.Contains(qt.forms[t], tok) && !slices.Contains(placed, tok)) || (i < len(shares) && slices.Contains(shares[i].near, tok)) {
 					hit = true

@@ -225,7 +225,7 @@ func respell(w string) []string {
 		}
 	}
 	var out []string
-	for _, sep := range []string{"", "_", "-", ".", " "} {
+	for _, sep := range append([]string{""}, strings.Split(separators, "")...) {
 		if sep == "" && digits {
 			continue
 		}
