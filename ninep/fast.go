@@ -122,8 +122,13 @@ func (c *conn) intercept(typ uint8, tag uint16, size int) (bool, error) {
 	}
 	if c.notDir(typ, named) {
 		errno := linux.ENOTDIR
-		if typ == msgTsymlink && c.emptyTarget(size) {
-			errno = linux.ENOENT // symlink(2) looks at the target first
+		if typ == msgTsymlink {
+			// The core's order: the target before the directory.
+			if target, ok := c.symlinkTarget(size); ok {
+				if err := server.CheckSymlinkTarget("", target); err != nil {
+					errno = linux.ExtractErrno(toErrno(err))
+				}
+			}
 		}
 		return c.answer(size, rlerror(tag, uint32(errno)))
 	}
@@ -263,18 +268,18 @@ func (c *conn) request(size int) (r wireReader, ok bool) {
 	return wireReader{b: b[headerLen:]}, true
 }
 
-// emptyTarget says whether the buffered Tsymlink (fid[4] name[s] symtgt[s]
-// gid[4]) has an empty target.
-func (c *conn) emptyTarget(size int) bool {
+// symlinkTarget is the target of the buffered Tsymlink (fid[4] name[s]
+// symtgt[s] gid[4]); ok false when it cannot be read whole.
+func (c *conn) symlinkTarget(size int) (target string, ok bool) {
 	r, ok := c.request(size)
 	if !ok {
-		return false
+		return "", false
 	}
 	r.u32()
 	r.str()
-	target := r.str()
+	target = r.str()
 	r.u32()
-	return !r.bad && len(r.b) == 0 && target == ""
+	return target, !r.bad && len(r.b) == 0
 }
 
 // renameOntoItself answers a Trenameat of a name onto itself (one directory,

@@ -423,13 +423,8 @@ func (f *FS) Symlink(ctx context.Context, target, p string) (a Attr, err error) 
 	if f.virtual(p) {
 		return Attr{}, f.refuseVirtualName(ctx, "symlink", p)
 	}
-	// As symlink(2): an empty target names nothing (ENOENT), before the
-	// new name is looked at; one longer than a path may be, ENAMETOOLONG.
-	if target == "" {
-		return Attr{}, E("symlink", KindNotFound, p, constError("the symlink target is empty"))
-	}
-	if len(target) > MaxPathLen {
-		return Attr{}, E("symlink", KindNameTooLong, p, constError("the symlink target is longer than a path may be"))
+	if err := CheckSymlinkTarget(p, target); err != nil {
+		return Attr{}, err
 	}
 	if err := CheckNewPath("symlink", p); err != nil {
 		return Attr{}, err

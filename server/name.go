@@ -35,6 +35,21 @@ func CheckName(op, name string) error {
 	return nil
 }
 
+// CheckSymlinkTarget validates the target of symlink p about to be made, as
+// symlink(2) does before it looks at p: an empty target names nothing
+// (KindNotFound, ENOENT), one longer than a path may be is KindNameTooLong.
+// A front end whose protocol refuses before the core is asked (9P's shim for
+// a "directory" that is a file) asks it too, so the order stays the core's.
+func CheckSymlinkTarget(p, target string) error {
+	if target == "" {
+		return E("symlink", KindNotFound, p, constError("the symlink target is empty"))
+	}
+	if len(target) > MaxPathLen {
+		return E("symlink", KindNameTooLong, p, constError("the symlink target is longer than a path may be"))
+	}
+	return nil
+}
+
 // CheckNewPath validates the path of a name about to be made (create, mkdir,
 // symlink, link, mknod, a rename's target): it must be valid UTF-8, as every
 // name the core creates is.
