@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/semfs/semfs/server"
 )
@@ -140,4 +142,70 @@ func TestKeptDirectoryNeverLeadsOut(t *testing.T) {
 			t.Errorf("Lstat g/f with g a file: %v, want not a directory", err)
 		}
 	})
+}
+
+// TestLstatInShowsTheDirectoryAsItIs: LstatIn's directory attributes are the
+// directory's as it is at the call, whichever way its lookup found it: the
+// root, a directory one level down whose descriptor is kept (its first use
+// opens and keeps it, later ones check it; the attributes come from those
+// reads, not from a statx more), or a deeper one opened each time. Between
+// calls the host changes the directory's mode and contents, and finally puts
+// another directory in its place; each answer must equal os.Lstat's.
+func TestLstatInShowsTheDirectoryAsItIs(t *testing.T) {
+	root := t.TempDir()
+	fsys, err := server.New(root, server.Options{BackingCheck: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close()
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(dir, p, step string) {
+		t.Helper()
+		got, a, err := fsys.LstatIn(ctx, p, false)
+		must(err)
+		gotInline, aInline, err := fsys.LstatIn(ctx, p, true)
+		must(err)
+		var st syscall.Stat_t
+		must(syscall.Lstat(filepath.Join(root, dir), &st))
+		if got.Ino != st.Ino || uint32(got.Mode.Perm()) != st.Mode&0o777 || uint64(got.Nlink) != uint64(st.Nlink) ||
+			got.Mtime.UnixNano() != time.Unix(st.Mtim.Unix()).UnixNano() || got.Ctime.UnixNano() != time.Unix(st.Ctim.Unix()).UnixNano() {
+			t.Errorf("%s, %s: directory ino %d mode %v nlink %d mtime %v ctime %v; os.Lstat: ino %d mode %o nlink %d mtime %v ctime %v",
+				step, p, got.Ino, got.Mode, got.Nlink, got.Mtime, got.Ctime,
+				st.Ino, st.Mode&0o777, st.Nlink, time.Unix(st.Mtim.Unix()), time.Unix(st.Ctim.Unix()))
+		}
+		if gotInline != got || aInline != a {
+			t.Errorf("%s, %s: inline %+v %+v, not inline %+v %+v", step, p, gotInline, aInline, got, a)
+		}
+	}
+	for _, dir := range []string{"", "top", "top/deep"} {
+		join := func(name string) string {
+			if dir == "" {
+				return name
+			}
+			return dir + "/" + name
+		}
+		must(os.MkdirAll(filepath.Join(root, dir), 0o755))
+		must(os.WriteFile(filepath.Join(root, dir, "f"), nil, 0o644))
+		check(dir, join("f"), "first use")
+		check(dir, join("f"), "second use")
+		must(os.Chmod(filepath.Join(root, dir), 0o711))
+		must(os.Mkdir(filepath.Join(root, dir, "sub"), 0o755)) // nlink, mtime and ctime move
+		check(dir, join("f"), "after chmod and mkdir")
+		if dir == "" {
+			continue
+		}
+		must(os.Chmod(filepath.Join(root, dir), 0o755))
+		other := filepath.Join(root, "other")
+		must(os.Mkdir(other, 0o700))
+		must(os.WriteFile(filepath.Join(other, "f"), nil, 0o644))
+		must(os.RemoveAll(filepath.Join(root, dir)))
+		must(os.Rename(other, filepath.Join(root, dir)))
+		check(dir, join("f"), "after another directory took its place")
+	}
 }
