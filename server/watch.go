@@ -173,10 +173,25 @@ type Watcher struct {
 	watches                                  atomic.Int64
 	batches, rescans, overflows, failedCalls atomic.Uint64
 
-	events  chan []inotifyEvent
+	events  chan readEvents
 	stop    chan struct{}
 	done    sync.WaitGroup
 	started atomic.Bool
+
+	// Sync's hand-off to read: syncs waits for the next drain of the
+	// inotify queue, wake cuts read's pause short, readDone is closed when
+	// read returns (no drain will come).
+	syncMu   sync.Mutex
+	syncs    []chan struct{}
+	wake     chan struct{}
+	readDone chan struct{}
+}
+
+// readEvents is what read hands the loop: the events of one read, and the
+// Syncs to answer once they (and every event before them) are handled.
+type readEvents struct {
+	evs   []inotifyEvent
+	syncs []chan struct{}
 }
 
 type inotifyEvent struct {
@@ -212,7 +227,7 @@ func (f *FS) Watch(opts WatchOptions, apply FollowFunc) (*Watcher, error) {
 		opts.Rescan = DefaultWatchRescan
 	}
 	w := &Watcher{fs: f, apply: apply, opts: opts, log: opts.Logger, wds: map[int]string{}, paths: map[string]int{},
-		events: make(chan []inotifyEvent, 64), stop: make(chan struct{})}
+		events: make(chan readEvents, 64), stop: make(chan struct{}), wake: make(chan struct{}, 1), readDone: make(chan struct{})}
 	if w.log == nil {
 		w.log = f.log
 	}
@@ -468,6 +483,7 @@ func (w *Watcher) inotify(call func(fd int) error) error {
 // read turns the inotify descriptor's bytes into events for the loop.
 func (w *Watcher) read() {
 	defer w.done.Done()
+	defer close(w.readDone)
 	defer close(w.events)
 	buf := make([]byte, 64<<10)
 	readPause := min(maxReadPause, w.opts.Quiet/4)
@@ -475,28 +491,20 @@ func (w *Watcher) read() {
 	defer pause.Stop()
 	for {
 		n, err := w.ino.Read(buf)
+		if errors.Is(err, os.ErrDeadlineExceeded) { // Sync cut the wait short
+			if !w.drain(buf) {
+				return
+			}
+			continue
+		}
 		if err != nil {
 			if !errors.Is(err, os.ErrClosed) {
 				w.log.Warn("reading inotify events failed", "err", err)
 			}
 			return
 		}
-		var evs []inotifyEvent
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			raw := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			end := off + unix.SizeofInotifyEvent + int(raw.Len)
-			if end > n {
-				break
-			}
-			name := string(buf[off+unix.SizeofInotifyEvent : end])
-			if i := strings.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			evs = append(evs, inotifyEvent{wd: int(raw.Wd), mask: raw.Mask, cookie: raw.Cookie, name: name})
-			off = end
-		}
 		select {
-		case w.events <- evs:
+		case w.events <- readEvents{evs: parseEvents(buf[:n])}:
 		case <-w.stop:
 			return
 		}
@@ -510,8 +518,113 @@ func (w *Watcher) read() {
 		pause.Reset(readPause)
 		select {
 		case <-pause.C:
+		case <-w.wake:
+			pause.Stop() // Go 1.23 timers: nothing stale is left in pause.C
+			if !w.drain(buf) {
+				return
+			}
 		case <-w.stop:
 			return
+		}
+	}
+}
+
+// parseEvents decodes the inotify events in b.
+func parseEvents(b []byte) []inotifyEvent {
+	var evs []inotifyEvent
+	for off := 0; off+unix.SizeofInotifyEvent <= len(b); {
+		raw := (*unix.InotifyEvent)(unsafe.Pointer(&b[off]))
+		end := off + unix.SizeofInotifyEvent + int(raw.Len)
+		if end > len(b) {
+			break
+		}
+		name := string(b[off+unix.SizeofInotifyEvent : end])
+		if i := strings.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		evs = append(evs, inotifyEvent{wd: int(raw.Wd), mask: raw.Mask, cookie: raw.Cookie, name: name})
+		off = end
+	}
+	return evs
+}
+
+// Sync returns once every change the kernel reported before the call has
+// been handed to the FollowFunc, without waiting for the quiet period: what a
+// host process wrote before a grep began is in the content index's dirty set
+// (and so read directly) when the grep looks. inotify queues an event during
+// the system call that makes it, so draining the queue after the call began
+// takes in every change finished before. In scan and off modes, and before
+// Run, it returns at once (rescans keep their own pace). Its cost is one
+// batch handed over early; with nothing pending, one read of an empty queue.
+func (w *Watcher) Sync(ctx context.Context) error {
+	if w.ino == nil || !w.started.Load() || w.Mode() != WatchInotify {
+		return nil
+	}
+	done := make(chan struct{})
+	w.syncMu.Lock()
+	w.syncs = append(w.syncs, done)
+	// Under syncMu, as drain's reset: a Sync after drain took the list
+	// leaves the deadline set, and read's next Read comes back for it.
+	w.ino.SetReadDeadline(time.Now()) // ends a Read waiting for events
+	w.syncMu.Unlock()
+	select {
+	case w.wake <- struct{}{}: // ends read's pause
+	default:
+	}
+	select {
+	case <-done:
+		return nil
+	case <-w.readDone: // inotify gave up (fallback) or Close: nothing more to wait for
+		return nil
+	case <-w.stop:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// drain answers the Syncs waiting: it reads every event queued now without
+// waiting for more, and hands them to the loop with the Syncs, until no Sync
+// waits; then Reads wait again. false when read must end.
+func (w *Watcher) drain(buf []byte) bool {
+	for {
+		w.syncMu.Lock()
+		syncs := w.syncs
+		w.syncs = nil
+		if len(syncs) == 0 {
+			w.ino.SetReadDeadline(time.Time{})
+			w.syncMu.Unlock()
+			return true
+		}
+		w.syncMu.Unlock()
+		var evs []inotifyEvent
+		for {
+			// A raw read of the non-blocking descriptor: EAGAIN when the
+			// queue is empty (the poller's Read would refuse at once, its
+			// deadline being past).
+			n := 0
+			err := w.inotify(func(fd int) (err error) {
+				n, err = unix.Read(fd, buf)
+				return err
+			})
+			if err == unix.EINTR {
+				continue
+			}
+			if err == unix.EAGAIN {
+				break
+			}
+			if err != nil {
+				if !errors.Is(err, os.ErrClosed) {
+					w.log.Warn("reading inotify events failed", "err", err)
+				}
+				return false
+			}
+			evs = append(evs, parseEvents(buf[:n])...)
+		}
+		select {
+		case w.events <- readEvents{evs: evs, syncs: syncs}:
+		case <-w.stop:
+			return false
 		}
 	}
 }
@@ -587,7 +700,7 @@ func (w *Watcher) loop() {
 		select {
 		case <-w.stop:
 			return
-		case evs, ok := <-events:
+		case in, ok := <-events:
 			if !ok {
 				select {
 				case <-w.stop:
@@ -603,13 +716,27 @@ func (w *Watcher) loop() {
 				timer.Reset(0)
 				continue
 			}
-			for _, ev := range evs {
+			for _, ev := range in.evs {
 				w.handle(b, ev)
 			}
 			if w.Mode() != WatchInotify { // handle fell back
 				events = nil
 				setScan()
 				b.all = true
+			}
+			if len(in.syncs) > 0 {
+				// Every event queued before the Syncs began is in b: no
+				// move's other half can still be in the kernel's queue, so
+				// the batch goes now (unless a failed one waits for its
+				// retry: a lasting failure must not spin at the rate of
+				// greps either).
+				if !b.empty() && !time.Now().Before(notBefore) {
+					retryAfter(w.fire(b))
+				}
+				for _, done := range in.syncs {
+					close(done)
+				}
+				continue
 			}
 			if b.empty() {
 				continue
