@@ -90,11 +90,23 @@ func contentStat(p string, a server.Attr) (content.FileStat, bool) {
 }
 
 // grepEnv is what a grep needs for the caller of ctx: the dirty paths the core
-// holds back, the change stream flushed, and files opened only where the
+// holds back, the change stream flushed (after the watcher took in what host
+// processes changed before the grep began), and files opened only where the
 // caller may read them (callerFiles).
 func (d *daemon) grepEnv() content.Env {
 	cf := d.callerFiles()
-	return content.Env{Unsettled: d.fs.Unsettled, Sync: d.queue.Flush, Open: cf.Open}
+	sync := func(ctx context.Context) error {
+		d.mu.Lock()
+		w := d.watch
+		d.mu.Unlock()
+		if w != nil {
+			if err := w.Sync(ctx); err != nil {
+				return err
+			}
+		}
+		return d.queue.Flush(ctx)
+	}
+	return content.Env{Unsettled: d.fs.Unsettled, Sync: sync, Open: cf.Open}
 }
 
 // callerFiles decides, for one grep or query, which files its caller may
