@@ -95,18 +95,24 @@ func contentStat(p string, a server.Attr) (content.FileStat, bool) {
 // caller may read them (callerFiles).
 func (d *daemon) grepEnv() content.Env {
 	cf := d.callerFiles()
-	sync := func(ctx context.Context) error {
-		d.mu.Lock()
-		w := d.watch
-		d.mu.Unlock()
-		if w != nil {
-			if err := w.Sync(ctx); err != nil {
-				return err
-			}
+	return content.Env{Unsettled: d.fs.Unsettled, Sync: d.sync, Open: cf.Open}
+}
+
+// sync waits until every change made before the call, through the core or by
+// a host process in the backing directory, has reached the index: the
+// watcher takes in what the kernel queued (Watcher.Sync), then the change
+// stream is flushed. Every control request, grep and .semfs answer starts
+// with it.
+func (d *daemon) sync(ctx context.Context) error {
+	d.mu.Lock()
+	w := d.watch
+	d.mu.Unlock()
+	if w != nil {
+		if err := w.Sync(ctx); err != nil {
+			return err
 		}
-		return d.queue.Flush(ctx)
 	}
-	return content.Env{Unsettled: d.fs.Unsettled, Sync: sync, Open: cf.Open}
+	return d.queue.Flush(ctx)
 }
 
 // callerFiles decides, for one grep or query, which files its caller may

@@ -267,8 +267,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	var virt server.Virtual
 	if d.args.metaDir != "off" {
 		// Sync: d.queue is made just below, before any call can reach the tree.
-		sync := func(ctx context.Context) error { return d.queue.Flush(ctx) }
-		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: sync, Changes: d.recentChanges, Grep: d.grep, Contents: d.contents}); err != nil {
+		if tree, err = meta.New(meta.Options{Name: d.args.metaDir, Index: d.idx, Sync: d.sync, Changes: d.recentChanges, Grep: d.grep, Contents: d.contents}); err != nil {
 			return fmt.Errorf("--meta-dir: %w", err)
 		}
 		virt = tree
@@ -315,7 +314,7 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 		FS: d.fs, Index: d.idx, Registry: d.reg, Logger: d.log, Limits: d.args.limits, Policy: d.pol, Contents: d.contents,
 		Health:  d.health,
 		Grep:    d.grep,
-		Sync:    d.queue.Flush,
+		Sync:    d.sync,
 		Metrics: d.metrics.Handler(),
 		Observe: d.observeControl,
 		Changes: d.feed, ChangesView: d.changesView,

@@ -1,6 +1,8 @@
 package integration_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -77,5 +79,59 @@ func TestGrepSeesHostChangesAtOnce(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("round %d, after %s: grep %q answers %v, GNU grep -rn %v", i, changed, word, got, want)
 		}
+	}
+}
+
+// TestAnswersSeeHostChangesAtOnce: every control request reflects what host
+// processes did in the backing directory before it, as it reflects what was
+// done through NFS and 9P: a file a host process just made has its record
+// (and can be tagged and found by name), one it renamed is at its new name
+// only, one it removed is gone, with no wait between the change and the
+// request.
+func TestAnswersSeeHostChangesAtOnce(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.MkdirAll(filepath.Join(data, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off"})
+	ctx := context.Background()
+	c := d.Client
+	missing := func(p, after string) {
+		t.Helper()
+		rec, err := c.File(ctx, p)
+		var ae *client.APIError
+		if !errors.As(err, &ae) || ae.Status != 404 {
+			t.Fatalf("after %s: the record of %s: %+v, %v; want 404", after, p, rec, err)
+		}
+	}
+	for i := range 40 {
+		name := fmt.Sprintf("wombat%d", i)
+		p := "d/" + name + ".txt"
+		if err := os.WriteFile(filepath.Join(data, p), []byte("burrow\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if rec, err := c.File(ctx, p); err != nil || rec.Path != p {
+			t.Fatalf("round %d, a host process made %s: its record %+v, %v", i, p, rec, err)
+		}
+		res, err := c.Query(ctx, client.QueryRequest{Text: name, Rank: client.RankSeed})
+		if err != nil || len(res) == 0 || res[0].Path != p {
+			t.Fatalf("round %d: query %q just after the host made %s: %+v, %v", i, name, p, res, err)
+		}
+		to := "d/" + name + "-moved.txt"
+		if err := os.Rename(filepath.Join(data, p), filepath.Join(data, to)); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if _, err := c.Tag(ctx, client.TagRequest{Path: to, Task: "moved by the host"}); err != nil {
+				t.Fatalf("round %d: tag %s just after the host renamed %s to it: %v", i, to, p, err)
+			}
+		} else if rec, err := c.File(ctx, to); err != nil || rec.Path != to {
+			t.Fatalf("round %d: the record of %s just after the host renamed %s to it: %+v, %v", i, to, p, rec, err)
+		}
+		missing(p, "the host renamed it")
+		if err := os.Remove(filepath.Join(data, to)); err != nil {
+			t.Fatal(err)
+		}
+		missing(to, "the host removed it")
 	}
 }
