@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hugelgupf/p9/p9"
+
 	"github.com/semfs/semfs/client"
 	"github.com/semfs/semfs/integration/semfstest"
 )
@@ -133,5 +135,54 @@ func TestAnswersSeeHostChangesAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		missing(to, "the host removed it")
+	}
+}
+
+// TestCreateInSemfsWhileHostChangesPend: a create in the .semfs tree, whose
+// answer waits for the index to catch up with every change before it (the
+// host's included, which the watcher may have to hand over first), is
+// answered while host changes are pending: the wait is made before the core
+// holds its namespace lock, which the watcher's hand-over takes (it was made
+// under it, and such a create hung). Over 9P, whose Tlcreate always reaches
+// the core's Create (an NFS client looks the name up first, and every name
+// under query/ exists).
+func TestCreateInSemfsWhileHostChangesPend(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := semfstest.Start(t, semfstest.Options{Data: data, ModelDir: "off"})
+	root9 := d.Attach9P(t, "@notes", 0)
+	_, q9, err := root9.Walk([]string{".semfs", "query"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	within := func(what string, fn func() error) error {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- fn() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(20 * time.Second): // a failure bound
+			t.Fatalf("%s: no answer within 20 s", what)
+			return nil
+		}
+	}
+	for i := range 20 {
+		if err := os.WriteFile(filepath.Join(data, fmt.Sprintf("host%d.txt", i)), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("budget %d", i)
+		err := within("9P create in .semfs/query", func() error {
+			f, _, _, err := q9.Create(name, p9.ReadWrite, 0o644, p9.NoUID, p9.NoGID)
+			if err == nil {
+				f.Close()
+			}
+			return err
+		})
+		if err == nil {
+			t.Fatalf("round %d: 9P create of .semfs/query/%s succeeded; every name there is a query directory", i, name)
+		}
 	}
 }

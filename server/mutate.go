@@ -134,6 +134,12 @@ func (f *FS) ownUnchecked(ctx context.Context, fd int, a Attr) bool {
 // created_by; opening an existing file never changes who created it. A symlink at p
 // is never followed (KindExists when exclusive, KindInvalid otherwise).
 func (f *FS) Create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created bool, err error) {
+	if f.virtual(p) {
+		// Outside mutate: the virtual tree's answers wait for the index to
+		// catch up, and that may need the watcher to hand a batch over,
+		// which takes f.ns.
+		return f.createVirtual(ctx, p, exclusive)
+	}
 	err = f.mutate(func() error {
 		file, created, err = f.create(ctx, p, perm, exclusive)
 		return err
@@ -147,6 +153,9 @@ func (f *FS) Create(ctx context.Context, p string, perm fs.FileMode, exclusive b
 // namespace change is under way, or the sink has no room for the ChangeCreate.
 // The caller then calls Create where waiting is harmless.
 func (f *FS) TryCreate(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created, ok bool, err error) {
+	if f.virtual(p) {
+		return nil, false, false, nil // its answer may wait (Create)
+	}
 	if !f.gate.TryRLock() {
 		return nil, false, false, nil
 	}
@@ -201,17 +210,20 @@ func (f *FS) recordNew(ctx context.Context, p string, a Attr) error {
 	return nil
 }
 
-// create is Create's work. Precondition: f.gate held shared and f.ns held.
-func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created bool, err error) {
-	if f.virtual(p) {
-		// An existing tags file may be "created" unchecked, as open(O_CREAT)
-		// of an existing file is (NFS CREATE UNCHECKED); nothing new is made.
-		if a, err := f.virt.Lstat(ctx, p); err == nil && !exclusive && a.Mode.IsRegular() {
-			file, err = f.openVirtual(ctx, p, true, false)
-			return file, false, err
-		}
-		return nil, false, f.refuseVirtualName(ctx, "create", p)
+// createVirtual is Create of p in the virtual tree: an existing tags file may
+// be "created" unchecked, as open(O_CREAT) of an existing file is (NFS CREATE
+// UNCHECKED); nothing new is made. Never under f.ns (Create).
+func (f *FS) createVirtual(ctx context.Context, p string, exclusive bool) (file *File, created bool, err error) {
+	if a, err := f.virt.Lstat(ctx, p); err == nil && !exclusive && a.Mode.IsRegular() {
+		file, err = f.openVirtual(ctx, p, true, false)
+		return file, false, err
 	}
+	return nil, false, f.refuseVirtualName(ctx, "create", p)
+}
+
+// create is Create's work for a path outside the virtual tree. Precondition:
+// f.gate held shared and f.ns held.
+func (f *FS) create(ctx context.Context, p string, perm fs.FileMode, exclusive bool) (file *File, created bool, err error) {
 	if err := CheckNewPath("create", p); err != nil {
 		return nil, false, err
 	}
