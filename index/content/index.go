@@ -344,7 +344,10 @@ func (x *Index) Reconcile(since uint64, scopes []string, walked []FileStat) {
 	}
 	var gone []string
 	for p, e := range x.files {
-		if !seen[p] && inScope(p) && e.gen <= since {
+		// The scope test first: a prefix compare, where seen's lookup hashes
+		// the path. A watcher's batch names a few paths of a table of
+		// 100,000, and a request may be waiting for it (Watcher.Sync).
+		if inScope(p) && e.gen <= since && !seen[p] {
 			gone = append(gone, p)
 		}
 	}
