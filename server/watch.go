@@ -562,10 +562,13 @@ func (w *Watcher) Sync(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	w.syncMu.Lock()
-	w.syncs = append(w.syncs, done)
 	// Under syncMu, as drain's reset: a Sync after drain took the list
 	// leaves the deadline set, and read's next Read comes back for it.
-	w.ino.SetReadDeadline(time.Now()) // ends a Read waiting for events
+	if err := w.ino.SetReadDeadline(time.Now()); err != nil { // ends a Read waiting for events
+		w.syncMu.Unlock()
+		return nil // not in the poller (cannot be: Watch made it non-blocking); the quiet period's pace
+	}
+	w.syncs = append(w.syncs, done)
 	w.syncMu.Unlock()
 	select {
 	case w.wake <- struct{}{}: // ends read's pause
