@@ -322,35 +322,7 @@ func (x *Index) Begin() uint64 { return x.q.Begin() }
 func (x *Index) Reconcile(since uint64, scopes []string, walked []FileStat) {
 	x.mu.Lock()
 	x.drainLocked()
-	seen := make(map[string]bool, len(walked))
-	var stale []string
-	for _, f := range walked {
-		seen[f.Path] = true
-		e, ok := x.files[f.Path]
-		if !ok || e.size != f.Size || e.mtime != f.MTime.UnixNano() {
-			stale = append(stale, f.Path)
-		}
-	}
-	inScope := func(p string) bool {
-		if scopes == nil {
-			return true
-		}
-		for _, s := range scopes {
-			if Within(p, s) {
-				return true
-			}
-		}
-		return false
-	}
-	var gone []string
-	for p, e := range x.files {
-		// The scope test first: a prefix compare, where seen's lookup hashes
-		// the path. A watcher's batch names a few paths of a table of
-		// 100,000, and a request may be waiting for it (Watcher.Sync).
-		if inScope(p) && e.gen <= since && !seen[p] {
-			gone = append(gone, p)
-		}
-	}
+	gone, stale := Compare(x.files, func(e *entry) Entry { return Entry{Size: e.size, MTime: e.mtime, Gen: e.gen} }, since, scopes, walked)
 	x.q.Reconcile(since, gone, stale, x.dropLocked)
 	x.mu.Unlock()
 }

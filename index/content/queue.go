@@ -2,6 +2,7 @@ package content
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,6 +110,46 @@ func (q *Queue) kick() {
 // Within reports whether p is dir or below it ("" is the root).
 func Within(p, dir string) bool {
 	return p == dir || dir == "" || strings.HasPrefix(p, dir) && p[len(dir)] == '/'
+}
+
+// Entry is what a reconcile compares of an index's entry for a path: the
+// size and mtime (UnixNano) it was read at, and its dirty generation.
+type Entry struct {
+	Size, MTime int64
+	Gen         uint64
+}
+
+// Compare is a reconcile's comparison of a walk begun at since, of scopes
+// (nil: the whole export), with an index's table (the content and the
+// passage index each keep one; entry reads an element): stale are the walked
+// files whose size or mtime differs from their entry, or that have none; gone
+// the entries in a walked scope the walk did not see and no change after
+// since touched. Both go to Queue.Reconcile.
+func Compare[E any](table map[string]E, entry func(E) Entry, since uint64, scopes []string, walked []FileStat) (gone, stale []string) {
+	seen := make(map[string]bool, len(walked))
+	for _, f := range walked {
+		seen[f.Path] = true
+		e, ok := table[f.Path]
+		if !ok {
+			stale = append(stale, f.Path)
+			continue
+		}
+		if en := entry(e); en.Size != f.Size || en.MTime != f.MTime.UnixNano() {
+			stale = append(stale, f.Path)
+		}
+	}
+	inScope := func(p string) bool {
+		return scopes == nil || slices.ContainsFunc(scopes, func(s string) bool { return Within(p, s) })
+	}
+	for p, e := range table {
+		// The scope test first: a prefix compare, where seen's lookup hashes
+		// the path. A watcher's batch names a few paths of a table of
+		// 100,000, and a request may be waiting for it (Watcher.Sync).
+		if inScope(p) && entry(e).Gen <= since && !seen[p] {
+			gone = append(gone, p)
+		}
+	}
+	return gone, stale
 }
 
 // Begin returns the generation a walk for a reconcile starts at.
