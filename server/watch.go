@@ -549,9 +549,10 @@ func parseEvents(b []byte) []inotifyEvent {
 }
 
 // Sync returns once every change the kernel reported before the call has
-// been handed to the FollowFunc, without waiting for the quiet period: what a
-// host process wrote before a grep began is in the content index's dirty set
-// (and so read directly) when the grep looks. inotify queues an event during
+// been handed to the FollowFunc, without waiting for the quiet period: the
+// daemon calls it before every answer, so that what a host process did before
+// a request (a file made, renamed, written) is in the index, and in the
+// content index's dirty set, when the request looks. inotify queues an event during
 // the system call that makes it, so draining the queue after the call began
 // takes in every change finished before. In scan and off modes, and before
 // Run, it returns at once (rescans keep their own pace). Its cost is one

@@ -98,23 +98,6 @@ func (d *daemon) grepEnv() content.Env {
 	return content.Env{Unsettled: d.fs.Unsettled, Sync: d.sync, Open: cf.Open}
 }
 
-// sync waits until every change made before the call, through the core or by
-// a host process in the backing directory, has reached the index: the
-// watcher takes in what the kernel queued (Watcher.Sync), then the change
-// stream is flushed. Every control request, grep and .semfs answer starts
-// with it.
-func (d *daemon) sync(ctx context.Context) error {
-	d.mu.Lock()
-	w := d.watch
-	d.mu.Unlock()
-	if w != nil {
-		if err := w.Sync(ctx); err != nil {
-			return err
-		}
-	}
-	return d.queue.Flush(ctx)
-}
-
 // callerFiles decides, for one grep or query, which files its caller may
 // search, and reads them as that caller (a daemon in root mode acts as its
 // caller). Under a --policy file, only what the caller's app may read and

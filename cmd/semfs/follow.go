@@ -12,6 +12,23 @@ import (
 	"github.com/semfs/semfs/server"
 )
 
+// sync waits until every change made before the call, through the core or by
+// a host process in the backing directory, has reached the index: the
+// watcher takes in what the kernel queued (Watcher.Sync), then the change
+// stream is flushed. Every control request, grep and .semfs answer starts
+// with it.
+func (d *daemon) sync(ctx context.Context) error {
+	d.mu.Lock()
+	w := d.watch
+	d.mu.Unlock()
+	if w != nil {
+		if err := w.Sync(ctx); err != nil {
+			return err
+		}
+	}
+	return d.queue.Flush(ctx)
+}
+
 // follow is the Watcher's FollowFunc: it brings the index in line with what
 // host processes did inside scopes, as the start-up reconcile does for the
 // whole directory. A file a host process created gets a record with no
