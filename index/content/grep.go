@@ -237,7 +237,7 @@ func (x *Index) candidates(c *Compiled, unsettled []string) (paths []string, ind
 		}
 	}
 	if c.req.All {
-		for p, e := range x.files {
+		for p, e := range x.files.All() {
 			if (e.state == TooBig || e.state == Binary || e.state == NotUTF8) && c.selected(p) {
 				set[p] = struct{}{}
 			}
@@ -388,7 +388,7 @@ func (x *Index) count(ctx context.Context, c *Compiled, env Env, p string, ms []
 func (x *Index) counts(ctx context.Context, c *Compiled, env Env, candidates []string, counted map[string]int) []Count {
 	x.mu.Lock()
 	var others []string
-	for p, e := range x.files {
+	for p, e := range x.files.All() {
 		if _, cand := slices.BinarySearch(candidates, p); cand || !c.selected(p) || e.state == NotRegular || e.state != Indexed && !c.req.All {
 			continue
 		}

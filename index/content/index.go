@@ -166,7 +166,7 @@ type Index struct {
 
 	// mu guards the postings and entries. Never held while a file is read.
 	mu         sync.RWMutex
-	files      map[string]*entry
+	files      Table[*entry]
 	paths      []string // id -> path, "" for a free or dead id
 	post       *postings
 	live       *roaring.Bitmap
@@ -220,7 +220,7 @@ func Open(opt Options) (*Index, error) {
 }
 
 func (x *Index) reset() {
-	x.files = map[string]*entry{}
+	x.files = Table[*entry]{}
 	x.paths = []string{""} // id 0 is never used
 	x.post = newPostings()
 	x.live = roaring.New()
@@ -259,33 +259,26 @@ func (x *Index) drainLocked() {
 			if c.Path == c.NewPath {
 				continue
 			}
-			var moved []string
-			for p := range x.files {
-				if Within(p, c.Path) {
-					moved = append(moved, p)
-				}
-			}
-			for p := range x.files {
-				if Within(p, c.NewPath) && !Within(p, c.Path) {
+			moved := x.files.Within(c.Path)
+			for _, p := range x.files.Within(c.NewPath) {
+				if !Within(p, c.Path) {
 					x.dropLocked(p)
 				}
 			}
 			for _, p := range moved {
-				e := x.files[p]
-				delete(x.files, p)
+				e, _ := x.files.Get(p)
+				x.files.Delete(p)
 				x.unlinkLocked(p, e)
 				np := c.NewPath + p[len(c.Path):]
-				x.files[np] = e
+				x.files.Put(np, e)
 				x.linkLocked(np, e)
 				if e.state == Indexed {
 					x.paths[e.id] = np
 				}
 			}
 		case Removed:
-			for p := range x.files {
-				if Within(p, c.Path) {
-					x.dropLocked(p)
-				}
+			for _, p := range x.files.Within(c.Path) {
+				x.dropLocked(p)
 			}
 		}
 		x.changed = true
@@ -294,11 +287,11 @@ func (x *Index) drainLocked() {
 
 // dropLocked forgets p's entry; its id is dead until compaction.
 func (x *Index) dropLocked(p string) {
-	e, ok := x.files[p]
+	e, ok := x.files.Get(p)
 	if !ok {
 		return
 	}
-	delete(x.files, p)
+	x.files.Delete(p)
 	x.unlinkLocked(p, e)
 	x.states[e.state]--
 	if e.state == Indexed {
@@ -322,7 +315,7 @@ func (x *Index) Begin() uint64 { return x.q.Begin() }
 func (x *Index) Reconcile(since uint64, scopes []string, walked []FileStat) {
 	x.mu.Lock()
 	x.drainLocked()
-	gone, stale := Compare(x.files, func(e *entry) Entry { return Entry{Size: e.size, MTime: e.mtime, Gen: e.gen} }, since, scopes, walked)
+	gone, stale := Compare(&x.files, func(e *entry) Entry { return Entry{Size: e.size, MTime: e.mtime, Gen: e.gen} }, since, scopes, walked)
 	x.q.Reconcile(since, gone, stale, x.dropLocked)
 	x.mu.Unlock()
 }
@@ -446,7 +439,7 @@ func (x *Index) install(ix *indexer) {
 			x.live.Add(e.id)
 			x.bytes += e.size
 		}
-		x.files[f.path] = &e
+		x.files.Put(f.path, &e)
 		x.states[e.state]++
 		x.lastChange = time.Now()
 		x.linkLocked(f.path, &e)
@@ -455,7 +448,7 @@ func (x *Index) install(ix *indexer) {
 			// again (a write through this name changed them unseen).
 			for _, q := range x.byIno[e.ino] {
 				if q != f.path {
-					if o := x.files[q]; o != nil && (o.size != e.size || o.mtime != e.mtime || !o.links) {
+					if o := x.files.At(q); o != nil && (o.size != e.size || o.mtime != e.mtime || !o.links) {
 						x.q.Mark(q)
 					}
 				}

@@ -2,7 +2,6 @@ package content
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -124,12 +123,15 @@ type Entry struct {
 // passage index each keep one; entry reads an element): stale are the walked
 // files whose size or mtime differs from their entry, or that have none; gone
 // the entries in a walked scope the walk did not see and no change after
-// since touched. Both go to Queue.Reconcile.
-func Compare[E any](table map[string]E, entry func(E) Entry, since uint64, scopes []string, walked []FileStat) (gone, stale []string) {
+// since touched. Both go to Queue.Reconcile. A scoped walk's comparison
+// takes time in proportion to the walk and the entries in its scopes (a
+// watcher's batch, which a request may be waiting for: Watcher.Sync), not to
+// the table.
+func Compare[E any](table *Table[E], entry func(E) Entry, since uint64, scopes []string, walked []FileStat) (gone, stale []string) {
 	seen := make(map[string]bool, len(walked))
 	for _, f := range walked {
 		seen[f.Path] = true
-		e, ok := table[f.Path]
+		e, ok := table.Get(f.Path)
 		if !ok {
 			stale = append(stale, f.Path)
 			continue
@@ -138,15 +140,30 @@ func Compare[E any](table map[string]E, entry func(E) Entry, since uint64, scope
 			stale = append(stale, f.Path)
 		}
 	}
-	inScope := func(p string) bool {
-		return scopes == nil || slices.ContainsFunc(scopes, func(s string) bool { return Within(p, s) })
+	if scopes == nil {
+		for p, e := range table.All() {
+			if entry(e).Gen <= since && !seen[p] {
+				gone = append(gone, p)
+			}
+		}
+		return gone, stale
 	}
-	for p, e := range table {
-		// The scope test first: a prefix compare, where seen's lookup hashes
-		// the path. A watcher's batch names a few paths of a table of
-		// 100,000, and a request may be waiting for it (Watcher.Sync).
-		if inScope(p) && entry(e).Gen <= since && !seen[p] {
-			gone = append(gone, p)
+	// Scopes may nest (a directory and a file in it): each path once.
+	var done map[string]bool
+	if len(scopes) > 1 {
+		done = map[string]bool{}
+	}
+	for _, s := range scopes {
+		for _, p := range table.Within(s) {
+			if done != nil {
+				if done[p] {
+					continue
+				}
+				done[p] = true
+			}
+			if e, _ := table.Get(p); entry(e).Gen <= since && !seen[p] {
+				gone = append(gone, p)
+			}
 		}
 	}
 	return gone, stale

@@ -80,8 +80,8 @@ func (x *Index) encodeLocked(w *bytes.Buffer) error {
 	uv := func(v uint64) { w.Write(tmp[:binary.PutUvarint(tmp[:], v)]) }
 	sv := func(v int64) { w.Write(tmp[:binary.PutVarint(tmp[:], v)]) }
 	uv(uint64(len(x.paths)))
-	uv(uint64(len(x.files)))
-	for p, e := range x.files {
+	uv(uint64(x.files.Len()))
+	for p, e := range x.files.All() {
 		uv(uint64(len(p)))
 		w.WriteString(p)
 		w.WriteByte(byte(e.state))
@@ -146,10 +146,10 @@ func (x *Index) load() error {
 			x.paths[e.id] = p
 			x.bytes += e.size
 		}
-		if o := x.files[p]; o != nil {
+		if o := x.files.At(p); o != nil {
 			x.states[o.state]-- // a path twice: the last wins, as the map says
 		}
-		x.files[p] = e
+		x.files.Put(p, e)
 		x.states[e.state]++
 		x.linkLocked(p, e)
 	}

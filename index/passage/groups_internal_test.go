@@ -628,7 +628,7 @@ func TestWordsFoldAndOldWordsAreReadAgain(t *testing.T) {
 	y.mu.RUnlock()
 	// While a file is still to be read again, Save says the old version.
 	y.mu.Lock()
-	for _, e := range y.files {
+	for _, e := range y.files.All() {
 		e.oldWords = true
 	}
 	y.mu.Unlock()
@@ -639,7 +639,7 @@ func TestWordsFoldAndOldWordsAreReadAgain(t *testing.T) {
 		t.Fatalf("saved with a file not read again: words version %d, want 0", w)
 	}
 	y.mu.Lock()
-	for _, e := range y.files {
+	for _, e := range y.files.All() {
 		e.oldWords = false
 	}
 	y.changed = true

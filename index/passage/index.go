@@ -90,7 +90,7 @@ type Index struct {
 	// mu guards files, passes, postings, the per-pid arrays and the
 	// counters. Never held while a file is read or a text embedded.
 	mu       sync.RWMutex
-	files    map[string]*file
+	files    content.Table[*file]
 	passes   []pass   // by pid; pid 0 is never used
 	meta     []pmeta  // by pid
 	byFid    []*file  // by fid; fid 0 is never used
@@ -200,7 +200,7 @@ func Open(opt Options) (*Index, error) {
 // oldWordFiles lists the files whose words an older analysis made.
 func (x *Index) oldWordFiles() []string {
 	var out []string
-	for p, e := range x.files {
+	for p, e := range x.files.All() {
 		if e.oldWords {
 			out = append(out, p)
 		}
@@ -209,7 +209,7 @@ func (x *Index) oldWordFiles() []string {
 }
 
 func (x *Index) reset() {
-	x.files = map[string]*file{}
+	x.files = content.Table[*file]{}
 	x.passes = make([]pass, 1)
 	x.meta = make([]pmeta, 1)
 	x.byFid = make([]*file, 1)
@@ -253,7 +253,7 @@ func (x *Index) Begin() uint64 { return x.q.Begin() }
 func (x *Index) Reconcile(since uint64, scopes []string, walked []content.FileStat) {
 	x.mu.Lock()
 	x.drainLocked()
-	gone, stale := content.Compare(x.files, func(e *file) content.Entry { return content.Entry{Size: e.size, MTime: e.mtime, Gen: e.gen} }, since, scopes, walked)
+	gone, stale := content.Compare(&x.files, func(e *file) content.Entry { return content.Entry{Size: e.size, MTime: e.mtime, Gen: e.gen} }, since, scopes, walked)
 	x.q.Reconcile(since, gone, stale, x.dropLocked)
 	x.mu.Unlock()
 }
@@ -267,32 +267,25 @@ func (x *Index) drainLocked() {
 			if c.Path == c.NewPath {
 				continue
 			}
-			var moved []string
-			for p := range x.files {
-				if content.Within(p, c.Path) {
-					moved = append(moved, p)
-				}
-			}
-			for p := range x.files {
-				if content.Within(p, c.NewPath) && !content.Within(p, c.Path) {
+			moved := x.files.Within(c.Path)
+			for _, p := range x.files.Within(c.NewPath) {
+				if !content.Within(p, c.Path) {
 					x.dropLocked(p)
 				}
 			}
 			for _, p := range moved {
-				e := x.files[p]
-				delete(x.files, p)
+				e := x.files.At(p)
+				x.files.Delete(p)
 				np := c.NewPath + p[len(c.Path):]
-				x.files[np] = e
+				x.files.Put(np, e)
 				e.path = np
 				for _, id := range e.pids {
 					x.passes[id].path = np
 				}
 			}
 		case content.Removed:
-			for p := range x.files {
-				if content.Within(p, c.Path) {
-					x.dropLocked(p)
-				}
+			for _, p := range x.files.Within(c.Path) {
+				x.dropLocked(p)
 			}
 		}
 		x.changed, x.lastMod = true, time.Now()
@@ -301,11 +294,11 @@ func (x *Index) drainLocked() {
 
 // dropLocked forgets p's entry; its pids are dead until compaction.
 func (x *Index) dropLocked(p string) {
-	e, ok := x.files[p]
+	e, ok := x.files.Get(p)
 	if !ok {
 		return
 	}
-	delete(x.files, p)
+	x.files.Delete(p)
 	for _, id := range e.pids {
 		ps := &x.passes[id]
 		x.words -= int64(ps.words)
@@ -477,7 +470,7 @@ func (x *Index) index(p string, g uint64, w *workspace) {
 	}
 	old := map[uint64][]float32{} // by text hash: passages that did not change keep their vectors
 	oldModel := x.model
-	if e := x.files[p]; e != nil {
+	if e := x.files.At(p); e != nil {
 		for _, id := range e.pids {
 			if v := x.passes[id].vec; v != nil {
 				old[x.passes[id].hash] = v
@@ -518,7 +511,7 @@ func (x *Index) index(p string, g uint64, w *workspace) {
 			need = append(need, id)
 		}
 	}
-	x.files[p] = e
+	x.files.Put(p, e)
 	x.bytes += size
 	x.changed, x.lastMod = true, time.Now()
 	x.maybeCompactLocked()
@@ -580,7 +573,7 @@ func (x *Index) embed(w *workspace, p string, e *file, need []uint32, text []byt
 		need = need[n:]
 		texts := make([]string, 0, n)
 		x.mu.RLock()
-		if x.files[p] != e {
+		if x.files.At(p) != e {
 			x.mu.RUnlock()
 			return // written, moved or removed meanwhile: its next version is queued
 		}
@@ -602,7 +595,7 @@ func (x *Index) embed(w *workspace, p string, e *file, need []uint32, text []byt
 			x.dropVectorsLocked()
 			x.model = emb.Name()
 		}
-		if x.files[p] == e {
+		if x.files.At(p) == e {
 			for i, id := range batch {
 				x.setVecLocked(id, vecs[i])
 			}

@@ -136,12 +136,12 @@ func TestApproximateMeaningScan(t *testing.T) {
 		x.mu.RLock()
 		defer x.mu.RUnlock()
 		best, some := 0.0, false
-		for _, id := range x.files[path].pids {
+		for _, id := range x.files.At(path).pids {
 			c := cosine(q, x.passes[id].vec, norm(q), norm(x.passes[id].vec))
 			best = max(best, c)
 			some = some || c == sim
 		}
-		return best, some, len(x.files[path].pids)
+		return best, some, len(x.files.At(path).pids)
 	}
 	for i := range 40 {
 		x.mu.RLock()

@@ -545,8 +545,8 @@ func TestPassageScaleEmbed(t *testing.T) {
 	}
 	defer f.Close()
 	// Files in a fixed random order: a partial run covers the corpus evenly.
-	paths := make([]string, 0, len(x.files))
-	for p := range x.files {
+	paths := make([]string, 0, x.files.Len())
+	for p := range x.files.All() {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
@@ -560,7 +560,7 @@ func TestPassageScaleEmbed(t *testing.T) {
 		}
 		var texts []string
 		var hashes []uint64
-		for _, id := range x.files[p].pids {
+		for _, id := range x.files.At(p).pids {
 			ps := x.passes[id]
 			if _, ok := have[ps.hash]; ok {
 				continue

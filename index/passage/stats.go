@@ -14,7 +14,7 @@ type Stats struct {
 // Stats counts what the index holds now.
 func (x *Index) Stats() Stats {
 	x.mu.RLock()
-	st := Stats{Files: len(x.files), Bytes: x.bytes, Passages: x.live, Embedded: x.embedded, Model: x.model, Damaged: x.damaged}
+	st := Stats{Files: x.files.Len(), Bytes: x.bytes, Passages: x.live, Embedded: x.embedded, Model: x.model, Damaged: x.damaged}
 	if x.opt.CPU >= 0 && (x.opt.Embedder != nil || x.opt.EmbedderFrom != nil) {
 		st.Pending = x.live - x.embedded
 	}

@@ -77,7 +77,7 @@ func (x *Index) Save() error {
 			}
 		}
 	}
-	s := saved{Layout: layout, Model: x.model, Words: wordsVersion, Files: make([]savedFile, 0, len(x.files))}
+	s := saved{Layout: layout, Model: x.model, Words: wordsVersion, Files: make([]savedFile, 0, x.files.Len())}
 	// A passage's text is one already saved when its hash, vector array
 	// (copies share one: setVecLocked), words and terms are that one's; the
 	// terms of equal texts come from the postings in one order.
@@ -103,7 +103,7 @@ func (x *Index) Save() error {
 		texts[k] = uint32(len(s.Texts))
 		return uint32(len(s.Texts) - 1)
 	}
-	for p, e := range x.files {
+	for p, e := range x.files.All() {
 		if e.oldWords {
 			s.Words = 0 // an older analysis's words: read all again at the next Open
 		}
@@ -169,7 +169,7 @@ func (x *Index) load() error {
 		}
 	}
 	for _, sf := range s.Files {
-		if sf.Path == "" || x.files[sf.Path] != nil {
+		if sf.Path == "" || x.files.At(sf.Path) != nil {
 			return fmt.Errorf("bad or repeated path %q", sf.Path)
 		}
 		e := &file{path: sf.Path, size: sf.Size, mtime: sf.MTime, oldWords: oldWords}
@@ -192,7 +192,7 @@ func (x *Index) load() error {
 			x.words += int64(st.Words)
 			x.live++
 		}
-		x.files[sf.Path] = e
+		x.files.Put(sf.Path, e)
 		x.bytes += sf.Size
 	}
 	return nil

@@ -1,0 +1,186 @@
+package content
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+	"time"
+)
+
+// randPath draws from few names so that paths nest, share prefixes and sit
+// beside names that sort between a directory and its children ("a/b!" and
+// "a/b0" around "a/b/").
+func randPath(r *rand.Rand) string {
+	names := []string{"a", "b", "a b", "b!", "b0", "b.txt", "ab", "é", "a-", "z"}
+	n := 1 + r.Intn(4)
+	p := ""
+	for i := range n {
+		if i > 0 {
+			p += "/"
+		}
+		p += names[r.Intn(len(names))]
+	}
+	return p
+}
+
+// linearWithin is what Table.Within replaces: every path tested.
+func linearWithin(m map[string]int, dir string) []string {
+	var out []string
+	for p := range m {
+		if Within(p, dir) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestTableWithinIsTheLinearFilter checks Table.Within against Within applied
+// to every entry, over random puts and deletes.
+func TestTableWithinIsTheLinearFilter(t *testing.T) {
+	for seed := range int64(20) {
+		r := rand.New(rand.NewSource(seed))
+		var tb Table[int]
+		m := map[string]int{}
+		for step := range 400 {
+			p := randPath(r)
+			switch r.Intn(3) {
+			case 0, 1:
+				tb.Put(p, step)
+				m[p] = step
+			case 2:
+				tb.Delete(p)
+				delete(m, p)
+			}
+			if tb.Len() != len(m) {
+				t.Fatalf("seed %d step %d: Len %d, map %d", seed, step, tb.Len(), len(m))
+			}
+			dir := randPath(r)
+			if r.Intn(10) == 0 {
+				dir = ""
+			}
+			if got, want := tb.Within(dir), linearWithin(m, dir); !slices.Equal(got, want) {
+				t.Fatalf("seed %d step %d: Within(%q) = %q, want %q", seed, step, dir, got, want)
+			}
+			e, ok := tb.Get(p)
+			if we, wok := m[p]; ok != wok || e != we || tb.At(p) != we {
+				t.Fatalf("seed %d step %d: Get(%q) = %d %v, map %d %v", seed, step, p, e, ok, we, wok)
+			}
+		}
+		n := 0
+		for p, e := range tb.All() {
+			if m[p] != e {
+				t.Fatalf("seed %d: All gives %q=%d, map %d", seed, p, e, m[p])
+			}
+			n++
+		}
+		if n != len(m) {
+			t.Fatalf("seed %d: All gives %d entries, map %d", seed, n, len(m))
+		}
+	}
+}
+
+// TestCompareScopedIsTheLinearRule checks Compare's scoped walk of the table
+// against the rule it had before the table kept its paths in order: gone is
+// every entry in some scope, of a generation at or before since, that the
+// walk did not see.
+func TestCompareScopedIsTheLinearRule(t *testing.T) {
+	for seed := range int64(50) {
+		r := rand.New(rand.NewSource(seed))
+		var tb Table[Entry]
+		m := map[string]Entry{}
+		for range 60 {
+			p := randPath(r)
+			e := Entry{Size: int64(r.Intn(3)), MTime: int64(r.Intn(3)), Gen: uint64(r.Intn(10))}
+			tb.Put(p, e)
+			m[p] = e
+		}
+		var scopes []string
+		for range 1 + r.Intn(3) {
+			scopes = append(scopes, randPath(r)) // they may nest or repeat
+		}
+		var walked []FileStat
+		for range r.Intn(20) {
+			walked = append(walked, FileStat{Path: randPath(r), Size: int64(r.Intn(3)), MTime: time.Unix(0, int64(r.Intn(3)))})
+		}
+		since := uint64(r.Intn(10))
+		gone, stale := Compare(&tb, func(e Entry) Entry { return e }, since, scopes, walked)
+
+		seen := map[string]bool{}
+		var wantStale []string
+		for _, f := range walked {
+			seen[f.Path] = true
+			if e, ok := m[f.Path]; !ok || e.Size != f.Size || e.MTime != f.MTime.UnixNano() {
+				wantStale = append(wantStale, f.Path)
+			}
+		}
+		var wantGone []string
+		for p, e := range m {
+			if slices.ContainsFunc(scopes, func(s string) bool { return Within(p, s) }) && e.Gen <= since && !seen[p] {
+				wantGone = append(wantGone, p)
+			}
+		}
+		slices.Sort(gone)
+		slices.Sort(wantGone)
+		if !slices.Equal(gone, wantGone) || !slices.Equal(stale, wantStale) {
+			t.Fatalf("seed %d, scopes %q since %d:\ngone %q\nwant %q\nstale %q\nwant %q", seed, scopes, since, gone, wantGone, stale, wantStale)
+		}
+	}
+}
+
+// BenchmarkCompareScoped is a watcher's batch (one directory of 20 files)
+// compared with a table of 100,000 entries: the work a request waits for
+// after a host process writes (Watcher.Sync).
+func BenchmarkCompareScoped(b *testing.B) {
+	var tb Table[Entry]
+	for i := range 100_000 {
+		tb.Put(fmt.Sprintf("app%02d/d%03d/f%02d.md", i/2000, i/20%100, i%20), Entry{Size: 1, MTime: 1})
+	}
+	var walked []FileStat
+	for i := range 20 {
+		walked = append(walked, FileStat{Path: fmt.Sprintf("app07/d042/f%02d.md", i), Size: 1, MTime: time.Unix(0, 1)})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		gone, stale := Compare(&tb, func(e Entry) Entry { return e }, 1, []string{"app07/d042"}, walked)
+		if len(gone)+len(stale) != 0 {
+			b.Fatal(gone, stale)
+		}
+	}
+}
+
+// BenchmarkDrainRemovals is 2,000 files removed one by one through a mount
+// (one Removed change each) from an index of 100,000 entries.
+func BenchmarkDrainRemovals(b *testing.B) {
+	x, err := Open(Options{Files: Dir(b.TempDir())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	path := func(i int) string { return fmt.Sprintf("app%02d/d%03d/f%02d.md", i/2000, i/20%100, i%20) }
+	for b.Loop() {
+		b.StopTimer()
+		x.mu.Lock()
+		for i := range 100_000 {
+			if x.files.At(path(i)) == nil {
+				x.files.Put(path(i), &entry{state: Binary})
+				x.states[Binary]++
+			}
+		}
+		x.mu.Unlock()
+		cs := make([]Change, 0, 2000)
+		for i := range 2000 {
+			cs = append(cs, Change{Op: Removed, Path: path(14_000 + i)})
+		}
+		x.q.Apply(cs)
+		b.StartTimer()
+		x.mu.Lock()
+		x.drainLocked()
+		n := x.files.Len()
+		x.mu.Unlock()
+		if n != 98_000 {
+			b.Fatalf("%d entries left, want 98,000", n)
+		}
+	}
+}
