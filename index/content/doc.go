@@ -21,6 +21,10 @@
 //     directly, so an answer never depends on how far the indexer has got.
 //   - skipped: a regular file not content-indexed, by reason (too big, binary,
 //     not UTF-8). Grep reads skipped files only when asked to ("all").
+//   - table: an index's entries by path (Table; this index and the passage
+//     index each keep one), in a map and in byte order, so that a removal,
+//     rename or scoped reconcile touches the entries below one directory,
+//     not every entry.
 //
 // Storage: one file, content.idx, in the directory given to Open (the daemon's
 // index directory, beside the tag index), written whole to a temporary file
