@@ -1,0 +1,93 @@
+#!/bin/bash
+# A/B of two semfs builds over 9P: both daemons run at once (index on, model
+# loaded), and the same p9load rows alternate between them ROUNDS times (the
+# order flips every round), each on its own empty backing directory. Per row:
+# the median over rounds of B/A's same-round ratio with its quartiles, the mean,
+# and the ratio of the daemons' summed CPU (user+system). Where run.sh's BASE=
+# puts a base build among five targets, this gives two builds more rounds in
+# the same time: a change's before/after on a busy machine.
+#
+#   bash integration/bench/ninep/ab.sh OLD_BIN NEW_BIN [ROUNDS]    # default 20
+#
+# OPS picks rows among "write read create listl getattr" (default all; create
+# always runs, as listl and getattr need its files): write 256 MiB, read it back
+# (hot cache), create 2,000 files of 4 KiB, list them with attributes, 2,000
+# getattrs of one file. A_ARGS and B_ARGS add flags to each daemon's serve
+# command (an A/B of one setting with one binary, e.g. B_ARGS="--content-max 0").
+# Ports 15710 and 15711. Needs go; exit 3 without the model (make model).
+set -euo pipefail
+A=$(realpath "$1") B=$(realpath "$2") N=${3:-20}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+MODEL=${MODEL:-$repo/embed/model/dist}
+[ -f "$MODEL/model.json" ] || { echo "no model in $MODEL: run make model" >&2; exit 3; }
+OPS=${OPS:-write read create listl getattr}
+
+W=$(mktemp -d /tmp/ninep-ab.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$W"
+}
+trap cleanup EXIT
+(cd "$repo" && go build -o "$W/p9load" ./integration/bench/ninep/p9load)
+
+for x in a b; do
+	if [ $x = a ]; then bin=$A extra=${A_ARGS:-} port=15710; else bin=$B extra=${B_ARGS:-} port=15711; fi
+	mkdir -p "$W/$x/data" "$W/$x/index"
+	# shellcheck disable=SC2086 # extra is a list of flags
+	"$bin" serve --data "$W/$x/data" --index "$W/$x/index" --socket "$W/$x/semfs.sock" --nfs off \
+		--9p "127.0.0.1:$port" --model-dir "$MODEL" --log-level warn $extra >"$W/$x.log" 2>&1 &
+	pids+=($!)
+done
+for port in 15710 15711; do
+	for i in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+		[ "$i" = 100 ] && { echo "daemon on port $port did not start" >&2; exit 3; }
+		sleep 0.1
+	done
+done
+
+has() { case " $OPS " in *" $1 "*) return 0 ;; esac; return 1; }
+cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
+# measure X OP FIELD ARGS...: one p9load run against daemon X; "X OP value cpu-ticks round"
+measure() {
+	local x=$1 op=$2 f=$3 port c0 c1 v pid
+	shift 3
+	if [ "$x" = a ]; then port=15710 pid=${pids[0]}; else port=15711 pid=${pids[1]}; fi
+	c0=$(cpu "$pid")
+	v=$("$W/p9load" -addr "127.0.0.1:$port" "$@" | sed -n "s/.*$f=\([0-9.]*\).*/\1/p")
+	c1=$(cpu "$pid")
+	echo "$x $op $v $((c1 - c0)) $r"
+}
+for r in $(seq "$N"); do
+	if ((r % 2)); then order="a b"; else order="b a"; fi
+	for x in $order; do
+		d=$W/$x/data
+		if has write; then measure "$x" write secs write "big$r.bin" 256; fi
+		if has read; then measure "$x" read secs read "big$r.bin"; fi
+		rm -f "$d/big$r.bin" # frees its page cache (see ../nfs/bench.sh)
+		measure "$x" create secs create "c$r" 2000
+		if has listl; then measure "$x" listl secs listl "c$r"; fi
+		if has getattr; then measure "$x" getattr median_us getattr "c$r/f00000" 2000; fi
+		rm -rf "${d:?}/c$r"
+	done
+done >"$W/results"
+
+echo "rounds=$N ops=\"$OPS\" A=$A${A_ARGS:+ ($A_ARGS)} B=$B${B_ARGS:+ ($B_ARGS)} load=$(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$W/results" <<'PY'
+import statistics as st, sys
+rows = {}
+for line in open(sys.argv[1]):
+    x, op, v, c, r = line.split()
+    rows.setdefault(op, {}).setdefault(r, {})[x] = (float(v), int(c))
+print("| row | B/A wall, median (quartiles) | mean | B/A server CPU (sums) |")
+print("|---|---|---|---|")
+for op, rounds in rows.items():
+    pairs = [v for v in rounds.values() if "a" in v and "b" in v and v["a"][0] > 0]
+    ratio = [v["b"][0] / v["a"][0] for v in pairs]
+    q = st.quantiles(ratio, n=4) if len(ratio) > 1 else [ratio[0]] * 3
+    cpu = sum(v["b"][1] for v in pairs) / max(1, sum(v["a"][1] for v in pairs))
+    print(f"| {op} | {st.median(ratio):.3f} ({q[0]:.3f}-{q[2]:.3f}) | {st.mean(ratio):.3f} | {cpu:.3f} |")
+PY
