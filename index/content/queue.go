@@ -21,7 +21,7 @@ import (
 // way to any change newer than it.
 type Queue struct {
 	mu      sync.Mutex
-	dirty   map[string]uint64 // path -> generation of its latest change
+	dirty   Table[uint64] // path -> generation of its latest change; in order, as a rename or removal clears the marks below one directory
 	queue   []string
 	queued  map[string]bool // in queue: a path written while being read is queued again
 	pending []Change
@@ -33,7 +33,7 @@ type Queue struct {
 
 // NewQueue returns an empty queue.
 func NewQueue() *Queue {
-	q := &Queue{dirty: map[string]uint64{}, queued: map[string]bool{}, wake: make(chan struct{}, 1)}
+	q := &Queue{queued: map[string]bool{}, wake: make(chan struct{}, 1)}
 	q.idle = sync.NewCond(&q.mu)
 	return q
 }
@@ -50,16 +50,14 @@ func (q *Queue) Apply(cs []Change) {
 			q.markLocked(c.Path)
 		case Renamed:
 			q.pending = append(q.pending, c)
-			for p := range q.dirty {
-				if Within(p, c.NewPath) && !Within(p, c.Path) {
-					delete(q.dirty, p) // replaced by the moved file or tree
+			for _, p := range q.dirty.Within(c.NewPath) {
+				if !Within(p, c.Path) {
+					q.dirty.Delete(p) // replaced by the moved file or tree
 				}
 			}
-			for p := range q.dirty {
-				if Within(p, c.Path) {
-					delete(q.dirty, p)
-					q.markLocked(c.NewPath + p[len(c.Path):])
-				}
+			for _, p := range q.dirty.Within(c.Path) {
+				q.dirty.Delete(p)
+				q.markLocked(c.NewPath + p[len(c.Path):])
 			}
 			if !c.IsDir {
 				// Read again under its new name: a write to the old name
@@ -70,10 +68,8 @@ func (q *Queue) Apply(cs []Change) {
 			}
 		case Removed:
 			q.pending = append(q.pending, c)
-			for p := range q.dirty {
-				if Within(p, c.Path) {
-					delete(q.dirty, p)
-				}
+			for _, p := range q.dirty.Within(c.Path) {
+				q.dirty.Delete(p)
 			}
 		}
 	}
@@ -96,7 +92,7 @@ func (q *Queue) markLocked(p string) {
 		q.queued[p] = true
 		q.queue = append(q.queue, p)
 	}
-	q.dirty[p] = q.gen
+	q.dirty.Put(p, q.gen)
 }
 
 func (q *Queue) kick() {
@@ -185,14 +181,14 @@ func (q *Queue) Reconcile(since uint64, gone, stale []string, drop func(p string
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, p := range gone {
-		if g, ok := q.dirty[p]; ok && g > since {
+		if g, ok := q.dirty.Get(p); ok && g > since {
 			continue
 		}
-		delete(q.dirty, p)
+		q.dirty.Delete(p)
 		drop(p)
 	}
 	for _, p := range stale {
-		if g, ok := q.dirty[p]; ok && g > since {
+		if g, ok := q.dirty.Get(p); ok && g > since {
 			continue
 		}
 		q.markLocked(p)
@@ -223,11 +219,11 @@ func (q *Queue) Dirty(each func(p string)) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if each != nil {
-		for p := range q.dirty {
+		for p := range q.dirty.All() {
 			each(p)
 		}
 	}
-	return len(q.dirty)
+	return q.dirty.Len()
 }
 
 // Working reports whether there is work, and says so to Wait: false (idle)
@@ -259,7 +255,7 @@ func (q *Queue) Pop() (p string, gen uint64, ok, more bool) {
 	p = q.queue[0]
 	q.queue = q.queue[1:]
 	delete(q.queued, p)
-	gen, ok = q.dirty[p]
+	gen, ok = q.dirty.Get(p)
 	return p, gen, ok, true
 }
 
@@ -268,9 +264,9 @@ func (q *Queue) Pop() (p string, gen uint64, ok, more bool) {
 func (q *Queue) Done(p string, gen uint64) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	cur, ok := q.dirty[p]
+	cur, ok := q.dirty.Get(p)
 	if ok && cur == gen {
-		delete(q.dirty, p)
+		q.dirty.Delete(p)
 		return true
 	}
 	return false

@@ -184,3 +184,32 @@ func BenchmarkDrainRemovals(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkQueueRemovalsWhileDirty is a tree of 5,000 files removed through
+// a mount while their writes are still queued for reading (an untar, then rm
+// -r at once): one Apply of 5,000 removals, each clearing the dirty marks
+// below its path.
+func BenchmarkQueueRemovalsWhileDirty(b *testing.B) {
+	paths := make([]string, 5000)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("t/d%02d/f%04d.md", i/100, i)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		q := NewQueue()
+		cs := make([]Change, 0, len(paths))
+		for _, p := range paths {
+			cs = append(cs, Change{Op: Written, Path: p})
+		}
+		q.Apply(cs)
+		cs = cs[:0]
+		for _, p := range paths {
+			cs = append(cs, Change{Op: Removed, Path: p})
+		}
+		b.StartTimer()
+		q.Apply(cs)
+		if n := q.Dirty(nil); n != 0 {
+			b.Fatalf("%d paths still dirty", n)
+		}
+	}
+}
