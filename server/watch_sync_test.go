@@ -111,9 +111,9 @@ func TestWatchSyncReturnsWithoutInotify(t *testing.T) {
 	}
 }
 
-// BenchmarkWatchSync is the cost a grep pays for it: with nothing pending
-// (one read of an empty queue and the two goroutines' hand-offs), and after
-// one host write (that batch handed over early).
+// BenchmarkWatchSync is what every answer pays for it (the daemon's sync):
+// with nothing pending (one read of an empty queue and the two goroutines'
+// hand-offs), and after one host write (that batch handed over early).
 func BenchmarkWatchSync(b *testing.B) {
 	for _, pending := range []bool{false, true} {
 		name := "idle"
