@@ -81,6 +81,10 @@ type FS struct {
 	// created itself and the states its closes left written files in
 	// (watch.go); nil while none follows the directory.
 	ownChanges atomic.Pointer[ownChanges]
+	// noGetxattrat is set once the kernel has answered ENOSYS to
+	// getxattrat(2) (before Linux 6.13): ReadMetaEach reads each record as
+	// ReadMeta does from then on.
+	noGetxattrat atomic.Bool
 }
 
 // New opens the backing directory dir, which must exist.

@@ -122,6 +122,13 @@ func (j *journal) get(id uint64) (Meta, bool) {
 	return m, ok
 }
 
+// empty says whether the journal holds no record.
+func (j *journal) empty() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.recs) == 0
+}
+
 func (j *journal) has(id uint64) bool {
 	_, ok := j.get(id)
 	return ok

@@ -56,39 +56,53 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 	psince := d.passagesBegin()
 	var texts []content.FileStat
 	dirs := hostDirs{ino: map[string]uint64{}, mode: map[string]uint32{}}
-	add := func(into *[]index.FileState) func(p string, a server.Attr) error {
-		return func(p string, a server.Attr) error {
-			if a.IsDir() {
-				dirs.ino[p], dirs.mode[p] = a.FileID(), server.UnixPerm(a.Mode)
-				return nil
-			}
-			if fs, ok := contentStat(p, a); ok {
-				texts = append(texts, fs)
-			}
-			if !a.Mode.IsRegular() && !a.IsSymlink() {
-				return nil
-			}
-			fst, _, err := d.fileState(ctx, p, a)
-			switch {
-			case err != nil && server.KindOf(err) == server.KindNotFound:
-				return nil // removed meanwhile: the next batch has its event
-			case err != nil:
-				d.log.Warn("durable record unreadable; the index's record is kept", "path", p, "err", err)
-			}
-			*into = append(*into, fst)
+	// The regular files and symlinks of the scopes followed, with their
+	// attributes; their durable records are read after the walks, a
+	// directory at a time.
+	var paths []string
+	var attrs []server.Attr
+	add := func(p string, a server.Attr) error {
+		if a.IsDir() {
+			dirs.ino[p], dirs.mode[p] = a.FileID(), server.UnixPerm(a.Mode)
 			return nil
 		}
+		if fs, ok := contentStat(p, a); ok {
+			texts = append(texts, fs)
+		}
+		if a.Mode.IsRegular() || a.IsSymlink() {
+			paths, attrs = append(paths, p), append(attrs, a)
+		}
+		return nil
 	}
 	kept := scopes[:0:0]
 	for _, s := range scopes {
-		var in []index.FileState
-		err := d.scope(ctx, s, add(&in))
+		n := len(paths)
+		err := d.scope(ctx, s, add)
 		if err != nil {
+			paths, attrs = paths[:n], attrs[:n]
 			d.log.Warn("cannot follow changes here; its records stay as they are until the next start", "path", s, "err", err)
 			continue
 		}
 		kept = append(kept, s)
-		files = append(files, in...)
+	}
+	states := make([]index.FileState, len(paths))
+	keep := make([]bool, len(paths))
+	d.fileStates(ctx, paths, attrs, func(i int, fst index.FileState, _ server.MetaSource, err error) {
+		switch {
+		case err != nil && server.KindOf(err) == server.KindNotFound:
+			return // removed meanwhile: the next batch has its event
+		case err != nil:
+			d.log.Warn("durable record unreadable; the index's record is kept", "path", paths[i], "err", err)
+		}
+		states[i], keep[i] = fst, true
+	})
+	if err := ctx.Err(); err != nil {
+		return err // records not read are not records gone
+	}
+	for i, ok := range keep {
+		if ok {
+			files = append(files, states[i])
+		}
 	}
 	d.content.Reconcile(since, kept, texts)
 	d.passagesReconcile(psince, kept, texts)

@@ -529,20 +529,25 @@ func (d *daemon) loadModel() embed.Embedder {
 // (creator, tags), which the index is a cache of: after a damaged or lost
 // index they are what it is rebuilt from. It refuses to start when the index
 // lost records the backing files cannot give back (checkRecoverable).
-// fileState is what the index is reconciled against for the regular file or
-// symlink p with attributes a: its identity, size and mtime, and the durable
-// record it carries (Saved, nil when none; src says where it was read). The
-// index keeps an opaque file identity in Ino: inode plus birth time, so a reused
-// inode is not taken for a rename. An unreadable durable record is the error,
-// with fst still usable without it; each caller decides what that means.
-func (d *daemon) fileState(ctx context.Context, p string, a server.Attr) (fst index.FileState, src server.MetaSource, err error) {
-	fst = index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime, Mode: server.UnixPerm(a.Mode)}
-	m, src, err := d.fs.ReadMeta(ctx, p)
-	if err == nil && src != server.MetaNone {
-		saved := savedOf(m)
-		fst.Saved = &saved
-	}
-	return fst, src, err
+// fileStates is what the index is reconciled against for each of paths, the
+// regular files and symlinks a walk found with attributes attrs: its
+// identity, size and mtime, and the durable record it carries (Saved, nil
+// when none; src says where it was read), read after the walk a directory
+// at a time (FS.ReadMetaEach). The index keeps an opaque file identity in Ino: inode
+// plus birth time, so a reused inode is not taken for a rename. An unreadable
+// durable record is the error, with fst still usable without it; each caller
+// decides what that means. each is called in the order of paths grouped by
+// directory.
+func (d *daemon) fileStates(ctx context.Context, paths []string, attrs []server.Attr, each func(i int, fst index.FileState, src server.MetaSource, err error)) {
+	d.fs.ReadMetaEach(ctx, paths, func(i int, m server.Meta, src server.MetaSource, err error) {
+		a := attrs[i]
+		fst := index.FileState{Path: paths[i], Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime, Mode: server.UnixPerm(a.Mode)}
+		if err == nil && src != server.MetaNone {
+			saved := savedOf(m)
+			fst.Saved = &saved
+		}
+		each(i, fst, src, err)
+	})
 }
 
 // With guard (a background start-up reconcile, clients served meanwhile),
@@ -552,6 +557,8 @@ func (d *daemon) fileState(ctx context.Context, p string, a server.Attr) (fst in
 func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	t0 := time.Now()
 	var files []index.FileState
+	var paths []string // the regular files and symlinks walked, with their attributes
+	var attrs []server.Attr
 	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
 	since := d.content.Begin()
 	psince := d.passagesBegin()
@@ -567,18 +574,32 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 			texts = append(texts, fs)
 		}
 		scan.live[a.FileID()] = true
-		if !a.Mode.IsRegular() && !a.IsSymlink() {
-			return nil
+		if a.Mode.IsRegular() || a.IsSymlink() {
+			paths, attrs = append(paths, p), append(attrs, a)
 		}
-		fst, src, err := d.fileState(ctx, p, a)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("walking the backing directory: %w", err)
+	}
+	// The durable records after the walk, a directory at a time; files in
+	// the walk's order.
+	states := make([]index.FileState, len(paths))
+	keep := make([]bool, len(paths))
+	var failed error
+	d.fileStates(ctx, paths, attrs, func(i int, fst index.FileState, src server.MetaSource, err error) {
+		p := paths[i]
 		switch {
+		case failed != nil:
+			return
 		case err != nil && server.KindOf(err) == server.KindNotFound:
-			return nil // removed while walking
+			return // removed while walking
 		case err != nil && server.KindOf(err) == server.KindInvalid:
 			scan.unreadable = append(scan.unreadable, p)
 			d.log.Warn("unreadable durable record; the index's record is kept", "path", p, "err", err)
 		case err != nil:
-			return err
+			failed = err
+			return
 		case src != server.MetaNone:
 			scan.from[p] = src
 			if src == server.MetaFromXattr {
@@ -587,11 +608,15 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 				scan.journal++
 			}
 		}
-		files = append(files, fst)
-		return nil
+		states[i], keep[i] = fst, true
 	})
-	if err != nil {
-		return fmt.Errorf("walking the backing directory: %w", err)
+	if failed != nil {
+		return fmt.Errorf("walking the backing directory: %w", failed)
+	}
+	for i, ok := range keep {
+		if ok {
+			files = append(files, states[i])
+		}
 	}
 	d.content.Reconcile(since, nil, texts)
 	d.passagesReconcile(psince, nil, texts)
