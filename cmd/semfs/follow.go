@@ -51,16 +51,13 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 		return nil // only directories' attributes changed
 	}
 	t0 := time.Now()
-	var files []index.FileState
 	since := d.content.Begin()
 	psince := d.passagesBegin()
 	var texts []content.FileStat
 	dirs := hostDirs{ino: map[string]uint64{}, mode: map[string]uint32{}}
-	// The regular files and symlinks of the scopes followed, with their
-	// attributes; their durable records are read after the walks, a
-	// directory at a time.
-	var paths []string
-	var attrs []server.Attr
+	// The regular files and symlinks of the scopes followed; their durable
+	// records are read after the walks, a directory at a time.
+	var walked []index.FileState
 	add := func(p string, a server.Attr) error {
 		if a.IsDir() {
 			dirs.ino[p], dirs.mode[p] = a.FileID(), server.UnixPerm(a.Mode)
@@ -70,38 +67,38 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 			texts = append(texts, fs)
 		}
 		if a.Mode.IsRegular() || a.IsSymlink() {
-			paths, attrs = append(paths, p), append(attrs, a)
+			walked = append(walked, indexState(p, a))
 		}
 		return nil
 	}
 	kept := scopes[:0:0]
 	for _, s := range scopes {
-		n := len(paths)
+		n := len(walked)
 		err := d.scope(ctx, s, add)
 		if err != nil {
-			paths, attrs = paths[:n], attrs[:n]
+			walked = walked[:n]
 			d.log.Warn("cannot follow changes here; its records stay as they are until the next start", "path", s, "err", err)
 			continue
 		}
 		kept = append(kept, s)
 	}
-	states := make([]index.FileState, len(paths))
-	keep := make([]bool, len(paths))
-	d.fileStates(ctx, paths, attrs, func(i int, fst index.FileState, _ server.MetaSource, err error) {
+	keep := make([]bool, len(walked))
+	d.withRecords(ctx, walked, func(i int, _ server.MetaSource, err error) {
 		switch {
 		case err != nil && server.KindOf(err) == server.KindNotFound:
 			return // removed meanwhile: the next batch has its event
 		case err != nil:
-			d.log.Warn("durable record unreadable; the index's record is kept", "path", paths[i], "err", err)
+			d.log.Warn("durable record unreadable; the index's record is kept", "path", walked[i].Path, "err", err)
 		}
-		states[i], keep[i] = fst, true
+		keep[i] = true
 	})
 	if err := ctx.Err(); err != nil {
 		return err // records not read are not records gone
 	}
+	files := walked[:0] // without the files gone since the walk
 	for i, ok := range keep {
 		if ok {
-			files = append(files, states[i])
+			files = append(files, walked[i])
 		}
 	}
 	d.content.Reconcile(since, kept, texts)

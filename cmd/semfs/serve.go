@@ -529,24 +529,32 @@ func (d *daemon) loadModel() embed.Embedder {
 // (creator, tags), which the index is a cache of: after a damaged or lost
 // index they are what it is rebuilt from. It refuses to start when the index
 // lost records the backing files cannot give back (checkRecoverable).
-// fileStates is what the index is reconciled against for each of paths, the
-// regular files and symlinks a walk found with attributes attrs: its
-// identity, size and mtime, and the durable record it carries (Saved, nil
-// when none; src says where it was read), read after the walk a directory
-// at a time (FS.ReadMetaEach). The index keeps an opaque file identity in Ino: inode
-// plus birth time, so a reused inode is not taken for a rename. An unreadable
-// durable record is the error, with fst still usable without it; each caller
-// decides what that means. each is called in the order of paths grouped by
-// directory.
-func (d *daemon) fileStates(ctx context.Context, paths []string, attrs []server.Attr, each func(i int, fst index.FileState, src server.MetaSource, err error)) {
+// indexState is what the index is reconciled against for the regular file or
+// symlink p with attributes a: its identity, size and mtime (its durable
+// record is read after the walk: withRecords). The index keeps an opaque
+// file identity in Ino: inode plus birth time, so a reused inode is not
+// taken for a rename.
+func indexState(p string, a server.Attr) index.FileState {
+	return index.FileState{Path: p, Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime, Mode: server.UnixPerm(a.Mode)}
+}
+
+// withRecords reads the durable record of each of files (indexState's, of a
+// walk) into its Saved (nil when it has none), a directory at a time after
+// the walk (FS.ReadMetaEach), and calls each with i, where the record came
+// from, and why it could not be read: an unreadable record leaves files[i]
+// usable without it, and each caller decides what that means. each is called
+// in the order of files grouped by directory.
+func (d *daemon) withRecords(ctx context.Context, files []index.FileState, each func(i int, src server.MetaSource, err error)) {
+	paths := make([]string, len(files))
+	for i := range files {
+		paths[i] = files[i].Path
+	}
 	d.fs.ReadMetaEach(ctx, paths, func(i int, m server.Meta, src server.MetaSource, err error) {
-		a := attrs[i]
-		fst := index.FileState{Path: paths[i], Ino: a.FileID(), Size: a.Size, ModTime: a.Mtime, Mode: server.UnixPerm(a.Mode)}
 		if err == nil && src != server.MetaNone {
 			saved := savedOf(m)
-			fst.Saved = &saved
+			files[i].Saved = &saved
 		}
-		each(i, fst, src, err)
+		each(i, src, err)
 	})
 }
 
@@ -556,9 +564,7 @@ func (d *daemon) fileStates(ctx context.Context, paths []string, attrs []server.
 // from the journal (saveUnsaved).
 func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	t0 := time.Now()
-	var files []index.FileState
-	var paths []string // the regular files and symlinks walked, with their attributes
-	var attrs []server.Attr
+	var walked []index.FileState // the regular files and symlinks, their records read after the walk
 	scan := &durableScan{from: map[string]server.MetaSource{}, live: map[uint64]bool{}}
 	since := d.content.Begin()
 	psince := d.passagesBegin()
@@ -575,20 +581,17 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 		}
 		scan.live[a.FileID()] = true
 		if a.Mode.IsRegular() || a.IsSymlink() {
-			paths, attrs = append(paths, p), append(attrs, a)
+			walked = append(walked, indexState(p, a))
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("walking the backing directory: %w", err)
 	}
-	// The durable records after the walk, a directory at a time; files in
-	// the walk's order.
-	states := make([]index.FileState, len(paths))
-	keep := make([]bool, len(paths))
+	keep := make([]bool, len(walked))
 	var failed error
-	d.fileStates(ctx, paths, attrs, func(i int, fst index.FileState, src server.MetaSource, err error) {
-		p := paths[i]
+	d.withRecords(ctx, walked, func(i int, src server.MetaSource, err error) {
+		p := walked[i].Path
 		switch {
 		case failed != nil:
 			return
@@ -608,14 +611,15 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 				scan.journal++
 			}
 		}
-		states[i], keep[i] = fst, true
+		keep[i] = true
 	})
 	if failed != nil {
-		return fmt.Errorf("walking the backing directory: %w", failed)
+		return fmt.Errorf("reading the durable records: %w", failed)
 	}
+	files := walked[:0] // in the walk's order, without the files gone since
 	for i, ok := range keep {
 		if ok {
-			files = append(files, states[i])
+			files = append(files, walked[i])
 		}
 	}
 	d.content.Reconcile(since, nil, texts)
