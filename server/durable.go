@@ -264,8 +264,8 @@ func (f *FS) ReadMeta(ctx context.Context, p string) (Meta, MetaSource, error) {
 // a sixth of the system calls. (A file replaced between the statx and the
 // getxattrat is read as the new one with the old one's journal entry; the
 // change that replaced it is followed in its turn.)
-// On kernels without getxattrat (before Linux 6.13) each file is
-// ReadMeta'd. Errors as ReadMeta's.
+// Where getxattrat is missing (before Linux 6.13) or refused (a seccomp
+// filter) each file is ReadMeta'd. Errors as ReadMeta's.
 func (f *FS) ReadMetaEach(ctx context.Context, paths []string, each func(i int, m Meta, src MetaSource, err error)) {
 	if f.meta == nil {
 		for i := range paths {
@@ -333,7 +333,11 @@ func (f *FS) readMetaIn(ctx context.Context, paths []string, in []int, each func
 		var b []byte
 		b, buf, err = getxattrAt(d.fd, name, buf)
 		switch {
-		case err == unix.ENOSYS:
+		case err == unix.ENOSYS || err == unix.EPERM:
+			// ENOSYS: a kernel before 6.13. EPERM: a seccomp filter
+			// refusing a system call it does not know (older container
+			// runtimes' profiles); reading a regular file's user attribute
+			// is refused with EACCES, never EPERM.
 			f.noGetxattrat.Store(true)
 			m, src, err := f.ReadMeta(ctx, p)
 			each(i, m, src, err)

@@ -81,9 +81,9 @@ type FS struct {
 	// created itself and the states its closes left written files in
 	// (watch.go); nil while none follows the directory.
 	ownChanges atomic.Pointer[ownChanges]
-	// noGetxattrat is set once the kernel has answered ENOSYS to
-	// getxattrat(2) (before Linux 6.13): ReadMetaEach reads each record as
-	// ReadMeta does from then on.
+	// noGetxattrat is set once getxattrat(2) has been answered ENOSYS
+	// (before Linux 6.13) or EPERM (a seccomp filter): ReadMetaEach reads
+	// each record as ReadMeta does from then on.
 	noGetxattrat atomic.Bool
 }
 
