@@ -524,11 +524,6 @@ func (d *daemon) loadModel() embed.Embedder {
 	return e
 }
 
-// reconcileIndex brings the index in line with the backing directory, which may
-// have changed while the daemon was down, and with the files' durable records
-// (creator, tags), which the index is a cache of: after a damaged or lost
-// index they are what it is rebuilt from. It refuses to start when the index
-// lost records the backing files cannot give back (checkRecoverable).
 // indexState is what the index is reconciled against for the regular file or
 // symlink p with attributes a: its identity, size and mtime (its durable
 // record is read after the walk: withRecords). The index keeps an opaque
@@ -558,6 +553,12 @@ func (d *daemon) withRecords(ctx context.Context, files []index.FileState, each 
 	})
 }
 
+// reconcileIndex brings the index in line with the backing directory, which may
+// have changed while the daemon was down, and with the files' durable records
+// (creator, tags), which the index is a cache of: after a damaged or lost
+// index they are what it is rebuilt from. It refuses to start when the index
+// lost records the backing files cannot give back (checkRecoverable).
+//
 // With guard (a background start-up reconcile, clients served meanwhile),
 // the paths clients changed since the guard was taken are left alone (see
 // index.Guard), and nothing of the walk is taken as proof that a file is gone
