@@ -259,23 +259,13 @@ func (x *Index) drainLocked() {
 			if c.Path == c.NewPath {
 				continue
 			}
-			moved := x.files.Within(c.Path)
-			for _, p := range x.files.Within(c.NewPath) {
-				if !Within(p, c.Path) {
-					x.dropLocked(p)
-				}
-			}
-			for _, p := range moved {
-				e, _ := x.files.Get(p)
-				x.files.Delete(p)
+			x.files.Rename(c.Path, c.NewPath, x.dropLocked, func(p, np string, e *entry) {
 				x.unlinkLocked(p, e)
-				np := c.NewPath + p[len(c.Path):]
-				x.files.Put(np, e)
 				x.linkLocked(np, e)
 				if e.state == Indexed {
 					x.paths[e.id] = np
 				}
-			}
+			})
 		case Removed:
 			for _, p := range x.files.Within(c.Path) {
 				x.dropLocked(p)

@@ -50,15 +50,9 @@ func (q *Queue) Apply(cs []Change) {
 			q.markLocked(c.Path)
 		case Renamed:
 			q.pending = append(q.pending, c)
-			for _, p := range q.dirty.Within(c.NewPath) {
-				if !Within(p, c.Path) {
-					q.dirty.Delete(p) // replaced by the moved file or tree
-				}
-			}
-			for _, p := range q.dirty.Within(c.Path) {
-				q.dirty.Delete(p)
-				q.markLocked(c.NewPath + p[len(c.Path):])
-			}
+			// Marks the moved file or tree replaced go; its own follow it,
+			// each marked anew (a new generation, queued to be read).
+			q.dirty.Rename(c.Path, c.NewPath, q.dirty.Delete, func(_, np string, _ uint64) { q.markLocked(np) })
 			if !c.IsDir {
 				// Read again under its new name: a write to the old name
 				// may still be on its way (the core's debounce sends it

@@ -50,6 +50,31 @@ func (t *Table[E]) Delete(p string) {
 	}
 }
 
+// Rename applies a rename of from to to (a file or a directory tree; to is
+// from itself, or neither below it nor above it): each entry at or below to but not below from
+// was replaced, and drop is called with its path (drop must Delete it: the
+// index forgets what else it keeps of it); then each entry at or below from
+// moves to the same place below to, and moved (nil: nothing more) is called
+// with its old and new path and its entry. The content index, the passage
+// index and the queue's marks each apply renames so.
+func (t *Table[E]) Rename(from, to string, drop func(p string), moved func(from, to string, e E)) {
+	moving := t.Within(from)
+	for _, p := range t.Within(to) {
+		if !Within(p, from) {
+			drop(p)
+		}
+	}
+	for _, p := range moving {
+		e := t.m[p]
+		t.Delete(p)
+		np := to + p[len(from):]
+		t.Put(np, e)
+		if moved != nil {
+			moved(p, np, e)
+		}
+	}
+}
+
 // Len is the number of entries.
 func (t *Table[E]) Len() int { return len(t.m) }
 

@@ -213,3 +213,63 @@ func BenchmarkQueueRemovalsWhileDirty(b *testing.B) {
 		}
 	}
 }
+
+// TestTableRenameIsTheLinearRule checks Table.Rename against the rule the
+// indexes applied with a scan of every entry: the entries at or below the
+// target that are not below the source dropped, then those at or below the
+// source moved under the target; and that drop and moved see exactly those.
+func TestTableRenameIsTheLinearRule(t *testing.T) {
+	for seed := range int64(20) {
+		r := rand.New(rand.NewSource(seed))
+		var tb Table[int]
+		m := map[string]int{}
+		for step := range 300 {
+			p := randPath(r)
+			tb.Put(p, step)
+			m[p] = step
+			from, to := randPath(r), randPath(r)
+			if r.Intn(8) == 0 {
+				to = from // a rename onto itself (the queue sees them)
+			} else if Within(to, from) || Within(from, to) {
+				continue // no rename moves a directory into itself or over an ancestor
+			}
+			want := map[string]int{}
+			var wantDrop, wantMoved []string
+			for q, e := range m {
+				switch {
+				case Within(q, from):
+					want[to+q[len(from):]] = e
+					wantMoved = append(wantMoved, q)
+				case Within(q, to):
+					wantDrop = append(wantDrop, q)
+				default:
+					want[q] = e
+				}
+			}
+			var dropped, moved []string
+			tb.Rename(from, to, func(q string) {
+				dropped = append(dropped, q)
+				tb.Delete(q)
+			}, func(q, nq string, e int) {
+				if nq != to+q[len(from):] || e != m[q] {
+					t.Fatalf("seed %d step %d: moved %q -> %q (%d), want -> %q (%d)", seed, step, q, nq, e, to+q[len(from):], m[q])
+				}
+				moved = append(moved, q)
+			})
+			m = want
+			slices.Sort(wantDrop)
+			slices.Sort(wantMoved)
+			if !slices.Equal(dropped, wantDrop) || !slices.Equal(moved, wantMoved) {
+				t.Fatalf("seed %d step %d: rename %q -> %q dropped %q moved %q, want %q, %q", seed, step, from, to, dropped, moved, wantDrop, wantMoved)
+			}
+			if got := tb.Within(""); !slices.Equal(got, linearWithin(m, "")) {
+				t.Fatalf("seed %d step %d: after rename %q -> %q: %q, want %q", seed, step, from, to, got, linearWithin(m, ""))
+			}
+			for q, e := range m {
+				if tb.At(q) != e {
+					t.Fatalf("seed %d step %d: %q = %d, want %d", seed, step, q, tb.At(q), e)
+				}
+			}
+		}
+	}
+}

@@ -267,22 +267,12 @@ func (x *Index) drainLocked() {
 			if c.Path == c.NewPath {
 				continue
 			}
-			moved := x.files.Within(c.Path)
-			for _, p := range x.files.Within(c.NewPath) {
-				if !content.Within(p, c.Path) {
-					x.dropLocked(p)
-				}
-			}
-			for _, p := range moved {
-				e := x.files.At(p)
-				x.files.Delete(p)
-				np := c.NewPath + p[len(c.Path):]
-				x.files.Put(np, e)
+			x.files.Rename(c.Path, c.NewPath, x.dropLocked, func(_, np string, e *file) {
 				e.path = np
 				for _, id := range e.pids {
 					x.passes[id].path = np
 				}
-			}
+			})
 		case content.Removed:
 			for _, p := range x.files.Within(c.Path) {
 				x.dropLocked(p)
