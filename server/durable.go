@@ -153,84 +153,102 @@ func (af attrFile) close() { unix.Close(af.fd) }
 // files, where resolving it cannot follow anything further.
 func (af attrFile) procPath() string { return "/proc/self/fd/" + itoa(af.fd) }
 
-func (af attrFile) getxattr(f *FS, p string) ([]byte, error) {
-	buf := make([]byte, 512)
-	for {
-		n, err := unix.Getxattr(af.procPath(), MetaXattr, buf)
+// reader reads the file's MetaXattr: through /proc, or where /proc is
+// missing through a descriptor of its own.
+func (af attrFile) reader(f *FS, p string) attrReader {
+	return func(b []byte) (int, error) {
+		n, err := unix.Getxattr(af.procPath(), MetaXattr, b)
 		if err == unix.ENOENT {
-			// No /proc here: read it through a descriptor of its own.
 			err = f.onFile(p, af.a, func(fd int) error {
 				var ferr error
-				n, ferr = unix.Fgetxattr(fd, MetaXattr, buf)
+				n, ferr = unix.Fgetxattr(fd, MetaXattr, b)
 				return ferr
 			})
 		}
-		if err == unix.ERANGE && len(buf) < MaxMetaSize {
-			buf = make([]byte, MaxMetaSize)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return buf[:n], nil
+		return n, err
 	}
 }
 
-// getxattrAt reads MetaXattr of name in directory dirfd, not following a
-// symlink, into buf (grown to MaxMetaSize when the value is larger; returned
-// for reuse): getxattrat(2), Linux 6.13 (ENOSYS before it). x/sys has the
+// attrReader reads one file's MetaXattr into b: the value's length, or the
+// system call's error (ERANGE when b is too small).
+type attrReader func(b []byte) (int, error)
+
+// getxattrAt is the attrReader of name in directory dirfd, not following a
+// symlink: getxattrat(2), Linux 6.13 (ENOSYS before it). x/sys has the
 // number, not the call.
-func getxattrAt(dirfd int, name string, buf []byte) (val, grown []byte, err error) {
-	p, err := unix.BytePtrFromString(name)
-	if err != nil {
-		return nil, buf, err
+func getxattrAt(dirfd int, name string) attrReader {
+	p, perr := unix.BytePtrFromString(name)
+	attr, aerr := unix.BytePtrFromString(MetaXattr)
+	return func(b []byte) (int, error) {
+		if perr != nil || aerr != nil {
+			return 0, unix.EINVAL
+		}
+		for {
+			// struct xattr_args: the value's buffer, its size, flags (0).
+			args := struct {
+				value uint64
+				size  uint32
+				flags uint32
+			}{uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint32(len(b)), 0}
+			n, _, e := unix.Syscall6(unix.SYS_GETXATTRAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+				unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(attr)), uintptr(unsafe.Pointer(&args)), unsafe.Sizeof(args))
+			switch {
+			case e == unix.EINTR:
+				continue
+			case e != 0:
+				return 0, e
+			}
+			return int(n), nil
+		}
 	}
-	attr, err := unix.BytePtrFromString(MetaXattr)
-	if err != nil {
-		return nil, buf, err
-	}
+}
+
+// xattrRecord is the durable record a regular file's MetaXattr holds, read
+// with read into buf (grown to MaxMetaSize, and returned for reuse, when the
+// value is larger): MetaNone when it has none or may not be read (ENODATA,
+// ENOTSUP, EACCES); read's error as it is otherwise, or decodeMeta's for a
+// value that does not decode.
+func xattrRecord(buf []byte, read attrReader) (m Meta, src MetaSource, grown []byte, err error) {
 	for {
-		// struct xattr_args: the value's buffer, its size, flags (0).
-		args := struct {
-			value uint64
-			size  uint32
-			flags uint32
-		}{uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))), uint32(len(buf)), 0}
-		n, _, e := unix.Syscall6(unix.SYS_GETXATTRAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
-			unix.AT_SYMLINK_NOFOLLOW, uintptr(unsafe.Pointer(attr)), uintptr(unsafe.Pointer(&args)), unsafe.Sizeof(args))
+		n, err := read(buf)
 		switch {
-		case e == unix.EINTR:
-			continue
-		case e == unix.ERANGE && len(buf) < MaxMetaSize:
+		case err == unix.ERANGE && len(buf) < MaxMetaSize:
 			buf = make([]byte, MaxMetaSize)
 			continue
-		case e != 0:
-			return nil, buf, e
+		case err == unix.ENODATA || err == unix.ENOTSUP || err == unix.EACCES:
+			return Meta{}, MetaNone, buf, nil
+		case err != nil:
+			return Meta{}, MetaNone, buf, err
 		}
-		return buf[:n], buf, nil
+		m, err := decodeMeta(buf[:n])
+		if err != nil {
+			return Meta{}, MetaNone, buf, err
+		}
+		return m, MetaFromXattr, buf, nil
 	}
+}
+
+// recordBeside is the durable record of the file with attributes a where it
+// is not in its attribute: from the journal, or none for what carries no
+// attribute (not a regular file, or a file system without them); ok false
+// when the attribute is to be read.
+func (f *FS) recordBeside(a Attr) (m Meta, src MetaSource, ok bool) {
+	if m, ok := f.meta.j.get(a.FileID()); ok {
+		return m, MetaFromJournal, true
+	}
+	if !a.Mode.IsRegular() || !f.meta.xattr {
+		return Meta{}, MetaNone, true
+	}
+	return Meta{}, MetaNone, false
 }
 
 // readMeta returns the durable record of the open file p.
 func (f *FS) readMeta(af attrFile, p string) (Meta, MetaSource, error) {
-	if m, ok := f.meta.j.get(af.a.FileID()); ok {
-		return m, MetaFromJournal, nil
+	if m, src, ok := f.recordBeside(af.a); ok {
+		return m, src, nil
 	}
-	if !af.a.Mode.IsRegular() || !f.meta.xattr {
-		return Meta{}, MetaNone, nil
-	}
-	b, err := af.getxattr(f, p)
-	switch {
-	case err == unix.ENODATA || err == unix.ENOTSUP || err == unix.EACCES:
-		return Meta{}, MetaNone, nil
-	case err != nil:
-		return Meta{}, MetaNone, err
-	}
-	m, err := decodeMeta(b)
-	if err != nil {
-		return Meta{}, MetaNone, err
-	}
-	return m, MetaFromXattr, nil
+	m, src, _, err := xattrRecord(make([]byte, 512), af.reader(f, p))
+	return m, src, err
 }
 
 // ReadMeta returns the durable record of p (a regular file or symlink; a
@@ -321,17 +339,13 @@ func (f *FS) readMetaIn(ctx context.Context, paths []string, in []int, each func
 				each(i, Meta{}, MetaNone, err)
 				continue
 			}
-			if m, ok := f.meta.j.get(a.FileID()); ok {
-				each(i, m, MetaFromJournal, nil)
-				continue
-			}
-			if !a.Mode.IsRegular() || !f.meta.xattr {
-				each(i, Meta{}, MetaNone, nil)
+			if m, src, ok := f.recordBeside(a); ok {
+				each(i, m, src, nil)
 				continue
 			}
 		}
-		var b []byte
-		b, buf, err = getxattrAt(d.fd, name, buf)
+		m, src, grown, err := xattrRecord(buf, getxattrAt(d.fd, name))
+		buf = grown
 		switch {
 		case err == unix.ENOSYS || err == unix.EPERM:
 			// ENOSYS: a kernel before 6.13. EPERM: a seccomp filter
@@ -341,19 +355,12 @@ func (f *FS) readMetaIn(ctx context.Context, paths []string, in []int, each func
 			f.noGetxattrat.Store(true)
 			m, src, err := f.ReadMeta(ctx, p)
 			each(i, m, src, err)
-		case err == unix.ENODATA || err == unix.ENOTSUP || err == unix.EACCES:
-			each(i, Meta{}, MetaNone, nil)
 		case err == unix.ENOENT:
-			each(i, Meta{}, MetaNone, wrap("read record", p, err)) // removed since the statx
+			each(i, Meta{}, MetaNone, wrap("read record", p, err)) // removed since the walk
 		case err != nil:
 			each(i, Meta{}, MetaNone, E("read record", KindInvalid, p, err))
 		default:
-			m, err := decodeMeta(b)
-			if err != nil {
-				each(i, Meta{}, MetaNone, E("read record", KindInvalid, p, err))
-				continue
-			}
-			each(i, m, MetaFromXattr, nil)
+			each(i, m, src, nil)
 		}
 	}
 }

@@ -18,8 +18,11 @@ import (
 // the attribute, in the journal for what is too large or cannot carry one,
 // none, an undecodable attribute, files removed or replaced after the walk
 // listed them), ReadMetaEach answers what ReadMeta answers for it: the same
-// record, source and error kind. ReadMeta is the oracle: another route to
-// the record (the file opened O_PATH, its attribute read through /proc).
+// record, source and error kind; and for each file left as it was made, what
+// the test made it hold (the record SaveMeta stored, or none, or a bad one).
+// ReadMeta is another route to the record (the file opened O_PATH, its
+// attribute read through /proc), sharing the decoding; the test's own account
+// shares nothing with either.
 // Both of ReadMetaEach's routes: getxattrat(2), and ReadMeta's own where
 // the kernel lacks it; with records in the journal and with none (where
 // getxattrat alone answers).
@@ -43,6 +46,15 @@ func TestReadMetaEachIsReadMeta(t *testing.T) {
 // to the journal (symlinks are made on the host, records stay small).
 func readMetaEachCase(t *testing.T, f *fixture, rng *rand.Rand, journal bool) {
 	ctx := as("reader")
+	// What each file was made to hold, the test's own account (not read
+	// back by any of the core's routes): its record and where it went, or
+	// the error kind.
+	type made struct {
+		m    server.Meta
+		src  server.MetaSource
+		kind server.Kind
+	}
+	want := map[string]made{}
 	dirs := []string{""}
 	for i := 0; i < 6; i++ {
 		d := server.Join(dirs[rng.IntN(len(dirs))], fmt.Sprintf("d%d", i))
@@ -59,6 +71,7 @@ func readMetaEachCase(t *testing.T, f *fixture, rng *rand.Rand, journal bool) {
 			if err := os.WriteFile(host, []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			want[p] = made{src: server.MetaNone, kind: noKind}
 		case 1: // an attribute that does not decode
 			if err := os.WriteFile(host, nil, 0o644); err != nil {
 				t.Fatal(err)
@@ -66,11 +79,13 @@ func readMetaEachCase(t *testing.T, f *fixture, rng *rand.Rand, journal bool) {
 			if err := unix.Setxattr(host, server.MetaXattr, []byte("{not a record"), 0); err != nil {
 				t.Fatal(err)
 			}
+			want[p] = made{src: server.MetaNone, kind: server.KindInvalid}
 		case 2: // a symlink: its record in the journal, or none
 			if !journal {
 				if err := os.Symlink("target", host); err != nil {
 					t.Fatal(err)
 				}
+				want[p] = made{src: server.MetaNone, kind: noKind}
 			} else if _, err := f.fs.Symlink(as("notes"), "target", p); err != nil {
 				t.Fatal(err)
 			}
@@ -90,12 +105,18 @@ func readMetaEachCase(t *testing.T, f *fixture, rng *rand.Rand, journal bool) {
 					vec = &server.MetaVector{Model: "m", Values: make([]float32, 4000)} // to the journal
 				}
 			}
-			if _, err := f.fs.SaveMeta(ctx, p, func(cur server.Meta, _ bool) server.Meta {
+			m, err := f.fs.SaveMeta(ctx, p, func(cur server.Meta, _ bool) server.Meta {
 				cur.Task, cur.Vector = task, vec
 				return cur
-			}); err != nil {
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
+			src := server.MetaFromXattr
+			if vec != nil && len(vec.Values) > 1000 {
+				src = server.MetaFromJournal
+			}
+			want[p] = made{m, src, noKind}
 		}
 	}
 	var paths []string
@@ -113,7 +134,9 @@ func readMetaEachCase(t *testing.T, f *fixture, rng *rand.Rand, journal bool) {
 		switch rng.IntN(12) {
 		case 0:
 			os.Remove(filepath.Join(f.dir, p))
+			delete(want, p)
 		case 1:
+			delete(want, p)
 			tmp := p + ".new"
 			file, _, err := f.fs.Create(as("replacer"), tmp, 0o644, true)
 			if err != nil {
@@ -127,6 +150,11 @@ func readMetaEachCase(t *testing.T, f *fixture, rng *rand.Rand, journal bool) {
 	}
 	gone := dirs[1+rng.IntN(len(dirs)-1)]
 	os.RemoveAll(filepath.Join(f.dir, gone))
+	for p := range want {
+		if server.Within(p, gone) {
+			delete(want, p)
+		}
+	}
 
 	type answer struct {
 		m    server.Meta
@@ -147,11 +175,14 @@ func readMetaEachCase(t *testing.T, f *fixture, rng *rand.Rand, journal bool) {
 			continue
 		}
 		m, src, err := f.fs.ReadMeta(ctx, p)
-		want := answer{m, src, kindOf(err)}
-		if !reflect.DeepEqual(*got[i], want) {
-			t.Errorf("%s: ReadMetaEach %+v, ReadMeta %+v", p, *got[i], want)
+		byReadMeta := answer{m, src, kindOf(err)}
+		if !reflect.DeepEqual(*got[i], byReadMeta) {
+			t.Errorf("%s: ReadMetaEach %+v, ReadMeta %+v", p, *got[i], byReadMeta)
 		}
-		kinds[fmt.Sprintf("%v/%v", want.src, want.kind)]++
+		if w, ok := want[p]; ok && !reflect.DeepEqual(*got[i], answer(w)) {
+			t.Errorf("%s: ReadMetaEach %+v, made as %+v", p, *got[i], w)
+		}
+		kinds[fmt.Sprintf("%v/%v", byReadMeta.src, byReadMeta.kind)]++
 	}
 	t.Logf("%d files: %v", len(paths), kinds)
 	for k := range kinds {
