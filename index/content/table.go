@@ -51,12 +51,13 @@ func (t *Table[E]) Delete(p string) {
 }
 
 // Rename applies a rename of from to to (a file or a directory tree; to is
-// from itself, or neither below it nor above it): each entry at or below to but not below from
-// was replaced, and drop is called with its path (drop must Delete it: the
-// index forgets what else it keeps of it); then each entry at or below from
-// moves to the same place below to, and moved (nil: nothing more) is called
-// with its old and new path and its entry. The content index, the passage
-// index and the queue's marks each apply renames so.
+// from itself, or neither below it nor above it): each entry at or below to
+// but not below from was replaced, and drop is called with its path (drop
+// must Delete it: the index forgets what else it keeps of it); then each
+// entry at or below from moves to the same place below to, and moved (nil:
+// nothing more) is called with its old and new path and its entry. The
+// content index, the passage index and the queue's marks each apply renames
+// so.
 func (t *Table[E]) Rename(from, to string, drop func(p string), moved func(from, to string, e E)) {
 	moving := t.Within(from)
 	for _, p := range t.Within(to) {
