@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hugelgupf/p9/p9"
-	"golang.org/x/sys/unix"
-
+	"github.com/semfs/semfs/integration/bench/ninep/p9tree"
 	"github.com/semfs/semfs/integration/semfstest"
 )
 
@@ -86,7 +84,9 @@ func BenchmarkFollow(b *testing.B) {
 		settle(b, d)
 		c0 = cpuOf(b, d.PID())
 		t0 = time.Now()
-		removeAll9P(b, d.Attach9P(b, "/", 0), "burst")
+		if _, err := p9tree.RemoveAll(d.Attach9P(b, "/", 0), "burst", 1<<16); err != nil {
+			b.Fatal(err)
+		}
 		removed := time.Since(t0)
 		waitGone(b, d, "burst/b49/f4999.md")
 		b.ReportMetric(float64(removed.Milliseconds()), "client-rm5000-ms")
@@ -102,50 +102,6 @@ func BenchmarkFollow(b *testing.B) {
 		d.RestartWith("--watch=scan", "--watch-rescan=10s")
 		b.ReportMetric(cpuOver(b, d.PID(), 30*time.Second).Seconds()*1000/3, "scan-cpu-ms-per-rescan")
 		d.Stop()
-	}
-}
-
-// removeAll9P removes name (a directory under parent) and everything below
-// it through 9P, as rm -r does: a directory's entries, then the directory.
-func removeAll9P(b *testing.B, parent p9.File, name string) {
-	_, d, err := parent.Walk([]string{name})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
-	_, lister, err := d.Walk(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, _, err := lister.Open(p9.ReadOnly); err != nil {
-		b.Fatal(err)
-	}
-	var ents []p9.Dirent
-	for off := uint64(0); ; {
-		batch, err := lister.Readdir(off, 1<<16)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(batch) == 0 {
-			break
-		}
-		off = batch[len(batch)-1].Offset
-		ents = append(ents, batch...)
-	}
-	lister.Close()
-	for _, e := range ents {
-		switch {
-		case e.Name == "." || e.Name == "..":
-		case e.QID.Type == p9.TypeDir:
-			removeAll9P(b, d, e.Name)
-		default:
-			if err := d.UnlinkAt(e.Name, 0); err != nil {
-				b.Fatalf("unlink %s/%s: %v", name, e.Name, err)
-			}
-		}
-	}
-	if err := parent.UnlinkAt(name, unix.AT_REMOVEDIR); err != nil {
-		b.Fatalf("rmdir %s: %v", name, err)
 	}
 }
 

@@ -26,8 +26,7 @@ import (
 	"time"
 
 	"github.com/hugelgupf/p9/p9"
-	"golang.org/x/sys/unix"
-
+	"github.com/semfs/semfs/integration/bench/ninep/p9tree"
 	"github.com/semfs/semfs/ninep/v9fsconn"
 )
 
@@ -174,42 +173,9 @@ func main() {
 		}
 		fmt.Printf("listl entries=%d secs=%.3f\n", count, time.Since(t0).Seconds())
 	case "remove":
-		// Depth first, as rm -r: a directory's entries, then the directory.
-		files := 0
-		var rm func(parent p9.File, names []string, name string)
-		rm = func(parent p9.File, names []string, name string) {
-			_, d, err := parent.Walk([]string{name})
-			must(err, "walk")
-			_, lister, err := d.Walk(nil)
-			must(err, "clone")
-			_, _, err = lister.Open(p9.ReadOnly)
-			must(err, "open")
-			var ents []p9.Dirent
-			for off := uint64(0); !over(); {
-				batch, err := lister.Readdir(off, uint32(*msize)-24)
-				must(err, "readdir")
-				if len(batch) == 0 {
-					break
-				}
-				off = batch[len(batch)-1].Offset
-				ents = append(ents, batch...)
-			}
-			must(lister.Close(), "clunk")
-			for _, e := range ents {
-				switch {
-				case e.Name == "." || e.Name == "..":
-				case e.QID.Type == p9.TypeDir:
-					rm(d, append(names, e.Name), e.Name)
-				default:
-					must(d.UnlinkAt(e.Name, 0), "unlinkat")
-					files++
-				}
-			}
-			must(d.Close(), "clunk")
-			must(parent.UnlinkAt(name, unix.AT_REMOVEDIR), "rmdir")
-		}
 		path := strings.Split(args[1], "/")
-		rm(walk(path[:len(path)-1]...), path, path[len(path)-1])
+		files, err := p9tree.RemoveAll(walk(path[:len(path)-1]...), path[len(path)-1], uint32(*msize)-24)
+		must(err, "remove")
 		fmt.Printf("remove files=%d secs=%.3f\n", files, time.Since(t0).Seconds())
 	case "getattr":
 		n, _ := strconv.Atoi(args[2])
