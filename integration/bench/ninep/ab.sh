@@ -18,6 +18,8 @@
 set -euo pipefail
 A=$(realpath "$1") B=$(realpath "$2") N=${3:-20}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 repo=$(cd "$here/../../.." && pwd)
 MODEL=${MODEL:-$repo/embed/model/dist}
 [ -f "$MODEL/model.json" ] || { echo "no model in $MODEL: run make model" >&2; exit 3; }
@@ -41,13 +43,7 @@ for x in a b; do
 		--9p "127.0.0.1:$port" --model-dir "$MODEL" --log-level warn $extra >"$W/$x.log" 2>&1 &
 	pids+=($!)
 done
-for port in 15710 15711; do
-	for i in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-		[ "$i" = 100 ] && { echo "daemon on port $port did not start" >&2; exit 3; }
-		sleep 0.1
-	done
-done
+wait_ports 15710 15711
 
 has() { case " $OPS " in *" $1 "*) return 0 ;; esac; return 1; }
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }

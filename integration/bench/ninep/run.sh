@@ -39,6 +39,8 @@ POLICY_PORT=${POLICY_PORT:-15643}
 BASE_PORT=${BASE_PORT:-15644}
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 repo=$(cd "$here/../../.." && pwd)
 command -v diod >/dev/null || { echo "diod is not installed (apt-get install diod)" >&2; exit 3; }
 command -v go >/dev/null || { echo "go is not installed" >&2; exit 3; }
@@ -83,13 +85,7 @@ if [ -n "${BASE:-}" ]; then
 	pids+=($!)
 	ports+=("$BASE_PORT")
 fi
-for port in "${ports[@]}"; do
-	for i in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-		[ "$i" = 100 ] && { echo "server on port $port did not start" >&2; exit 3; }
-		sleep 0.1
-	done
-done
+wait_ports "${ports[@]}"
 
 # target name -> "port aname msize backing-dir"
 declare -A T=(
