@@ -83,8 +83,8 @@ type Log struct {
 
 	mu     sync.Mutex
 	epoch  uint64
-	ring   []Event // the kept events, oldest first; ring[i].Rev == head-len(ring)+1+i
-	head   uint64  // the newest event's rev (0: none yet)
+	ring   events // the kept events, oldest first; the i-th oldest's Rev is head-ring.Len()+1+i
+	head   uint64 // the newest event's rev (0: none yet)
 	wake   chan struct{}
 	fresh  string // why this open started a new epoch ("" if it continued one)
 	closed bool
@@ -131,7 +131,7 @@ func Open(opt Options) (_ *Log, err error) {
 		why = l.load()
 	}
 	if why != "" {
-		l.epoch, l.ring, l.head = newEpoch(), nil, 0
+		l.epoch, l.ring, l.head = newEpoch(), events{}, 0
 		l.fresh = why
 		if err := l.rewrite(); err != nil {
 			return nil, err
@@ -188,7 +188,7 @@ func (l *Log) load() string {
 		return "the daemon stopped without closing the log (a crash or SIGKILL), so changes it committed just before may be missing from it"
 	}
 	cut := time.Now().Add(-l.opt.KeepFor)
-	var ring []Event
+	var ring events
 	head := h.Base
 	good := int64(headerSize)
 	n := 0
@@ -210,14 +210,11 @@ func (l *Log) load() string {
 		good += int64(len(line))
 		n++
 		if e.At.After(cut) {
-			ring = append(ring, e)
+			ring.push(e)
+			if ring.Len() > l.opt.Keep {
+				ring.drop(1)
+			}
 		}
-		if len(ring) > 2*l.opt.Keep {
-			ring = append(ring[:0:0], ring[len(ring)-l.opt.Keep:]...)
-		}
-	}
-	if len(ring) > l.opt.Keep {
-		ring = ring[len(ring)-l.opt.Keep:]
 	}
 	if err := f.Truncate(good); err != nil {
 		f.Close()
@@ -265,8 +262,8 @@ func (l *Log) headerBytes(synced bool) []byte {
 // Precondition: wmu held, or no other user yet.
 func (l *Log) rewrite() error {
 	l.mu.Lock()
-	ring := l.ring
-	l.fileStart = l.head - uint64(len(ring))
+	ring := l.ring.view()
+	l.fileStart = l.head - uint64(ring.n)
 	l.mu.Unlock()
 	tmp := l.opt.Path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -276,8 +273,8 @@ func (l *Log) rewrite() error {
 	w := bufio.NewWriterSize(f, 1<<16)
 	w.Write(l.headerBytes(false))
 	var line []byte
-	for i := range ring {
-		line = appendJSON(line[:0], &ring[i])
+	for i := range ring.n {
+		line = appendJSON(line[:0], ring.at(i))
 		w.Write(line)
 	}
 	if err := w.Flush(); err != nil {
@@ -293,7 +290,7 @@ func (l *Log) rewrite() error {
 	if l.f != nil {
 		l.f.Close()
 	}
-	l.f, l.inFile = f, len(ring)
+	l.f, l.inFile = f, ring.n
 	return nil
 }
 
@@ -460,7 +457,7 @@ func (l *Log) Append(evs ...Event) {
 		}
 	}
 	l.mu.Lock()
-	l.ring = append(l.ring, evs...)
+	l.ring.push(evs...)
 	l.head += uint64(len(evs))
 	l.trimLocked(now)
 	close(l.wake)
@@ -475,16 +472,13 @@ func (l *Log) Append(evs ...Event) {
 
 // trimLocked drops what the bound no longer keeps. Precondition: l.mu held.
 func (l *Log) trimLocked(now time.Time) {
-	drop := max(0, len(l.ring)-l.opt.Keep)
+	n := l.ring.Len()
+	drop := max(0, n-l.opt.Keep)
 	cut := now.Add(-l.opt.KeepFor)
-	for drop < len(l.ring) && l.ring[drop].At.Before(cut) {
+	for drop < n && l.ring.at(drop).At.Before(cut) {
 		drop++
 	}
-	if drop > 0 {
-		// The elements before drop are never written again (readers may
-		// hold them); the slice grows into a new array as it fills.
-		l.ring = l.ring[drop:]
-	}
+	l.ring.drop(drop)
 }
 
 // Stats describe the history for `semfs status`.
@@ -503,10 +497,10 @@ type Stats struct {
 func (l *Log) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := Stats{Cursor: Cursor{l.epoch, l.head}.String(), Events: len(l.ring), Keep: l.opt.Keep,
+	s := Stats{Cursor: Cursor{l.epoch, l.head}.String(), Events: l.ring.Len(), Keep: l.opt.Keep,
 		KeepFor: l.opt.KeepFor.String(), Fresh: l.fresh, Log: l.opt.Path}
-	if len(l.ring) > 0 {
-		s.Oldest, s.Since = l.ring[0].Rev, l.ring[0].At
+	if s.Events > 0 {
+		s.Oldest, s.Since = l.ring.at(0).Rev, l.ring.at(0).At
 	}
 	return s
 }
@@ -540,15 +534,16 @@ type Page struct {
 // kept event, newer than the newest) is a Reset with the newest cursor.
 func (l *Log) Read(since Cursor, limit int, keep func(Event) (Event, bool)) Page {
 	l.mu.Lock()
-	epoch, head, ring := l.epoch, l.head, l.ring
+	epoch, head, ring := l.epoch, l.head, l.ring.view()
 	l.mu.Unlock()
-	first := head - uint64(len(ring)) + 1
+	first := head - uint64(ring.n) + 1
 	if since.Epoch != epoch || since.Rev > head || since.Rev+1 < first {
 		return Page{Cursor: Cursor{epoch, head}, Reset: true}
 	}
-	// The kept elements of ring are never written again: read without the lock.
+	// The kept events are never written again: read without the lock.
 	p := Page{Cursor: Cursor{epoch, head}}
-	for _, e := range ring[since.Rev+1-first:] {
+	for i := int(since.Rev + 1 - first); i < ring.n; i++ {
+		e := *ring.at(i)
 		if limit > 0 && len(p.Events) >= limit {
 			p.Cursor.Rev, p.More = e.Rev-1, true
 			break
@@ -567,11 +562,11 @@ func (l *Log) Read(since Cursor, limit int, keep func(Event) (Event, bool)) Page
 // Last returns up to n of the newest events that keep keeps, oldest first.
 func (l *Log) Last(n int, keep func(Event) (Event, bool)) []Event {
 	l.mu.Lock()
-	ring := l.ring
+	ring := l.ring.view()
 	l.mu.Unlock()
 	var out []Event
-	for i := len(ring) - 1; i >= 0 && len(out) < n; i-- {
-		e := ring[i]
+	for i := ring.n - 1; i >= 0 && len(out) < n; i-- {
+		e := *ring.at(i)
 		if keep != nil {
 			var ok bool
 			if e, ok = keep(e); !ok {
