@@ -14,6 +14,11 @@
 # (hot cache), create 2,000 files of 4 KiB, list them with attributes, 2,000
 # getattrs of one file. A_ARGS and B_ARGS add flags to each daemon's serve
 # command (an A/B of one setting with one binary, e.g. B_ARGS="--content-max 0").
+# AB_DIR (default /tmp) holds the backing directories: /dev/shm takes the host
+# file system's allocator out of the create row (on an ext4 without a journal,
+# a create's inode search swings 2x with what was deleted minutes before). A
+# ratio within a few % of 1 is within one run's spread on a shared VM: run it
+# again with the builds swapped and take the geometric mean (BENCHMARKS.md).
 # Ports 15710 and 15711. Needs go; exit 3 without the model (make model).
 set -euo pipefail
 A=$(realpath "$1") B=$(realpath "$2") N=${3:-20}
@@ -25,7 +30,7 @@ MODEL=${MODEL:-$repo/embed/model/dist}
 [ -f "$MODEL/model.json" ] || { echo "no model in $MODEL: run make model" >&2; exit 3; }
 OPS=${OPS:-write read create listl getattr}
 
-W=$(mktemp -d /tmp/ninep-ab.XXXXXX)
+W=$(mktemp -d "${AB_DIR:-/tmp}/ninep-ab.XXXXXX")
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
