@@ -17,8 +17,11 @@
 # AB_DIR (default /tmp) holds the backing directories: /dev/shm takes the host
 # file system's allocator out of the create row (on an ext4 without a journal,
 # a create's inode search swings 2x with what was deleted minutes before). A
-# ratio within a few % of 1 is within one run's spread on a shared VM: run it
-# again with the builds swapped and take the geometric mean (BENCHMARKS.md).
+# ratio within a few % of 1 is within one run's spread on a shared VM, and a
+# slot (port, tree, start order) may favour its daemon by as much: run it
+# again with the slots swapped: SLOTS=both runs N rounds as above, then N
+# more with each build's daemon started afresh in the other's slot, and
+# reports all 2N rounds (BENCHMARKS.md).
 # Ports 15710 and 15711. Needs go; exit 3 without the model (make model).
 set -euo pipefail
 A=$(realpath "$1") B=$(realpath "$2") N=${3:-20}
@@ -40,15 +43,29 @@ cleanup() {
 trap cleanup EXIT
 (cd "$repo" && go build -o "$W/p9load" ./integration/bench/ninep/p9load)
 
-for x in a b; do
-	if [ $x = a ]; then bin=$A extra=${A_ARGS:-} port=15710; else bin=$B extra=${B_ARGS:-} port=15711; fi
-	mkdir -p "$W/$x/data" "$W/$x/index"
-	# shellcheck disable=SC2086 # extra is a list of flags
-	"$bin" serve --data "$W/$x/data" --index "$W/$x/index" --socket "$W/$x/semfs.sock" --nfs off \
-		--9p "127.0.0.1:$port" --model-dir "$MODEL" --log-level warn $extra >"$W/$x.log" 2>&1 &
-	pids+=($!)
-done
-wait_ports 15710 15711
+# Slot 0 (port 15710) and slot 1 (15711): a daemon's port, backing tree and
+# start order. A's daemon is in slot 0 and B's in slot 1; with SLOTS=both the
+# daemons are then started afresh the other way round for N rounds more, so
+# that what a slot costs falls on both builds alike.
+declare -A slot
+start() { # start BUILD_IN_SLOT0 BUILD_IN_SLOT1
+	local i x bin extra
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	pids=()
+	for i in 0 1; do
+		if [ $i = 0 ]; then x=$1; else x=$2; fi
+		slot[$x]=$i
+		if [ "$x" = a ]; then bin=$A extra=${A_ARGS:-}; else bin=$B extra=${B_ARGS:-}; fi
+		rm -rf "${W:?}/s$i"
+		mkdir -p "$W/s$i/data" "$W/s$i/index"
+		# shellcheck disable=SC2086 # extra is a list of flags
+		"$bin" serve --data "$W/s$i/data" --index "$W/s$i/index" --socket "$W/s$i/semfs.sock" --nfs off \
+			--9p "127.0.0.1:1571$i" --model-dir "$MODEL" --log-level warn $extra >>"$W/$x.log" 2>&1 &
+		pids+=($!)
+	done
+	wait_ports 15710 15711
+}
 
 has() { case " $OPS " in *" $1 "*) return 0 ;; esac; return 1; }
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
@@ -56,27 +73,36 @@ cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
 measure() {
 	local x=$1 op=$2 f=$3 port c0 c1 v pid
 	shift 3
-	if [ "$x" = a ]; then port=15710 pid=${pids[0]}; else port=15711 pid=${pids[1]}; fi
+	port=1571${slot[$x]} pid=${pids[${slot[$x]}]}
 	c0=$(cpu "$pid")
 	v=$("$W/p9load" -addr "127.0.0.1:$port" "$@" | sed -n "s/.*$f=\([0-9.]*\).*/\1/p")
 	c1=$(cpu "$pid")
 	echo "$x $op $v $((c1 - c0)) $r"
 }
-for r in $(seq "$N"); do
-	if ((r % 2)); then order="a b"; else order="b a"; fi
-	for x in $order; do
-		d=$W/$x/data
-		if has write; then measure "$x" write secs write "big$r.bin" 256; fi
-		if has read; then measure "$x" read secs read "big$r.bin"; fi
-		rm -f "$d/big$r.bin" # frees its page cache (see ../nfs/bench.sh)
-		measure "$x" create secs create "c$r" 2000
-		if has listl; then measure "$x" listl secs listl "c$r"; fi
-		if has getattr; then measure "$x" getattr median_us getattr "c$r/f00000" 2000; fi
-		rm -rf "${d:?}/c$r"
+passes=1
+case ${SLOTS:-one} in
+one) ;;
+both) passes=2 ;;
+*) echo "SLOTS is one or both" >&2; exit 2 ;;
+esac
+for pass in $(seq $passes); do
+	if [ "$pass" = 1 ]; then start a b; else start b a; fi
+	for r in $(seq $(((pass - 1) * N + 1)) $((pass * N))); do
+		if ((r % 2)); then order="a b"; else order="b a"; fi
+		for x in $order; do
+			d=$W/s${slot[$x]}/data
+			if has write; then measure "$x" write secs write "big$r.bin" 256; fi
+			if has read; then measure "$x" read secs read "big$r.bin"; fi
+			rm -f "$d/big$r.bin" # frees its page cache (see ../nfs/bench.sh)
+			measure "$x" create secs create "c$r" 2000
+			if has listl; then measure "$x" listl secs listl "c$r"; fi
+			if has getattr; then measure "$x" getattr median_us getattr "c$r/f00000" 2000; fi
+			rm -rf "${d:?}/c$r"
+		done
 	done
 done >"$W/results"
 
-echo "rounds=$N ops=\"$OPS\" A=$A${A_ARGS:+ ($A_ARGS)} B=$B${B_ARGS:+ ($B_ARGS)} load=$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rounds=$((N * passes)) slots=${SLOTS:-one} ops=\"$OPS\" A=$A${A_ARGS:+ ($A_ARGS)} B=$B${B_ARGS:+ ($B_ARGS)} load=$(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$W/results" <<'PY'
 import statistics as st, sys
 rows = {}
