@@ -46,7 +46,7 @@ func TestEventsIsASlice(t *testing.T) {
 			if h.Len() != n {
 				t.Fatalf("seed %d step %d: Len %d, want %d", seed, step, h.Len(), n)
 			}
-			for _, i := range probes(r, n) {
+			for _, i := range probes(r, n, h.off) {
 				if got := h.at(i).Rev; got != first+uint64(i) {
 					t.Fatalf("seed %d step %d: at(%d) rev %d, want %d", seed, step, i, got, first+uint64(i))
 				}
@@ -61,7 +61,7 @@ func TestEventsIsASlice(t *testing.T) {
 				if tk.v.n != tk.n {
 					t.Fatalf("seed %d step %d: view %d holds %d, took %d", seed, step, k, tk.v.n, tk.n)
 				}
-				for _, i := range probes(r, tk.n) {
+				for _, i := range probes(r, tk.n, tk.v.off) {
 					if got := tk.v.at(i).Rev; got != tk.first+uint64(i) {
 						t.Fatalf("seed %d step %d: view %d at(%d) rev %d, took %d", seed, step, k, i, got, tk.first+uint64(i))
 					}
@@ -71,20 +71,16 @@ func TestEventsIsASlice(t *testing.T) {
 	}
 }
 
-// probes are the places of n events a check reads: both ends, each side of
-// every chunk's edge a view of them may cross, and some at random.
-func probes(r *rand.Rand, n int) []int {
+// probes are the places of n events, the oldest at slot off of the first
+// chunk, a check reads: both ends, the last of each chunk and the first of
+// the next, and one at random in each chunk's stretch.
+func probes(r *rand.Rand, n, off int) []int {
 	if n == 0 {
 		return nil
 	}
 	ps := []int{0, n - 1}
-	for k := 0; k < 16; k++ {
-		ps = append(ps, r.IntN(n))
-	}
-	for e := chunkLen; e < n+2*chunkLen; e += chunkLen {
-		// Relative to any offset the first chunk starts at: a few below
-		// and above each multiple.
-		for _, i := range []int{e - 1 - r.IntN(chunkLen), e - 1, e} {
+	for e := chunkLen - off; e < n+chunkLen; e += chunkLen {
+		for _, i := range []int{e - 1, e, e - 1 - r.IntN(chunkLen)} {
 			if i >= 0 && i < n {
 				ps = append(ps, i)
 			}
