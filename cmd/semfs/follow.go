@@ -82,24 +82,18 @@ func (d *daemon) follow(ctx context.Context, scopes []string) error {
 		}
 		kept = append(kept, s)
 	}
-	keep := make([]bool, len(walked))
-	d.withRecords(ctx, walked, func(i int, _ server.MetaSource, err error) {
+	// Without the files gone since the walk.
+	files := d.withRecords(ctx, walked, func(i int, _ server.MetaSource, err error) bool {
 		switch {
 		case err != nil && server.KindOf(err) == server.KindNotFound:
-			return // removed meanwhile: the next batch has its event
+			return false // removed meanwhile: the next batch has its event
 		case err != nil:
 			d.log.Warn("durable record unreadable; the index's record is kept", "path", walked[i].Path, "err", err)
 		}
-		keep[i] = true
+		return true
 	})
 	if err := ctx.Err(); err != nil {
 		return err // records not read are not records gone
-	}
-	files := walked[:0] // without the files gone since the walk
-	for i, ok := range keep {
-		if ok {
-			files = append(files, walked[i])
-		}
 	}
 	d.content.Reconcile(since, kept, texts)
 	d.passagesReconcile(psince, kept, texts)

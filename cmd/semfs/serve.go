@@ -535,22 +535,31 @@ func indexState(p string, a server.Attr) index.FileState {
 
 // withRecords reads the durable record of each of files (indexState's, of a
 // walk) into its Saved (nil when it has none), a directory at a time after
-// the walk (FS.ReadMetaEach), and calls each with i, where the record came
-// from, and why it could not be read: an unreadable record leaves files[i]
-// usable without it, and each caller decides what that means. each is called
-// in the order of files grouped by directory.
-func (d *daemon) withRecords(ctx context.Context, files []index.FileState, each func(i int, src server.MetaSource, err error)) {
+// the walk (FS.ReadMetaEach), and returns the files keep keeps, in their
+// order (files' array reused). keep is called with i, where the record came
+// from, and why it could not be read (an unreadable record leaves files[i]
+// usable without it: each caller decides what that means), in the order of
+// files grouped by directory.
+func (d *daemon) withRecords(ctx context.Context, files []index.FileState, keep func(i int, src server.MetaSource, err error) bool) []index.FileState {
 	paths := make([]string, len(files))
 	for i := range files {
 		paths[i] = files[i].Path
 	}
+	kept := make([]bool, len(files))
 	d.fs.ReadMetaEach(ctx, paths, func(i int, m server.Meta, src server.MetaSource, err error) {
 		if err == nil && src != server.MetaNone {
 			saved := savedOf(m)
 			files[i].Saved = &saved
 		}
-		each(i, src, err)
+		kept[i] = keep(i, src, err)
 	})
+	out := files[:0]
+	for i, ok := range kept {
+		if ok {
+			out = append(out, files[i])
+		}
+	}
+	return out
 }
 
 // reconcileIndex brings the index in line with the backing directory, which may
@@ -589,21 +598,20 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 	if err != nil {
 		return fmt.Errorf("walking the backing directory: %w", err)
 	}
-	keep := make([]bool, len(walked))
 	var failed error
-	d.withRecords(ctx, walked, func(i int, src server.MetaSource, err error) {
+	files := d.withRecords(ctx, walked, func(i int, src server.MetaSource, err error) bool {
 		p := walked[i].Path
 		switch {
 		case failed != nil:
-			return
+			return false
 		case err != nil && server.KindOf(err) == server.KindNotFound:
-			return // removed while walking
+			return false // removed while walking
 		case err != nil && server.KindOf(err) == server.KindInvalid:
 			scan.unreadable = append(scan.unreadable, p)
 			d.log.Warn("unreadable durable record; the index's record is kept", "path", p, "err", err)
 		case err != nil:
 			failed = err
-			return
+			return false
 		case src != server.MetaNone:
 			scan.from[p] = src
 			if src == server.MetaFromXattr {
@@ -612,16 +620,10 @@ func (d *daemon) reconcileIndex(ctx context.Context, guard *index.Guard) error {
 				scan.journal++
 			}
 		}
-		keep[i] = true
+		return true
 	})
 	if failed != nil {
 		return fmt.Errorf("reading the durable records: %w", failed)
-	}
-	files := walked[:0] // in the walk's order, without the files gone since
-	for i, ok := range keep {
-		if ok {
-			files = append(files, walked[i])
-		}
 	}
 	d.content.Reconcile(since, nil, texts)
 	d.passagesReconcile(psince, nil, texts)
