@@ -35,9 +35,13 @@ OPS=${OPS:-write read create listl getattr}
 
 W=$(mktemp -d "${AB_DIR:-/tmp}/ninep-ab.XXXXXX")
 pids=()
-cleanup() {
+stop() { # the daemons running, if any
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	pids=()
+}
+cleanup() {
+	stop
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -50,9 +54,7 @@ trap cleanup EXIT
 declare -A slot
 start() { # start BUILD_IN_SLOT0 BUILD_IN_SLOT1
 	local i x bin extra
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	pids=()
+	stop
 	for i in 0 1; do
 		if [ $i = 0 ]; then x=$1; else x=$2; fi
 		slot[$x]=$i
