@@ -16,10 +16,16 @@ import (
 )
 
 // openContent opens the content index beside the tag index. Its files are
-// read through the core (contentFiles), never by a path on the host.
+// read through the core (contentFiles), never by a path on the host, and
+// handed to the passage index (opened before it), which need not read them
+// again.
 func (d *daemon) openContent() error {
-	x, err := content.Open(content.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d}, Log: d.log,
-		Requests: d.metrics.FileRequests})
+	opt := content.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d}, Log: d.log,
+		Requests: d.metrics.FileRequests}
+	if d.passages != nil {
+		opt.Share = d.passages
+	}
+	x, err := content.Open(opt)
 	if err != nil {
 		return fmt.Errorf("opening the content index: %w", err)
 	}
