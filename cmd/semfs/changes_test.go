@@ -72,10 +72,10 @@ func createThroughIndex(b *testing.B, watch bool) {
 			// watcher's handler feeds both.
 			d = &daemon{fs: fsys, idx: idx, log: log, paths: paths{Index: filepath.Join(dir, "index")},
 				args: serveArgs{contentMax: content.DefaultMax, passageCPU: passage.DefaultCPU}}
-			if err := d.openPassages(); err != nil {
+			if err := d.openContent(); err != nil {
 				b.Fatal(err)
 			}
-			if err := d.openContent(); err != nil {
+			if err := d.openPassages(); err != nil {
 				b.Fatal(err)
 			}
 			if w, err = fsys.Watch(server.WatchOptions{Logger: log}, d.follow); err != nil {

@@ -16,16 +16,10 @@ import (
 )
 
 // openContent opens the content index beside the tag index. Its files are
-// read through the core (contentFiles), never by a path on the host, and
-// handed to the passage index (opened before it), which need not read them
-// again.
+// read through the core (contentFiles), never by a path on the host.
 func (d *daemon) openContent() error {
-	opt := content.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d}, Log: d.log,
-		Requests: d.metrics.FileRequests}
-	if d.passages != nil {
-		opt.Share = d.passages
-	}
-	x, err := content.Open(opt)
+	x, err := content.Open(content.Options{Dir: d.paths.Index, Max: d.args.contentMax, Files: contentFiles{d}, Log: d.log,
+		Requests: d.metrics.FileRequests})
 	if err != nil {
 		return fmt.Errorf("opening the content index: %w", err)
 	}

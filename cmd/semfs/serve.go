@@ -254,12 +254,10 @@ func (d *daemon) start(ctx context.Context, thresholds map[string]float64) error
 	if d.idx, err = index.Open(d.paths.Index, opts); err != nil {
 		return fmt.Errorf("opening the index at %s: %w", d.paths.Index, err)
 	}
-	// The passage index first: the content indexer hands it each file it
-	// reads (openContent).
-	if err := d.openPassages(); err != nil {
+	if err := d.openContent(); err != nil {
 		return err
 	}
-	if err := d.openContent(); err != nil {
+	if err := d.openPassages(); err != nil {
 		return err
 	}
 	if err := d.openFeed(); err != nil {

@@ -122,31 +122,6 @@ type Options struct {
 	// answered: the worker waits for a pause in them before a batch
 	// (Queue.Quiet).
 	Requests func() uint64
-	// Share, when set, is handed each file the worker reads (Sharer).
-	Share Sharer
-}
-
-// A Sharer is another index built from the files this one reads (the daemon's
-// passage index, fed the same changes): the indexer hands it each file it
-// read, so that it need not open and read the file again: a read is five
-// system calls a written file (the directory's check, open, stat, read,
-// close), and one serves both.
-type Sharer interface {
-	// Begin is the generation, in the sharer's own queue, that a read begun
-	// now reflects: every change it marked up to then is in the bytes read.
-	Begin() uint64
-	// Offer hands over f, read by a read begun at generation since. f.Data
-	// is valid only during the call.
-	Offer(since uint64, f SharedFile)
-}
-
-// SharedFile is one file as the indexer read it (ReadText), for a Sharer.
-type SharedFile struct {
-	Path  string
-	Max   int64 // the size cap it was read under
-	Info  FileInfo
-	State State
-	Data  []byte // its bytes when State is Indexed, else nil
 }
 
 // FileStat is one regular file as a walk of the backing directory saw it
@@ -413,7 +388,7 @@ func (x *Index) run() {
 				break
 			}
 			if ok {
-				ix.add(x.opt, p, g)
+				ix.add(x.opt.Files, p, g)
 			}
 		}
 		select {
@@ -577,8 +552,8 @@ func (ix *indexer) release() {
 }
 
 // add reads p (dirty at generation g) into the batch.
-func (ix *indexer) add(opt Options, p string, g uint64) {
-	e, tris, err := ix.read(opt, p)
+func (ix *indexer) add(files Files, p string, g uint64) {
+	e, tris, err := ix.read(files, p)
 	n := uint64(len(ix.batch))
 	ix.batch = append(ix.batch, readFile{path: p, gen: g, e: e, err: err})
 	for _, t := range tris {
@@ -619,26 +594,14 @@ func newIndexer(max int64) *indexer {
 	return &indexer{max: max, seen: make([]uint64, 1<<24/64)}
 }
 
-// read reads p and classifies it, and hands it to the sharer, if any; for a
-// text file within the cap, tris is its distinct trigrams (valid until the
-// next call).
-func (ix *indexer) read(opt Options, p string) (e entry, tris []uint32, err error) {
-	var since uint64
-	if opt.Share != nil {
-		since = opt.Share.Begin() // before the open: the bytes read reflect every change marked by then
-	}
-	err = opt.Files.Open(context.Background(), p, func(f FileReader) error {
+// read reads p and classifies it; for a text file within the cap, tris is its
+// distinct trigrams (valid until the next call).
+func (ix *indexer) read(files Files, p string) (e entry, tris []uint32, err error) {
+	err = files.Open(context.Background(), p, func(f FileReader) error {
 		fi, data, st, err := ReadText(f, ix.buf, ix.max)
 		ix.buf = data
 		if err != nil {
 			return err
-		}
-		if opt.Share != nil {
-			sf := SharedFile{Path: p, Max: ix.max, Info: fi, State: st}
-			if st == Indexed {
-				sf.Data = data
-			}
-			opt.Share.Offer(since, sf)
 		}
 		e.size, e.mtime, e.ino, e.links, e.state = fi.Size, fi.MTime, fi.Ino, fi.Links > 1, st
 		if st == Indexed {

@@ -253,17 +253,6 @@ func (q *Queue) Pop() (p string, gen uint64, ok, more bool) {
 	return p, gen, ok, true
 }
 
-// Queued reports whether p waits in the queue (not yet popped) and is dirty,
-// and at which generation.
-func (q *Queue) Queued(p string) (gen uint64, ok bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.queued[p] {
-		return 0, false
-	}
-	return q.dirty.Get(p)
-}
-
 // Done reports whether p is still dirty at gen, the generation it was read
 // at, and if so clears it: what was read is current and may be installed.
 func (q *Queue) Done(p string, gen uint64) bool {

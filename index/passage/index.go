@@ -147,8 +147,6 @@ type Index struct {
 
 	// texts keeps the bytes answers read of their files' passages.
 	texts texts
-	// offers keeps the files the content indexer read, for the worker.
-	offers offers
 
 	emb     embed.Embedder // the worker's only (embedder)
 	embOnce sync.Once
@@ -160,10 +158,23 @@ type Index struct {
 // Open loads the index from opt.Dir, or starts empty (Damaged says why), and
 // starts the worker.
 func Open(opt Options) (*Index, error) {
-	x, err := newIndex(opt)
-	if err != nil {
-		return nil, err
+	if opt.Max <= 0 {
+		opt.Max = content.DefaultMax
 	}
+	if opt.CPU == 0 {
+		opt.CPU = DefaultCPU
+	}
+	if opt.CPU > 1 {
+		opt.CPU = 1
+	}
+	if opt.Files == nil {
+		return nil, errors.New("passage index: no Files")
+	}
+	x := &Index{opt: opt, log: opt.Log, q: content.NewQueue(), stop: make(chan struct{}), done: make(chan struct{}), emb: opt.Embedder}
+	if x.log == nil {
+		x.log = slog.Default()
+	}
+	x.reset()
 	if opt.Dir != "" {
 		if err := x.load(); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
@@ -183,29 +194,6 @@ func Open(opt Options) (*Index, error) {
 		}
 	}
 	go x.run()
-	return x, nil
-}
-
-// newIndex is an empty index of opt, its defaults filled in, without its
-// worker.
-func newIndex(opt Options) (*Index, error) {
-	if opt.Max <= 0 {
-		opt.Max = content.DefaultMax
-	}
-	if opt.CPU == 0 {
-		opt.CPU = DefaultCPU
-	}
-	if opt.CPU > 1 {
-		opt.CPU = 1
-	}
-	if opt.Files == nil {
-		return nil, errors.New("passage index: no Files")
-	}
-	x := &Index{opt: opt, log: opt.Log, q: content.NewQueue(), stop: make(chan struct{}), done: make(chan struct{}), emb: opt.Embedder}
-	if x.log == nil {
-		x.log = slog.Default()
-	}
-	x.reset()
 	return x, nil
 }
 
@@ -255,8 +243,7 @@ func (x *Index) Apply(cs []content.Change) {
 	x.q.Apply(cs)
 }
 
-// Begin returns the generation a walk for Reconcile, or a read for Offer
-// (content.Sharer), starts at.
+// Begin returns the generation a walk for Reconcile starts at.
 func (x *Index) Begin() uint64 { return x.q.Begin() }
 
 // Reconcile brings the index in line with a walk of the whole export begun at
@@ -371,9 +358,8 @@ func (x *Index) run() {
 			if !more {
 				break
 			}
-			of, shared := x.offers.take(p, g)
 			if ok {
-				x.index(p, g, of, shared, &w)
+				x.index(p, g, &w)
 			}
 			select {
 			case <-x.stop:
@@ -454,18 +440,14 @@ func (c *cutter) cutText(text []byte) []cut {
 	return c.cuts
 }
 
-// index reads p (dirty at generation g), or takes it as the content indexer
-// read it (of, when shared), splits and analyses it, installs its passages'
-// words at once, then embeds them under the CPU budget and installs the
-// vectors.
-func (x *Index) index(p string, g uint64, of offer, shared bool, w *workspace) {
+// index reads p (dirty at generation g), splits and analyses it, installs its
+// passages' words at once, then embeds them under the CPU budget and installs
+// the vectors.
+func (x *Index) index(p string, g uint64, w *workspace) {
 	start := time.Now()
 	defer func() { x.rest(w, time.Since(start)) }() // reading and splitting, within the budget too
-	size, mtime, text, ok, err := of.size, of.mtime, of.text, of.ok, error(nil)
-	if !shared {
-		size, mtime, text, ok, err = x.read(p, w.buf)
-		w.buf = text[:0]
-	}
+	size, mtime, text, ok, err := x.read(p, w.buf)
+	w.buf = text[:0]
 	var cuts []cut
 	if err == nil && ok {
 		cuts = w.cut.cutText(text) // outside the lock: searches go on meanwhile

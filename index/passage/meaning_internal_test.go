@@ -86,9 +86,8 @@ func indexBeside(t testing.TB, x *Index, cs []content.Change) {
 		if !more {
 			break
 		}
-		of, shared := x.offers.take(p, g)
 		if ok {
-			x.index(p, g, of, shared, &w)
+			x.index(p, g, &w)
 		}
 	}
 	if err := x.Settle(context.Background()); err != nil {

@@ -7,7 +7,6 @@ type Stats struct {
 	Passages int    `json:"passages"` // live passages
 	Embedded int    `json:"embedded"` // of them, with a vector
 	Pending  int    `json:"pending"`  // paths queued for reading, plus passages waiting for their vector
-	Shared   int64  `json:"shared"`   // files taken as the content indexer read them, not read again (since start)
 	Model    string `json:"model,omitempty"`
 	Damaged  string `json:"damaged,omitempty"` // why the saved index was not used at start ("missing" on a first start)
 }
@@ -15,8 +14,7 @@ type Stats struct {
 // Stats counts what the index holds now.
 func (x *Index) Stats() Stats {
 	x.mu.RLock()
-	st := Stats{Files: x.files.Len(), Bytes: x.bytes, Passages: x.live, Embedded: x.embedded, Model: x.model, Damaged: x.damaged,
-		Shared: x.offers.taken.Load()}
+	st := Stats{Files: x.files.Len(), Bytes: x.bytes, Passages: x.live, Embedded: x.embedded, Model: x.model, Damaged: x.damaged}
 	if x.opt.CPU >= 0 && (x.opt.Embedder != nil || x.opt.EmbedderFrom != nil) {
 		st.Pending = x.live - x.embedded
 	}
