@@ -3,7 +3,11 @@
 # loaded), and the same p9load rows alternate between them ROUNDS times (the
 # order flips every round), each on its own empty backing directory. Per row:
 # the median over rounds of B/A's same-round ratio with its quartiles, the mean,
-# and the ratio of the daemons' summed CPU (user+system). Where run.sh's BASE=
+# and the ratio of the daemons' summed CPU (user+system) over the row. A row's
+# CPU leaves out what a daemon does after it answered (indexing the files just
+# written, the host's rm of them): the last line, "round", is each daemon's
+# whole CPU over each round (its rows and the other's, and 5 s after a slot's
+# last round), background work included. Where run.sh's BASE=
 # puts a base build among five targets, this gives two builds more rounds in
 # the same time: a change's before/after on a busy machine.
 #
@@ -91,6 +95,7 @@ for pass in $(seq $passes); do
 	if [ "$pass" = 1 ]; then start a b; else start b a; fi
 	for r in $(seq $(((pass - 1) * N + 1)) $((pass * N))); do
 		if ((r % 2)); then order="a b"; else order="b a"; fi
+		ca=$(cpu "${pids[${slot[a]}]}") cb=$(cpu "${pids[${slot[b]}]}")
 		for x in $order; do
 			d=$W/s${slot[$x]}/data
 			if has write; then measure "$x" write secs write "big$r.bin" 256; fi
@@ -101,6 +106,9 @@ for pass in $(seq $passes); do
 			if has getattr; then measure "$x" getattr median_us getattr "c$r/f00000" 2000; fi
 			rm -rf "${d:?}/c$r"
 		done
+		if [ "$r" = $((pass * N)) ]; then sleep 5; fi # the slot's last round: its background work
+		echo "a round 1 $(($(cpu "${pids[${slot[a]}]}") - ca)) $r"
+		echo "b round 1 $(($(cpu "${pids[${slot[b]}]}") - cb)) $r"
 	done
 done >"$W/results"
 
@@ -113,10 +121,14 @@ for line in open(sys.argv[1]):
     rows.setdefault(op, {}).setdefault(r, {})[x] = (float(v), int(c))
 print("| row | B/A wall, median (quartiles) | mean | B/A server CPU (sums) |")
 print("|---|---|---|---|")
+def spread(ratio):
+    q = st.quantiles(ratio, n=4) if len(ratio) > 1 else [ratio[0]] * 3
+    return f"{st.median(ratio):.3f} ({q[0]:.3f}-{q[2]:.3f}) | {st.mean(ratio):.3f}"
 for op, rounds in rows.items():
     pairs = [v for v in rounds.values() if "a" in v and "b" in v and v["a"][0] > 0]
-    ratio = [v["b"][0] / v["a"][0] for v in pairs]
-    q = st.quantiles(ratio, n=4) if len(ratio) > 1 else [ratio[0]] * 3
     cpu = sum(v["b"][1] for v in pairs) / max(1, sum(v["a"][1] for v in pairs))
-    print(f"| {op} | {st.median(ratio):.3f} ({q[0]:.3f}-{q[2]:.3f}) | {st.mean(ratio):.3f} | {cpu:.3f} |")
+    if op == "round":  # no wall time: the CPU ratio's own spread instead
+        print(f"| round (CPU) | {spread([v['b'][1] / v['a'][1] for v in pairs if v['a'][1] > 0])} | {cpu:.3f} |")
+        continue
+    print(f"| {op} | {spread([v['b'][0] / v['a'][0] for v in pairs])} | {cpu:.3f} |")
 PY
