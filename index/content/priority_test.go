@@ -50,8 +50,8 @@ type niceLog struct {
 }
 
 func (h *niceLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h *niceLog) WithAttrs([]slog.Attr) slog.Handler      { return h }
-func (h *niceLog) WithGroup(string) slog.Handler           { return h }
+func (h *niceLog) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *niceLog) WithGroup(string) slog.Handler            { return h }
 func (h *niceLog) Handle(_ context.Context, r slog.Record) error {
 	n := threadNice(h.t)
 	h.mu.Lock()
