@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -16,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"golang.org/x/sys/unix"
 )
 
 // DefaultMax is the default size cap (--content-max): bigger files are not
@@ -357,20 +355,8 @@ func (x *Index) dueForSave(saved time.Time) bool {
 }
 
 // run is the indexer: off every protocol's reply path, a batch at a time.
-// Reading the files and taking their trigrams, the bulk of its work, runs on
-// a thread of its own at the lowest priority, as the passage worker does: on
-// two vCPUs the kernel then gives the protocols' threads and their clients
-// the CPU first (a listing of 2,000 files right after their creates, which
-// the batch's reads overlap, took 5 % less time: docs/benchmarks-history.md).
-// What holds the index's lock (install, Save) runs at the daemon's priority
-// on another goroutine (atNormal), so that a grep never waits for a thread
-// the kernel put last.
 func (x *Index) run() {
 	defer close(x.done)
-	runtime.LockOSThread()
-	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 19)
-	atNormal, stopNormal := normalGoroutine()
-	defer stopNormal()
 	ix := newIndexer(x.opt.Max)
 	saved := time.Now()
 	tick := time.NewTicker(saveQuiet)
@@ -384,11 +370,9 @@ func (x *Index) run() {
 			case <-x.q.Woken():
 			case <-tick.C:
 				if x.opt.Dir != "" && x.dueForSave(saved) {
-					atNormal(func() {
-						if err := x.Save(); err != nil {
-							x.log.Warn("saving the content index", "err", err)
-						}
-					})
+					if err := x.Save(); err != nil {
+						x.log.Warn("saving the content index", "err", err)
+					}
 					saved = time.Now()
 				}
 			}
@@ -412,29 +396,14 @@ func (x *Index) run() {
 			return
 		default:
 		}
-		pairs := ix.sortPairs() // before the lock: it is the batch's own
-		atNormal(func() { x.install(ix, pairs) })
+		x.install(ix)
 	}
-}
-
-// normalGoroutine starts a goroutine, at the priority of whoever starts it,
-// that runs each function do is given while do waits for it; stop ends it.
-func normalGoroutine() (do func(func()), stop func()) {
-	work, done := make(chan func()), make(chan struct{})
-	go func() {
-		for f := range work {
-			f()
-			done <- struct{}{}
-		}
-	}()
-	return func(f func()) { work <- f; <-done }, func() { close(work) }
 }
 
 // install puts a batch read by the indexer into the postings: each file still
 // at the generation it was read at gets a new id, then every trigram's new ids
-// are added to its posting at once. pairs is the batch's pairs, sorted
-// (sortPairs).
-func (x *Index) install(ix *indexer, pairs []uint64) {
+// are added to its posting at once.
+func (x *Index) install(ix *indexer) {
 	ids := ix.ids[:0]
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -478,6 +447,7 @@ func (x *Index) install(ix *indexer, pairs []uint64) {
 		x.changed = true
 	}
 	ix.ids = ids
+	pairs := ix.sortPairs()
 	buf := ix.idbuf[:0]
 	for k := 0; k < len(pairs); {
 		t := uint32(pairs[k] >> 32)
