@@ -59,9 +59,13 @@ func (h *events) drop(n int) {
 }
 
 // at is the i-th oldest event kept (0 <= i < Len).
-func (h *events) at(i int) *Event {
-	j := h.off + i
-	return &h.chunks[j/chunkLen][j%chunkLen]
+func (h *events) at(i int) *Event { return eventAt(h.chunks, h.off, i) }
+
+// eventAt is the i-th event of chunks whose oldest is at slot off of the
+// first: events' place arithmetic, for the history and a reader's view.
+func eventAt(chunks [][]Event, off, i int) *Event {
+	j := off + i
+	return &chunks[j/chunkLen][j%chunkLen]
 }
 
 // view is what a reader reads without the lock: the events kept when it
@@ -76,6 +80,4 @@ type view struct {
 }
 
 // at is the i-th oldest event of the view (0 <= i < n).
-func (v view) at(i int) *Event {
-	return (&events{chunks: v.chunks, off: v.off}).at(i)
-}
+func (v view) at(i int) *Event { return eventAt(v.chunks, v.off, i) }
