@@ -75,14 +75,14 @@ start() { # start BUILD_IN_SLOT0 BUILD_IN_SLOT1
 
 has() { case " $OPS " in *" $1 "*) return 0 ;; esac; return 1; }
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
+cpu_of() { cpu "${pids[${slot[$1]}]}"; } # cpu_of BUILD: its daemon's CPU ticks so far
 # measure X OP FIELD ARGS...: one p9load run against daemon X; "X OP value cpu-ticks round"
 measure() {
-	local x=$1 op=$2 f=$3 port c0 c1 v pid
+	local x=$1 op=$2 f=$3 c0 c1 v
 	shift 3
-	port=1571${slot[$x]} pid=${pids[${slot[$x]}]}
-	c0=$(cpu "$pid")
-	v=$("$W/p9load" -addr "127.0.0.1:$port" "$@" | sed -n "s/.*$f=\([0-9.]*\).*/\1/p")
-	c1=$(cpu "$pid")
+	c0=$(cpu_of "$x")
+	v=$("$W/p9load" -addr "127.0.0.1:1571${slot[$x]}" "$@" | sed -n "s/.*$f=\([0-9.]*\).*/\1/p")
+	c1=$(cpu_of "$x")
 	echo "$x $op $v $((c1 - c0)) $r"
 }
 passes=1
@@ -95,7 +95,7 @@ for pass in $(seq $passes); do
 	if [ "$pass" = 1 ]; then start a b; else start b a; fi
 	for r in $(seq $(((pass - 1) * N + 1)) $((pass * N))); do
 		if ((r % 2)); then order="a b"; else order="b a"; fi
-		ca=$(cpu "${pids[${slot[a]}]}") cb=$(cpu "${pids[${slot[b]}]}")
+		ca=$(cpu_of a) cb=$(cpu_of b)
 		for x in $order; do
 			d=$W/s${slot[$x]}/data
 			if has write; then measure "$x" write secs write "big$r.bin" 256; fi
@@ -107,8 +107,8 @@ for pass in $(seq $passes); do
 			rm -rf "${d:?}/c$r"
 		done
 		if [ "$r" = $((pass * N)) ]; then sleep 5; fi # the slot's last round: its background work
-		echo "a round 1 $(($(cpu "${pids[${slot[a]}]}") - ca)) $r"
-		echo "b round 1 $(($(cpu "${pids[${slot[b]}]}") - cb)) $r"
+		echo "a round 1 $(($(cpu_of a) - ca)) $r"
+		echo "b round 1 $(($(cpu_of b) - cb)) $r"
 	done
 done >"$W/results"
 
