@@ -8,7 +8,7 @@
 # errors, the load driver's own CPU (load_cpu_s: on a shared machine what it
 # spends the daemon does not get) and the daemon's CPU (user+system, cpu_s);
 # a summary gives the medians and, per row, the median of the same-round
-# ratios b/a with their spread.
+# ratios b/a with their spread and a 95 % interval of it (../median.py).
 #
 #   bash integration/bench/mixed/ab.sh OLD NEW [ROUNDS] [SECONDS]
 #
@@ -99,8 +99,10 @@ for r in $(seq $R); do
     [ -s $W/err.txt ] && sed 's/^/  /' $W/err.txt
   done
 done
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" "$ROOT/integration/bench" <<'PY'
 import sys, statistics as st, collections
+sys.path.insert(0, sys.argv[2])
+from median import describe
 rows = collections.defaultdict(dict)  # (build, key) -> {round: value}
 keys = []
 for l in open(sys.argv[1]):
@@ -112,10 +114,10 @@ for l in open(sys.argv[1]):
         if k not in keys:
             keys.append(k)
         rows[(f[0], k)][int(kv["round"])] = float(v)
-print("summary: median a | median b | b/a same-round (median, min-max)")
+print("summary: median a | median b | b/a same-round (median (min-max; 95 % interval of the median))")
 for k in keys:
     a, b = rows.get(("a", k), {}), rows.get(("b", k), {})
     rs = [b[r] / a[r] for r in a if r in b and a[r] > 0]
-    ra = f"{st.median(rs):.3f} ({min(rs):.3f}-{max(rs):.3f})" if rs else "-"
+    ra = describe(rs) if rs else "-"
     print(f"  {k}: {st.median(a.values()):.6g} | {st.median(b.values()):.6g} | {ra}")
 PY

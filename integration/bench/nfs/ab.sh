@@ -11,7 +11,8 @@
 # then times reading it back in 1 MiB READs (hot cache); "stat N" times N
 # GETATTRs of one file's handle (nfsload fstat) and adds their median latency
 # (median_us) and the daemon's CPU per GETATTR (cpu_us_per_call). A summary of
-# medians follows the rounds. Builds the load drivers beside this script
+# medians follows the rounds, with a 95 % interval of each paired ratio's
+# median (../median.py). Builds the load drivers beside this script
 # (nfsload.c, nfspar.c). Needs libnfs-dev and gcc.
 #
 # PORT_SHIFT=N moves the daemons' ports (13301, 13311) by N, for a run beside
@@ -81,8 +82,10 @@ for r in $(seq $R); do
     echo "$x round=$r wall_s=$(echo "$t1 - $t0" | bc) cpu_s=$cpu_s $extra" | tee -a $OUT
   done
 done
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" "$ROOT/integration/bench" <<'PY'
 import sys, statistics as st, collections
+sys.path.insert(0, sys.argv[2])
+from median import describe
 rows = collections.defaultdict(dict)  # (build, key) -> {round: value}
 for l in open(sys.argv[1]):
     f = l.split()
@@ -94,12 +97,11 @@ for l in open(sys.argv[1]):
             rows[(f[0], k)][int(kv["round"])] = float(v)
         except ValueError:
             pass
-print("summary: median a | median b | b/a paired (median, min-max)")
+print("summary: median a | median b | b/a paired (median (min-max; 95 % interval of the median))")
 for k in sorted({k for _, k in rows}):
     a, b = rows.get(("a", k), {}), rows.get(("b", k), {})
     rs = [b[r] / a[r] for r in a if r in b and a[r] > 0]
     if not a or not b or not rs:
         continue
-    print(f"  {k}: {st.median(a.values()):.4g} | {st.median(b.values()):.4g} | "
-          f"{st.median(rs):.3f} ({min(rs):.3f}-{max(rs):.3f})")
+    print(f"  {k}: {st.median(a.values()):.4g} | {st.median(b.values()):.4g} | {describe(rs)}")
 PY

@@ -2,8 +2,11 @@
 # A/B of two semfs builds over 9P: both daemons run at once (index on, model
 # loaded), and the same p9load rows alternate between them ROUNDS times (the
 # order flips every round), each on its own empty backing directory. Per row:
-# the median over rounds of B/A's same-round ratio with its quartiles, the mean,
-# and the ratio of the daemons' summed CPU (user+system) over the row. A row's
+# the median over rounds of B/A's same-round ratio with its quartiles, a 95 %
+# interval of that median (abstat.py: a row whose interval holds 1 is not told
+# apart from A by the run), the mean, and the ratio of the daemons' summed CPU
+# (user+system) over the row. AB_RESULTS=FILE keeps the per-round lines, so
+# that runs taken apart can be pooled (abstat.py FILE FILE...). A row's
 # CPU leaves out what a daemon does after it answered (indexing the files just
 # written, the host's rm of them): the last line, "round", is each daemon's
 # whole CPU over each round (its rows and the other's, and 5 s after a slot's
@@ -113,22 +116,5 @@ for pass in $(seq $passes); do
 done >"$W/results"
 
 echo "rounds=$((N * passes)) slots=${SLOTS:-one} ops=\"$OPS\" A=$A${A_ARGS:+ ($A_ARGS)} B=$B${B_ARGS:+ ($B_ARGS)} load=$(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$W/results" <<'PY'
-import statistics as st, sys
-rows = {}
-for line in open(sys.argv[1]):
-    x, op, v, c, r = line.split()
-    rows.setdefault(op, {}).setdefault(r, {})[x] = (float(v), int(c))
-print("| row | B/A wall, median (quartiles) | mean | B/A server CPU (sums) |")
-print("|---|---|---|---|")
-def spread(ratio):
-    q = st.quantiles(ratio, n=4) if len(ratio) > 1 else [ratio[0]] * 3
-    return f"{st.median(ratio):.3f} ({q[0]:.3f}-{q[2]:.3f}) | {st.mean(ratio):.3f}"
-for op, rounds in rows.items():
-    pairs = [v for v in rounds.values() if "a" in v and "b" in v and v["a"][0] > 0]
-    cpu = sum(v["b"][1] for v in pairs) / max(1, sum(v["a"][1] for v in pairs))
-    if op == "round":  # no wall time: the CPU ratio's own spread instead
-        print(f"| round (CPU) | {spread([v['b'][1] / v['a'][1] for v in pairs if v['a'][1] > 0])} | {cpu:.3f} |")
-        continue
-    print(f"| {op} | {spread([v['b'][0] / v['a'][0] for v in pairs])} | {cpu:.3f} |")
-PY
+if [ -n "${AB_RESULTS:-}" ]; then cp "$W/results" "$AB_RESULTS"; fi
+python3 "$here/abstat.py" "$W/results"
