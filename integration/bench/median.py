@@ -6,7 +6,12 @@ distribution-free interval needs nothing but independent rounds: the order
 statistics whose ranks a binomial(n, 1/2) puts 1.96 standard deviations either
 side of n/2 hold the median with probability at least 0.95 (0.967-0.988 for
 20-160 rounds; 1 - 2^(1-n) below 6 rounds, where it is the whole range). A row
-whose interval holds 1 is not told apart from its base by the run.
+whose interval holds 1 is not told apart from its base by the run. An interval
+that excludes 1 tells two binaries apart, not why: the rounds of one daemon's
+life share what it happened to get (a slot, a heap, where its threads run), and
+two builds of near-identical code can differ by a few % on a shared VM
+(docs/benchmarks-history.md, 2026-12-06 04:21 UTC); a null A/B, one binary as
+both A and B, shows a run's own floor.
 """
 import math
 import statistics
