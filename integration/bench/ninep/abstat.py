@@ -39,6 +39,8 @@ def main(paths):
         cpu = sum(v["b"][1] for v in pairs) / max(1, sum(v["a"][1] for v in pairs))
         if op == "round":  # no wall time: the CPU ratio's own spread instead
             ratios = [v["b"][1] / v["a"][1] for v in pairs if v["a"][1] > 0]
+            if not ratios:
+                continue
             print(f"| round (CPU) | {len(ratios)} | {spread(ratios)} | {cpu:.3f} |")
             continue
         print(f"| {op} | {len(pairs)} | {spread([v['b'][0] / v['a'][0] for v in pairs])} | {cpu:.3f} |")
