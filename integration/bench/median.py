@@ -1,4 +1,13 @@
-"""The interval the side-by-side scripts give beside a median of same-round ratios.
+"""The summary the side-by-side scripts give: medians of same-round ratios, each
+with a 95 % interval.
+
+    python3 integration/bench/median.py ROUNDS_FILE [SKIP_KEY...]
+
+summarises the "BUILD round=R key=value ..." lines nfs/ab.sh and mixed/ab.sh
+write (BUILD a or b): per key, the medians of a and of b and the median of the
+same-round ratios b/a, with their min-max and interval; SKIP_KEY names keys
+that are not measurements (a round's number, a load's fixed settings).
+ninep/abstat.py reads ninep/ab.sh's own lines through interval.
 
 The rounds' ratios on a shared VM are skewed and heavy-tailed, so a normal
 interval of their mean would claim more than the data say. The median's
@@ -13,8 +22,10 @@ two builds of near-identical code can differ by a few % on a shared VM
 (docs/benchmarks-history.md, 2026-12-06 04:21 UTC); a null A/B, one binary as
 both A and B, shows a run's own floor.
 """
+import collections
 import math
 import statistics
+import sys
 
 
 def interval(values):
@@ -31,3 +42,35 @@ def describe(ratios):
     """'median (min-max; 95 % low-high)' of same-round ratios (at least one)."""
     lo, hi = interval(ratios)
     return f"{statistics.median(ratios):.3f} ({min(ratios):.3f}-{max(ratios):.3f}; 95 % {lo:.3f}-{hi:.3f})"
+
+
+def summarize(path, skip=("round",)):
+    """Print the summary of the round lines in path, leaving out the keys in skip."""
+    rows = collections.defaultdict(dict)  # (build, key) -> {round: value}
+    keys = []
+    for line in open(path):
+        f = line.split()
+        kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
+        for k, v in kv.items():
+            if k in skip:
+                continue
+            try:
+                rows[(f[0], k)][int(kv["round"])] = float(v)
+            except ValueError:
+                continue  # not a number: a label, not a measurement
+            if k not in keys:
+                keys.append(k)
+    print("summary: median a | median b | b/a same-round (median (min-max; 95 % interval of the median))")
+    for k in keys:
+        a, b = rows.get(("a", k), {}), rows.get(("b", k), {})
+        if not a or not b:
+            continue
+        rs = [b[r] / a[r] for r in a if r in b and a[r] > 0]
+        ra = describe(rs) if rs else "-"
+        print(f"  {k}: {statistics.median(a.values()):.6g} | {statistics.median(b.values()):.6g} | {ra}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    summarize(sys.argv[1], ("round", *sys.argv[2:]))

@@ -99,25 +99,4 @@ for r in $(seq $R); do
     [ -s $W/err.txt ] && sed 's/^/  /' $W/err.txt
   done
 done
-python3 - "$OUT" "$ROOT/integration/bench" <<'PY'
-import sys, statistics as st, collections
-sys.path.insert(0, sys.argv[2])
-from median import describe
-rows = collections.defaultdict(dict)  # (build, key) -> {round: value}
-keys = []
-for l in open(sys.argv[1]):
-    f = l.split()
-    kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
-    for k, v in kv.items():
-        if k in ("round", "clients", "secs"):
-            continue
-        if k not in keys:
-            keys.append(k)
-        rows[(f[0], k)][int(kv["round"])] = float(v)
-print("summary: median a | median b | b/a same-round (median (min-max; 95 % interval of the median))")
-for k in keys:
-    a, b = rows.get(("a", k), {}), rows.get(("b", k), {})
-    rs = [b[r] / a[r] for r in a if r in b and a[r] > 0]
-    ra = describe(rs) if rs else "-"
-    print(f"  {k}: {st.median(a.values()):.6g} | {st.median(b.values()):.6g} | {ra}")
-PY
+python3 "$ROOT/integration/bench/median.py" "$OUT" clients secs

@@ -82,26 +82,4 @@ for r in $(seq $R); do
     echo "$x round=$r wall_s=$(echo "$t1 - $t0" | bc) cpu_s=$cpu_s $extra" | tee -a $OUT
   done
 done
-python3 - "$OUT" "$ROOT/integration/bench" <<'PY'
-import sys, statistics as st, collections
-sys.path.insert(0, sys.argv[2])
-from median import describe
-rows = collections.defaultdict(dict)  # (build, key) -> {round: value}
-for l in open(sys.argv[1]):
-    f = l.split()
-    kv = dict(x.split("=", 1) for x in f[1:] if "=" in x)
-    for k, v in kv.items():
-        if k == "round":
-            continue
-        try:
-            rows[(f[0], k)][int(kv["round"])] = float(v)
-        except ValueError:
-            pass
-print("summary: median a | median b | b/a paired (median (min-max; 95 % interval of the median))")
-for k in sorted({k for _, k in rows}):
-    a, b = rows.get(("a", k), {}), rows.get(("b", k), {})
-    rs = [b[r] / a[r] for r in a if r in b and a[r] > 0]
-    if not a or not b or not rs:
-        continue
-    print(f"  {k}: {st.median(a.values()):.4g} | {st.median(b.values()):.4g} | {describe(rs)}")
-PY
+python3 "$ROOT/integration/bench/median.py" "$OUT"
